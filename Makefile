@@ -1,0 +1,33 @@
+# Sluice: make run starts the gateway on its embedded defaults; make test runs everything CI runs.
+GO ?= go
+export GOFLAGS ?= -mod=mod
+
+.PHONY: run mock test test-go test-e2e vet bench fuzz build
+
+run:
+	$(GO) run ./cmd/gateway
+
+mock:
+	$(GO) run ./cmd/mockllm -addr 127.0.0.1:9000 -fixtures internal/mockllm/testdata
+
+build:
+	$(GO) build -o bin/ ./cmd/...
+
+vet:
+	@test -z "$$(gofmt -l .)" || { echo "gofmt would change:"; gofmt -l .; exit 1; }
+	$(GO) vet ./...
+
+test: vet
+	$(GO) test -race -count=1 ./...
+
+bench:
+	$(GO) test -run='^$$' -bench=. -benchmem ./internal/...
+
+# Each fuzz target runs FUZZTIME (the seed corpora run in make test).
+FUZZTIME ?= 30s
+fuzz:
+	@for pkg in $$($(GO) list ./internal/...); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+	    echo "== $$pkg $$f"; $(GO) test -run='^$$' -fuzz="^$$f$$" -fuzztime=$(FUZZTIME) $$pkg || exit 1; \
+	  done; \
+	done

@@ -1,0 +1,148 @@
+package archtest
+
+import (
+	"encoding/json"
+	"go/parser"
+	"go/token"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/sluice-gw/sluice"
+
+type pkg struct {
+	ImportPath string
+	Dir        string
+	Name       string
+	Standard   bool
+	Imports    []string
+	Deps       []string
+	GoFiles    []string
+}
+
+// list runs go list on the module's packages.
+func list(t *testing.T) []pkg {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-json", module+"/...")
+	cmd.Dir = root(t)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	var ps []pkg
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for {
+		var p pkg
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		ps = append(ps, p)
+	}
+	if len(ps) < 5 {
+		t.Fatalf("go list found %d packages, want the whole module", len(ps))
+	}
+	return ps
+}
+
+func root(t *testing.T) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("go.mod not found")
+		}
+		dir = parent
+	}
+}
+
+// owners says which packages may import a dependency directly (prefix match on both).
+var owners = []struct {
+	dep     string
+	allowed []string
+}{
+	{"github.com/labstack/echo", []string{module + "/internal/server", module + "/cmd/"}},
+	{"github.com/openai/openai-go", []string{module + "/internal/provider/openai"}},
+	{"github.com/redis/go-redis", []string{module + "/internal/redisstore"}},
+	{"go.opentelemetry.io/otel/sdk", []string{module + "/internal/telemetry"}},
+	{"go.opentelemetry.io/otel/exporters", []string{module + "/internal/telemetry"}},
+	{"github.com/r3labs/sse", []string{module + "/internal/provider/"}},
+}
+
+func TestDependencyOwners(t *testing.T) {
+	for _, p := range list(t) {
+		for _, imp := range p.Imports {
+			for _, o := range owners {
+				if !strings.HasPrefix(imp, o.dep) {
+					continue
+				}
+				ok := false
+				for _, a := range o.allowed {
+					ok = ok || p.ImportPath == a || strings.HasPrefix(p.ImportPath, a)
+				}
+				if !ok {
+					t.Errorf("%s imports %s; only %v may", p.ImportPath, imp, o.allowed)
+				}
+			}
+		}
+	}
+}
+
+// TestStandardLibraryOnly keeps the vocabulary and the redaction rules free of dependencies,
+// direct or indirect (other packages of the module excepted for redact: none today).
+func TestStandardLibraryOnly(t *testing.T) {
+	for _, path := range []string{"internal/llm", "internal/redact", "internal/sse"} {
+		cmd := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}} {{.Standard}}", "./"+path)
+		cmd.Dir = root(t)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v", path, err)
+		}
+		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			imp, std, _ := strings.Cut(line, " ")
+			if std != "true" && imp != module+"/"+path {
+				t.Errorf("%s depends on %s; it must use the standard library only", path, imp)
+			}
+		}
+	}
+}
+
+func TestPackageNames(t *testing.T) {
+	banned := map[string]bool{"utils": true, "util": true, "common": true, "models": true, "schemas": true, "helpers": true}
+	for _, p := range list(t) {
+		if banned[p.Name] {
+			t.Errorf("package %s is named %q: cut packages by what they decide", p.ImportPath, p.Name)
+		}
+	}
+}
+
+func TestDocComments(t *testing.T) {
+	for _, p := range list(t) {
+		found := false
+		fset := token.NewFileSet()
+		for _, f := range p.GoFiles {
+			af, err := parser.ParseFile(fset, filepath.Join(p.Dir, f), nil, parser.PackageClauseOnly|parser.ParseComments)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if af.Doc != nil && strings.HasPrefix(af.Doc.Text(), "Package "+p.Name) || af.Doc != nil && p.Name == "main" && strings.HasPrefix(af.Doc.Text(), "Command ") {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("%s has no doc comment saying what it decides", p.ImportPath)
+		}
+	}
+}

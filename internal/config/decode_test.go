@@ -1,0 +1,200 @@
+package config
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+const providers = `
+providers:
+  openai: {kind: openai, api_key: k}
+  sim: {kind: sim}
+`
+
+func TestUnknownKeys(t *testing.T) {
+	tests := []struct {
+		name, src, want string
+	}{
+		{"top level", "listen: ':1'\nlistn: x\n", `config.yaml:2: unknown key "listn" in the top level (did you mean "listen"?)`},
+		{"alias", providers + "models:\n  default:\n    targets: [sim/echo]\n    tiemouts: {connect: 1s}\n",
+			`config.yaml:8: unknown key "tiemouts" in models.default (did you mean "timeouts"?)`},
+		{"element", providers + "models:\n  d:\n    - {target: sim/echo, retires: 1}\n",
+			`config.yaml:7: unknown key "retires" in models.d.targets[0] (did you mean "retries"?)`},
+		{"element timeouts", providers + "models:\n  d: [{target: sim/echo, timeouts: {frist: 1s}}]\n",
+			`config.yaml:6: unknown key "frist" in models.d.targets[0].timeouts`},
+		{"provider", "providers:\n  p:\n    kind: sim\n    apikey: x\n",
+			`config.yaml:4: unknown key "apikey" in providers.p (did you mean "api_key"?)`},
+		{"no suggestion", "telemetry:\n  zzzzzzzz: 1\n", `config.yaml:2: unknown key "zzzzzzzz" in telemetry`},
+		{"duplicate", "listen: ':1'\nlisten: ':2'\n", `config.yaml:2: duplicate key "listen" in the top level`},
+		{"pii is not a redaction key", "redaction: {pii: true}\n", `unknown key "pii" in redaction`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { checkErr(t, tt.src, tt.want) })
+	}
+}
+
+func TestWrongTypes(t *testing.T) {
+	tests := []struct {
+		name, src, want string
+	}{
+		{"int", providers + "models:\n  d:\n    targets: [sim/echo]\n    retries: lots\n",
+			"config.yaml:8: models.d.retries: want an integer, got a string"},
+		{"bool", "auth: {disabled: yes}\n", "config.yaml:1: auth.disabled: want true or false, got a string"},
+		{"duration without unit", "heartbeat_interval: 5\n",
+			`config.yaml:1: heartbeat_interval: invalid duration "5" (want a number with a unit`},
+		{"negative duration", "runs: {ttl: -1h}\n", `config.yaml:1: runs.ttl: negative duration "-1h"`},
+		{"mapping for string", "listen: {a: b}\n", "config.yaml:1: listen: want a string, got a mapping"},
+		{"scalar for mapping", "auth: sk-secret\n", "config.yaml:1: auth: want a mapping, got a string"},
+		{"scalar for sequence", "cors: {allowed_origins: '*'}\n", "cors.allowed_origins: want a sequence, got a string"},
+		{"overflow", "runs: {max_rounds: 99999999999999999999}\n", "runs.max_rounds: want an integer"},
+		{"element sequence", providers + "models:\n  d: [[sim/echo]]\n", "config.yaml:6: models.d.targets[0]: want provider/model"},
+		{"raw schema", "guardrails:\n  g: {stage: output, kind: json_schema, schema: [1]}\n",
+			"config.yaml:2: guardrails.g.schema: want a JSON schema object"},
+		{"yaml syntax", "listen: [\n", "config.yaml:"},
+		{"two documents", "listen: ':1'\n---\nlisten: ':2'\n", "config.yaml:2: a second document"},
+		{"merge key", "a: &a {listen: ':1'}\n<<: *a\n", "config.yaml:1: unknown key \"a\""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { checkErr(t, tt.src, tt.want) })
+	}
+}
+
+func TestErrorsAreTyped(t *testing.T) {
+	_, err := ParseWith([]byte("listn: x\ntelemetry: {x: 1}\n"), "f.yaml", env())
+	var e *Error
+	if !errors.As(err, &e) {
+		t.Fatalf("got %T, want an *Error inside", err)
+	}
+	if e.File != "f.yaml" || e.Line != 1 {
+		t.Errorf("got %s:%d, want f.yaml:1", e.File, e.Line)
+	}
+	if got := len(err.(interface{ Unwrap() []error }).Unwrap()); got != 2 {
+		t.Errorf("got %d errors, want 2 (every problem reported)", got)
+	}
+}
+
+func TestDefaults(t *testing.T) {
+	for _, src := range []string{"", "# nothing\n", "redis:\nruns: {}\n"} {
+		c := mustParse(t, src, env())
+		want := &Config{
+			Listen:            "127.0.0.1:8080",
+			Redis:             Redis{OnFailure: "open"},
+			Limits:            Limits{MaxBodyBytes: 10485760},
+			HeartbeatInterval: seconds(10),
+			Redaction:         Redaction{WindowBytes: 128, MaxMatchBytes: 4096, MaxRunBytes: 4096},
+			Runs:              Runs{MaxRounds: 128, FlushInterval: millis(50), TTL: seconds(86400)},
+			Telemetry:         Telemetry{Prometheus: true},
+		}
+		if !reflect.DeepEqual(c, want) {
+			t.Errorf("%q: got %+v, want %+v", src, c, want)
+		}
+	}
+
+	c := mustParse(t, providers+`
+models:
+  d: [sim/echo]
+guardrails:
+  g: {stage: output, kind: pii}
+tools:
+  h: {http: {url: "http://127.0.0.1:9/t"}}
+  m: {mcp: {url: "http://127.0.0.1:9/mcp"}}
+`, env())
+	a := c.Models["d"]
+	if a.Timeouts != defaultTimeouts() || a.Retries != 0 || !a.CommitOnReasoning ||
+		a.OnMidstreamFailure != "fail" || a.Coalesce != (Coalesce{Events: 1}) {
+		t.Errorf("got alias %+v, want the defaults", a)
+	}
+	if got := a.Targets[0].Timeouts; got != defaultTimeouts() {
+		t.Errorf("got element timeouts %+v, want %+v", got, defaultTimeouts())
+	}
+	if g := c.Guardrails["g"]; g.Mode != "hold" || g.Action != "block" {
+		t.Errorf("got guardrail %+v, want mode hold, action block", g)
+	}
+	if h := c.Tools["h"].HTTP; h.Timeout != seconds(60) || h.Liveness != seconds(15) || string(h.Parameters) != `{"type":"object"}` {
+		t.Errorf("got http tool %+v, want defaults", h)
+	}
+	if m := c.Tools["m"].MCP; m.Timeout != seconds(60) {
+		t.Errorf("got mcp timeout %v, want 1m0s", m.Timeout)
+	}
+	if p := c.Providers["sim"]; !p.Stream || !p.StreamOptions || p.API != "" || p.BaseURL != "" {
+		t.Errorf("got sim %+v, want streaming on, no api, no base_url", p)
+	}
+}
+
+func TestElementForms(t *testing.T) {
+	tests := []struct {
+		name, elem string
+		want       Element
+	}{
+		{"plain", "sim/echo", Element{Targets: []string{"sim/echo"}, Weights: []int{1}}},
+		{"model with slash", "sim/meta-llama/llama-3", Element{Targets: []string{"sim/meta-llama/llama-3"}, Weights: []int{1}}},
+		{"target", "{target: sim/echo}", Element{Targets: []string{"sim/echo"}, Weights: []int{1}}},
+		{"group equal weights", "{group: [sim/a, openai/b]}", Element{Targets: []string{"sim/a", "openai/b"}, Weights: []int{1, 1}}},
+		{"group weights", "{group: [sim/a, sim/b], weights: [3, 1]}", Element{Targets: []string{"sim/a", "sim/b"}, Weights: []int{3, 1}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := mustParse(t, providers+"models:\n  d: ["+tt.elem+"]\n", env())
+			got := c.Models["d"].Targets[0]
+			if !reflect.DeepEqual(got.Targets, tt.want.Targets) || !reflect.DeepEqual(got.Weights, tt.want.Weights) {
+				t.Errorf("got %v %v, want %v %v", got.Targets, got.Weights, tt.want.Targets, tt.want.Weights)
+			}
+		})
+	}
+}
+
+func TestElementOverrides(t *testing.T) {
+	c := mustParse(t, providers+`
+models:
+  d:
+    targets:
+      - {target: sim/a, timeouts: {idle: 1s, total: 2s}, retries: 2}
+      - {group: [sim/b], timeouts: {connect: 3s}}
+    timeouts: {first_event: 9s}
+    retries: 1
+`, env())
+	es := c.Models["d"].Targets
+	want0 := Timeouts{Connect: seconds(5), FirstEvent: seconds(9), Idle: seconds(1), Total: seconds(2)}
+	want1 := Timeouts{Connect: seconds(3), FirstEvent: seconds(9), Idle: seconds(60), Total: seconds(600)}
+	if es[0].Timeouts != want0 || es[0].Retries != 2 {
+		t.Errorf("got %+v retries %d, want %+v retries 2", es[0].Timeouts, es[0].Retries, want0)
+	}
+	if es[1].Timeouts != want1 || es[1].Retries != 1 {
+		t.Errorf("got %+v retries %d, want %+v retries 1", es[1].Timeouts, es[1].Retries, want1)
+	}
+}
+
+func TestElementErrors(t *testing.T) {
+	tests := []struct {
+		name, elem, want string
+	}{
+		{"both", "{target: sim/a, group: [sim/b]}", "models.d.targets[0]: set either target or group, not both"},
+		{"neither", "{retries: 1}", "models.d.targets[0]: want a target or a non-empty group"},
+		{"weights length", "{group: [sim/a, sim/b], weights: [1]}", "models.d.targets[0]: 1 weights for 2 group targets"},
+		{"zero weight", "{group: [sim/a, sim/b], weights: [1, 0]}", "models.d.targets[0]: weights must be positive"},
+		{"weights on target", "{target: sim/a, weights: [1]}", "models.d.targets[0]: weights apply to a group only"},
+		{"empty group", "{group: []}", "models.d.targets[0]: want a target or a non-empty group"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			checkErr(t, providers+"models:\n  d:\n    - "+tt.elem+"\n", "config.yaml:7: "+tt.want)
+		})
+	}
+}
+
+func TestAnchors(t *testing.T) {
+	c := mustParse(t, providers+`
+models:
+  a: &chain [sim/echo]
+  b: *chain
+`, env())
+	if got := c.AliasNames(); !reflect.DeepEqual(got, []string{"a", "b"}) {
+		t.Errorf("got aliases %v, want [a b]", got)
+	}
+	// A billion laughs stops at the node budget instead of eating the memory.
+	items := strings.Repeat("x, ", 400)
+	refs := strings.Repeat("*k, ", 400)
+	checkErr(t, "m: &m ["+items+"]\nk: &k {name: n, models: *m}\nkeys: ["+refs+"]\n", "too many nodes")
+}

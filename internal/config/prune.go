@@ -1,0 +1,75 @@
+package config
+
+import (
+	"fmt"
+	"slices"
+)
+
+// needsKey reports whether a provider kind cannot work without an api_key. An
+// openai-compatible server often needs none (a local model), or carries its key in a header.
+func needsKey(kind string) bool { return kind == "openai" || kind == "anthropic" }
+
+// prune leaves out of every chain the providers that cannot be used, so the embedded default
+// runs without keys (DESIGN §9), and records why. Warnings name providers, aliases and keys
+// of the file, never a value.
+func (c *Config) prune() {
+	gone := map[string]bool{}
+	for _, name := range sortedKeys(c.Providers) {
+		p := c.Providers[name]
+		if needsKey(p.Kind) && p.APIKey == "" {
+			gone[name] = true
+			delete(c.Providers, name)
+			c.warnf("provider %q (kind %s) has an empty api_key: left out of every chain", name, p.Kind)
+			continue
+		}
+		for _, h := range sortedKeys(p.Headers) {
+			if p.Headers[h] == "" {
+				c.warnf("provider %q: header %q is empty", name, h)
+			}
+		}
+	}
+	for _, name := range sortedKeys(c.Models) {
+		a := c.Models[name]
+		if a.Targets = pruneChain(a.Targets, gone); len(a.Targets) == 0 {
+			delete(c.Models, name)
+			c.warnf("model alias %q has no usable target: left out", name)
+			continue
+		}
+		c.Models[name] = a
+	}
+	for _, name := range sortedKeys(c.Embeddings) {
+		e := c.Embeddings[name]
+		if e.Targets = pruneChain(e.Targets, gone); len(e.Targets) == 0 {
+			delete(c.Embeddings, name)
+			c.warnf("embeddings alias %q has no usable target: left out", name)
+			continue
+		}
+		c.Embeddings[name] = e
+	}
+	if c.Auth.Disabled && c.AuthEnabled() {
+		c.warnf("auth.disabled is ignored: keys or auth.admin_token are configured")
+	}
+}
+
+// pruneChain drops the targets of gone providers, and the elements left empty.
+func pruneChain(es []Element, gone map[string]bool) []Element {
+	out := es[:0]
+	for _, e := range es {
+		var ts []string
+		var ws []int
+		for i, t := range e.Targets {
+			if prov, _, _ := SplitTarget(t); !gone[prov] {
+				ts, ws = append(ts, t), append(ws, e.Weights[i])
+			}
+		}
+		if len(ts) > 0 {
+			e.Targets, e.Weights = ts, ws
+			out = append(out, e)
+		}
+	}
+	return slices.Clip(out)
+}
+
+func (c *Config) warnf(format string, args ...any) {
+	c.Warnings = append(c.Warnings, fmt.Sprintf(format, args...))
+}

@@ -1,0 +1,244 @@
+package config
+
+import "encoding/json"
+
+// Config is the whole gateway configuration, defaults filled, references checked, unusable
+// providers pruned.
+type Config struct {
+	Listen            string               `yaml:"listen"`
+	Auth              Auth                 `yaml:"auth"`
+	Redis             Redis                `yaml:"redis"`
+	CORS              CORS                 `yaml:"cors"`
+	Limits            Limits               `yaml:"limits"`
+	HeartbeatInterval Duration             `yaml:"heartbeat_interval"`
+	Providers         map[string]Provider  `yaml:"providers"`
+	Models            map[string]Alias     `yaml:"models"`
+	Redaction         Redaction            `yaml:"redaction"`
+	Guardrails        map[string]Guardrail `yaml:"guardrails"`
+	Keys              []Key                `yaml:"keys"`
+	Tools             map[string]Tool      `yaml:"tools"`
+	Runs              Runs                 `yaml:"runs"`
+	Embeddings        map[string]Embedding `yaml:"embeddings"`
+	Telemetry         Telemetry            `yaml:"telemetry"`
+
+	// Warnings are the problems that did not stop loading (a provider left out for want of a
+	// key, an alias left with no target). They never contain a secret.
+	Warnings []string `yaml:"-"`
+}
+
+func (c *Config) setDefaults() {
+	c.Listen = "127.0.0.1:8080"
+	c.Redis.OnFailure = "open"
+	c.Limits.MaxBodyBytes = 10 << 20
+	c.HeartbeatInterval = seconds(10)
+	c.Redaction.WindowBytes = 128
+	c.Redaction.MaxMatchBytes = 4096
+	c.Redaction.MaxRunBytes = 4096
+	c.Runs = Runs{MaxRounds: 128, FlushInterval: millis(50), TTL: seconds(24 * 3600)}
+	c.Telemetry.Prometheus = true
+}
+
+// Auth: with no keys and no admin token, auth is off (see CheckListen).
+type Auth struct {
+	AdminToken string `yaml:"admin_token"` // the admin API is on only when set
+	Disabled   bool   `yaml:"disabled"`    // allows serving without auth on a non-loopback address
+}
+
+// Redis is the shared state of a fleet; an empty URL means in-memory state, one replica.
+type Redis struct {
+	URL       string `yaml:"url"`
+	OnFailure string `yaml:"on_failure"` // open (default) | closed
+}
+
+// CORS lists the browser origins allowed to call the gateway.
+type CORS struct {
+	AllowedOrigins []string `yaml:"allowed_origins"`
+}
+
+// Limits are the gateway-wide request limits.
+type Limits struct {
+	MaxBodyBytes int64 `yaml:"max_body_bytes"`
+}
+
+// Provider says how to reach one upstream.
+type Provider struct {
+	Kind    string            `yaml:"kind"`     // openai | openai-compatible | anthropic | sim
+	API     string            `yaml:"api"`      // chat (default) | responses; openai kinds only, else ""
+	BaseURL string            `yaml:"base_url"` // defaulted for openai and anthropic
+	APIKey  string            `yaml:"api_key"`  // required by openai and anthropic, else pruned
+	Headers map[string]string `yaml:"headers"`  // sent on every upstream request
+	Query   map[string]string `yaml:"query"`    // added to every upstream URL (Azure api-version)
+	// StreamOptions asks for stream_options.include_usage; some servers reject the field.
+	StreamOptions bool `yaml:"stream_options"`
+	// Stream false is for the rare server that cannot stream (DESIGN §1).
+	Stream bool `yaml:"stream"`
+}
+
+func (p *Provider) setDefaults() { p.StreamOptions, p.Stream = true, true }
+
+// Timeouts bound one attempt (DESIGN §3).
+type Timeouts struct {
+	Connect    Duration `yaml:"connect"`
+	FirstEvent Duration `yaml:"first_event"` // no healthy event by then: fall back
+	Idle       Duration `yaml:"idle"`        // gap between events after commit
+	Total      Duration `yaml:"total"`       // one attempt, start to finish
+}
+
+func defaultTimeouts() Timeouts {
+	return Timeouts{Connect: seconds(5), FirstEvent: seconds(120), Idle: seconds(60), Total: seconds(600)}
+}
+
+// Alias is a model alias: an ordered chain of elements and the policy of its attempts. In
+// YAML it is either a mapping with these keys or, as a shorthand, just the list of targets.
+type Alias struct {
+	Targets            []Element `yaml:"targets"`
+	Timeouts           Timeouts  `yaml:"timeouts"`
+	Retries            int       `yaml:"retries"`
+	CommitOnReasoning  bool      `yaml:"commit_on_reasoning"`
+	OnMidstreamFailure string    `yaml:"on_midstream_failure"` // fail (default) | restart
+	ThinkFilter        bool      `yaml:"think_filter"`
+	Coalesce           Coalesce  `yaml:"coalesce"`
+	Guardrails         []string  `yaml:"guardrails"` // names in Config.Guardrails
+	Tools              []string  `yaml:"tools"`      // names in Config.Tools
+	RedactInput        bool      `yaml:"redact_input"`
+}
+
+func (a *Alias) setDefaults() {
+	*a = Alias{Timeouts: defaultTimeouts(), CommitOnReasoning: true, OnMidstreamFailure: "fail",
+		Coalesce: Coalesce{Events: 1}}
+}
+
+// Coalesce throttles tiny deltas: at most every Events events or Interval (DESIGN §4).
+type Coalesce struct {
+	Events   int      `yaml:"events"`
+	Interval Duration `yaml:"interval"`
+}
+
+// Element is one step of a chain: a single target, or a weighted group of equivalent targets
+// among which one is picked per request. In YAML: `provider/model`, `{target: p/m, ...}` or
+// `{group: [p/m, ...], weights: [3, 1], ...}`.
+type Element struct {
+	Targets []string // "provider/model"; one for a plain target, several for a group
+	Weights []int    // same length as Targets, all positive; equal when not given
+	// Timeouts and Retries are effective: the alias's, overridden field by field by the
+	// element's own `timeouts` and `retries`, resolved at load.
+	Timeouts Timeouts
+	Retries  int
+	// EmbeddingModel is the model name a target serves when its own name differs (an Azure
+	// deployment); embeddings only.
+	EmbeddingModel string
+
+	over    timeoutsOverride
+	retries *int
+}
+
+// IsGroup reports whether the element is a weighted group rather than a single target.
+func (e Element) IsGroup() bool { return len(e.Targets) > 1 }
+
+// Embedding is an embeddings alias: a chain of targets serving the same embedding model.
+type Embedding struct {
+	Targets  []Element `yaml:"targets"`
+	Timeouts Timeouts  `yaml:"timeouts"`
+	Retries  int       `yaml:"retries"`
+}
+
+func (e *Embedding) setDefaults() { *e = Embedding{Timeouts: defaultTimeouts()} }
+
+// Redaction configures the redaction window (DESIGN §4).
+type Redaction struct {
+	// Detectors switches built-in detectors on or off by name; absent means the redact
+	// package's default. The key `pii` is lifted out into PII.
+	Detectors     map[string]bool `yaml:"detectors"`
+	PII           bool            `yaml:"-"` // the PII detectors: emails, phones, cards, IBANs
+	WindowBytes   int             `yaml:"window_bytes"`
+	MaxMatchBytes int             `yaml:"max_match_bytes"`
+	MaxRunBytes   int             `yaml:"max_run_bytes"`
+	Patterns      []Pattern       `yaml:"patterns"`
+	Terms         []string        `yaml:"terms"`
+}
+
+// Pattern is an operator regex; a match becomes [REDACTED:Name].
+type Pattern struct {
+	Name  string `yaml:"name"`
+	Regex string `yaml:"regex"`
+}
+
+// Guardrail screens the input or the complete output of a round (DESIGN §6).
+type Guardrail struct {
+	Stage  string `yaml:"stage"`  // input | output
+	Kind   string `yaml:"kind"`   // terms | regex | json_schema | max_size | pii
+	Mode   string `yaml:"mode"`   // hold (default) | stream; output only
+	Action string `yaml:"action"` // block (default) | retry; retry is output only
+
+	Terms    []string        `yaml:"terms"`     // kind terms
+	Pattern  string          `yaml:"pattern"`   // kind regex
+	Schema   json.RawMessage `yaml:"schema"`    // kind json_schema: a JSON schema object
+	MaxBytes int64           `yaml:"max_bytes"` // kind max_size
+}
+
+func (g *Guardrail) setDefaults() { g.Mode, g.Action = "hold", "block" }
+
+// Key is a virtual key listed in the file (small deployments).
+type Key struct {
+	Name   string     `yaml:"name"`
+	Hash   string     `yaml:"hash"`   // never the key itself
+	Models []string   `yaml:"models"` // aliases, provider/model, or "*"
+	Limits RateLimits `yaml:"limits"`
+	Budget Budget     `yaml:"budget"`
+}
+
+// RateLimits are per key and per minute; zero means unlimited.
+type RateLimits struct {
+	RPM int64 `yaml:"rpm"`
+	TPM int64 `yaml:"tpm"`
+}
+
+// Budget caps spending per key; zero means unlimited.
+type Budget struct {
+	DailyUSD   float64 `yaml:"daily_usd"`
+	MonthlyUSD float64 `yaml:"monthly_usd"`
+}
+
+// Tool is a server-side tool: exactly one of HTTP and MCP is set.
+type Tool struct {
+	HTTP *HTTPTool `yaml:"http"`
+	MCP  *MCPTool  `yaml:"mcp"`
+}
+
+// HTTPTool is POSTed the arguments and answers JSON, or streams progress then a result.
+type HTTPTool struct {
+	URL         string            `yaml:"url"`
+	Headers     map[string]string `yaml:"headers"`
+	Timeout     Duration          `yaml:"timeout"`  // whole call; default 60s
+	Liveness    Duration          `yaml:"liveness"` // longest silence while streaming; default 15s
+	Description string            `yaml:"description"`
+	Parameters  json.RawMessage   `yaml:"parameters"` // JSON schema; default {"type":"object"}
+}
+
+func (t *HTTPTool) setDefaults() {
+	*t = HTTPTool{Timeout: seconds(60), Liveness: seconds(15), Parameters: json.RawMessage(`{"type":"object"}`)}
+}
+
+// MCPTool is an MCP server over Streamable HTTP; its tools are named server__tool.
+type MCPTool struct {
+	URL      string            `yaml:"url"`
+	Headers  map[string]string `yaml:"headers"`
+	Timeout  Duration          `yaml:"timeout"`  // one tool call; default 60s
+	Liveness Duration          `yaml:"liveness"` // longest silence in a call; default 15s
+}
+
+func (t *MCPTool) setDefaults() { *t = MCPTool{Timeout: seconds(60), Liveness: seconds(15)} }
+
+// Runs configures frontend runs (DESIGN §8).
+type Runs struct {
+	MaxRounds     int      `yaml:"max_rounds"`
+	FlushInterval Duration `yaml:"flush_interval"`
+	TTL           Duration `yaml:"ttl"`
+}
+
+// Telemetry configures metrics and traces.
+type Telemetry struct {
+	Prometheus     bool   `yaml:"prometheus"`
+	OTLPEndpoint   string `yaml:"otlp_endpoint"`
+	CaptureContent bool   `yaml:"capture_content"` // prompts and completions in spans: off by default
+}

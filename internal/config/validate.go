@@ -1,0 +1,286 @@
+package config
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// validator checks a decoded config; every error carries the line of the path it is about.
+type validator struct {
+	file  string
+	lines map[string]int
+	errs  []*Error
+}
+
+func (v *validator) errorf(path, format string, args ...any) {
+	v.errs = append(v.errs, &Error{File: v.file, Line: v.line(path), Msg: path + ": " + fmt.Sprintf(format, args...)})
+}
+
+// line finds the line of path, or of its nearest ancestor written in the file.
+func (v *validator) line(path string) int {
+	for path != "" {
+		if l, ok := v.lines[path]; ok {
+			return l
+		}
+		path = path[:max(strings.LastIndexAny(path, ".["), 0)]
+	}
+	return 0
+}
+
+func oneOf(s string, allowed ...string) bool { return slices.Contains(allowed, s) }
+
+var toolName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+
+func (v *validator) config(c *Config) {
+	if _, port, err := net.SplitHostPort(c.Listen); err != nil {
+		v.errorf("listen", "want host:port (127.0.0.1:8080, :8080)")
+	} else if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		v.errorf("listen", "invalid port %q", port)
+	}
+	v.positive("heartbeat_interval", int64(c.HeartbeatInterval))
+	v.positive("limits.max_body_bytes", c.Limits.MaxBodyBytes)
+	if !oneOf(c.Redis.OnFailure, "open", "closed") {
+		v.errorf("redis.on_failure", "want open or closed, got %q", c.Redis.OnFailure)
+	}
+	if c.Redis.URL != "" {
+		// The URL may hold a password: never quote it.
+		if u, err := url.Parse(c.Redis.URL); err != nil || !oneOf(u.Scheme, "redis", "rediss", "unix") {
+			v.errorf("redis.url", "want a redis://, rediss:// or unix:// URL")
+		}
+	}
+	for _, name := range sortedKeys(c.Providers) {
+		v.provider("providers."+name, name, c.Providers[name])
+	}
+	for _, name := range sortedKeys(c.Models) {
+		v.alias(c, "models."+name, name, c.Models[name])
+	}
+	for _, name := range sortedKeys(c.Embeddings) {
+		path := "embeddings." + name
+		if _, ok := c.Models[name]; ok {
+			v.errorf(path, "name also used by a model alias")
+		}
+		v.chain(c, path, name, c.Embeddings[name].Targets, true)
+		v.nonNegative(path+".retries", int64(c.Embeddings[name].Retries))
+	}
+	v.redaction(c.Redaction)
+	for _, name := range sortedKeys(c.Guardrails) {
+		v.guardrail("guardrails."+name, c.Guardrails[name])
+	}
+	v.keys(c)
+	for _, name := range sortedKeys(c.Tools) {
+		v.tool("tools."+name, name, c.Tools[name])
+	}
+	v.positive("runs.max_rounds", int64(c.Runs.MaxRounds))
+	v.positive("runs.flush_interval", int64(c.Runs.FlushInterval))
+	v.positive("runs.ttl", int64(c.Runs.TTL))
+}
+
+func (v *validator) positive(path string, n int64) {
+	if n <= 0 {
+		v.errorf(path, "must be positive")
+	}
+}
+
+func (v *validator) nonNegative(path string, n int64) {
+	if n < 0 {
+		v.errorf(path, "must not be negative")
+	}
+}
+
+// httpURL checks an absolute http(s) URL without quoting it (it may carry a token).
+func (v *validator) httpURL(path, s string) {
+	if u, err := url.Parse(s); err != nil || !oneOf(u.Scheme, "http", "https") || u.Host == "" {
+		v.errorf(path, "want an absolute http:// or https:// URL")
+	}
+}
+
+func (v *validator) provider(path, name string, p Provider) {
+	if strings.Contains(name, "/") {
+		v.errorf(path, "a provider name cannot contain /")
+	}
+	switch p.Kind {
+	case "openai", "openai-compatible":
+		if !oneOf(p.API, "chat", "responses") {
+			v.errorf(path+".api", "want chat or responses, got %q", p.API)
+		}
+	case "anthropic", "sim":
+		if p.API != "" {
+			v.errorf(path+".api", "applies to kinds openai and openai-compatible only")
+		}
+	case "":
+		v.errorf(path, "missing kind (openai, openai-compatible, anthropic or sim)")
+		return
+	default:
+		v.errorf(path+".kind", "unknown provider kind %q (want openai, openai-compatible, anthropic or sim)", p.Kind)
+		return
+	}
+	switch {
+	case p.Kind == "openai-compatible" && p.BaseURL == "":
+		v.errorf(path, "kind openai-compatible needs a base_url")
+	case p.Kind == "sim" && p.BaseURL != "":
+		v.errorf(path+".base_url", "kind sim has no base_url")
+	case p.BaseURL != "":
+		v.httpURL(path+".base_url", p.BaseURL)
+	}
+}
+
+func (v *validator) alias(c *Config, path, name string, a Alias) {
+	v.chain(c, path, name, a.Targets, false)
+	v.nonNegative(path+".retries", int64(a.Retries))
+	if !oneOf(a.OnMidstreamFailure, "fail", "restart") {
+		v.errorf(path+".on_midstream_failure", "want fail or restart, got %q", a.OnMidstreamFailure)
+	}
+	v.positive(path+".coalesce.events", int64(a.Coalesce.Events))
+	for i, g := range a.Guardrails {
+		if _, ok := c.Guardrails[g]; !ok {
+			v.errorf(fmt.Sprintf("%s.guardrails[%d]", path, i), "unknown guardrail %q", g)
+		}
+	}
+	for i, t := range a.Tools {
+		if _, ok := c.Tools[t]; !ok {
+			v.errorf(fmt.Sprintf("%s.tools[%d]", path, i), "unknown tool %q", t)
+		}
+	}
+}
+
+// chain checks the elements of an alias: every target is provider/model of a configured
+// provider.
+func (v *validator) chain(c *Config, path, name string, es []Element, embeddings bool) {
+	if name == "" || strings.Contains(name, "/") {
+		v.errorf(path, "an alias name cannot be empty or contain / (provider/model names one target)")
+	}
+	if len(es) == 0 {
+		v.errorf(path, "no targets")
+	}
+	for i, e := range es {
+		p := fmt.Sprintf("%s.targets[%d]", path, i)
+		if e.EmbeddingModel != "" && !embeddings {
+			v.errorf(p, "embedding_model applies to embeddings only")
+		}
+		v.nonNegative(p+".retries", int64(e.Retries))
+		for _, t := range e.Targets {
+			prov, _, ok := SplitTarget(t)
+			if !ok {
+				v.errorf(p, "target %q is not provider/model", t)
+			} else if _, ok := c.Providers[prov]; !ok {
+				v.errorf(p, "target %q: unknown provider %q", t, prov)
+			}
+		}
+	}
+}
+
+func (v *validator) redaction(r Redaction) {
+	v.positive("redaction.window_bytes", int64(r.WindowBytes))
+	v.positive("redaction.max_match_bytes", int64(r.MaxMatchBytes))
+	v.positive("redaction.max_run_bytes", int64(r.MaxRunBytes))
+	names := map[string]bool{}
+	for i, p := range r.Patterns {
+		path := fmt.Sprintf("redaction.patterns[%d]", i)
+		if p.Name == "" || names[p.Name] {
+			v.errorf(path+".name", "want a unique, non-empty name (it appears in [REDACTED:name])")
+		}
+		names[p.Name] = true
+		v.regex(path+".regex", p.Regex)
+	}
+	for i, t := range r.Terms {
+		if t == "" {
+			v.errorf(fmt.Sprintf("redaction.terms[%d]", i), "empty term")
+		}
+	}
+}
+
+func (v *validator) regex(path, re string) {
+	if re == "" {
+		v.errorf(path, "missing regex")
+	} else if _, err := regexp.Compile(re); err != nil {
+		v.errorf(path, "%v", err)
+	}
+}
+
+func (v *validator) guardrail(path string, g Guardrail) {
+	if !oneOf(g.Stage, "input", "output") {
+		v.errorf(path+".stage", "want input or output, got %q", g.Stage)
+	}
+	if !oneOf(g.Mode, "hold", "stream") {
+		v.errorf(path+".mode", "want hold or stream, got %q", g.Mode)
+	}
+	if !oneOf(g.Action, "block", "retry") {
+		v.errorf(path+".action", "want block or retry, got %q", g.Action)
+	} else if g.Action == "retry" && g.Stage != "output" {
+		v.errorf(path+".action", "retry applies to output guardrails only")
+	}
+	switch g.Kind {
+	case "terms":
+		if len(g.Terms) == 0 {
+			v.errorf(path, "kind terms needs terms")
+		}
+	case "regex":
+		v.regex(path+".pattern", g.Pattern)
+	case "json_schema":
+		if len(g.Schema) == 0 {
+			v.errorf(path, "kind json_schema needs a schema")
+		}
+	case "max_size":
+		v.positive(path+".max_bytes", g.MaxBytes)
+	case "pii":
+	default:
+		v.errorf(path+".kind", "want terms, regex, json_schema, max_size or pii, got %q", g.Kind)
+	}
+}
+
+func (v *validator) keys(c *Config) {
+	names, hashes := map[string]bool{}, map[string]bool{}
+	for i, k := range c.Keys {
+		path := fmt.Sprintf("keys[%d]", i)
+		if k.Name == "" || names[k.Name] {
+			v.errorf(path+".name", "want a unique, non-empty name")
+		}
+		if k.Hash == "" || hashes[k.Hash] {
+			v.errorf(path+".hash", "want a unique, non-empty hash")
+		}
+		names[k.Name], hashes[k.Hash] = true, true
+		for j, m := range k.Models {
+			p := fmt.Sprintf("%s.models[%d]", path, j)
+			_, isAlias := c.Models[m]
+			_, isEmbedding := c.Embeddings[m]
+			switch prov, _, ok := SplitTarget(m); {
+			case m == "*" || isAlias || isEmbedding:
+			case ok:
+				if _, known := c.Providers[prov]; !known {
+					v.errorf(p, "unknown provider %q", prov)
+				}
+			default:
+				v.errorf(p, "unknown model alias %q", m)
+			}
+		}
+		v.nonNegative(path+".limits.rpm", k.Limits.RPM)
+		v.nonNegative(path+".limits.tpm", k.Limits.TPM)
+		if k.Budget.DailyUSD < 0 || k.Budget.MonthlyUSD < 0 {
+			v.errorf(path+".budget", "must not be negative")
+		}
+	}
+}
+
+func (v *validator) tool(path, name string, t Tool) {
+	if !toolName.MatchString(name) {
+		v.errorf(path, "a tool name must match %s (what the model sees)", toolName)
+	}
+	switch {
+	case (t.HTTP == nil) == (t.MCP == nil):
+		v.errorf(path, "set exactly one of http and mcp")
+	case t.HTTP != nil:
+		v.httpURL(path+".http.url", t.HTTP.URL)
+		v.positive(path+".http.timeout", int64(t.HTTP.Timeout))
+	case t.MCP != nil:
+		if strings.Contains(name, "__") {
+			v.errorf(path, "an MCP server name cannot contain __ (its tools are named server__tool)")
+		}
+		v.httpURL(path+".mcp.url", t.MCP.URL)
+		v.positive(path+".mcp.timeout", int64(t.MCP.Timeout))
+	}
+}

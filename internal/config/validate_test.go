@@ -1,0 +1,116 @@
+package config
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestValidation(t *testing.T) {
+	tests := []struct {
+		name, src, want string
+	}{
+		{"unknown provider", providers + "models:\n  d:\n    - nope/x\n", `config.yaml:7: models.d.targets[0]: target "nope/x": unknown provider "nope"`},
+		{"not provider/model", providers + "models:\n  d: [sim]\n", `config.yaml:6: models.d.targets[0]: target "sim" is not provider/model`},
+		{"empty model", providers + "models:\n  d: [sim/]\n", `target "sim/" is not provider/model`},
+		{"group target", providers + "models:\n  d: [{group: [sim/a, x/b]}]\n", `unknown provider "x"`},
+		{"alias with slash", providers + "models:\n  a/b: [sim/echo]\n", "config.yaml:6: models.a/b: an alias name cannot"},
+		{"alias without targets", providers + "models:\n  d: {retries: 1}\n", "config.yaml:6: models.d: no targets"},
+		{"provider kind", "providers:\n  p: {kind: openia}\n", `config.yaml:2: providers.p.kind: unknown provider kind "openia"`},
+		{"provider without kind", "providers:\n  p: {api_key: k}\n", "config.yaml:2: providers.p: missing kind"},
+		{"provider api", "providers:\n  p: {kind: openai, api: completions}\n", `providers.p.api: want chat or responses, got "completions"`},
+		{"anthropic api", "providers:\n  p: {kind: anthropic, api: responses}\n", "providers.p.api: applies to kinds openai"},
+		{"compatible without base_url", "providers:\n  p: {kind: openai-compatible}\n", "providers.p: kind openai-compatible needs a base_url"},
+		{"bad base_url", "providers:\n  p: {kind: openai, base_url: 'ftp://x?token=secret'}\n", "providers.p.base_url: want an absolute http"},
+		{"provider with slash", "providers:\n  a/b: {kind: sim}\n", "providers.a/b: a provider name cannot contain /"},
+		{"on_failure", "redis: {on_failure: maybe}\n", `config.yaml:1: redis.on_failure: want open or closed, got "maybe"`},
+		{"redis url", "redis: {url: 'http://user:pw@h'}\n", "redis.url: want a redis://"},
+		{"midstream", providers + "models:\n  d:\n    targets: [sim/echo]\n    on_midstream_failure: retry\n", `config.yaml:8: models.d.on_midstream_failure: want fail or restart, got "retry"`},
+		{"unknown guardrail", providers + "models:\n  d:\n    targets: [sim/echo]\n    guardrails: [a, b]\n", `config.yaml:8: models.d.guardrails[0]: unknown guardrail "a"`},
+		{"unknown tool", providers + "models:\n  d:\n    targets: [sim/echo]\n    tools:\n      - t\n", `config.yaml:9: models.d.tools[0]: unknown tool "t"`},
+		{"negative retries", providers + "models:\n  d: {targets: [sim/echo], retries: -1}\n", "models.d.retries: must not be negative"},
+		{"element retries", providers + "models:\n  d: [{target: sim/echo, retries: -1}]\n", "models.d.targets[0].retries: must not be negative"},
+		{"coalesce", providers + "models:\n  d: {targets: [sim/echo], coalesce: {events: 0}}\n", "models.d.coalesce.events: must be positive"},
+		{"embedding_model outside embeddings", providers + "models:\n  d: [{target: sim/e, embedding_model: m}]\n", "embedding_model applies to embeddings only"},
+		{"embeddings name clash", providers + "models: {e: [sim/a]}\nembeddings: {e: [sim/b]}\n", "embeddings.e: name also used by a model alias"},
+		{"listen", "listen: localhost\n", "config.yaml:1: listen: want host:port"},
+		{"heartbeat zero", "heartbeat_interval: 0s\n", "heartbeat_interval: must be positive"},
+		{"body", "limits: {max_body_bytes: 0}\n", "limits.max_body_bytes: must be positive"},
+		{"pattern regex", "redaction:\n  patterns:\n    - {name: x, regex: '('}\n", "config.yaml:3: redaction.patterns[0].regex: error parsing regexp"},
+		{"pattern name", "redaction: {patterns: [{regex: a}]}\n", "redaction.patterns[0].name: want a unique"},
+		{"guardrail stage", "guardrails: {g: {kind: pii}}\n", `guardrails.g.stage: want input or output, got ""`},
+		{"guardrail kind", "guardrails: {g: {stage: input, kind: vibes}}\n", `guardrails.g.kind: want terms, regex`},
+		{"guardrail retry on input", "guardrails: {g: {stage: input, kind: pii, action: retry}}\n", "retry applies to output guardrails only"},
+		{"guardrail terms", "guardrails: {g: {stage: input, kind: terms}}\n", "kind terms needs terms"},
+		{"guardrail max_size", "guardrails: {g: {stage: input, kind: max_size}}\n", "guardrails.g.max_bytes: must be positive"},
+		{"guardrail schema", "guardrails: {g: {stage: output, kind: json_schema}}\n", "kind json_schema needs a schema"},
+		{"key fields", "keys: [{models: ['*']}]\n", "keys[0].name: want a unique"},
+		{"key duplicate hash", "keys: [{name: a, hash: h}, {name: b, hash: h}]\n", "keys[1].hash: want a unique"},
+		{"key model", "keys: [{name: a, hash: h, models: [nope]}]\n", `keys[0].models[0]: unknown model alias "nope"`},
+		{"key provider", "keys: [{name: a, hash: h, models: [x/y]}]\n", `keys[0].models[0]: unknown provider "x"`},
+		{"key limits", "keys: [{name: a, hash: h, limits: {rpm: -1}}]\n", "keys[0].limits.rpm: must not be negative"},
+		{"tool both", "tools: {t: {http: {url: 'http://h'}, mcp: {url: 'http://h'}}}\n", "tools.t: set exactly one of http and mcp"},
+		{"tool none", "tools: {t: {}}\n", "tools.t: set exactly one of http and mcp"},
+		{"tool name", "tools: {'a b': {http: {url: 'http://h'}}}\n", "tools.a b: a tool name must match"},
+		{"tool url", "tools: {t: {http: {url: '/x'}}}\n", "tools.t.http.url: want an absolute"},
+		{"mcp name", "tools: {a__b: {mcp: {url: 'http://h'}}}\n", "cannot contain __"},
+		{"runs", "runs: {max_rounds: 0}\n", "runs.max_rounds: must be positive"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { checkErr(t, tt.src, tt.want) })
+	}
+}
+
+// An error about a URL never quotes it: it may carry a password or a token.
+func TestValidationHidesSecrets(t *testing.T) {
+	for _, src := range []string{
+		"redis: {url: 'http://user:hunter2@h'}\n",
+		"providers: {p: {kind: openai, base_url: 'ftp://h?key=hunter2'}}\n",
+		"auth: [hunter2]\n",
+	} {
+		_, err := ParseWith([]byte(src), "c.yaml", env())
+		if err == nil {
+			t.Fatalf("%q: got no error, want one", src)
+		}
+		if s := err.Error(); strings.Contains(s, "hunter2") {
+			t.Errorf("got %q, want no secret in it", s)
+		}
+	}
+}
+
+func TestPruning(t *testing.T) {
+	const src = `
+providers:
+  openai: {kind: openai, api_key: "${OPENAI_API_KEY}"}
+  ant: {kind: anthropic, api_key: "${ANT}"}
+  local: {kind: openai-compatible, base_url: "http://127.0.0.1:1/v1"}
+models:
+  only-openai: [openai/a, {group: [openai/b, ant/c]}]
+  mixed: [{group: [openai/a, local/b, ant/c], weights: [1, 2, 3]}, local/d]
+auth: {disabled: true, admin_token: t}
+`
+	c := mustParse(t, src, env("ANT", ""))
+	if _, ok := c.Models["only-openai"]; ok {
+		t.Errorf("got alias only-openai, want it dropped")
+	}
+	m := c.Models["mixed"].Targets
+	if len(m) != 2 || len(m[0].Targets) != 1 || m[0].Targets[0] != "local/b" || m[0].Weights[0] != 2 {
+		t.Errorf("got mixed %+v, want [local/b weight 2, local/d]", m)
+	}
+	want := []string{
+		`provider "ant" (kind anthropic) has an empty api_key: left out of every chain`,
+		`provider "openai" (kind openai) has an empty api_key: left out of every chain`,
+		`model alias "only-openai" has no usable target: left out`,
+		`auth.disabled is ignored: keys or auth.admin_token are configured`,
+	}
+	if len(c.Warnings) != len(want) {
+		t.Fatalf("got warnings %q, want %q", c.Warnings, want)
+	}
+	for i := range want {
+		if c.Warnings[i] != want[i] {
+			t.Errorf("warning %d: got %q, want %q", i, c.Warnings[i], want[i])
+		}
+	}
+	if got := c.AliasNames(); len(got) != 1 || got[0] != "mixed" {
+		t.Errorf("got aliases %v, want [mixed]", got)
+	}
+}

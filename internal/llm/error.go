@@ -1,0 +1,147 @@
+package llm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+)
+
+// Kind classifies an error. The enum is append-only: values are stored in metrics and logs.
+type Kind uint8
+
+const (
+	KindNone Kind = iota
+	// Canceled: the client left. Never retried, never counted against a provider.
+	Canceled
+	// Invalid: the request is wrong; another model would refuse it too.
+	Invalid
+	// Auth: a provider refused the gateway's credentials (a configuration problem).
+	Auth
+	// RateLimited: a provider, or the gateway's own limits, said slow down.
+	RateLimited
+	// Unavailable: connection failure, 5xx, an error inside a 200 stream.
+	Unavailable
+	// Timeout: connect, first event, idle or total timeout.
+	Timeout
+	// Truncated: the stream ended before its finish, or its last event was cut.
+	Truncated
+	// Refused: a guardrail refused the request or the answer.
+	Refused
+	// NotFound: an unknown model or route.
+	NotFound
+	// Unauthenticated: the client's own key is missing or wrong.
+	Unauthenticated
+	// TooLarge: the request body is over the limit.
+	TooLarge
+	// Internal: a bug in the gateway.
+	Internal
+)
+
+var kindNames = [...]string{"none", "canceled", "invalid", "auth", "rate_limited", "unavailable",
+	"timeout", "truncated", "refused", "not_found", "unauthenticated", "too_large", "internal"}
+
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return "unknown"
+}
+
+// Error is an error with a Kind and what the client-facing error body needs. Message must
+// never hold a secret: adapters build it from the provider's error message and code only.
+type Error struct {
+	Kind Kind
+	// Status is the upstream HTTP status, when one came.
+	Status int
+	// Code, Type and Param are the OpenAI error body fields, when known.
+	Code, Type, Param string
+	Message           string
+	// Target is the "provider/model" that failed, when the error comes from one.
+	Target string
+	// RetryAfter is the upstream's Retry-After, when it sent one.
+	RetryAfter time.Duration
+	Err        error
+}
+
+func (e *Error) Error() string {
+	msg := e.Message
+	if msg == "" && e.Err != nil {
+		msg = e.Err.Error()
+	}
+	if msg == "" {
+		msg = e.Kind.String()
+	}
+	if e.Target != "" {
+		return e.Target + ": " + msg
+	}
+	return msg
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Errorf returns an *Error of kind k with a formatted message.
+func Errorf(k Kind, format string, args ...any) *Error {
+	return &Error{Kind: k, Message: fmt.Sprintf(format, args...)}
+}
+
+// KindOf returns the kind of err: the Kind of the first *Error in its chain, Canceled for a
+// context cancellation, Timeout for a deadline, Internal for anything else, KindNone for nil.
+func KindOf(err error) Kind {
+	if err == nil {
+		return KindNone
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Kind
+	}
+	switch {
+	case errors.Is(err, context.Canceled):
+		return Canceled
+	case errors.Is(err, context.DeadlineExceeded):
+		return Timeout
+	}
+	return Internal
+}
+
+// HTTPStatus is the status the gateway answers for err before the first byte. Request errors
+// an upstream returned keep its status; everything an upstream did wrong is the gateway's 502.
+func HTTPStatus(err error) int {
+	var e *Error
+	if errors.As(err, &e) && e.Kind == Invalid && e.Status >= 400 && e.Status < 500 {
+		return e.Status
+	}
+	switch KindOf(err) {
+	case KindNone:
+		return http.StatusOK
+	case Canceled:
+		return 499
+	case Invalid:
+		return http.StatusBadRequest
+	case RateLimited:
+		return http.StatusTooManyRequests
+	case Timeout:
+		return http.StatusGatewayTimeout
+	case Refused:
+		return http.StatusUnprocessableEntity
+	case NotFound:
+		return http.StatusNotFound
+	case Unauthenticated:
+		return http.StatusUnauthorized
+	case TooLarge:
+		return http.StatusRequestEntityTooLarge
+	case Internal:
+		return http.StatusInternalServerError
+	}
+	return http.StatusBadGateway // Auth, Unavailable, Truncated
+}
+
+// Retryable reports whether a failure before commit may fall back to the next target.
+func Retryable(k Kind) bool {
+	switch k {
+	case Auth, RateLimited, Unavailable, Timeout, Truncated:
+		return true
+	}
+	return false
+}

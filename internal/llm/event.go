@@ -1,0 +1,158 @@
+package llm
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// EventType is the kind of an Event. The set is closed: adapters map every wire event onto
+// one of these or drop it.
+type EventType uint8
+
+const (
+	// EvStart is preamble: the upstream opened its answer (a role-only chunk,
+	// response.created, message_start). It carries the upstream id and model, never content,
+	// and never commits an attempt.
+	EvStart EventType = iota + 1
+	// EvText is a delta of answer text.
+	EvText
+	// EvRefusal is a delta of refusal text.
+	EvRefusal
+	// EvReasoning is a delta of reasoning text, or opaque reasoning content (Encrypted).
+	EvReasoning
+	// EvToolCall is a fragment of a tool call: Tool.Index identifies the call within the
+	// choice; ID and Name arrive on the first fragment, Args is a piece of the JSON text.
+	EvToolCall
+	// EvLogprobs carries the raw logprobs object of the upstream chunk, passed through.
+	EvLogprobs
+	// EvUsage carries the token usage of the answer.
+	EvUsage
+	// EvDone ends a choice with its finish reason.
+	EvDone
+)
+
+var evNames = [...]string{"", "start", "text", "refusal", "reasoning", "tool_call", "logprobs", "usage", "done"}
+
+func (t EventType) String() string {
+	if int(t) < len(evNames) {
+		return evNames[t]
+	}
+	return "unknown"
+}
+
+// Event is one provider-neutral stream event. Only the fields of its Type are set.
+type Event struct {
+	Type EventType
+	// Choice is the index of the choice the delta belongs to (n > 1).
+	Choice int
+	// Text is the delta of EvText, EvRefusal and EvReasoning.
+	Text string
+	// Field names the wire field reasoning came in ("reasoning", "reasoning_content"), so an
+	// OpenAI-compatible client gets it back in the same field.
+	Field string
+	// Encrypted is opaque reasoning content (a signature, encrypted_content), carried through.
+	Encrypted string
+	Tool      ToolDelta
+	// Raw is the raw JSON of EvLogprobs.
+	Raw json.RawMessage
+	// Usage is set on EvUsage.
+	Usage *Usage
+	// Finish is the finish reason of EvDone, in Chat Completions terms
+	// (stop, length, tool_calls, content_filter).
+	Finish string
+	// ID and Model are the upstream's names for its answer, set on EvStart.
+	ID    string
+	Model string
+}
+
+// ToolDelta is a fragment of a tool call.
+type ToolDelta struct {
+	Index int
+	ID    string
+	Name  string
+	Args  string
+}
+
+// Healthy reports whether an event proves the attempt is answering: content, a tool call, or
+// a well-formed end. Reasoning counts unless the alias says otherwise, which the caller
+// decides; Healthy reports it as healthy.
+func (e *Event) Healthy() bool {
+	switch e.Type {
+	case EvText, EvRefusal, EvReasoning:
+		return e.Text != "" || e.Encrypted != ""
+	case EvToolCall:
+		return true
+	case EvDone:
+		return true
+	}
+	return false
+}
+
+// Usage is token usage as the provider reported it, or as the gateway estimated it.
+type Usage struct {
+	PromptTokens     int
+	CompletionTokens int
+	TotalTokens      int
+	CachedTokens     int
+	ReasoningTokens  int
+	// Estimated is set when the stream ended without a usage report.
+	Estimated bool
+}
+
+// Stream is an upstream answer, pull-style and single-use. Recv returns the next event, or
+// io.EOF after a complete answer; any other error is sticky and every later Recv returns it.
+// A stream that ends before its finish, or whose last event is cut, ends with a Truncated
+// *Error, never io.EOF. Close releases the connection and unblocks a Recv in progress; it is
+// safe to call more than once. Not safe for concurrent use except Close.
+type Stream interface {
+	Recv() (Event, error)
+	Close() error
+}
+
+// Choice is the complete answer of one choice.
+type Choice struct {
+	Index     int
+	Text      string
+	Refusal   string
+	Reasoning string
+	// ReasoningField is the wire field reasoning arrived in, if any.
+	ReasoningField string
+	ToolCalls      []ToolCall
+	// Logprobs are the raw logprobs objects of the choice's chunks, in order.
+	Logprobs []json.RawMessage
+	Finish   string
+}
+
+// Attempt records one call of one target, for telemetry and the exhausted-chain error.
+type Attempt struct {
+	Target     string
+	Start      time.Time
+	Kind       Kind // KindNone when it served
+	Status     int  // upstream HTTP status, 0 when none came
+	Committed  bool
+	FirstEvent time.Duration
+	Reason     string // short, secret-free
+}
+
+// Response is the complete response of a round.
+type Response struct {
+	ID      string
+	Model   string
+	Choices []Choice
+	Usage   Usage
+	// Target is the served target ("provider/model").
+	Target   string
+	Attempts []Attempt
+	// FirstEvent is the time from the round's start to its first healthy upstream event;
+	// FirstText to the first text released to the sink.
+	FirstEvent time.Duration
+	FirstText  time.Duration
+}
+
+// Choice returns the choice with index i, adding it (and any before it) if needed.
+func (r *Response) Choice(i int) *Choice {
+	for len(r.Choices) <= i {
+		r.Choices = append(r.Choices, Choice{Index: len(r.Choices)})
+	}
+	return &r.Choices[i]
+}

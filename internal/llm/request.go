@@ -1,0 +1,108 @@
+package llm
+
+import "encoding/json"
+
+// Role is the author of a message.
+type Role string
+
+const (
+	RoleSystem    Role = "system"
+	RoleDeveloper Role = "developer"
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+	RoleTool      Role = "tool"
+)
+
+// PartType names the kind of a content part.
+type PartType string
+
+const (
+	PartText  PartType = "text"
+	PartImage PartType = "image_url"
+)
+
+// Part is one piece of a message's content.
+type Part struct {
+	Type PartType
+	Text string
+	// URL is an http(s) URL or a data: URL carrying the image bytes.
+	URL    string
+	Detail string
+}
+
+// ToolCall is a complete call of a tool by the model. Arguments is the raw JSON text the
+// model wrote, unparsed: it is passed on byte for byte (after redaction).
+type ToolCall struct {
+	ID        string
+	Name      string
+	Arguments string
+}
+
+// Message is one turn of the conversation.
+type Message struct {
+	Role Role
+	// Parts is the content. A message whose content was a plain string has one text part and
+	// Plain set, so an adapter can send a string back.
+	Parts []Part
+	Plain bool
+	Name  string
+	// ToolCalls are the calls an assistant message made.
+	ToolCalls []ToolCall
+	// ToolCallID is the call a tool message answers.
+	ToolCallID string
+	// Refusal is an assistant message's refusal text, if any.
+	Refusal string
+}
+
+// Tool is a function the model may call.
+type Tool struct {
+	Name        string
+	Description string
+	// Parameters is the JSON Schema of the arguments, raw.
+	Parameters json.RawMessage
+	Strict     *bool
+}
+
+// Request is the provider-neutral request of one round. Model is the upstream model name of
+// the target being called: the chain sets it per attempt on a copy.
+type Request struct {
+	Model    string
+	Messages []Message
+	Tools    []Tool
+	// ToolChoice and ResponseFormat are raw JSON in the Chat Completions shape; adapters for
+	// other wire formats translate them.
+	ToolChoice     json.RawMessage
+	ResponseFormat json.RawMessage
+	N              int
+	MaxTokens      *int
+	// MaxCompletionTokens keeps the field the client used, for OpenAI-compatible upstreams.
+	MaxCompletionTokens *int
+	Temperature         *float64
+	TopP                *float64
+	Stop                []string
+	User                string
+	Seed                *int64
+	Logprobs            bool
+	TopLogprobs         *int
+	// Stream is what the client asked for. Upstream calls always stream; this only changes
+	// how the answer is delivered.
+	Stream bool
+	// IncludeUsage is the client's stream_options.include_usage.
+	IncludeUsage bool
+	// Extra holds the raw JSON of top-level fields the gateway does not model, passed to
+	// OpenAI-compatible upstreams unchanged, in the order they came.
+	Extra []Field
+}
+
+// Field is one raw top-level JSON member.
+type Field struct {
+	Name  string
+	Value json.RawMessage
+}
+
+// Clone returns a copy whose top-level fields can be changed without touching r. Slices
+// are shared: callers must not mutate their elements.
+func (r *Request) Clone() *Request {
+	c := *r
+	return &c
+}

@@ -1,0 +1,188 @@
+package openai
+
+import (
+	"context"
+	"errors"
+	"io"
+	"maps"
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"time"
+
+	sdk "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+
+	"github.com/sluice-gw/sluice/internal/fallback"
+	"github.com/sluice-gw/sluice/internal/llm"
+)
+
+// Config configures one OpenAI-compatible provider.
+type Config struct {
+	// Name is the provider's name in the configuration ("openai"), used in messages.
+	Name string
+	// BaseURL is the API root, e.g. https://api.openai.com/v1.
+	BaseURL string
+	APIKey  string
+	// Headers are extra request headers (e.g. Azure's api-key).
+	Headers map[string]string
+	// Query holds extra query parameters (e.g. api-version).
+	Query map[string]string
+	// NoStreamOptions leaves stream_options.include_usage out, for servers that reject it.
+	NoStreamOptions bool
+	// HTTPClient is the client to call with; nil means a shared client tuned for a proxy.
+	HTTPClient *http.Client
+}
+
+// Client calls one OpenAI-compatible provider. Safe for concurrent use.
+type Client struct {
+	name            string
+	noStreamOptions bool
+	sdk             sdk.Client
+}
+
+var _ fallback.Provider = (*Client)(nil)
+
+// maxErrorBody caps how much of a non-2xx body is read: enough for any error object, and an
+// upstream that answers an error with megabytes cannot hold the attempt.
+const maxErrorBody = 64 << 10
+
+// maxEvent caps one SSE event: a chunk is small, but a logprobs chunk or a whole tool call
+// in one delta can be large.
+const maxEvent = 8 << 20
+
+// sharedHTTPClient serves every Client without its own. No overall Timeout: streams are long,
+// and the chain's contexts bound connect, first-event, idle and total time.
+var sharedHTTPClient = &http.Client{Transport: &http.Transport{
+	Proxy:                 http.ProxyFromEnvironment,
+	DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+	ForceAttemptHTTP2:     true,
+	MaxIdleConns:          1024,
+	MaxIdleConnsPerHost:   256, // a gateway sends most of its traffic to a handful of hosts
+	IdleConnTimeout:       90 * time.Second,
+	TLSHandshakeTimeout:   10 * time.Second,
+	ExpectContinueTimeout: time.Second,
+}}
+
+// New returns a Client for c.
+func New(c Config) *Client {
+	if c.Name == "" {
+		c.Name = "openai"
+	}
+	hc := c.HTTPClient
+	if hc == nil {
+		hc = sharedHTTPClient
+	}
+	// The options are built here rather than with sdk.NewClient, which reads OPENAI_API_KEY,
+	// OPENAI_BASE_URL and friends from the environment: a provider's configuration must
+	// not pick up a key meant for another.
+	opts := []option.RequestOption{
+		option.WithBaseURL(c.BaseURL),
+		option.WithAPIKey(c.APIKey),
+		option.WithHTTPClient(hc),
+		option.WithMaxRetries(0), // retrying belongs to the fallback chain
+		option.WithHeader("Accept", "text/event-stream"),
+		option.WithMiddleware(captureErrorBody),
+	}
+	for _, k := range slices.Sorted(maps.Keys(c.Headers)) {
+		opts = append(opts, option.WithHeader(k, c.Headers[k]))
+	}
+	for _, k := range slices.Sorted(maps.Keys(c.Query)) {
+		opts = append(opts, option.WithQuery(k, c.Query[k]))
+	}
+	return &Client{name: c.Name, noStreamOptions: c.NoStreamOptions, sdk: sdk.Client{Options: opts}}
+}
+
+// Stream starts a streamed Chat Completions call of req. It returns once the upstream
+// answered: a non-2xx answer or a connection failure is an *llm.Error (Target left for the
+// caller to set). The stream is the caller's to Close; canceling ctx aborts it.
+func (c *Client) Stream(ctx context.Context, req *llm.Request) (llm.Stream, error) {
+	body, err := encodeRequest(req, !c.noStreamOptions)
+	if err != nil {
+		return nil, err
+	}
+	var res *http.Response
+	// Passing **http.Response as the result makes openai-go hand over the response with its
+	// body unread (requestconfig: "A pointer to a [*http.Response] is populated by the raw
+	// response"); non-2xx answers never get there: captureErrorBody turns them into a
+	// *statusError first.
+	err = c.sdk.Post(ctx, "chat/completions", nil, &res, option.WithRequestBody("application/json", body))
+	if err != nil {
+		if res != nil && res.Body != nil {
+			res.Body.Close()
+		}
+		return nil, c.callError(ctx, err)
+	}
+	if mt, _, _ := mime.ParseMediaType(res.Header.Get("Content-Type")); mt == "application/json" {
+		// The server ignored stream: true, or sent an error with status 200.
+		b, _ := io.ReadAll(io.LimitReader(res.Body, maxErrorBody))
+		res.Body.Close()
+		if e := parseErrorBody(b); e.Message != "" {
+			return nil, inStreamError(c.name, e)
+		}
+		return nil, &llm.Error{Kind: llm.Unavailable, Status: res.StatusCode,
+			Message: c.name + " answered with JSON, not an event stream"}
+	}
+	return newStream(ctx, c.name, res.Body), nil
+}
+
+// statusError is a non-2xx answer, with at most maxErrorBody bytes of its body.
+type statusError struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (e *statusError) Error() string { return http.StatusText(e.status) }
+
+// captureErrorBody reads a non-2xx body with a cap and returns it as an error: openai-go
+// would read it whole, and its error type may keep a message that echoes the key.
+func captureErrorBody(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+	res, err := next(req)
+	if err != nil || res.StatusCode >= 200 && res.StatusCode < 300 {
+		return res, err
+	}
+	b, _ := io.ReadAll(io.LimitReader(res.Body, maxErrorBody))
+	res.Body.Close()
+	return nil, &statusError{status: res.StatusCode, header: res.Header, body: b}
+}
+
+// callError maps a failed call to an *llm.Error.
+func (c *Client) callError(ctx context.Context, err error) error {
+	if e := ctxError(ctx); e != nil {
+		return e
+	}
+	var se *statusError
+	if errors.As(err, &se) {
+		return c.statusError(se)
+	}
+	var le *llm.Error
+	if errors.As(err, &le) {
+		return le
+	}
+	// A *url.Error prints the URL, whose query may hold a credential: keep only the cause.
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	return &llm.Error{Kind: llm.Unavailable, Message: c.name + ": " + err.Error(), Err: err}
+}
+
+// ctxError is the error for a done ctx: Canceled when the client left, Timeout when a
+// deadline passed (the cause tells a chain timeout given as a cancel cause), nil otherwise.
+func ctxError(ctx context.Context) error {
+	if ctx.Err() == nil {
+		return nil
+	}
+	cause := context.Cause(ctx)
+	var le *llm.Error
+	if errors.As(cause, &le) {
+		return le
+	}
+	if errors.Is(cause, context.DeadlineExceeded) {
+		return &llm.Error{Kind: llm.Timeout, Message: cause.Error(), Err: cause}
+	}
+	return &llm.Error{Kind: llm.Canceled, Message: cause.Error(), Err: cause}
+}

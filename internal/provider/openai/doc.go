@@ -1,0 +1,11 @@
+// Package openai is the adapter for OpenAI Chat Completions and the servers that speak it
+// (Azure, vLLM, Groq, OpenRouter, ...). It decides how an llm.Request becomes a Chat
+// Completions body, how an upstream's answer before the stream maps to an *llm.Error kind,
+// and how the streamed chunks become llm.Events, including when a stream is complete and
+// when it was truncated.
+//
+// openai-go carries the HTTP call (base URL, auth, headers, query) with its retries off:
+// retrying belongs to the fallback chain. Its SSE decoder is not used: it drops a last event
+// cut before its blank line and reports EOF as clean (DESIGN §10); internal/sse decodes the
+// body instead.
+package openai

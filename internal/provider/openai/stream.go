@@ -1,0 +1,218 @@
+package openai
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"sync"
+	"sync/atomic"
+
+	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/sse"
+)
+
+// maxChoices bounds the choice index a chunk may name: OpenAI allows n <= 128, and a bogus
+// index must not size the state slice.
+const maxChoices = 1024
+
+// stream is a Chat Completions answer as an llm.Stream. Not safe for concurrent use, except
+// Close, which unblocks a Recv in progress by closing the body.
+type stream struct {
+	// ctx is the call's context, kept only to tell a client that left or a chain timeout
+	// from an upstream failure when a read fails: the transport's error does not say.
+	ctx  context.Context
+	name string
+	body io.ReadCloser
+	dec  *sse.Reader
+
+	closeOnce sync.Once
+	closed    atomic.Bool
+
+	chunk   chunk
+	queue   []llm.Event // events of the current chunk; queue[qi:] not yet returned
+	qi      int
+	started bool
+	// state per choice index: 0 not seen, 1 open, 2 finished.
+	state          []uint8
+	seen, finished int
+	err            error // sticky: io.EOF after a complete answer
+}
+
+func newStream(ctx context.Context, name string, body io.ReadCloser) *stream {
+	return &stream{ctx: ctx, name: name, body: body, dec: sse.NewReader(body, maxEvent)}
+}
+
+// Recv returns the next event. io.EOF means the answer is complete: every choice it named
+// has its finish reason (a missing [DONE] or usage chunk after that does not matter). A
+// stream that ends or is cut before that ends with a Truncated *llm.Error; an error event
+// from the provider is Unavailable (or RateLimited); a data line that is not JSON is
+// Unavailable, since the upstream is not speaking the protocol (a last event cut at EOF
+// is Truncated instead). If ctx was canceled, the error is Canceled (or Timeout), whatever
+// the read saw. Errors are sticky.
+func (s *stream) Recv() (llm.Event, error) {
+	for {
+		if s.qi < len(s.queue) {
+			ev := s.queue[s.qi]
+			s.queue[s.qi] = llm.Event{} // drop references held by the queue
+			s.qi++
+			return ev, nil
+		}
+		if s.err != nil {
+			return llm.Event{}, s.err
+		}
+		s.queue, s.qi = s.queue[:0], 0
+		if err := s.next(); err != nil {
+			s.err = err
+			s.closeBody()
+		}
+	}
+}
+
+// Close releases the connection and unblocks a Recv in progress. Safe to call more than
+// once and concurrently with Recv.
+func (s *stream) Close() error {
+	s.closed.Store(true)
+	s.closeBody()
+	return nil
+}
+
+func (s *stream) closeBody() {
+	s.closeOnce.Do(func() { s.body.Close() })
+}
+
+var done = []byte("[DONE]")
+
+// next reads one SSE event and queues its llm.Events, or returns the error that ends the
+// stream.
+func (s *stream) next() error {
+	ev, err := s.dec.Next()
+	if err != nil {
+		return s.endError(err)
+	}
+	data := bytes.TrimSpace(ev.Data)
+	if bytes.Equal(data, done) {
+		return s.end("[DONE] came before every choice finished")
+	}
+	if ev.Type == "error" {
+		// Groq and others name the event; the payload is {"error":{...}} or flat.
+		return inStreamError(s.name, parseErrorBody(data))
+	}
+	s.chunk.reset()
+	if err := json.Unmarshal(data, &s.chunk); err != nil {
+		return &llm.Error{Kind: llm.Unavailable, Message: s.name + " sent an event that is not a JSON chunk", Err: err}
+	}
+	if len(s.chunk.Error) > 0 && !bytes.Equal(s.chunk.Error, []byte("null")) {
+		return inStreamError(s.name, parseErrorBody(data))
+	}
+	if !s.started {
+		s.started = true
+		var h head
+		json.Unmarshal(data, &h) // cannot fail: the same bytes decoded above
+		s.queue = append(s.queue, llm.Event{Type: llm.EvStart, ID: h.ID, Model: h.Model})
+	}
+	for i := range s.chunk.Choices {
+		if err := s.choice(&s.chunk.Choices[i]); err != nil {
+			return err
+		}
+	}
+	if u := s.chunk.Usage; u != nil {
+		s.queue = append(s.queue, llm.Event{Type: llm.EvUsage, Usage: &llm.Usage{
+			PromptTokens:     u.PromptTokens,
+			CompletionTokens: u.CompletionTokens,
+			TotalTokens:      u.TotalTokens,
+			CachedTokens:     u.PromptTokensDetails.CachedTokens,
+			ReasoningTokens:  u.CompletionTokensDetails.ReasoningTokens,
+		}})
+	}
+	return nil
+}
+
+// choice queues the events of one choice of a chunk: logprobs first (they describe the
+// tokens of this chunk's content), then reasoning, content, refusal, tool-call fragments,
+// and the finish reason last.
+func (s *stream) choice(c *wireChoice) error {
+	i := c.Index
+	if i < 0 || i >= maxChoices {
+		return llm.Errorf(llm.Unavailable, "%s sent choice index %d", s.name, i)
+	}
+	for len(s.state) <= i {
+		s.state = append(s.state, 0)
+	}
+	if s.state[i] == 0 {
+		s.state[i] = 1
+		s.seen++
+	}
+	if len(c.Logprobs) > 0 && !bytes.Equal(c.Logprobs, []byte("null")) {
+		s.queue = append(s.queue, llm.Event{Type: llm.EvLogprobs, Choice: i, Raw: c.Logprobs})
+	}
+	d := &c.Delta
+	if d.Reasoning != "" {
+		s.queue = append(s.queue, llm.Event{Type: llm.EvReasoning, Choice: i, Text: string(d.Reasoning), Field: "reasoning"})
+	}
+	if d.ReasoningContent != "" {
+		s.queue = append(s.queue, llm.Event{Type: llm.EvReasoning, Choice: i, Text: string(d.ReasoningContent), Field: "reasoning_content"})
+	}
+	if d.Content != "" {
+		s.queue = append(s.queue, llm.Event{Type: llm.EvText, Choice: i, Text: string(d.Content)})
+	}
+	if d.Refusal != "" {
+		s.queue = append(s.queue, llm.Event{Type: llm.EvRefusal, Choice: i, Text: string(d.Refusal)})
+	}
+	for _, tc := range d.ToolCalls {
+		s.queue = append(s.queue, llm.Event{Type: llm.EvToolCall, Choice: i, Tool: llm.ToolDelta{
+			Index: tc.Index, ID: tc.ID, Name: tc.Function.Name, Args: string(tc.Function.Arguments),
+		}})
+	}
+	if c.FinishReason != "" && s.state[i] != 2 {
+		// Only the first finish of a choice counts; some servers repeat it.
+		s.state[i] = 2
+		s.finished++
+		s.queue = append(s.queue, llm.Event{Type: llm.EvDone, Choice: i, Finish: string(c.FinishReason)})
+	}
+	return nil
+}
+
+// end is the end of the body or [DONE]: complete when at least one choice was seen and all
+// seen have finished, else Truncated with msg.
+func (s *stream) end(msg string) error {
+	if err := s.stopped(); err != nil {
+		return err
+	}
+	if s.finished > 0 && s.finished == s.seen {
+		return io.EOF
+	}
+	return &llm.Error{Kind: llm.Truncated, Message: s.name + ": " + msg}
+}
+
+// stopped is the error for a stream the caller stopped: its ctx, or Close.
+func (s *stream) stopped() error {
+	if err := ctxError(s.ctx); err != nil {
+		return err
+	}
+	if s.closed.Load() {
+		return &llm.Error{Kind: llm.Canceled, Message: s.name + ": stream closed"}
+	}
+	return nil
+}
+
+func (s *stream) endError(err error) error {
+	switch {
+	case err == io.EOF:
+		return s.end("stream ended before every choice finished")
+	case errors.Is(err, sse.ErrCut):
+		if e := s.stopped(); e != nil {
+			return e
+		}
+		return &llm.Error{Kind: llm.Truncated, Message: s.name + ": stream cut inside its last event", Err: err}
+	}
+	if e := s.stopped(); e != nil {
+		return e
+	}
+	if errors.Is(err, sse.ErrTooLarge) {
+		return &llm.Error{Kind: llm.Unavailable, Message: s.name + ": event over the size limit", Err: err}
+	}
+	// The connection broke mid-answer.
+	return &llm.Error{Kind: llm.Truncated, Message: s.name + ": stream read failed: " + err.Error(), Err: err}
+}

@@ -1,0 +1,251 @@
+package relay
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/sluice-gw/sluice/internal/llm"
+)
+
+// Sink receives what the relay releases, in order: EvStart, text, refusal and reasoning
+// deltas as the redaction windows release them, EvLogprobs, whole tool calls (EvToolCall with
+// the complete arguments, at the end of their choice), EvDone per choice, EvUsage. The event
+// is only valid during the call. An error from the sink ends the round (the client left).
+type Sink interface {
+	Event(ev *llm.Event) error
+}
+
+// Window is a redaction window (redact.Window): Write returns what may be released, Flush
+// returns the rest at the end of the text.
+type Window interface {
+	Write(piece string) string
+	Flush() string
+}
+
+// Options configure a round. The zero value relays without redaction.
+type Options struct {
+	// NewWindow returns a fresh window for one choice and kind; nil relays text as it comes.
+	NewWindow func() Window
+	// RedactJSON masks secrets in the raw JSON of tool-call arguments, keeping it valid.
+	RedactJSON func(string) string
+	// Start is when the round started, for the time to first text.
+	Start time.Time
+}
+
+// kinds of text that get a window each.
+const (
+	kText = iota
+	kRefusal
+	kReasoning
+	nKinds
+)
+
+type call struct {
+	id, name string
+	args     strings.Builder
+}
+
+type choiceState struct {
+	win   [nKinds]Window
+	calls []*call
+	// out accumulates released text per kind; a builder, so a long answer costs linear time.
+	out   [nKinds]strings.Builder
+	done  bool
+	field string // reasoning wire field
+}
+
+// Run relays s to sink until the end of the round and returns the complete response. It does
+// not close s. On failure it returns the response so far with the error; a sink error is
+// returned as a Canceled *llm.Error wrapping it.
+func Run(ctx context.Context, s llm.Stream, sink Sink, o Options) (*llm.Response, error) {
+	r := &round{sink: sink, o: o, resp: &llm.Response{}}
+	for {
+		ev, err := s.Recv()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				err = r.finish()
+			}
+			return r.result(), err
+		}
+		if err := r.event(&ev); err != nil {
+			if ctx.Err() != nil {
+				err = &llm.Error{Kind: llm.Canceled, Message: "client went away", Err: err}
+			}
+			return r.result(), err
+		}
+	}
+}
+
+type round struct {
+	sink    Sink
+	o       Options
+	resp    *llm.Response
+	choices []*choiceState
+	usage   bool
+}
+
+func (r *round) choice(i int) *choiceState {
+	for len(r.choices) <= i {
+		r.choices = append(r.choices, &choiceState{})
+	}
+	return r.choices[i]
+}
+
+func (r *round) event(ev *llm.Event) error {
+	switch ev.Type {
+	case llm.EvStart:
+		if r.resp.ID == "" {
+			r.resp.ID, r.resp.Model = ev.ID, ev.Model
+		}
+		return r.sink.Event(ev)
+	case llm.EvText, llm.EvRefusal, llm.EvReasoning:
+		return r.text(ev)
+	case llm.EvToolCall:
+		cs := r.choice(ev.Choice)
+		for len(cs.calls) <= ev.Tool.Index {
+			cs.calls = append(cs.calls, &call{})
+		}
+		c := cs.calls[ev.Tool.Index]
+		if ev.Tool.ID != "" {
+			c.id = ev.Tool.ID
+		}
+		if ev.Tool.Name != "" {
+			c.name += ev.Tool.Name
+		}
+		c.args.WriteString(ev.Tool.Args)
+		return nil
+	case llm.EvLogprobs:
+		ch := r.resp.Choice(ev.Choice)
+		ch.Logprobs = append(ch.Logprobs, ev.Raw)
+		return r.sink.Event(ev)
+	case llm.EvUsage:
+		if ev.Usage != nil {
+			r.resp.Usage = *ev.Usage
+			r.usage = true
+		}
+		return r.sink.Event(ev)
+	case llm.EvDone:
+		return r.done(ev.Choice, ev.Finish)
+	}
+	return nil
+}
+
+func kindOf(t llm.EventType) int {
+	switch t {
+	case llm.EvRefusal:
+		return kRefusal
+	case llm.EvReasoning:
+		return kReasoning
+	}
+	return kText
+}
+
+func (r *round) text(ev *llm.Event) error {
+	cs := r.choice(ev.Choice)
+	if ev.Type == llm.EvReasoning && ev.Field != "" {
+		cs.field = ev.Field
+	}
+	out := ev.Text
+	if r.o.NewWindow != nil {
+		k := kindOf(ev.Type)
+		if cs.win[k] == nil {
+			cs.win[k] = r.o.NewWindow()
+		}
+		out = cs.win[k].Write(ev.Text)
+	}
+	if out == "" && ev.Encrypted == "" {
+		return nil
+	}
+	return r.release(ev.Type, ev.Choice, out, ev.Encrypted)
+}
+
+// release records released text on the response and hands it to the sink.
+func (r *round) release(t llm.EventType, i int, text, enc string) error {
+	cs := r.choice(i)
+	cs.out[kindOf(t)].WriteString(text)
+	r.resp.Choice(i)
+	if text != "" && r.resp.FirstText == 0 && !r.o.Start.IsZero() {
+		r.resp.FirstText = time.Since(r.o.Start)
+	}
+	out := llm.Event{Type: t, Choice: i, Text: text, Encrypted: enc, Field: cs.field}
+	return r.sink.Event(&out)
+}
+
+// done ends choice i: what its windows still hold goes out, then its tool calls whole, then
+// the finish reason.
+func (r *round) done(i int, finish string) error {
+	cs := r.choice(i)
+	if cs.done {
+		return nil
+	}
+	cs.done = true
+	for k, w := range cs.win {
+		if w == nil {
+			continue
+		}
+		if rest := w.Flush(); rest != "" {
+			t := [nKinds]llm.EventType{llm.EvText, llm.EvRefusal, llm.EvReasoning}[k]
+			if err := r.release(t, i, rest, ""); err != nil {
+				return err
+			}
+		}
+	}
+	ch := r.resp.Choice(i)
+	for idx, c := range cs.calls {
+		args := c.args.String()
+		if r.o.RedactJSON != nil {
+			args = r.o.RedactJSON(args)
+		}
+		ch.ToolCalls = append(ch.ToolCalls, llm.ToolCall{ID: c.id, Name: c.name, Arguments: args})
+		ev := llm.Event{Type: llm.EvToolCall, Choice: i, Tool: llm.ToolDelta{Index: idx, ID: c.id, Name: c.name, Args: args}}
+		if err := r.sink.Event(&ev); err != nil {
+			return err
+		}
+	}
+	ch.Finish = finish
+	ev := llm.Event{Type: llm.EvDone, Choice: i, Finish: finish}
+	return r.sink.Event(&ev)
+}
+
+// result fills the response's text from what was released.
+func (r *round) result() *llm.Response {
+	for i, cs := range r.choices {
+		ch := r.resp.Choice(i)
+		ch.Text, ch.Refusal, ch.Reasoning = cs.out[kText].String(), cs.out[kRefusal].String(), cs.out[kReasoning].String()
+		ch.ReasoningField = cs.field
+	}
+	return r.resp
+}
+
+// finish closes the round at a clean end of stream. The adapter guarantees every choice
+// finished; usage is estimated when the provider never reported it.
+func (r *round) finish() error {
+	for i, cs := range r.choices {
+		if !cs.done {
+			if err := r.done(i, "stop"); err != nil {
+				return err
+			}
+		}
+	}
+	if !r.usage {
+		r.resp.Usage = estimate(r.result())
+	}
+	return nil
+}
+
+// estimate guesses completion tokens at four bytes a token: the provider did not say, and an
+// estimate marked as such beats a zero that looks real.
+func estimate(resp *llm.Response) llm.Usage {
+	n := 0
+	for _, c := range resp.Choices {
+		n += len(c.Text) + len(c.Refusal) + len(c.Reasoning)
+		for _, tc := range c.ToolCalls {
+			n += len(tc.Name) + len(tc.Arguments)
+		}
+	}
+	out := (n + 3) / 4
+	return llm.Usage{CompletionTokens: out, TotalTokens: out, Estimated: true}
+}

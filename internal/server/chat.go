@@ -1,0 +1,240 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/sluice-gw/sluice/internal/fallback"
+	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/relay"
+)
+
+// chat serves POST /v1/chat/completions.
+func (s *Server) chat(c echo.Context) error {
+	in := reqInfo(c)
+	body, err := s.readBody(c)
+	if err != nil {
+		return s.reject(c, err)
+	}
+	cr, err := decodeChat(body)
+	if err != nil {
+		return s.reject(c, err)
+	}
+	in.model, in.stream = cr.Model, cr.req.Stream
+	chain, err := s.resolve(cr.Model)
+	if err != nil {
+		return s.reject(c, err)
+	}
+	run := chain.Start(&cr.req)
+	if cr.req.Stream {
+		return s.chatStream(c, run, &cr.req)
+	}
+	return s.chatOnce(c, run)
+}
+
+func (s *Server) reject(c echo.Context, err error) error {
+	reqInfo(c).kind = llm.KindOf(err)
+	return writeError(c, err)
+}
+
+func (s *Server) relayOptions() relay.Options {
+	return relay.Options{NewWindow: s.o.NewWindow, RedactJSON: s.o.RedactJSON, Start: time.Now()}
+}
+
+// served sets the headers that say who served.
+func served(c echo.Context, run *fallback.Run, st *fallback.Stream) {
+	setServed(reqInfo(c), run, st, c.Response().Header())
+}
+
+func setServed(in *info, run *fallback.Run, st *fallback.Stream, h http.Header) {
+	in.attempts = len(run.Attempts)
+	h.Set("X-Sluice-Attempts", strconv.Itoa(in.attempts))
+	if st != nil {
+		in.target = st.Target
+		h.Set("X-Sluice-Target", st.Target)
+	}
+}
+
+// chatStream commits to a target, then relays its answer as it comes. Before commit any
+// failure is an ordinary HTTP error, unless a keepalive already sent the headers; after it, an
+// in-band error frame and no [DONE].
+func (s *Server) chatStream(c echo.Context, run *fallback.Run, req *llm.Request) error {
+	ctx := c.Request().Context()
+	in := reqInfo(c)
+	ew := newEventWriter(c.Response(), s.o.Heartbeat)
+	defer ew.close()
+	st, err := run.Next(ctx)
+	if err != nil {
+		in.kind = llm.KindOf(err)
+		if !ew.begun() {
+			served(c, run, nil)
+			return writeError(c, err)
+		}
+		setServed(in, run, nil, c.Response().Header())
+		ew.frame(inband(errorBody(err)))
+		return nil
+	}
+	defer st.Close()
+	if err := ew.start(func(h http.Header) { setServed(in, run, st, h) }); err != nil {
+		in.kind = llm.Canceled
+		return nil
+	}
+	sink := newChatSink(ew, "chatcmpl-"+in.id, time.Now().Unix(), st.Model, req.IncludeUsage)
+	resp, err := relay.Run(ctx, st, sink, s.relayOptions())
+	if err == nil {
+		err = sink.end(&resp.Usage)
+		if err == nil {
+			return nil
+		}
+	}
+	in.kind = llm.KindOf(err)
+	if ctx.Err() != nil || in.kind == llm.Canceled {
+		in.kind = llm.Canceled
+		return nil
+	}
+	run.Fail(st, err)
+	_ = ew.frame(inband(errorBody(midstream(st.Target, err))))
+	return nil
+}
+
+// midstream is the in-band error of a target that failed after the answer started.
+func midstream(target string, err error) error {
+	e := publicError(err)
+	msg := target + " failed after the answer started"
+	var le *llm.Error
+	if errors.As(err, &le) {
+		detail := le.Message
+		if le.Code != "" {
+			detail = le.Code + ": " + detail
+		} else if le.Type != "" {
+			detail = le.Type + ": " + detail
+		}
+		if detail != "" && le.Kind != llm.Auth {
+			msg += ": " + detail
+		}
+	}
+	code := "upstream_error"
+	if e.Kind == llm.Truncated {
+		code = "upstream_truncated"
+	} else if e.Kind == llm.Timeout {
+		code = "upstream_timeout"
+	}
+	return &llm.Error{Kind: e.Kind, Type: "server_error", Code: code, Message: msg}
+}
+
+// discard is the sink of a non-streamed request: the relay keeps the complete response.
+type discard struct{}
+
+func (discard) Event(*llm.Event) error { return nil }
+
+// chatOnce serves a non-streamed client. It has seen nothing until the answer is complete,
+// so a failure at any point falls back to the next target.
+func (s *Server) chatOnce(c echo.Context, run *fallback.Run) error {
+	ctx := c.Request().Context()
+	for {
+		st, err := run.Next(ctx)
+		served(c, run, st)
+		if err != nil {
+			return s.reject(c, err)
+		}
+		resp, err := relay.Run(ctx, st, discard{}, s.relayOptions())
+		st.Close()
+		if err == nil {
+			return c.JSONBlob(http.StatusOK, completion("chatcmpl-"+reqInfo(c).id, time.Now().Unix(), st.Model, resp))
+		}
+		if llm.KindOf(err) == llm.Canceled || ctx.Err() != nil {
+			return s.reject(c, &llm.Error{Kind: llm.Canceled, Err: err})
+		}
+		run.Fail(st, err)
+	}
+}
+
+type wireCompletion struct {
+	ID      string       `json:"id"`
+	Object  string       `json:"object"`
+	Created int64        `json:"created"`
+	Model   string       `json:"model"`
+	Choices []wireChoice `json:"choices"`
+	Usage   wireUsage    `json:"usage"`
+}
+
+type wireChoice struct {
+	Index        int             `json:"index"`
+	Message      wireOutMessage  `json:"message"`
+	Logprobs     json.RawMessage `json:"logprobs"`
+	FinishReason string          `json:"finish_reason"`
+}
+
+type wireOutMessage struct {
+	Role             string         `json:"role"`
+	Content          *string        `json:"content"`
+	Refusal          *string        `json:"refusal"`
+	Reasoning        *string        `json:"reasoning,omitempty"`
+	ReasoningContent *string        `json:"reasoning_content,omitempty"`
+	ToolCalls        []wireToolCall `json:"tool_calls,omitempty"`
+}
+
+type wireToolCall struct {
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+type wireUsage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+	PromptDetails    struct {
+		CachedTokens int `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+	CompletionDetails struct {
+		ReasoningTokens int `json:"reasoning_tokens"`
+	} `json:"completion_tokens_details"`
+}
+
+// completion encodes the assembled chat.completion object.
+func completion(id string, created int64, model string, resp *llm.Response) []byte {
+	out := wireCompletion{ID: id, Object: "chat.completion", Created: created, Model: model, Choices: []wireChoice{}}
+	for _, ch := range resp.Choices {
+		m := wireOutMessage{Role: "assistant"}
+		if ch.Text != "" || (ch.Refusal == "" && len(ch.ToolCalls) == 0) {
+			t := ch.Text
+			m.Content = &t
+		}
+		if ch.Refusal != "" {
+			r := ch.Refusal
+			m.Refusal = &r
+		}
+		if ch.Reasoning != "" {
+			r := ch.Reasoning
+			if ch.ReasoningField == "reasoning" {
+				m.Reasoning = &r
+			} else {
+				m.ReasoningContent = &r
+			}
+		}
+		for _, tc := range ch.ToolCalls {
+			w := wireToolCall{ID: tc.ID, Type: "function"}
+			w.Function.Name, w.Function.Arguments = tc.Name, tc.Arguments
+			m.ToolCalls = append(m.ToolCalls, w)
+		}
+		lp := joinLogprobs(ch.Logprobs)
+		if lp == nil {
+			lp = json.RawMessage("null")
+		}
+		out.Choices = append(out.Choices, wireChoice{Index: ch.Index, Message: m, Logprobs: lp, FinishReason: ch.Finish})
+	}
+	u := &out.Usage
+	u.PromptTokens, u.CompletionTokens, u.TotalTokens = resp.Usage.PromptTokens, resp.Usage.CompletionTokens, resp.Usage.TotalTokens
+	u.PromptDetails.CachedTokens = resp.Usage.CachedTokens
+	u.CompletionDetails.ReasoningTokens = resp.Usage.ReasoningTokens
+	b, _ := json.Marshal(out)
+	return b
+}

@@ -1,0 +1,126 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/sluice-gw/sluice/internal/llm"
+)
+
+type wireMessage struct {
+	Role       string          `json:"role"`
+	Content    json.RawMessage `json:"content"`
+	Name       string          `json:"name"`
+	Refusal    *string         `json:"refusal"`
+	ToolCallID string          `json:"tool_call_id"`
+	ToolCalls  []struct {
+		ID       string `json:"id"`
+		Type     string `json:"type"`
+		Function struct {
+			Name      string `json:"name"`
+			Arguments string `json:"arguments"`
+		} `json:"function"`
+	} `json:"tool_calls"`
+}
+
+type wirePart struct {
+	Type     string  `json:"type"`
+	Text     *string `json:"text"`
+	ImageURL *struct {
+		URL    string `json:"url"`
+		Detail string `json:"detail"`
+	} `json:"image_url"`
+}
+
+func (cr *chatRequest) messages(raw json.RawMessage) error {
+	var msgs []json.RawMessage
+	if err := json.Unmarshal(raw, &msgs); err != nil {
+		return typeErr("messages", "an array of message objects")
+	}
+	cr.req.Messages = make([]llm.Message, 0, len(msgs))
+	for i, m := range msgs {
+		msg, err := decodeMessage(i, m)
+		if err != nil {
+			return err
+		}
+		cr.req.Messages = append(cr.req.Messages, msg)
+	}
+	return nil
+}
+
+func decodeMessage(i int, raw json.RawMessage) (llm.Message, error) {
+	p := fmt.Sprintf("messages[%d]", i)
+	var w wireMessage
+	if err := json.Unmarshal(raw, &w); err != nil {
+		return llm.Message{}, invalid(p, "Invalid type for '%s': expected a message object with string fields.", p)
+	}
+	m := llm.Message{Role: llm.Role(w.Role), Name: w.Name, ToolCallID: w.ToolCallID}
+	switch m.Role {
+	case llm.RoleSystem, llm.RoleDeveloper, llm.RoleUser, llm.RoleAssistant, llm.RoleTool:
+	case "":
+		return m, invalid(p+".role", "Missing required parameter: '%s.role'.", p)
+	default:
+		return m, invalid(p+".role", "Invalid value for '%s.role': '%s'. Supported values are: 'system', 'developer', 'user', 'assistant' and 'tool'.", p, w.Role)
+	}
+	if w.Refusal != nil {
+		m.Refusal = *w.Refusal
+	}
+	parts, plain, err := decodeContent(p, m.Role, w.Content)
+	if err != nil {
+		return m, err
+	}
+	m.Parts, m.Plain = parts, plain
+	if m.Role == llm.RoleTool && m.ToolCallID == "" {
+		return m, invalid(p+".tool_call_id", "Missing required parameter: '%s.tool_call_id'.", p)
+	}
+	if len(w.ToolCalls) > 0 && m.Role != llm.RoleAssistant {
+		return m, invalid(p+".tool_calls", "Only assistant messages may have 'tool_calls'.")
+	}
+	for j, tc := range w.ToolCalls {
+		if tc.ID == "" || tc.Function.Name == "" {
+			return m, invalid(fmt.Sprintf("%s.tool_calls[%d]", p, j), "Missing required parameter: '%s.tool_calls[%d].id' or '.function.name'.", p, j)
+		}
+		m.ToolCalls = append(m.ToolCalls, llm.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
+	}
+	if len(m.Parts) == 0 && len(m.ToolCalls) == 0 && m.Role != llm.RoleAssistant {
+		return m, invalid(p+".content", "Missing required parameter: '%s.content'.", p)
+	}
+	return m, nil
+}
+
+// decodeContent accepts a string or an array of parts; images only in user messages.
+func decodeContent(p string, role llm.Role, raw json.RawMessage) ([]llm.Part, bool, error) {
+	if len(raw) == 0 || isNull(raw) {
+		return nil, false, nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return []llm.Part{{Type: llm.PartText, Text: s}}, true, nil
+	}
+	var ws []wirePart
+	if err := json.Unmarshal(raw, &ws); err != nil {
+		return nil, false, typeErr(p+".content", "a string or an array of content parts")
+	}
+	parts := make([]llm.Part, 0, len(ws))
+	for j, w := range ws {
+		pp := fmt.Sprintf("%s.content[%d]", p, j)
+		switch w.Type {
+		case "text":
+			if w.Text == nil {
+				return nil, false, invalid(pp+".text", "Missing required parameter: '%s.text'.", pp)
+			}
+			parts = append(parts, llm.Part{Type: llm.PartText, Text: *w.Text})
+		case "image_url":
+			if role != llm.RoleUser {
+				return nil, false, invalid(pp+".type", "Image content parts are only allowed in user messages.")
+			}
+			if w.ImageURL == nil || w.ImageURL.URL == "" {
+				return nil, false, invalid(pp+".image_url.url", "Missing required parameter: '%s.image_url.url'.", pp)
+			}
+			parts = append(parts, llm.Part{Type: llm.PartImage, URL: w.ImageURL.URL, Detail: w.ImageURL.Detail})
+		default:
+			return nil, false, invalid(pp+".type", "Invalid value for '%s.type': '%s'. Supported values are: 'text' and 'image_url'.", pp, w.Type)
+		}
+	}
+	return parts, false, nil
+}

@@ -1,0 +1,318 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+
+	"github.com/sluice-gw/sluice/internal/llm"
+)
+
+// chatRequest is a decoded POST /v1/chat/completions body.
+type chatRequest struct {
+	Model string
+	req   llm.Request
+}
+
+// invalid is a 400 invalid_request_error naming the field.
+func invalid(param, format string, args ...any) *llm.Error {
+	return &llm.Error{Kind: llm.Invalid, Type: "invalid_request_error", Param: param,
+		Message: fmt.Sprintf(format, args...)}
+}
+
+// decodeChat parses and validates a Chat Completions body. Modelled fields are checked for
+// type and range; the rest are kept raw, in order, for OpenAI-compatible upstreams.
+func decodeChat(body []byte) (*chatRequest, error) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, invalid("", "We could not parse the JSON body of your request: %s", jsonMsg(err))
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return nil, invalid("", "The request body must be a JSON object.")
+	}
+	cr := &chatRequest{}
+	seen := map[string]bool{}
+	for dec.More() {
+		kt, err := dec.Token()
+		if err != nil {
+			return nil, invalid("", "We could not parse the JSON body of your request: %s", jsonMsg(err))
+		}
+		key := kt.(string)
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, invalid("", "We could not parse the JSON body of your request: %s", jsonMsg(err))
+		}
+		if seen[key] {
+			return nil, invalid(key, "Duplicate field '%s'.", key)
+		}
+		seen[key] = true
+		if err := cr.field(key, raw); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, invalid("", "We could not parse the JSON body of your request: %s", jsonMsg(err))
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, invalid("", "We could not parse the JSON body of your request: data after the top-level object")
+	}
+	if cr.Model == "" {
+		return nil, invalid("model", "Missing required parameter: 'model'.")
+	}
+	if !seen["messages"] {
+		return nil, invalid("messages", "Missing required parameter: 'messages'.")
+	}
+	if len(cr.req.Messages) == 0 {
+		return nil, invalid("messages", "Invalid 'messages': empty array. Expected an array with minimum length 1.")
+	}
+	return cr, nil
+}
+
+func jsonMsg(err error) string {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return fmt.Sprintf("%s (at byte %d)", se.Error(), se.Offset)
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		return "unexpected end of JSON input"
+	}
+	return err.Error()
+}
+
+func isNull(raw json.RawMessage) bool { return string(raw) == "null" }
+
+// typeErr names the field and the type it wants.
+func typeErr(param, want string) *llm.Error {
+	return invalid(param, "Invalid type for '%s': expected %s.", param, want)
+}
+
+func (cr *chatRequest) field(key string, raw json.RawMessage) error {
+	r := &cr.req
+	switch key {
+	case "model":
+		if err := json.Unmarshal(raw, &cr.Model); err != nil {
+			return typeErr(key, "a string")
+		}
+	case "messages":
+		return cr.messages(raw)
+	case "stream":
+		if isNull(raw) {
+			return nil
+		}
+		if err := json.Unmarshal(raw, &r.Stream); err != nil {
+			return typeErr(key, "a boolean")
+		}
+	case "stream_options":
+		if isNull(raw) {
+			return nil
+		}
+		var so struct {
+			IncludeUsage *bool `json:"include_usage"`
+		}
+		if err := json.Unmarshal(raw, &so); err != nil {
+			return typeErr(key, "an object")
+		}
+		if so.IncludeUsage != nil {
+			r.IncludeUsage = *so.IncludeUsage
+		}
+	case "n":
+		v, err := intField(key, raw, 1, 128)
+		if err != nil || v == nil {
+			return err
+		}
+		r.N = *v
+	case "max_tokens":
+		v, err := intField(key, raw, 1, math.MaxInt32)
+		r.MaxTokens = v
+		return err
+	case "max_completion_tokens":
+		v, err := intField(key, raw, 1, math.MaxInt32)
+		r.MaxCompletionTokens = v
+		return err
+	case "top_logprobs":
+		v, err := intField(key, raw, 0, 20)
+		r.TopLogprobs = v
+		return err
+	case "temperature":
+		v, err := floatField(key, raw, 0, 2)
+		r.Temperature = v
+		return err
+	case "top_p":
+		v, err := floatField(key, raw, 0, 1)
+		r.TopP = v
+		return err
+	case "seed":
+		if isNull(raw) {
+			return nil
+		}
+		var v int64
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return typeErr(key, "an integer")
+		}
+		r.Seed = &v
+	case "logprobs":
+		if isNull(raw) {
+			return nil
+		}
+		if err := json.Unmarshal(raw, &r.Logprobs); err != nil {
+			return typeErr(key, "a boolean")
+		}
+	case "user":
+		if isNull(raw) {
+			return nil
+		}
+		if err := json.Unmarshal(raw, &r.User); err != nil {
+			return typeErr(key, "a string")
+		}
+	case "stop":
+		return cr.stop(raw)
+	case "tools":
+		return cr.tools(raw)
+	case "tool_choice":
+		if isNull(raw) {
+			return nil
+		}
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			if s != "none" && s != "auto" && s != "required" {
+				return invalid(key, "Invalid value for 'tool_choice': '%s'. Supported values are: 'none', 'auto' and 'required'.", s)
+			}
+		} else {
+			var o struct {
+				Type     string `json:"type"`
+				Function *struct {
+					Name string `json:"name"`
+				} `json:"function"`
+			}
+			if err := json.Unmarshal(raw, &o); err != nil || o.Type == "" {
+				return typeErr(key, "a string or an object with a 'type'")
+			}
+			if o.Type == "function" && (o.Function == nil || o.Function.Name == "") {
+				return invalid(key, "Missing required parameter: 'tool_choice.function.name'.")
+			}
+		}
+		r.ToolChoice = raw
+	case "response_format":
+		if isNull(raw) {
+			return nil
+		}
+		var o struct {
+			Type string `json:"type"`
+		}
+		if err := json.Unmarshal(raw, &o); err != nil {
+			return typeErr(key, "an object")
+		}
+		switch o.Type {
+		case "text", "json_object", "json_schema":
+		default:
+			return invalid("response_format.type", "Invalid value for 'response_format.type': '%s'. Supported values are: 'text', 'json_object' and 'json_schema'.", o.Type)
+		}
+		r.ResponseFormat = raw
+	default:
+		r.Extra = append(r.Extra, llm.Field{Name: key, Value: raw})
+	}
+	return nil
+}
+
+func intField(key string, raw json.RawMessage, lo, hi int) (*int, error) {
+	if isNull(raw) {
+		return nil, nil
+	}
+	var n json.Number
+	if err := json.Unmarshal(raw, &n); err != nil {
+		return nil, typeErr(key, "an integer")
+	}
+	v, err := n.Int64()
+	if err != nil {
+		return nil, typeErr(key, "an integer")
+	}
+	if v < int64(lo) || v > int64(hi) {
+		return nil, invalid(key, "Invalid '%s': %d is out of range [%d, %d].", key, v, lo, hi)
+	}
+	i := int(v)
+	return &i, nil
+}
+
+func floatField(key string, raw json.RawMessage, lo, hi float64) (*float64, error) {
+	if isNull(raw) {
+		return nil, nil
+	}
+	var v float64
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, typeErr(key, "a number")
+	}
+	if v < lo || v > hi {
+		return nil, invalid(key, "Invalid '%s': %g is out of range [%g, %g].", key, v, lo, hi)
+	}
+	return &v, nil
+}
+
+func (cr *chatRequest) stop(raw json.RawMessage) error {
+	if isNull(raw) {
+		return nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		cr.req.Stop = []string{s}
+		return nil
+	}
+	var ss []string
+	if err := json.Unmarshal(raw, &ss); err != nil {
+		return typeErr("stop", "a string or an array of strings")
+	}
+	if len(ss) > 4 {
+		return invalid("stop", "Invalid 'stop': at most 4 sequences are allowed.")
+	}
+	cr.req.Stop = ss
+	return nil
+}
+
+func (cr *chatRequest) tools(raw json.RawMessage) error {
+	if isNull(raw) {
+		return nil
+	}
+	var ts []struct {
+		Type     string `json:"type"`
+		Function *struct {
+			Name        string          `json:"name"`
+			Description string          `json:"description"`
+			Parameters  json.RawMessage `json:"parameters"`
+			Strict      *bool           `json:"strict"`
+		} `json:"function"`
+	}
+	if err := json.Unmarshal(raw, &ts); err != nil {
+		return typeErr("tools", "an array of tool objects")
+	}
+	for i, t := range ts {
+		p := fmt.Sprintf("tools[%d]", i)
+		if t.Type != "function" {
+			return invalid(p+".type", "Invalid value for '%s.type': '%s'. Supported values are: 'function'.", p, t.Type)
+		}
+		if t.Function == nil || t.Function.Name == "" {
+			return invalid(p+".function.name", "Missing required parameter: '%s.function.name'.", p)
+		}
+		if !validToolName(t.Function.Name) {
+			return invalid(p+".function.name", "Invalid '%s.function.name': must match ^[a-zA-Z0-9_-]{1,64}$.", p)
+		}
+		cr.req.Tools = append(cr.req.Tools, llm.Tool{Name: t.Function.Name, Description: t.Function.Description,
+			Parameters: t.Function.Parameters, Strict: t.Function.Strict})
+	}
+	return nil
+}
+
+func validToolName(s string) bool {
+	if len(s) == 0 || len(s) > 64 {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}

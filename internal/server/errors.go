@@ -1,0 +1,127 @@
+package server
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+	"github.com/sluice-gw/sluice/internal/llm"
+)
+
+// errorBody is the OpenAI error body: {"error":{"message","type","param","code"}}.
+func errorBody(err error) []byte {
+	e := publicError(err)
+	b := append([]byte(nil), `{"error":{"message":`...)
+	b = appendString(b, e.Message)
+	b = append(b, `,"type":`...)
+	b = appendString(b, e.Type)
+	b = append(b, `,"param":`...)
+	b = appendNullable(b, e.Param)
+	b = append(b, `,"code":`...)
+	b = appendNullable(b, e.Code)
+	return append(b, `}}`...)
+}
+
+func appendNullable(b []byte, s string) []byte {
+	if s == "" {
+		return append(b, "null"...)
+	}
+	return appendString(b, s)
+}
+
+// publicError is what a client may see of err: its kind's type and code, and a message with
+// no secret. Errors that are not *llm.Error are bugs: their text stays in the log.
+func publicError(err error) llm.Error {
+	var le *llm.Error
+	if !errors.As(err, &le) {
+		return llm.Error{Kind: llm.Internal, Type: "server_error", Code: "internal_error",
+			Message: "The gateway failed to process the request."}
+	}
+	e := *le
+	e.Message = le.Error()
+	if e.Kind == llm.Auth {
+		e.Message = le.Target + ": the provider refused the gateway's credentials (a gateway configuration problem, not your API key)"
+	}
+	if e.Type == "" {
+		switch e.Kind {
+		case llm.Invalid, llm.NotFound, llm.TooLarge, llm.Unauthenticated:
+			e.Type = "invalid_request_error"
+		case llm.RateLimited:
+			e.Type = "rate_limit_error"
+		case llm.Refused:
+			e.Type = "invalid_request_error"
+		default:
+			e.Type = "server_error"
+		}
+	}
+	if e.Code == "" {
+		switch e.Kind {
+		case llm.NotFound:
+			e.Code = "model_not_found"
+		case llm.TooLarge:
+			e.Code = "request_too_large"
+		case llm.Unauthenticated:
+			e.Code = "invalid_api_key"
+		case llm.Timeout:
+			e.Code = "upstream_timeout"
+		case llm.Truncated:
+			e.Code = "upstream_truncated"
+		case llm.Auth:
+			e.Code = "upstream_auth_failed"
+		case llm.Unavailable:
+			e.Code = "upstream_error"
+		case llm.RateLimited:
+			e.Code = "rate_limit_exceeded"
+		}
+	}
+	return e
+}
+
+// writeError answers err before the first byte: the OpenAI error body with its status.
+// Failures that come out of the chain carry x-should-retry: false, so the OpenAI SDKs do not
+// replay a whole chain the gateway already walked.
+func writeError(c echo.Context, err error) error {
+	h := c.Response().Header()
+	status := llm.HTTPStatus(err)
+	var le *llm.Error
+	if errors.As(err, &le) {
+		if le.RetryAfter > 0 {
+			secs := int((le.RetryAfter + 999_999_999) / 1_000_000_000)
+			h.Set("Retry-After", strconv.Itoa(secs))
+		}
+		switch le.Kind {
+		case llm.RateLimited, llm.Unavailable, llm.Auth, llm.Timeout, llm.Truncated, llm.Refused:
+			h.Set("X-Should-Retry", "false")
+		}
+	}
+	if status == 499 {
+		// The client left: nobody reads this, and the log line says 499.
+		c.Response().Status = status
+		return nil
+	}
+	return c.JSONBlob(status, errorBody(err))
+}
+
+// httpError maps echo's own errors (unknown route, wrong method) to the OpenAI error body.
+func httpError(err error, c echo.Context) {
+	if c.Response().Committed {
+		return
+	}
+	var he *echo.HTTPError
+	if errors.As(err, &he) {
+		e := &llm.Error{Kind: llm.Invalid, Status: he.Code, Type: "invalid_request_error"}
+		switch he.Code {
+		case http.StatusNotFound:
+			e.Message = "Unknown request URL: " + c.Request().Method + " " + c.Request().URL.Path + "."
+			e.Code = "unknown_url"
+		case http.StatusMethodNotAllowed:
+			e.Message = "Method " + c.Request().Method + " is not allowed on " + c.Request().URL.Path + "."
+		default:
+			e.Message = http.StatusText(he.Code)
+		}
+		_ = c.JSONBlob(he.Code, errorBody(e))
+		return
+	}
+	_ = writeError(c, err)
+}

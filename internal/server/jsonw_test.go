@@ -1,0 +1,27 @@
+package server
+
+import (
+	"encoding/json"
+	"testing"
+	"unicode/utf8"
+)
+
+func FuzzAppendString(f *testing.F) {
+	for _, s := range []string{"", "plain", "quote\" back\\slash", "ctl\x00\x1f\n\r\t", "é中\u2028\u2029", "bad\xff\xfe"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		b := appendString(nil, s)
+		var got string
+		if err := json.Unmarshal(b, &got); err != nil {
+			t.Fatalf("appendString(%q) = %s: not JSON: %v", s, b, err)
+		}
+		want := s
+		if !utf8.ValidString(s) {
+			want = string([]rune(s)) // invalid bytes become U+FFFD, as encoding/json does
+		}
+		if got != want {
+			t.Fatalf("round trip of %q: got %q, want %q", s, got, want)
+		}
+	})
+}

@@ -1,0 +1,180 @@
+package server
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/sluice-gw/sluice/internal/fallback"
+	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/relay"
+)
+
+// Options is what the server serves. It is read-only once the server is built.
+type Options struct {
+	// Chains are the model aliases, by name.
+	Chains map[string]*fallback.Chain
+	// Providers serve direct "provider/model" requests, as a chain of one target.
+	Providers map[string]fallback.Provider
+	// Heartbeat is how long an event stream may stay silent before a keepalive (0: never).
+	Heartbeat time.Duration
+	// Timeouts of a direct target.
+	Timeouts fallback.Timeouts
+	// Models lists, in order, what GET /v1/models shows: the aliases, then direct targets.
+	Models       []string
+	MaxBodyBytes int64
+	// NewWindow and RedactJSON are the redaction rules (nil: off).
+	NewWindow  func() relay.Window
+	RedactJSON func(string) string
+	Log        *slog.Logger
+	// Ready reports whether the gateway can serve (nil: always).
+	Ready func() error
+}
+
+// Server is the HTTP handler of the gateway. Safe for concurrent use.
+type Server struct {
+	o    Options
+	echo *echo.Echo
+}
+
+// New builds the server and its routes.
+func New(o Options) *Server {
+	if o.Log == nil {
+		o.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = 10 << 20
+	}
+	s := &Server{o: o, echo: echo.New()}
+	e := s.echo
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = httpError
+	e.Use(s.access, s.recover)
+	e.POST("/v1/chat/completions", s.chat)
+	e.GET("/v1/models", s.models)
+	e.GET("/v1/models/*", s.model)
+	e.GET("/healthz", func(c echo.Context) error { return c.JSONBlob(http.StatusOK, []byte(`{"status":"ok"}`)) })
+	e.GET("/readyz", s.readyz)
+	return s
+}
+
+// ServeHTTP serves one request.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.echo.ServeHTTP(w, r) }
+
+// info is what the access line says of a request; handlers fill it.
+type info struct {
+	id       string
+	model    string
+	target   string
+	attempts int
+	stream   bool
+	kind     llm.Kind
+}
+
+const infoKey = "sluice.info"
+
+func reqInfo(c echo.Context) *info { return c.Get(infoKey).(*info) }
+
+// access assigns the request id and writes one log line per request: never a key, a prompt
+// or a completion.
+func (s *Server) access(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		start := time.Now()
+		in := &info{id: requestID(c.Request().Header.Get("X-Request-Id"))}
+		c.Set(infoKey, in)
+		c.Response().Header().Set("X-Request-Id", in.id)
+		err := next(c)
+		if err != nil {
+			c.Error(err)
+		}
+		status := c.Response().Status
+		lvl := slog.LevelInfo
+		if status >= 500 {
+			lvl = slog.LevelWarn
+		}
+		s.o.Log.LogAttrs(c.Request().Context(), lvl, "request",
+			slog.String("id", in.id), slog.String("method", c.Request().Method),
+			slog.String("path", c.Request().URL.Path), slog.Int("status", status),
+			slog.Float64("ms", float64(time.Since(start).Microseconds())/1000),
+			slog.String("model", in.model), slog.String("target", in.target),
+			slog.Int("attempts", in.attempts), slog.Bool("stream", in.stream),
+			slog.String("kind", in.kind.String()))
+		return nil
+	}
+}
+
+// recover turns a panic into a 500 (or a cut stream) and a log line, never a crash.
+func (s *Server) recover(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) (err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				s.o.Log.Error("panic", "id", reqInfo(c).id, "panic", p)
+				err = errors.New("panic")
+			}
+		}()
+		return next(c)
+	}
+}
+
+// requestID keeps a caller's id when it is short and printable, else makes one.
+func requestID(h string) string {
+	if h != "" && len(h) <= 128 && strings.IndexFunc(h, func(r rune) bool { return r < 0x21 || r > 0x7e }) < 0 {
+		return h
+	}
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func (s *Server) readyz(c echo.Context) error {
+	if s.o.Ready != nil {
+		if err := s.o.Ready(); err != nil {
+			return c.JSONBlob(http.StatusServiceUnavailable, []byte(`{"status":"unavailable"}`))
+		}
+	}
+	return c.JSONBlob(http.StatusOK, []byte(`{"status":"ready"}`))
+}
+
+// resolve finds the chain that serves model: an alias, or "provider/model" as one target.
+func (s *Server) resolve(model string) (*fallback.Chain, error) {
+	if ch, ok := s.o.Chains[model]; ok {
+		return ch, nil
+	}
+	if p, m, ok := strings.Cut(model, "/"); ok && m != "" {
+		if prov, ok := s.o.Providers[p]; ok {
+			return &fallback.Chain{Alias: model, CommitOnReasoning: true,
+				Targets: []fallback.Target{{Name: model, Model: m, Provider: prov, Timeouts: s.o.Timeouts}}}, nil
+		}
+	}
+	return nil, &llm.Error{Kind: llm.NotFound, Param: "model", Code: "model_not_found", Type: "invalid_request_error",
+		Message: "The model '" + model + "' does not exist or you do not have access to it."}
+}
+
+// readBody reads the body up to the limit: a larger one is a 413, whatever its
+// Content-Length said.
+func (s *Server) readBody(c echo.Context) ([]byte, error) {
+	r := c.Request()
+	tooLarge := &llm.Error{Kind: llm.TooLarge, Code: "request_too_large", Type: "invalid_request_error",
+		Message: "The request body is larger than the gateway's limit."}
+	if r.ContentLength > s.o.MaxBodyBytes {
+		return nil, tooLarge
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(c.Response(), r.Body, s.o.MaxBodyBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, tooLarge
+		}
+		return nil, &llm.Error{Kind: llm.Canceled, Message: "reading the request body failed", Err: err}
+	}
+	return body, nil
+}

@@ -1,0 +1,212 @@
+package sse
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+	"testing/iotest"
+)
+
+// collect decodes everything in r into a transcript: one line per event, then the final
+// error. Data is copied, as Event.Data is only valid until the next Next.
+func collect(r io.Reader, max int) string {
+	var b strings.Builder
+	d := NewReader(r, max)
+	for {
+		ev, err := d.Next()
+		if err != nil {
+			fmt.Fprintf(&b, "err %v\n", err)
+			return b.String()
+		}
+		fmt.Fprintf(&b, "event type=%q id=%q data=%q\n", ev.Type, ev.ID, ev.Data)
+	}
+}
+
+func TestReader(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want string
+	}{
+		{"empty", "", "err EOF\n"},
+		{"one event", "data: hello\n\n", "event type=\"\" id=\"\" data=\"hello\"\nerr EOF\n"},
+		{"no space after colon", "data:hello\n\n", "event type=\"\" id=\"\" data=\"hello\"\nerr EOF\n"},
+		{"only one space removed", "data:  two\n\n", "event type=\"\" id=\"\" data=\" two\"\nerr EOF\n"},
+		{"multi-line data", "data: a\ndata: b\ndata\n\n", "event type=\"\" id=\"\" data=\"a\\nb\\n\"\nerr EOF\n"},
+		{"empty data dispatches", "data:\n\n", "event type=\"\" id=\"\" data=\"\"\nerr EOF\n"},
+		{"CRLF", "event: x\r\ndata: a\r\n\r\n", "event type=\"x\" id=\"\" data=\"a\"\nerr EOF\n"},
+		{"CR", "data: a\rdata: b\r\r", "event type=\"\" id=\"\" data=\"a\\nb\"\nerr EOF\n"},
+		{"mixed line ends", "data: a\r\ndata: b\rdata: c\n\r\n", "event type=\"\" id=\"\" data=\"a\\nb\\nc\"\nerr EOF\n"},
+		{"comments ignored", ": ping\n\n:\ndata: x\n: mid\n\n", "event type=\"\" id=\"\" data=\"x\"\nerr EOF\n"},
+		{"event type resets", "event: error\ndata: 1\n\ndata: 2\n\n",
+			"event type=\"error\" id=\"\" data=\"1\"\nevent type=\"\" id=\"\" data=\"2\"\nerr EOF\n"},
+		{"type without data is not dispatched", "event: x\n\ndata: y\n\n", "event type=\"\" id=\"\" data=\"y\"\nerr EOF\n"},
+		{"id persists", "id: 7\ndata: a\n\ndata: b\n\nid\ndata: c\n\n",
+			"event type=\"\" id=\"7\" data=\"a\"\nevent type=\"\" id=\"7\" data=\"b\"\nevent type=\"\" id=\"\" data=\"c\"\nerr EOF\n"},
+		{"id with NUL ignored", "id: 1\x002\ndata: a\n\n", "event type=\"\" id=\"\" data=\"a\"\nerr EOF\n"},
+		{"unknown fields and retry ignored", "retry: 10\nfoo: bar\ndata: a\n\n", "event type=\"\" id=\"\" data=\"a\"\nerr EOF\n"},
+		{"BOM dropped", "\xEF\xBB\xBFdata: a\n\n", "event type=\"\" id=\"\" data=\"a\"\nerr EOF\n"},
+		{"second BOM kept", "\xEF\xBB\xBF\xEF\xBB\xBFdata: a\n\n", "err EOF\n"},
+		{"trailing blank lines", "data: a\n\n\n\n", "event type=\"\" id=\"\" data=\"a\"\nerr EOF\n"},
+		// Truncation: the point of the package.
+		{"cut inside data line", "data: a\n\ndata: {\"x\":", "event type=\"\" id=\"\" data=\"a\"\nerr sse: stream ended inside an event\n"},
+		{"cut before blank line", "data: a\n\ndata: b\n", "event type=\"\" id=\"\" data=\"a\"\nerr sse: stream ended inside an event\n"},
+		{"cut after CR of a CRLF pair", "data: a\r", "err sse: stream ended inside an event\n"},
+		{"cut after event field", "event: x\n", "err sse: stream ended inside an event\n"},
+		{"cut inside field name", "data: a\n\nda", "event type=\"\" id=\"\" data=\"a\"\nerr sse: stream ended inside an event\n"},
+		{"partial comment is clean", "data: a\n\n: keep-al", "event type=\"\" id=\"\" data=\"a\"\nerr EOF\n"},
+		{"comment line then EOF is clean", "data: a\n\n: ping\n", "event type=\"\" id=\"\" data=\"a\"\nerr EOF\n"},
+		{"line too large", "data: " + strings.Repeat("x", 100) + "\n\n", "err sse: event too large\n"},
+		{"event too large", strings.Repeat("data: xxxxxxxxxx\n", 10) + "\n", "err sse: event too large\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, rd := range []struct {
+				name string
+				r    io.Reader
+			}{
+				{"whole", strings.NewReader(tt.in)},
+				{"one byte", iotest.OneByteReader(strings.NewReader(tt.in))},
+				{"data with EOF", iotest.DataErrReader(strings.NewReader(tt.in))},
+			} {
+				if got := collect(rd.r, 64); got != tt.want {
+					t.Errorf("%s: got\n%s\nwant\n%s", rd.name, got, tt.want)
+				}
+			}
+			if got, want := collect(strings.NewReader(tt.in), 64), reference(tt.in, 64); got != want {
+				t.Errorf("reference: got\n%s\nwant\n%s", got, want)
+			}
+		})
+	}
+}
+
+func TestReaderSourceError(t *testing.T) {
+	boom := errors.New("boom")
+	r := NewReader(io.MultiReader(strings.NewReader("data: a\n\ndata: b"), iotest.ErrReader(boom)), 0)
+	if ev, err := r.Next(); err != nil || string(ev.Data) != "a" {
+		t.Fatalf("got %q, %v, want \"a\", nil", ev.Data, err)
+	}
+	for range 2 { // sticky
+		if _, err := r.Next(); !errors.Is(err, boom) {
+			t.Fatalf("got %v, want %v", err, boom)
+		}
+	}
+}
+
+func TestReaderLongLineGrows(t *testing.T) {
+	long := strings.Repeat("y", 100_000)
+	got := collect(iotest.HalfReader(strings.NewReader("data: "+long+"\n\n")), 0)
+	if want := fmt.Sprintf("event type=\"\" id=\"\" data=%q\nerr EOF\n", long); got != want {
+		t.Errorf("got %d bytes of transcript, want %d", len(got), len(want))
+	}
+}
+
+// reference is a direct transcription of the WHATWG algorithm over the whole input, written
+// for clarity rather than speed; the fuzz target checks Reader against it.
+func reference(in string, max int) string {
+	var b strings.Builder
+	if strings.HasPrefix(in, "\xEF\xBB\xBF") {
+		in = in[3:]
+	}
+	var data strings.Builder
+	hasData, pending := false, false
+	typ, id := "", ""
+	for {
+		i := strings.IndexAny(in, "\r\n")
+		if i < 0 {
+			if len(in) > max {
+				b.WriteString("err sse: event too large\n")
+			} else if pending || in != "" && in[0] != ':' {
+				b.WriteString("err sse: stream ended inside an event\n")
+			} else {
+				b.WriteString("err EOF\n")
+			}
+			return b.String()
+		}
+		line := in[:i]
+		if len(line) > max {
+			b.WriteString("err sse: event too large\n")
+			return b.String()
+		}
+		if in[i] == '\r' && i+1 < len(in) && in[i+1] == '\n' {
+			i++
+		}
+		in = in[i+1:]
+		if line == "" {
+			if hasData {
+				fmt.Fprintf(&b, "event type=%q id=%q data=%q\n", typ, id, data.String())
+			}
+			data.Reset()
+			hasData, pending, typ = false, false, ""
+			continue
+		}
+		if line[0] == ':' {
+			continue
+		}
+		name, value, found := strings.Cut(line, ":")
+		if found {
+			value = strings.TrimPrefix(value, " ")
+		}
+		switch name {
+		case "data":
+			if data.Len()+len(value)+1 > max {
+				b.WriteString("err sse: event too large\n")
+				return b.String()
+			}
+			if hasData {
+				data.WriteByte('\n')
+			}
+			data.WriteString(value)
+			hasData, pending = true, true
+		case "event":
+			typ, pending = value, true
+		case "id":
+			if !strings.Contains(value, "\x00") {
+				id = value
+				pending = true
+			}
+		}
+	}
+}
+
+// chunkReader returns src in pieces whose sizes come from sizes, cycling.
+type chunkReader struct {
+	src   []byte
+	sizes []byte
+	i     int
+}
+
+func (c *chunkReader) Read(p []byte) (int, error) {
+	if len(c.src) == 0 {
+		return 0, io.EOF
+	}
+	n := 1
+	if len(c.sizes) > 0 {
+		n = int(c.sizes[c.i%len(c.sizes)])%17 + 1
+		c.i++
+	}
+	n = min(n, len(p), len(c.src))
+	copy(p, c.src[:n])
+	c.src = c.src[n:]
+	return n, nil
+}
+
+func FuzzReader(f *testing.F) {
+	f.Add([]byte("data: {\"a\":1}\n\n"), []byte{3, 1})
+	f.Add([]byte("event: error\r\ndata: x\r\n\r\ndata: [DONE]\n\n"), []byte{0})
+	f.Add([]byte("\xEF\xBB\xBFid: 1\rdata: a\rdata\r\r: c\ndata: cut"), []byte{5, 2, 9})
+	f.Add([]byte(": ping\n\ndata:\n\nretry: 5\nevent: x\n"), []byte{})
+	f.Fuzz(func(t *testing.T, in, sizes []byte) {
+		const max = 256
+		whole := collect(strings.NewReader(string(in)), max)
+		if want := reference(string(in), max); whole != want {
+			t.Fatalf("whole: got\n%s\nwant (reference)\n%s", whole, want)
+		}
+		split := collect(&chunkReader{src: in, sizes: sizes}, max)
+		if split != whole {
+			t.Fatalf("split: got\n%s\nwant (whole)\n%s", split, whole)
+		}
+	})
+}

@@ -1,0 +1,4 @@
+// Package e2e holds no code: its test runs the official OpenAI Node SDK (pinned in
+// package.json, installed by the test into node_modules) against a real gateway in front of
+// the mock upstream, over loopback.
+package e2e

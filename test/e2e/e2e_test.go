@@ -1,0 +1,71 @@
+package e2e
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/sluice-gw/sluice/internal/config"
+	"github.com/sluice-gw/sluice/internal/mockllm"
+	"github.com/sluice-gw/sluice/internal/server"
+)
+
+// node finds node and npm, and installs the pinned packages when node_modules is missing or
+// older than the lock file. Without node, the test fails in CI and is skipped elsewhere.
+func node(t *testing.T) string {
+	t.Helper()
+	bin, err := exec.LookPath("node")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("node is not installed; .ci/run installs it")
+		}
+		t.Skip("node is not installed")
+	}
+	lock, _ := os.Stat("package-lock.json")
+	mods, err := os.Stat(filepath.Join("node_modules", ".package-lock.json"))
+	if err != nil || lock == nil || mods.ModTime().Before(lock.ModTime()) {
+		cmd := exec.Command("npm", "ci", "--no-audit", "--no-fund", "--loglevel=error")
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("npm ci: %v", err)
+		}
+	}
+	return bin
+}
+
+func TestOpenAINodeSDK(t *testing.T) {
+	bin := node(t)
+	mock := httptest.NewServer(mockllm.New(mockllm.Options{}))
+	defer mock.Close()
+	cfg, err := config.ParseWith([]byte(`
+providers:
+  mock: {kind: openai-compatible, base_url: "${MOCK_URL}/v1"}
+models:
+  default: [mock/echo]
+`), "e2e.yaml", func(k string) (string, bool) { return mock.URL, k == "MOCK_URL" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.FromConfig(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw := httptest.NewServer(srv)
+	defer gw.Close()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "--test", "--test-reporter=spec", "openai.test.mjs")
+	cmd.Env = append(os.Environ(), "SLUICE_URL="+gw.URL, "NODE_NO_WARNINGS=1")
+	out, err := cmd.CombinedOutput()
+	t.Logf("node --test:\n%s", out)
+	if err != nil {
+		t.Fatalf("the SDK tests failed: %v", err)
+	}
+}
