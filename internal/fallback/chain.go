@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net"
 	"strings"
 	"time"
 
@@ -13,6 +16,10 @@ import (
 
 // Timeouts bound one attempt. Zero fields are off.
 type Timeouts struct {
+	// Connect bounds opening a connection to the upstream. The chain cannot see a dial, so it
+	// hands the value to the provider in the attempt's context (see ConnectTimeout); a
+	// provider that dials applies it.
+	Connect time.Duration
 	// FirstEvent bounds the time from the attempt's start to its first healthy event:
 	// connecting, the upstream's headers and its preamble all count.
 	FirstEvent time.Duration
@@ -24,37 +31,103 @@ type Timeouts struct {
 
 // Target is one "provider/model" of a chain.
 type Target struct {
-	Name     string // "provider/model", as clients and logs see it
+	Name     string // "provider/model", as clients and logs see it; also the health key
 	Model    string // the upstream's model name
 	Provider Provider
 	Timeouts Timeouts
+	// Retries is how many more calls the target gets after a failure before commit, before
+	// the chain falls back. 0 (the default) never retries. A timeout, a 401/403 and a request
+	// error are never retried.
+	Retries int
 }
 
-// Chain is the ordered list of targets of a model alias. It is immutable and safe for
-// concurrent use; each request walks it with a Run.
+// Element is one step of a chain: a single target, or a weighted group of equivalent targets
+// of which one is picked per request among those not cooling down. A failed member falls back
+// to the next element, not to another member: DESIGN §3, "the chain falls back element by
+// element".
+type Element struct {
+	Targets []Target
+	// Weights has one positive weight per target; nil means equal weights.
+	Weights []int
+}
+
+// Backoff is the wait between retries of one target: the n-th retry waits Base×2ⁿ (at most
+// Max), jittered to between half and all of it, and never less than the upstream's
+// Retry-After. Zero fields take the defaults.
+type Backoff struct {
+	Base time.Duration // 250 ms
+	Max  time.Duration // 5 s
+	// RetryAfterCap is the longest Retry-After a retry waits for (10 s); an upstream that asks
+	// for longer is not retried: the chain falls back at once.
+	RetryAfterCap time.Duration
+}
+
+// Backoff defaults.
+const (
+	DefaultBackoffBase   = 250 * time.Millisecond
+	DefaultBackoffMax    = 5 * time.Second
+	DefaultRetryAfterCap = 10 * time.Second
+)
+
+// Chain is the ordered list of elements of a model alias. It is immutable once built and safe
+// for concurrent use; each request walks it with a Run.
 type Chain struct {
-	Alias   string
+	Alias string
+	// Elements is the chain, in order.
+	Elements []Element
+	// Targets is the shorthand for a chain of single targets, used when Elements is empty.
 	Targets []Target
 	// CommitOnReasoning: a reasoning delta commits an attempt (the default).
 	CommitOnReasoning bool
+	// Health holds the cooldowns; nil: none, every target is always tried.
+	Health  Health
+	Backoff Backoff
+	// Rand returns a number in [0, 1), for weighted picks and retry jitter. It must be safe
+	// for concurrent use; nil is math/rand/v2.
+	Rand func() float64
+	// Sleep waits d, or until ctx ends with its error; nil waits on a timer.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// Log receives configuration problems (a provider refusing the gateway's credentials);
+	// never a key. nil: not logged.
+	Log *slog.Logger
 }
 
 // Start begins walking the chain for one request. The Run is owned by the request's
 // goroutine.
 func (c *Chain) Start(req *llm.Request) *Run {
-	return &Run{chain: c, req: req, start: time.Now()}
+	r := &Run{chain: c, req: req, start: time.Now(), elems: c.Elements}
+	if len(r.elems) == 0 {
+		r.elems = make([]Element, len(c.Targets))
+		for i := range c.Targets {
+			r.elems[i] = Element{Targets: c.Targets[i : i+1]}
+		}
+	}
+	return r
 }
 
 // Run is one request's walk along a chain: which targets were tried and how each ended. Not
 // safe for concurrent use.
 type Run struct {
-	chain    *Chain
-	req      *llm.Request
-	next     int
-	start    time.Time
+	chain *Chain
+	req   *llm.Request
+	elems []Element
+	next  int
+	start time.Time
+	// Attempts has one record per call of a target, in order.
 	Attempts []llm.Attempt
 	// retryAfter is the soonest Retry-After a rate-limited attempt asked for.
 	retryAfter time.Duration
+	// coolLeft is the shortest cooldown a failure of this run started (0: none).
+	coolLeft time.Duration
+	// skipped are the targets passed over because they were cooling down.
+	skipped []skipped
+	// timedOut are the targets that timed out: never called again by this run.
+	timedOut map[string]bool
+}
+
+type skipped struct {
+	t    *Target
+	left time.Duration // of its cooldown, when skipped
 }
 
 // Errors that tell an attempt's own ends apart from the client leaving (context.Cause).
@@ -65,42 +138,235 @@ var (
 	errAbandoned  = errors.New("attempt abandoned")
 )
 
-// Next tries the targets not tried yet, in order, and returns the stream of the first one that
-// commits. Failures before commit that another target may not share fall back; a request
-// error or a canceled client is returned at once. When every target failed, the error is the
-// exhausted-chain *llm.Error. The caller owns the stream and must Close it.
+// Exhausted-chain error codes, as the client sees them.
+const (
+	CodeAllFailed  = "all_targets_failed"
+	CodeAllCooling = "all_targets_cooling_down"
+)
+
+// Next walks the elements not tried yet, in order, and returns the stream of the first
+// attempt that commits. In each element it picks one target not cooling down (by weight in a
+// group), retries it if the target asks, and falls back to the next element on a failure
+// another target may not share. A request error (400, 404, 413, 422) or a client that left is
+// returned at once, as is. When every element failed, the error is the exhausted-chain
+// *llm.Error: 429 with Retry-After when every failure was a rate limit, else 502. When every
+// target was cooling down, the one whose cooldown ends first is probed; if the probe fails, the
+// error is a 503 (Kind Unavailable, Status 503, Code CodeAllCooling) with Retry-After. The
+// caller owns the stream and must Close it.
 //
 // Next may be called again after a committed stream failed, for a client that has seen
-// nothing yet (a non-streamed request): it continues with the following targets.
+// nothing yet (a non-streamed request): it continues with the following elements.
 func (r *Run) Next(ctx context.Context) (*Stream, error) {
-	for r.next < len(r.chain.Targets) {
-		t := &r.chain.Targets[r.next]
+	for r.next < len(r.elems) {
+		if err := ctx.Err(); err != nil {
+			return nil, canceled(ctx)
+		}
+		el := &r.elems[r.next]
 		r.next++
+		t := r.pick(ctx, el)
+		if t == nil {
+			continue
+		}
+		s, err := r.try(ctx, t)
+		if err == nil {
+			return s, nil
+		}
+		if k := llm.KindOf(err); k == llm.Canceled || !llm.Retryable(k) {
+			return nil, err
+		}
+	}
+	if len(r.Attempts) == 0 && len(r.skipped) > 0 {
+		return r.probe(ctx)
+	}
+	return nil, r.exhausted()
+}
+
+func canceled(ctx context.Context) error {
+	return &llm.Error{Kind: llm.Canceled, Message: "client went away", Err: context.Cause(ctx)}
+}
+
+// pick chooses the element's target for this request: by weight among the members that are
+// not cooling down and did not time out in this run. nil when none is left.
+func (r *Run) pick(ctx context.Context, el *Element) *Target {
+	cands := make([]int, 0, len(el.Targets))
+	for i := range el.Targets {
+		if !r.timedOut[el.Targets[i].Name] {
+			cands = append(cands, i)
+		}
+	}
+	for len(cands) > 0 {
+		j := r.choose(el, cands)
+		t := &el.Targets[cands[j]]
+		h := r.chain.Health
+		if h == nil {
+			return t
+		}
+		ok, left := h.Admit(ctx, t.Name, false)
+		if ok {
+			return t
+		}
+		r.skipped = append(r.skipped, skipped{t: t, left: left})
+		cands = append(cands[:j], cands[j+1:]...)
+	}
+	return nil
+}
+
+// choose returns an index into cands, drawn by the members' weights.
+func (r *Run) choose(el *Element, cands []int) int {
+	if len(cands) == 1 {
+		return 0
+	}
+	weight := func(i int) float64 {
+		if el.Weights == nil {
+			return 1
+		}
+		return float64(el.Weights[i])
+	}
+	var total float64
+	for _, i := range cands {
+		total += weight(i)
+	}
+	x := r.rand() * total
+	for j, i := range cands {
+		if x -= weight(i); x < 0 {
+			return j
+		}
+	}
+	return len(cands) - 1
+}
+
+func (r *Run) rand() float64 {
+	if r.chain.Rand != nil {
+		return r.chain.Rand()
+	}
+	return rand.Float64()
+}
+
+// try calls t, and calls it again after a failure before commit as long as its retries
+// allow: never after a timeout (a target that timed out is not sent the request again), a
+// 401/403 or a request error, never when the upstream's Retry-After is over the cap, and never
+// when the target went into cooldown meanwhile.
+func (r *Run) try(ctx context.Context, t *Target) (*Stream, error) {
+	for n := 0; ; n++ {
 		s, err := r.attempt(ctx, t)
 		if err == nil {
 			return s, nil
 		}
 		k := llm.KindOf(err)
-		if k == llm.Canceled || !llm.Retryable(k) {
+		if n >= t.Retries || k == llm.Canceled || k == llm.Timeout || k == llm.Auth || !llm.Retryable(k) {
 			return nil, err
 		}
+		wait, ok := r.backoff(n, err)
+		if !ok {
+			return nil, err
+		}
+		if serr := r.sleep(ctx, wait); serr != nil {
+			return nil, canceled(ctx)
+		}
+		if h := r.chain.Health; h != nil {
+			if ok, _ := h.Admit(ctx, t.Name, false); !ok {
+				return nil, err
+			}
+		}
 	}
-	return nil, r.exhausted()
 }
 
-// Fail records that the committed stream s failed with err after commit.
-func (r *Run) Fail(s *Stream, err error) {
-	a := &r.Attempts[s.attempt]
-	a.Kind = llm.KindOf(err)
-	a.Reason = reason(err)
+// backoff is the wait before retry n (0-based) after err; false when the upstream asked for
+// longer than the cap.
+func (r *Run) backoff(n int, err error) (time.Duration, bool) {
+	b := r.chain.Backoff
+	base, ceiling, raCap := b.Base, b.Max, b.RetryAfterCap
+	if base <= 0 {
+		base = DefaultBackoffBase
+	}
+	if ceiling <= 0 {
+		ceiling = DefaultBackoffMax
+	}
+	if raCap <= 0 {
+		raCap = DefaultRetryAfterCap
+	}
+	d := base
+	for ; n > 0 && d < ceiling; n-- {
+		d *= 2
+	}
+	d = min(d, ceiling)
+	d = d/2 + time.Duration(r.rand()*float64(d/2))
+	var le *llm.Error
+	if errors.As(err, &le) && le.RetryAfter > 0 {
+		if le.RetryAfter > raCap {
+			return 0, false
+		}
+		d = max(d, le.RetryAfter)
+	}
+	return d, true
+}
+
+func (r *Run) sleep(ctx context.Context, d time.Duration) error {
+	if r.chain.Sleep != nil {
+		return r.chain.Sleep(ctx, d)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// probe applies the all-cooling rule: every target was cooling, so the one whose cooldown
+// ends first is tried once (the half-open probe, taken early). If it fails, or another request
+// holds its probe, the answer is a 503 with Retry-After.
+func (r *Run) probe(ctx context.Context) (*Stream, error) {
+	first := r.skipped[0]
+	for _, s := range r.skipped[1:] {
+		if s.left < first.left {
+			first = s
+		}
+	}
+	if ok, _ := r.chain.Health.Admit(ctx, first.t.Name, true); !ok {
+		return nil, r.cooling(first.t)
+	}
+	s, err := r.attempt(ctx, first.t)
+	if err == nil {
+		return s, nil
+	}
+	if k := llm.KindOf(err); k == llm.Canceled || !llm.Retryable(k) {
+		return nil, err
+	}
+	return nil, r.cooling(first.t)
+}
+
+// cooling is the 503 of a chain whose targets are all cooling down and whose probe of
+// probed failed or could not be made. Retry-After is the soonest cooldown end.
+func (r *Run) cooling(probed *Target) error {
+	soonest := r.coolLeft
+	for _, s := range r.skipped {
+		if s.t == probed && len(r.Attempts) > 0 {
+			continue // its cooldown was just renewed: coolLeft has the new one
+		}
+		if soonest == 0 || s.left < soonest {
+			soonest = s.left
+		}
+	}
+	msg := fmt.Sprintf("all targets of '%s' are cooling down", r.chain.Alias)
+	if len(r.Attempts) > 0 {
+		a := r.Attempts[len(r.Attempts)-1]
+		msg += fmt.Sprintf("; the probe of %s failed: %s", a.Target, a.Reason)
+	} else {
+		msg += fmt.Sprintf("; %s is being probed", probed.Name)
+	}
+	return &llm.Error{Kind: llm.Unavailable, Status: 503, Code: CodeAllCooling, Type: "server_error",
+		Message: msg, RetryAfter: max(soonest, time.Second)}
 }
 
 // attempt calls t and reads until its first healthy event.
 func (r *Run) attempt(ctx context.Context, t *Target) (*Stream, error) {
 	r.Attempts = append(r.Attempts, llm.Attempt{Target: t.Name, Start: time.Now()})
-	a := &r.Attempts[len(r.Attempts)-1]
+	idx := len(r.Attempts) - 1
 	actx, cancel := context.WithCancelCause(ctx)
-	s := &Stream{Target: t.Name, Model: t.Model, attempt: len(r.Attempts) - 1, ctx: actx, cancel: cancel, idle: t.Timeouts.Idle}
+	s := &Stream{Target: t.Name, Model: t.Model, run: r, attempt: idx, ctx: actx, cancel: cancel, idle: t.Timeouts.Idle}
 	if t.Timeouts.Total > 0 {
 		s.total = time.AfterFunc(t.Timeouts.Total, func() { cancel(errTotal) })
 	}
@@ -113,23 +379,23 @@ func (r *Run) attempt(ctx context.Context, t *Target) (*Stream, error) {
 			first.Stop()
 		}
 		err = s.classify(ctx, err)
+		s.settle(err)
 		s.Close()
-		a.Kind, a.Reason = llm.KindOf(err), reason(err)
-		var le *llm.Error
-		if errors.As(err, &le) {
-			a.Status = le.Status
-			if le.RetryAfter > 0 && (r.retryAfter == 0 || le.RetryAfter < r.retryAfter) {
-				r.retryAfter = le.RetryAfter
-			}
-			if le.Target == "" {
-				le.Target = t.Name
-			}
+		if le := r.record(idx, err); le != nil && le.Kind == llm.Auth && r.chain.Log != nil {
+			// The gateway's credentials for this provider are wrong: the operator's problem,
+			// not the client's. Never the key, nor the upstream's message (OpenAI's echoes it).
+			r.chain.Log.Warn("provider refused the gateway's credentials: check its api_key and headers",
+				"alias", r.chain.Alias, "target", t.Name, "status", le.Status)
 		}
 		return nil, err
 	}
 	req := r.req.Clone()
 	req.Model = t.Model
-	up, err := t.Provider.Stream(actx, req)
+	pctx := actx
+	if t.Timeouts.Connect > 0 {
+		pctx = context.WithValue(actx, connectKey{}, t.Timeouts.Connect)
+	}
+	up, err := t.Provider.Stream(pctx, req)
 	if err != nil {
 		return fail(err)
 	}
@@ -148,12 +414,45 @@ func (r *Run) attempt(ctx context.Context, t *Target) (*Stream, error) {
 			if first != nil {
 				first.Stop()
 			}
+			a := &r.Attempts[idx]
 			a.Committed = true
 			a.FirstEvent = time.Since(a.Start)
 			s.firstEvent = time.Since(r.start)
 			s.armIdle()
 			return s, nil
 		}
+	}
+}
+
+// record writes how attempt idx ended into its record and the run's state, and returns the
+// error's *llm.Error, if any, with the target named.
+func (r *Run) record(idx int, err error) *llm.Error {
+	a := &r.Attempts[idx]
+	a.Kind, a.Reason = llm.KindOf(err), reason(err)
+	if a.Kind == llm.Timeout {
+		if r.timedOut == nil {
+			r.timedOut = map[string]bool{}
+		}
+		r.timedOut[a.Target] = true
+	}
+	var le *llm.Error
+	if !errors.As(err, &le) {
+		return nil
+	}
+	a.Status = le.Status
+	if le.Kind == llm.RateLimited && le.RetryAfter > 0 && (r.retryAfter == 0 || le.RetryAfter < r.retryAfter) {
+		r.retryAfter = le.RetryAfter
+	}
+	if le.Target == "" {
+		le.Target = a.Target
+	}
+	return le
+}
+
+// noteCooldown keeps the shortest cooldown a failure of this run started.
+func (r *Run) noteCooldown(left time.Duration) {
+	if left > 0 && (r.coolLeft == 0 || left < r.coolLeft) {
+		r.coolLeft = left
 	}
 }
 
@@ -165,26 +464,42 @@ func (r *Run) commits(ev *llm.Event) bool {
 	return ev.Healthy()
 }
 
-// exhausted builds the error for a chain whose every target failed before commit: 429 when
-// every failure was a rate limit, else 502, listing each attempt without a secret.
+// Fail records that the committed stream s failed with err after commit (an error of the
+// relay or of the stream): the attempt's record says so and, unless the client left, it
+// counts against the target.
+func (r *Run) Fail(s *Stream, err error) {
+	s.settle(err)
+	r.record(s.attempt, err)
+}
+
+// exhausted builds the error for a chain whose every element failed before commit: 429 when
+// every failure was a rate limit, else 502, listing each attempt without a secret, and the
+// targets passed over because they were cooling down.
 func (r *Run) exhausted() error {
 	if len(r.Attempts) == 0 {
-		return &llm.Error{Kind: llm.Unavailable, Code: "all_targets_failed", Type: "server_error",
+		return &llm.Error{Kind: llm.Unavailable, Code: CodeAllFailed, Type: "server_error",
 			Message: fmt.Sprintf("model '%s' has no target available", r.chain.Alias)}
 	}
-	parts := make([]string, len(r.Attempts))
+	parts := make([]string, 0, len(r.Attempts)+len(r.skipped))
 	limited := true
-	for i, a := range r.Attempts {
-		parts[i] = a.Target + ": " + a.Reason
+	for _, a := range r.Attempts {
+		parts = append(parts, a.Target+": "+a.Reason)
 		limited = limited && a.Kind == llm.RateLimited
 	}
-	e := &llm.Error{Kind: llm.Unavailable, Code: "all_targets_failed", Type: "server_error",
+	for _, s := range r.skipped {
+		parts = append(parts, s.t.Name+": skipped, cooling down")
+	}
+	e := &llm.Error{Kind: llm.Unavailable, Code: CodeAllFailed, Type: "server_error",
 		Message: fmt.Sprintf("all targets of '%s' failed: %s", r.chain.Alias, strings.Join(parts, "; "))}
 	if limited {
-		// A client told to retry needs to know when: the soonest end the upstreams gave, or a
-		// second when none did.
+		// A client told to retry needs to know when: the soonest end the upstreams gave, else
+		// the soonest cooldown end, else a second.
 		e.Kind, e.Code, e.Type = llm.RateLimited, "rate_limit_exceeded", "rate_limit_error"
-		e.RetryAfter = max(r.retryAfter, time.Second)
+		ra := r.retryAfter
+		if ra == 0 {
+			ra = r.coolLeft
+		}
+		e.RetryAfter = max(ra, time.Second)
 	}
 	return e
 }
@@ -219,4 +534,14 @@ func reason(err error) string {
 		}
 	}
 	return b.String()
+}
+
+// netTimeout turns a connection that timed out (the provider's dial, under the connect
+// timeout) into a Timeout: the target is then not sent the request again.
+func netTimeout(err error) error {
+	var ne net.Error
+	if llm.KindOf(err) == llm.Unavailable && errors.As(err, &ne) && ne.Timeout() {
+		return &llm.Error{Kind: llm.Timeout, Message: "connection timed out", Err: err}
+	}
+	return err
 }

@@ -16,13 +16,15 @@ type Health interface {
 	// admitted. A cooling target is admitted once its cool-off has ended (or at once when
 	// force is set: the all-cooling rule) if no other probe is in flight: the caller then
 	// holds the half-open probe until it reports Success, Failure or Release. When the target
-	// is not admitted, until is the end of its cooldown.
-	Admit(ctx context.Context, target string, force bool) (ok bool, until time.Time)
+	// is not admitted, left is what remains of its cooldown (0 when only the probe in flight
+	// holds it back). Durations rather than instants: a shared store and this replica need not
+	// agree on the time.
+	Admit(ctx context.Context, target string, force bool) (ok bool, left time.Duration)
 	// Success reports an answer that ended well: the failures are forgotten.
 	Success(ctx context.Context, target string)
 	// Failure reports a failure of the target; retryAfter is what the upstream asked for
-	// (0: nothing). It returns the end of the target's cooldown, zero when not cooling.
-	Failure(ctx context.Context, target string, retryAfter time.Duration) (until time.Time)
+	// (0: nothing). It returns what remains of the target's cooldown, 0 when not cooling.
+	Failure(ctx context.Context, target string, retryAfter time.Duration) (left time.Duration)
 	// Release gives a probe back with no verdict: the client left, or the request was
 	// refused as invalid, which says nothing about the target.
 	Release(ctx context.Context, target string)
@@ -80,18 +82,19 @@ func (m *Memory) get(target string) *circuit {
 }
 
 // Admit implements Health.
-func (m *Memory) Admit(_ context.Context, target string, force bool) (bool, time.Time) {
+func (m *Memory) Admit(_ context.Context, target string, force bool) (bool, time.Duration) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	c := m.m[target]
 	if c == nil || c.until.IsZero() {
-		return true, time.Time{}
+		return true, 0
 	}
-	if c.probing || (!force && m.now().Before(c.until)) {
-		return false, c.until
+	left := max(c.until.Sub(m.now()), 0)
+	if c.probing || (!force && left > 0) {
+		return false, left
 	}
 	c.probing = true
-	return true, time.Time{}
+	return true, 0
 }
 
 // Success implements Health.
@@ -102,7 +105,7 @@ func (m *Memory) Success(_ context.Context, target string) {
 }
 
 // Failure implements Health.
-func (m *Memory) Failure(_ context.Context, target string, retryAfter time.Duration) time.Time {
+func (m *Memory) Failure(_ context.Context, target string, retryAfter time.Duration) time.Duration {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	threshold, base, ceiling := m.Threshold, m.CoolOff, m.MaxCoolOff
@@ -134,7 +137,10 @@ func (m *Memory) Failure(_ context.Context, target string, retryAfter time.Durat
 	if d > 0 {
 		c.until = m.now().Add(d)
 	}
-	return c.until
+	if c.until.IsZero() {
+		return 0
+	}
+	return max(c.until.Sub(m.now()), 0)
 }
 
 // Release implements Health.

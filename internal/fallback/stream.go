@@ -4,18 +4,22 @@ import (
 	"context"
 	"errors"
 	"io"
+	"sync"
 	"time"
 
 	"github.com/sluice-gw/sluice/internal/llm"
 )
 
 // Stream is a committed attempt: it first replays the events read before commit (the
-// preamble and the committing event), then reads on. After commit it enforces the idle
-// timeout. Single-use and not safe for concurrent use, except Close, which unblocks Recv.
+// preamble and the committing event), exactly once, then reads on. After commit it enforces
+// the idle and total timeouts. It reports the attempt's verdict to the chain's Health once:
+// success at the clean end, failure at an error (a client that left is neither). Single-use
+// and not safe for concurrent use, except Close, which unblocks Recv.
 type Stream struct {
 	Target string // "provider/model" that serves
 	Model  string // its upstream model name
 
+	run     *Run
 	up      llm.Stream
 	held    []llm.Event
 	attempt int
@@ -27,6 +31,7 @@ type Stream struct {
 	// firstEvent is the time from the run's start to the committing event.
 	firstEvent time.Duration
 	err        error
+	settled    sync.Once
 }
 
 var _ llm.Stream = (*Stream)(nil)
@@ -41,21 +46,25 @@ func (s *Stream) Recv() (llm.Event, error) {
 	}
 	if len(s.held) > 0 {
 		ev := s.held[0]
+		s.held[0] = llm.Event{}
 		s.held = s.held[1:]
 		return ev, nil
 	}
 	ev, err := s.up.Recv()
 	if err != nil {
+		s.stopTimers()
 		if errors.Is(err, io.EOF) {
 			s.err = io.EOF
-		} else {
-			s.err = s.classify(nil, err)
-			var e *llm.Error
-			if errors.As(s.err, &e) && e.Target == "" {
-				e.Target = s.Target
-			}
+			s.settle(nil)
+			return llm.Event{}, s.err
 		}
-		s.stopTimers()
+		s.err = s.classify(nil, err)
+		var e *llm.Error
+		if errors.As(s.err, &e) && e.Target == "" {
+			e.Target = s.Target
+		}
+		s.settle(s.err)
+		s.run.record(s.attempt, s.err)
 		return llm.Event{}, s.err
 	}
 	s.armIdle()
@@ -82,19 +91,49 @@ func (s *Stream) stopTimers() {
 	}
 }
 
-// Close ends the attempt and releases its connection.
+// Close ends the attempt and releases its connection. A stream closed before its end gives no
+// verdict on the target. Safe to call more than once.
 func (s *Stream) Close() error {
 	s.stopTimers()
 	s.cancel(errAbandoned)
+	s.settle(errAbandoned)
 	if s.up != nil {
 		return s.up.Close()
 	}
 	return nil
 }
 
+// settle reports the attempt's verdict to the chain's Health, once: nil is a success; a
+// client that left, an abandoned attempt and a request error (another target would refuse it
+// too) give the half-open probe back without a verdict; anything else is a failure. Only the
+// owner's goroutine passes a failure (Close passes errAbandoned), so the run is not shared.
+func (s *Stream) settle(err error) {
+	s.settled.Do(func() {
+		h := s.run.chain.Health
+		if h == nil {
+			return
+		}
+		// The verdict outlives a client who left: the store must still hear it.
+		ctx := context.WithoutCancel(s.ctx)
+		switch k := llm.KindOf(err); {
+		case err == nil:
+			h.Success(ctx, s.Target)
+		case errors.Is(err, errAbandoned) || k == llm.Canceled || k == llm.Invalid:
+			h.Release(ctx, s.Target)
+		default:
+			var ra time.Duration
+			var e *llm.Error
+			if errors.As(err, &e) {
+				ra = e.RetryAfter
+			}
+			s.run.noteCooldown(h.Failure(ctx, s.Target, ra))
+		}
+	})
+}
+
 // classify turns an error seen while the attempt's context may have ended into the kind it
-// really is: the client leaving (parent canceled), or one of the attempt's own timeouts. A
-// nil parent means "use the attempt's own cause".
+// really is: the client leaving (parent canceled), one of the attempt's own timeouts, or a
+// connection that timed out. A nil parent means "use the attempt's own cause".
 func (s *Stream) classify(parent context.Context, err error) error {
 	if parent != nil && parent.Err() != nil {
 		return &llm.Error{Kind: llm.Canceled, Message: "client went away", Err: context.Cause(parent)}
@@ -109,5 +148,5 @@ func (s *Stream) classify(parent context.Context, err error) error {
 			return &llm.Error{Kind: llm.Canceled, Message: "client went away", Err: cause}
 		}
 	}
-	return err
+	return netTimeout(err)
 }

@@ -112,6 +112,10 @@ func HTTPStatus(err error) int {
 	if errors.As(err, &e) && e.Kind == Invalid && e.Status >= 400 && e.Status < 500 {
 		return e.Status
 	}
+	if e != nil && e.Kind == Unavailable && e.Status == http.StatusServiceUnavailable {
+		// The chain's own answer when every target is cooling down (fallback.CodeAllCooling).
+		return http.StatusServiceUnavailable
+	}
 	switch KindOf(err) {
 	case KindNone:
 		return http.StatusOK

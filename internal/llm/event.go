@@ -147,6 +147,8 @@ type Response struct {
 	// FirstText to the first text released to the sink.
 	FirstEvent time.Duration
 	FirstText  time.Duration
+	// Redactions counts the masks applied to the round's text, per detector.
+	Redactions map[string]int
 }
 
 // Choice returns the choice with index i, adding it (and any before it) if needed.

@@ -19,10 +19,11 @@ type Sink interface {
 }
 
 // Window is a redaction window (redact.Window): Write returns what may be released, Flush
-// returns the rest at the end of the text.
+// returns the rest at the end of the text, Counts the masks applied per detector.
 type Window interface {
 	Write(piece string) string
 	Flush() string
+	Counts() map[string]int
 }
 
 // Options configure a round. The zero value relays without redaction.
@@ -33,6 +34,8 @@ type Options struct {
 	RedactJSON func(string) string
 	// Start is when the round started, for the time to first text.
 	Start time.Time
+	// ThinkFilter moves <think>...</think> spans of the answer text into reasoning.
+	ThinkFilter bool
 }
 
 // kinds of text that get a window each.
@@ -55,6 +58,7 @@ type choiceState struct {
 	out   [nKinds]strings.Builder
 	done  bool
 	field string // reasoning wire field
+	think *thinkFilter
 }
 
 // Run relays s to sink until the end of the round and returns the complete response. It does
@@ -148,18 +152,37 @@ func (r *round) text(ev *llm.Event) error {
 	if ev.Type == llm.EvReasoning && ev.Field != "" {
 		cs.field = ev.Field
 	}
-	out := ev.Text
-	if r.o.NewWindow != nil {
-		k := kindOf(ev.Type)
+	if ev.Type == llm.EvText && r.o.ThinkFilter {
+		if cs.think == nil {
+			cs.think = &thinkFilter{}
+		}
+		text, think := cs.think.split(ev.Text)
+		if err := r.pass(llm.EvReasoning, ev.Choice, think, ""); err != nil {
+			return err
+		}
+		return r.pass(llm.EvText, ev.Choice, text, "")
+	}
+	return r.pass(ev.Type, ev.Choice, ev.Text, ev.Encrypted)
+}
+
+// pass runs text through the window of its choice and kind and releases what comes out.
+func (r *round) pass(t llm.EventType, i int, text, enc string) error {
+	if text == "" && enc == "" {
+		return nil
+	}
+	out := text
+	if r.o.NewWindow != nil && text != "" {
+		cs := r.choice(i)
+		k := kindOf(t)
 		if cs.win[k] == nil {
 			cs.win[k] = r.o.NewWindow()
 		}
-		out = cs.win[k].Write(ev.Text)
+		out = cs.win[k].Write(text)
 	}
-	if out == "" && ev.Encrypted == "" {
+	if out == "" && enc == "" {
 		return nil
 	}
-	return r.release(ev.Type, ev.Choice, out, ev.Encrypted)
+	return r.release(t, i, out, enc)
 }
 
 // release records released text on the response and hands it to the sink.
@@ -182,6 +205,15 @@ func (r *round) done(i int, finish string) error {
 		return nil
 	}
 	cs.done = true
+	if cs.think != nil {
+		text, think := cs.think.flush()
+		if err := r.pass(llm.EvReasoning, i, think, ""); err != nil {
+			return err
+		}
+		if err := r.pass(llm.EvText, i, text, ""); err != nil {
+			return err
+		}
+	}
 	for k, w := range cs.win {
 		if w == nil {
 			continue
@@ -212,10 +244,22 @@ func (r *round) done(i int, finish string) error {
 
 // result fills the response's text from what was released.
 func (r *round) result() *llm.Response {
+	r.resp.Redactions = nil // recounted: result may be called more than once
 	for i, cs := range r.choices {
 		ch := r.resp.Choice(i)
 		ch.Text, ch.Refusal, ch.Reasoning = cs.out[kText].String(), cs.out[kRefusal].String(), cs.out[kReasoning].String()
 		ch.ReasoningField = cs.field
+		for _, w := range cs.win {
+			if w == nil {
+				continue
+			}
+			for name, n := range w.Counts() {
+				if r.resp.Redactions == nil {
+					r.resp.Redactions = map[string]int{}
+				}
+				r.resp.Redactions[name] += n
+			}
+		}
 	}
 	return r.resp
 }

@@ -1,8 +1,12 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/http"
+	"time"
 
 	"github.com/sluice-gw/sluice/internal/config"
 	"github.com/sluice-gw/sluice/internal/fallback"
@@ -22,7 +26,8 @@ func FromConfig(c *config.Config, log *slog.Logger) (*Server, error) {
 		MaxBodyBytes: c.Limits.MaxBodyBytes,
 		Heartbeat:    c.HeartbeatInterval.Std(),
 		Log:          log,
-		Timeouts:     fallback.Timeouts{FirstEvent: 120e9, Idle: 60e9, Total: 600e9},
+		Timeouts: fallback.Timeouts{Connect: 5 * time.Second, FirstEvent: 120 * time.Second,
+			Idle: 60 * time.Second, Total: 10 * time.Minute},
 	}
 	for _, w := range c.Warnings {
 		log.Warn("config", "warning", w)
@@ -35,30 +40,35 @@ func FromConfig(c *config.Config, log *slog.Logger) (*Server, error) {
 				continue
 			}
 			o.Providers[name] = openai.New(openai.Config{Name: name, BaseURL: p.BaseURL, APIKey: p.APIKey,
-				Headers: p.Headers, Query: p.Query, NoStreamOptions: !p.StreamOptions})
+				Headers: p.Headers, Query: p.Query, NoStreamOptions: !p.StreamOptions, HTTPClient: upstreamClient()})
 		case "sim":
 			o.Providers[name] = sim.New(name)
 		default:
 			log.Warn("provider left out: its kind is not served yet", "provider", name, "kind", p.Kind)
 		}
 	}
+	// One health store for every chain: a target's cooldown holds whichever alias calls it.
+	health := &fallback.Memory{}
 	for _, alias := range c.AliasNames() {
 		a := c.Models[alias]
-		ch := &fallback.Chain{Alias: alias, CommitOnReasoning: a.CommitOnReasoning}
+		ch := &fallback.Chain{Alias: alias, CommitOnReasoning: a.CommitOnReasoning, Health: health, Log: log}
 		for _, e := range a.Targets {
-			// A weighted group is tried member by member here; picking by weight is the
-			// fallback chain's next step.
-			for _, t := range e.Targets {
+			var el fallback.Element
+			for i, t := range e.Targets {
 				pn, model, _ := config.SplitTarget(t)
 				prov, ok := o.Providers[pn]
 				if !ok {
 					continue
 				}
-				ch.Targets = append(ch.Targets, fallback.Target{Name: t, Model: model, Provider: prov,
-					Timeouts: fallback.Timeouts{FirstEvent: e.Timeouts.FirstEvent.Std(), Idle: e.Timeouts.Idle.Std(), Total: e.Timeouts.Total.Std()}})
+				el.Targets = append(el.Targets, fallback.Target{Name: t, Model: model, Provider: prov,
+					Timeouts: timeouts(e.Timeouts), Retries: e.Retries})
+				el.Weights = append(el.Weights, e.Weights[i])
+			}
+			if len(el.Targets) > 0 {
+				ch.Elements = append(ch.Elements, el)
 			}
 		}
-		if len(ch.Targets) == 0 {
+		if len(ch.Elements) == 0 {
 			log.Warn("alias left out: none of its targets is served", "alias", alias)
 			continue
 		}
@@ -78,6 +88,36 @@ func FromConfig(c *config.Config, log *slog.Logger) (*Server, error) {
 	o.RedactJSON = rules.RedactJSON
 	return New(o), nil
 }
+
+func timeouts(t config.Timeouts) fallback.Timeouts {
+	return fallback.Timeouts{Connect: t.Connect.Std(), FirstEvent: t.FirstEvent.Std(), Idle: t.Idle.Std(), Total: t.Total.Std()}
+}
+
+// upstreamClient is the HTTP client of one provider: tuned for a proxy, with no overall
+// timeout (streams are long; the chain bounds each attempt) and a dial bounded by the
+// attempt's connect timeout, which the chain passes in the request's context.
+func upstreamClient() *http.Client {
+	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		d := net.Dialer{Timeout: defaultConnect, KeepAlive: 30 * time.Second}
+		if t, ok := fallback.ConnectTimeout(ctx); ok {
+			d.Timeout = t
+		}
+		return d.DialContext(ctx, network, addr)
+	}
+	return &http.Client{Transport: &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           dial,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          1024,
+		MaxIdleConnsPerHost:   256, // a gateway sends most of its traffic to a handful of hosts
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: time.Second,
+	}}
+}
+
+// defaultConnect bounds a dial made outside an attempt (DESIGN §3's connect default).
+const defaultConnect = 5 * time.Second
 
 func redactConfig(r config.Redaction) redact.Config {
 	rc := redact.Config{Detectors: r.Detectors, PII: r.PII, WindowBytes: r.WindowBytes,

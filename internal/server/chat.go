@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -65,7 +66,7 @@ func setServed(in *info, run *fallback.Run, st *fallback.Stream, h http.Header) 
 func (s *Server) chatStream(c echo.Context, run *fallback.Run, req *llm.Request) error {
 	ctx := c.Request().Context()
 	in := reqInfo(c)
-	ew := newEventWriter(c.Response(), s.o.Heartbeat)
+	ew := newEventWriter(c.Response(), s.o.Heartbeat, s.o.WriteTimeout)
 	defer ew.close()
 	st, err := run.Next(ctx)
 	if err != nil {
@@ -92,8 +93,8 @@ func (s *Server) chatStream(c echo.Context, run *fallback.Run, req *llm.Request)
 		}
 	}
 	in.kind = llm.KindOf(err)
-	if ctx.Err() != nil || in.kind == llm.Canceled {
-		in.kind = llm.Canceled
+	if ctx.Err() != nil || in.kind == llm.Canceled || ew.failed() {
+		in.kind = llm.Canceled // the client left or stopped reading: not the target's fault
 		return nil
 	}
 	run.Fail(st, err)
@@ -235,6 +236,10 @@ func completion(id string, created int64, model string, resp *llm.Response) []by
 	u.PromptTokens, u.CompletionTokens, u.TotalTokens = resp.Usage.PromptTokens, resp.Usage.CompletionTokens, resp.Usage.TotalTokens
 	u.PromptDetails.CachedTokens = resp.Usage.CachedTokens
 	u.CompletionDetails.ReasoningTokens = resp.Usage.ReasoningTokens
-	b, _ := json.Marshal(out)
-	return b
+	// No HTML escaping: OpenAI writes "&" and "<" as they are, and so do the streamed chunks.
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(out)
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 }

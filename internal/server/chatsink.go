@@ -25,12 +25,17 @@ type eventWriter struct {
 	early    bool // they left before commit: target and attempts go in trailers
 	closed   bool
 	err      error
+	// A client that stops reading is cut after writeTimeout: a per-write deadline, renewed
+	// when half of it is used, instead of a server-wide WriteTimeout that would kill streams.
+	writeTimeout time.Duration
+	deadline     time.Time
 }
 
 var keepalive = []byte(": keepalive\n\n")
 
-func newEventWriter(w http.ResponseWriter, interval time.Duration) *eventWriter {
-	ew := &eventWriter{w: w, rc: http.NewResponseController(w), buf: make([]byte, 0, 512), interval: interval}
+func newEventWriter(w http.ResponseWriter, interval, writeTimeout time.Duration) *eventWriter {
+	ew := &eventWriter{w: w, rc: http.NewResponseController(w), buf: make([]byte, 0, 512), interval: interval,
+		writeTimeout: writeTimeout}
 	if interval > 0 {
 		// Under mu: the callback reads ew.timer, and may fire before this returns.
 		ew.mu.Lock()
@@ -84,6 +89,13 @@ func (ew *eventWriter) start(setHeaders func(http.Header)) error {
 	return ew.err
 }
 
+// failed reports whether writing to the client failed: it stopped reading or left.
+func (ew *eventWriter) failed() bool {
+	ew.mu.Lock()
+	defer ew.mu.Unlock()
+	return ew.err != nil
+}
+
 // begun reports whether the headers left, so an error must go in-band.
 func (ew *eventWriter) begun() bool {
 	ew.mu.Lock()
@@ -105,6 +117,12 @@ func (ew *eventWriter) frame(b []byte) error {
 func (ew *eventWriter) write(b []byte) {
 	if ew.err != nil {
 		return
+	}
+	if ew.writeTimeout > 0 {
+		if now := time.Now(); ew.deadline.Sub(now) < ew.writeTimeout/2 {
+			ew.deadline = now.Add(ew.writeTimeout)
+			_ = ew.rc.SetWriteDeadline(ew.deadline) // not every writer supports it (tests)
+		}
 	}
 	if _, err := ew.w.Write(b); err != nil {
 		ew.err = err

@@ -313,7 +313,11 @@ func TestOpenAPIStreamed(t *testing.T) {
 					}
 				}
 			}
-			if want := map[bool]int{true: 1, false: 0}[tt.wantUsage]; usage != want {
+			want := 0
+			if tt.wantUsage {
+				want = 1
+			}
+			if usage != want {
 				t.Errorf("got %d usage chunks, want %d", usage, want)
 			}
 			if !seen {
@@ -358,6 +362,7 @@ func TestOpenAPIErrors(t *testing.T) {
 	// server and a request the spec rejects.
 	invalid := []struct{ name, extra string }{
 		{"n out of range", `,"n":0`},
+		{"n too large", `,"n":129`},
 		{"temperature out of range", `,"temperature":3`},
 		{"top_p out of range", `,"top_p":1.5`},
 		{"max_tokens zero", `,"max_tokens":0`},

@@ -24,6 +24,8 @@ type Options struct {
 	Providers map[string]fallback.Provider
 	// Heartbeat is how long an event stream may stay silent before a keepalive (0: never).
 	Heartbeat time.Duration
+	// WriteTimeout cuts a client that stops reading (default 30s).
+	WriteTimeout time.Duration
 	// Timeouts of a direct target.
 	Timeouts fallback.Timeouts
 	// Models lists, in order, what GET /v1/models shows: the aliases, then direct targets.
@@ -47,6 +49,9 @@ type Server struct {
 func New(o Options) *Server {
 	if o.Log == nil {
 		o.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if o.WriteTimeout <= 0 {
+		o.WriteTimeout = 30 * time.Second
 	}
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = 10 << 20

@@ -3,6 +3,7 @@ package openai
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"unicode/utf8"
 )
 
@@ -13,7 +14,7 @@ type chunk struct {
 	Choices []wireChoice `json:"choices"`
 	Usage   *wireUsage   `json:"usage"`
 	// Error is set on a provider error inside the stream ({"error": {...}}).
-	Error json.RawMessage `json:"error"`
+	Error rawJSON `json:"error"`
 }
 
 // head is decoded from the first chunk only, for EvStart: later chunks repeat it.
@@ -23,10 +24,10 @@ type head struct {
 }
 
 type wireChoice struct {
-	Index        int             `json:"index"`
-	Delta        wireDelta       `json:"delta"`
-	Logprobs     json.RawMessage `json:"logprobs"`
-	FinishReason text            `json:"finish_reason"`
+	Index        int       `json:"index"`
+	Delta        wireDelta `json:"delta"`
+	Logprobs     rawJSON   `json:"logprobs"`
+	FinishReason text      `json:"finish_reason"`
 }
 
 type wireDelta struct {
@@ -91,4 +92,45 @@ func (t *text) UnmarshalJSON(b []byte) error {
 		*t = text(s)
 	}
 	return nil // null, and anything else: no text
+}
+
+// rawJSON is json.RawMessage without null: null leaves it nil instead of costing a copy of
+// "null" per chunk. Otherwise it holds its own copy of the bytes.
+type rawJSON []byte
+
+func (r *rawJSON) UnmarshalJSON(b []byte) error {
+	if string(b) != "null" {
+		*r = append(rawJSON(nil), b...)
+	}
+	return nil
+}
+
+// decoder decodes one event's data at a time with a reused json.Decoder: unlike
+// json.Unmarshal, it keeps its scanner and error-context buffers from one chunk to the next,
+// which were most of the allocations per chunk.
+type decoder struct {
+	src bytes.Reader
+	dec *json.Decoder
+	fed int64 // bytes given to dec so far
+}
+
+func newDecoder() *decoder {
+	d := &decoder{}
+	d.dec = json.NewDecoder(&d.src)
+	return d
+}
+
+// decode decodes data, which must be one JSON value with no surrounding space, into v.
+// After an error the decoder is unusable, as is the stream that uses it.
+func (d *decoder) decode(data []byte, v any) error {
+	d.src.Reset(data)
+	d.fed += int64(len(data))
+	if err := d.dec.Decode(v); err != nil {
+		return err
+	}
+	if d.dec.InputOffset() != d.fed {
+		// A second value in the same event: it must not leak into the next one.
+		return errors.New("trailing data after the JSON value")
+	}
+	return nil
 }

@@ -23,7 +23,7 @@ import (
 type Config struct {
 	// Name is the provider's name in the configuration ("openai"), used in messages.
 	Name string
-	// BaseURL is the API root, e.g. https://api.openai.com/v1.
+	// BaseURL is the API root; "" means https://api.openai.com/v1.
 	BaseURL string
 	APIKey  string
 	// Headers are extra request headers (e.g. Azure's api-key).
@@ -54,10 +54,11 @@ const maxErrorBody = 64 << 10
 const maxEvent = 8 << 20
 
 // sharedHTTPClient serves every Client without its own. No overall Timeout: streams are long,
-// and the chain's contexts bound connect, first-event, idle and total time.
+// and the chain's contexts bound first-event, idle and total time; the dial is bounded by the
+// attempt's connect timeout (fallback.ConnectTimeout).
 var sharedHTTPClient = &http.Client{Transport: &http.Transport{
 	Proxy:                 http.ProxyFromEnvironment,
-	DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+	DialContext:           dial,
 	ForceAttemptHTTP2:     true,
 	MaxIdleConns:          1024,
 	MaxIdleConnsPerHost:   256, // a gateway sends most of its traffic to a handful of hosts
@@ -66,10 +67,24 @@ var sharedHTTPClient = &http.Client{Transport: &http.Transport{
 	ExpectContinueTimeout: time.Second,
 }}
 
+// defaultConnect bounds a dial when the context names no connect timeout (DESIGN §3).
+const defaultConnect = 5 * time.Second
+
+func dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	d := net.Dialer{Timeout: defaultConnect, KeepAlive: 30 * time.Second}
+	if t, ok := fallback.ConnectTimeout(ctx); ok {
+		d.Timeout = t
+	}
+	return d.DialContext(ctx, network, addr)
+}
+
 // New returns a Client for c.
 func New(c Config) *Client {
 	if c.Name == "" {
 		c.Name = "openai"
+	}
+	if c.BaseURL == "" {
+		c.BaseURL = "https://api.openai.com/v1"
 	}
 	hc := c.HTTPClient
 	if hc == nil {
@@ -167,7 +182,12 @@ func (c *Client) callError(ctx context.Context, err error) error {
 	if errors.As(err, &ue) {
 		err = ue.Err
 	}
-	return &llm.Error{Kind: llm.Unavailable, Message: c.name + ": " + err.Error(), Err: err}
+	kind := llm.Unavailable
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		kind = llm.Timeout // the connect timeout, or the TLS handshake's
+	}
+	return &llm.Error{Kind: kind, Message: c.name + ": " + err.Error(), Err: err}
 }
 
 // ctxError is the error for a done ctx: Canceled when the client left, Timeout when a

@@ -329,3 +329,22 @@ func TestJSONInsteadOfStream(t *testing.T) {
 		t.Errorf("got %T, want *llm.Error", err)
 	}
 }
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+type timeoutError struct{}
+
+func (timeoutError) Error() string   { return "i/o timeout" }
+func (timeoutError) Timeout() bool   { return true }
+func (timeoutError) Temporary() bool { return true }
+
+func TestConnectTimeout(t *testing.T) {
+	hc := &http.Client{Transport: roundTripFunc(func(*http.Request) (*http.Response, error) {
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: timeoutError{}}
+	})}
+	c := New(Config{BaseURL: "http://127.0.0.1:9/v1", APIKey: testKey, HTTPClient: hc})
+	_, err := c.Stream(context.Background(), testRequest())
+	wantKind(t, err, llm.Timeout)
+}

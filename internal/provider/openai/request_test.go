@@ -24,7 +24,7 @@ func richRequest() *llm.Request {
 			{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "call_1", Name: "look", Arguments: `{"x":1}`}}},
 			{Role: llm.RoleTool, ToolCallID: "call_1", Parts: []llm.Part{{Type: llm.PartText, Text: "a cat"}}, Plain: true},
 		},
-		Tools: []llm.Tool{{Name: "look", Description: "Look.", Parameters: json.RawMessage(`{"type":"object"}`), Strict: ptr(true)}},
+		Tools:               []llm.Tool{{Name: "look", Description: "Look.", Parameters: json.RawMessage(`{"type":"object"}`), Strict: ptr(true)}},
 		ToolChoice:          json.RawMessage(`"auto"`),
 		ResponseFormat:      json.RawMessage(`{"type":"json_object"}`),
 		N:                   2,
@@ -123,6 +123,9 @@ func TestRequestOnTheWire(t *testing.T) {
 			}
 			if header.Get("Api-Key") != "azure-key" || header.Get("X-Team") != "blue" {
 				t.Errorf("headers: got api-key %q x-team %q, want the configured ones", header.Get("Api-Key"), header.Get("X-Team"))
+			}
+			if got := header.Get("Accept"); got != "text/event-stream" {
+				t.Errorf("Accept: got %q, want text/event-stream", got)
 			}
 			if got := header.Get("Content-Type"); got != "application/json" {
 				t.Errorf("Content-Type: got %q, want application/json", got)

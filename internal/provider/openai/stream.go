@@ -26,6 +26,7 @@ type stream struct {
 	name string
 	body io.ReadCloser
 	dec  *sse.Reader
+	json *decoder
 
 	closeOnce sync.Once
 	closed    atomic.Bool
@@ -41,7 +42,7 @@ type stream struct {
 }
 
 func newStream(ctx context.Context, name string, body io.ReadCloser) *stream {
-	return &stream{ctx: ctx, name: name, body: body, dec: sse.NewReader(body, maxEvent)}
+	return &stream{ctx: ctx, name: name, body: body, dec: sse.NewReader(body, maxEvent), json: newDecoder()}
 }
 
 // Recv returns the next event. io.EOF means the answer is complete: every choice it named
@@ -95,15 +96,18 @@ func (s *stream) next() error {
 	if bytes.Equal(data, done) {
 		return s.end("[DONE] came before every choice finished")
 	}
+	if len(data) == 0 {
+		return nil // an empty event carries nothing; some servers send them to keep alive
+	}
 	if ev.Type == "error" {
 		// Groq and others name the event; the payload is {"error":{...}} or flat.
 		return inStreamError(s.name, parseErrorBody(data))
 	}
 	s.chunk.reset()
-	if err := json.Unmarshal(data, &s.chunk); err != nil {
+	if err := s.json.decode(data, &s.chunk); err != nil {
 		return &llm.Error{Kind: llm.Unavailable, Message: s.name + " sent an event that is not a JSON chunk", Err: err}
 	}
-	if len(s.chunk.Error) > 0 && !bytes.Equal(s.chunk.Error, []byte("null")) {
+	if s.chunk.Error != nil {
 		return inStreamError(s.name, parseErrorBody(data))
 	}
 	if !s.started {
@@ -144,8 +148,8 @@ func (s *stream) choice(c *wireChoice) error {
 		s.state[i] = 1
 		s.seen++
 	}
-	if len(c.Logprobs) > 0 && !bytes.Equal(c.Logprobs, []byte("null")) {
-		s.queue = append(s.queue, llm.Event{Type: llm.EvLogprobs, Choice: i, Raw: c.Logprobs})
+	if c.Logprobs != nil {
+		s.queue = append(s.queue, llm.Event{Type: llm.EvLogprobs, Choice: i, Raw: json.RawMessage(c.Logprobs)})
 	}
 	d := &c.Delta
 	if d.Reasoning != "" {

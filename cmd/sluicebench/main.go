@@ -1,0 +1,66 @@
+// Command sluicebench is the load benchmark of `make bench` (issue 5): it starts the mock
+// upstream, the gateway and a bare httputil.ReverseProxy in front of the same mock, drives the
+// gateway and the proxy with the same load, and prints a markdown table of the ratios against
+// the targets of issue 5. Loopback only, bounded in time.
+//
+//	sluicebench [-duration 10s] [-scenarios nonstream,stream,saturation,memory] [-streams 2000]
+//	            [-quick] [-cpuprofile FILE]
+//
+// Each server runs in its own process (this binary re-executed with -serve), so none shares a
+// Go runtime with the load generator. The exit code is 0 when a target does not hold: the
+// table reports it. It is non-zero only when the harness itself fails.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+)
+
+func main() {
+	var (
+		o       options
+		scens   string
+		serve   string
+		addr    string
+		up      string
+		profile string
+	)
+	flag.DurationVar(&o.duration, "duration", 10*time.Second, "measured time per scenario and target")
+	flag.StringVar(&scens, "scenarios", strings.Join(allScenarios, ","), "comma list of scenarios: "+strings.Join(allScenarios, ", "))
+	flag.IntVar(&o.streams, "streams", 2000, "concurrent open streams of the memory scenario")
+	flag.BoolVar(&o.quick, "quick", false, "smoke mode: 2 s per scenario, 200 streams unless -streams is given")
+	flag.StringVar(&profile, "cpuprofile", "", "write a CPU profile of the gateway under the non-streamed load to `file`")
+	flag.StringVar(&serve, "serve", "", "internal: serve mock, gateway or proxy in this process")
+	flag.StringVar(&addr, "addr", "127.0.0.1:0", "internal: listen address of -serve")
+	flag.StringVar(&up, "upstream", "", "internal: the mock's base URL, for -serve gateway|proxy")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+
+	var err error
+	if serve != "" {
+		err = serveChild(ctx, serve, addr, up, profile)
+	} else {
+		streamsSet := false
+		flag.Visit(func(f *flag.Flag) { streamsSet = streamsSet || f.Name == "streams" })
+		if o.quick {
+			o.duration = 2 * time.Second
+			if !streamsSet {
+				o.streams = 200
+			}
+		}
+		o.scenarios = strings.Split(scens, ",")
+		o.cpuprofile = profile
+		err = run(ctx, o, os.Stdout)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "sluicebench:", err)
+		os.Exit(1)
+	}
+}

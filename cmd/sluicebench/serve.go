@@ -1,0 +1,433 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/sluice-gw/sluice/internal/config"
+	"github.com/sluice-gw/sluice/internal/mockllm"
+	"github.com/sluice-gw/sluice/internal/server"
+)
+
+// gatewayConfig is the gateway's configuration: one openai-compatible provider, the mock; every
+// other setting (redaction, limits, telemetry) keeps its default, as in the embedded default.
+const gatewayConfig = `listen: "127.0.0.1:0"
+providers:
+  mock: {kind: openai-compatible, base_url: %q}
+`
+
+// newGateway builds the gateway's handler for the mock at upstream (its base URL, no /v1).
+func newGateway(upstream string, log *slog.Logger) (http.Handler, error) {
+	noEnv := func(string) (string, bool) { return "", false }
+	cfg, err := config.ParseWith(fmt.Appendf(nil, gatewayConfig, upstream+"/v1"), "sluicebench.yaml", noEnv)
+	if err != nil {
+		return nil, err
+	}
+	return server.FromConfig(cfg, log)
+}
+
+// newProxy is the physical floor: a bare reverse proxy in front of the mock. Its transport
+// keeps as many idle connections per host as the gateway's provider client (256), so the
+// comparison measures the gateway's own work, not a pool size.
+func newProxy(upstream string) (http.Handler, *http.Transport, error) {
+	u, err := url.Parse(upstream)
+	if err != nil {
+		return nil, nil, err
+	}
+	tr := &http.Transport{
+		DialContext:         (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:        1024,
+		MaxIdleConnsPerHost: 256,
+		IdleConnTimeout:     90 * time.Second,
+	}
+	rp := &httputil.ReverseProxy{
+		Rewrite:       func(pr *httputil.ProxyRequest) { pr.SetURL(u) },
+		FlushInterval: -1,
+		Transport:     tr,
+	}
+	// The request body is read whole first, as the gateway does. Streamed as is, a share of
+	// the streams break: once the answer's headers are written, the server closes the inbound
+	// body under the transport, which still reads it once more after its Content-Length, and
+	// tears the upstream connection down ("read error during body copy: use of closed network
+	// connection", golang/go#40747).
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 10<<20))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.ContentLength = int64(len(body))
+		rp.ServeHTTP(w, r)
+	})
+	return h, tr, nil
+}
+
+// handler returns what a -serve kind serves; close releases what it holds.
+func handler(kind, upstream string, logw io.Writer) (h http.Handler, close func(), err error) {
+	switch kind {
+	case "mock":
+		return mockllm.New(mockllm.Options{}), func() {}, nil
+	case "gateway":
+		if upstream == "" {
+			return nil, nil, errors.New("-serve gateway needs -upstream")
+		}
+		h, err := newGateway(upstream, slog.New(slog.NewTextHandler(logw, nil)))
+		return h, func() {}, err
+	case "proxy":
+		if upstream == "" {
+			return nil, nil, errors.New("-serve proxy needs -upstream")
+		}
+		h, tr, err := newProxy(upstream)
+		if err != nil {
+			return nil, nil, err
+		}
+		return h, tr.CloseIdleConnections, nil
+	}
+	return nil, nil, fmt.Errorf("-serve %q: want mock, gateway or proxy", kind)
+}
+
+// listener is one served handler and its admin side.
+type listener struct {
+	hs, as   *http.Server
+	ln, aln  net.Listener
+	wg       sync.WaitGroup
+	release  func()
+	profiler *profiler
+}
+
+// listen serves h on addr and the admin endpoints on another loopback port. The server has
+// the settings of cmd/gateway (no WriteTimeout: it would cut streams). base, if set, is the
+// base context of requests: the mock's streams end with it.
+func listen(h http.Handler, addr string, base context.Context, logw io.Writer, profile string) (*listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	aln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	l := &listener{ln: ln, aln: aln, release: func() {}, profiler: &profiler{path: profile}}
+	l.hs = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
+		ErrorLog: log.New(logw, "", log.LstdFlags)}
+	if base != nil {
+		l.hs.BaseContext = func(net.Listener) context.Context { return base }
+	}
+	l.as = &http.Server{Handler: l.admin(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: l.hs.ErrorLog}
+	l.wg.Add(2)
+	go func() { defer l.wg.Done(); l.hs.Serve(ln) }()
+	go func() { defer l.wg.Done(); l.as.Serve(aln) }()
+	return l, nil
+}
+
+// admin serves what the harness asks of a server process: its goroutine count, a return of
+// free memory to the OS before an RSS baseline, closing idle connections (so pooled
+// connections of earlier scenarios do not count as streams that did not end), and a CPU
+// profile around one scenario.
+func (l *listener) admin() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /goroutines", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintln(w, runtime.NumGoroutine())
+	})
+	mux.HandleFunc("POST /freeos", func(w http.ResponseWriter, r *http.Request) { debug.FreeOSMemory() })
+	mux.HandleFunc("POST /closeidle", func(w http.ResponseWriter, r *http.Request) {
+		// SetKeepAlivesEnabled(false) closes the idle connections (net/http, server.go).
+		l.hs.SetKeepAlivesEnabled(false)
+		l.hs.SetKeepAlivesEnabled(true)
+	})
+	mux.HandleFunc("POST /cpuprofile/start", func(w http.ResponseWriter, r *http.Request) {
+		if err := l.profiler.start(); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+		}
+	})
+	mux.HandleFunc("POST /cpuprofile/stop", func(w http.ResponseWriter, r *http.Request) {
+		if err := l.profiler.stop(); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+		}
+	})
+	return mux
+}
+
+// close stops both servers: open requests get a short grace, then are cut.
+func (l *listener) close() {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := l.hs.Shutdown(ctx); err != nil {
+		l.hs.Close()
+	}
+	l.as.Close()
+	l.wg.Wait()
+	l.release()
+	l.profiler.stop()
+}
+
+// profiler writes one CPU profile to path between start and stop (a second start truncates
+// it). Safe for concurrent use.
+type profiler struct {
+	path string
+	mu   sync.Mutex
+	f    *os.File
+}
+
+func (p *profiler) start() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.path == "" || p.f != nil {
+		return nil
+	}
+	f, err := os.Create(p.path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return err
+	}
+	p.f = f
+	return nil
+}
+
+func (p *profiler) stop() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.f == nil {
+		return nil
+	}
+	pprof.StopCPUProfile()
+	err := p.f.Close()
+	p.f = nil
+	return err
+}
+
+// serveChild is the -serve mode: it serves kind until ctx ends or stdin closes (the parent
+// went away), after printing "listening ADDR ADMIN" on stdout. Logs go to stderr.
+func serveChild(ctx context.Context, kind, addr, upstream, profile string) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		// The parent holds our stdin open for our whole life: EOF means it is gone.
+		io.Copy(io.Discard, os.Stdin)
+		cancel()
+	}()
+	h, release, err := handler(kind, upstream, os.Stderr)
+	if err != nil {
+		return err
+	}
+	var base context.Context
+	if kind == "mock" {
+		base = ctx
+	}
+	l, err := listen(h, addr, base, os.Stderr, profile)
+	if err != nil {
+		release()
+		return err
+	}
+	l.release = release
+	fmt.Printf("listening %s %s\n", l.ln.Addr(), l.aln.Addr())
+	<-ctx.Done()
+	l.close()
+	return nil
+}
+
+// proc is a running server: in a child process (pid > 0) or in this one.
+type proc struct {
+	name  string
+	url   string // http://host:port
+	admin string // http://host:port of the admin endpoints
+	pid   int
+	stop  func() error
+}
+
+// spawn starts this binary with -serve kind in a child process, its stderr appended to a log
+// file in dir, and waits for its address.
+func spawn(kind, upstream, dir, profile string) (*proc, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	args := []string{"-serve", kind, "-addr", "127.0.0.1:0"}
+	if upstream != "" {
+		args = append(args, "-upstream", upstream)
+	}
+	if profile != "" {
+		args = append(args, "-cpuprofile", profile)
+	}
+	logPath := filepath.Join(dir, kind+".log")
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	defer logf.Close() // the child holds its own descriptor
+	cmd := exec.Command(exe, args...)
+	cmd.Stderr = logf
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	waited := make(chan error, 1)
+	stop := func() error {
+		stdin.Close()
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case err := <-waited:
+			return err
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			return fmt.Errorf("%s did not stop in 10 s: killed", kind)
+		}
+	}
+	type ready struct {
+		line string
+		err  error
+	}
+	rc := make(chan ready, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		if sc.Scan() {
+			rc <- ready{line: sc.Text()}
+		} else {
+			rc <- ready{err: fmt.Errorf("%s exited before listening: see %s", kind, logPath)}
+		}
+		io.Copy(io.Discard, stdout)
+		waited <- cmd.Wait()
+	}()
+	var r ready
+	select {
+	case r = <-rc:
+	case <-time.After(30 * time.Second):
+		r.err = fmt.Errorf("%s did not listen within 30 s: see %s", kind, logPath)
+	}
+	f := strings.Fields(r.line)
+	if r.err == nil && (len(f) != 3 || f[0] != "listening") {
+		r.err = fmt.Errorf("%s: unexpected first line %q", kind, r.line)
+	}
+	if r.err != nil {
+		stop()
+		return nil, r.err
+	}
+	return &proc{name: kind, url: "http://" + f[1], admin: "http://" + f[2], pid: cmd.Process.Pid, stop: stop}, nil
+}
+
+// inProcess serves kind in this process, on its own listeners and http.Server.
+func inProcess(ctx context.Context, kind, upstream string) (*proc, error) {
+	h, release, err := handler(kind, upstream, io.Discard)
+	if err != nil {
+		return nil, err
+	}
+	var base context.Context
+	if kind == "mock" {
+		base = ctx
+	}
+	l, err := listen(h, "127.0.0.1:0", base, io.Discard, "")
+	if err != nil {
+		release()
+		return nil, err
+	}
+	l.release = release
+	return &proc{name: kind, url: "http://" + l.ln.Addr().String(), admin: "http://" + l.aln.Addr().String(),
+		stop: func() error { l.close(); return nil }}, nil
+}
+
+// cluster is the mock, the gateway and the proxy.
+type cluster struct {
+	mock, gateway, proxy *proc
+}
+
+// start starts the three servers, in child processes unless inproc. profile, if set, is
+// where the gateway writes its CPU profile.
+func start(ctx context.Context, inproc bool, dir, profile string) (*cluster, error) {
+	c := &cluster{}
+	var err error
+	launch := func(kind, upstream, profile string) (*proc, error) {
+		if inproc {
+			return inProcess(ctx, kind, upstream)
+		}
+		return spawn(kind, upstream, dir, profile)
+	}
+	if c.mock, err = launch("mock", "", ""); err != nil {
+		return nil, err
+	}
+	if c.gateway, err = launch("gateway", c.mock.url, profile); err != nil {
+		c.stop()
+		return nil, err
+	}
+	if c.proxy, err = launch("proxy", c.mock.url, ""); err != nil {
+		c.stop()
+		return nil, err
+	}
+	return c, nil
+}
+
+// stop stops the gateway and the proxy, then the mock (which closes their idle upstream
+// connections).
+func (c *cluster) stop() error {
+	var errs []error
+	for _, p := range []*proc{c.gateway, c.proxy, c.mock} {
+		if p != nil {
+			if err := p.stop(); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", p.name, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// rssKiB reads VmRSS of pid from /proc (Linux).
+func rssKiB(pid int) (int64, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0, err
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			return strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+		}
+	}
+	return 0, fmt.Errorf("no VmRSS in /proc/%d/status", pid)
+}
+
+// raiseNoFile raises the soft limit on open files to the hard limit: the memory scenario
+// holds two descriptors per stream in the gateway, and children inherit the limit.
+func raiseNoFile() (uint64, error) {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		return 0, err
+	}
+	if lim.Cur < lim.Max {
+		lim.Cur = lim.Max
+		if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+			return 0, err
+		}
+	}
+	return lim.Cur, nil
+}

@@ -1,0 +1,67 @@
+package openai
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"testing"
+
+	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/sse"
+)
+
+// recordedLike is a stream shaped like openai-chat-text.sse, with n content chunks.
+func recordedLike(n int) []byte {
+	var b bytes.Buffer
+	const pre = `data: {"id":"chatcmpl-ABfw031mOJeYCSHe4yI2ZjOA6kMJL","object":"chat.completion.chunk","created":1727346168,"model":"gpt-4o-2024-08-06","system_fingerprint":"fp_5050236cbd","choices":[{"index":0,`
+	b.WriteString(pre + `"delta":{"role":"assistant","content":"","refusal":null},"logprobs":null,"finish_reason":null}]}` + "\n\n")
+	for i := range n {
+		fmt.Fprintf(&b, pre+`"delta":{"content":" token%d"},"logprobs":null,"finish_reason":null}]}`+"\n\n", i%1000)
+	}
+	b.WriteString(pre + `"delta":{},"logprobs":null,"finish_reason":"stop"}]}` + "\n\n")
+	b.WriteString(`data: {"id":"chatcmpl-ABfw031mOJeYCSHe4yI2ZjOA6kMJL","object":"chat.completion.chunk","created":1727346168,"model":"gpt-4o-2024-08-06","system_fingerprint":"fp_5050236cbd","choices":[],"usage":{"prompt_tokens":14,"completion_tokens":30,"total_tokens":44,"completion_tokens_details":{"reasoning_tokens":0}}}` + "\n\n")
+	b.WriteString("data: [DONE]\n\n")
+	return b.Bytes()
+}
+
+// BenchmarkRecv decodes a 10,000-chunk stream per op; allocs/op divided by 10,000 is the
+// cost per chunk.
+func BenchmarkRecv(b *testing.B) {
+	const chunks = 10_000
+	body := recordedLike(chunks)
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	events := 0
+	for b.Loop() {
+		s := newStream(context.Background(), "openai", io.NopCloser(bytes.NewReader(body)))
+		for {
+			_, err := s.Recv()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			events++
+		}
+	}
+	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
+}
+
+// BenchmarkSSE is the framing alone, for comparison with BenchmarkRecv.
+func BenchmarkSSE(b *testing.B) {
+	body := recordedLike(10_000)
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		d := sse.NewReader(bytes.NewReader(body), 0)
+		for {
+			if _, err := d.Next(); err != nil {
+				break
+			}
+		}
+	}
+}
+
+var _ llm.Stream = (*stream)(nil)

@@ -1,0 +1,264 @@
+package server_test
+
+import (
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/sluice-gw/sluice/internal/config"
+	"github.com/sluice-gw/sluice/internal/mockllm"
+	"github.com/sluice-gw/sluice/internal/server"
+)
+
+// fallbackGateway is a gateway whose alias "pair" is [a, b]. Three providers: mock (the
+// recorded fixtures of the OpenAI adapter), trim (the fixtures of testdata/, trimmed) and
+// dead (a closed port: connection refused). Timeouts are short: real sockets, tens of ms.
+type fallbackGateway struct {
+	url        string
+	mock, trim *mockllm.Server
+}
+
+func newFallbackGateway(t *testing.T, a, b string) *fallbackGateway {
+	t.Helper()
+	mock := mockllm.New(mockllm.Options{FixturesDir: "../provider/openai/testdata"})
+	trim := mockllm.New(mockllm.Options{FixturesDir: "testdata"})
+	ms, ts := httptest.NewServer(mock), httptest.NewServer(trim)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := "http://" + l.Addr().String()
+	l.Close()
+	yaml := `
+providers:
+  mock: {kind: openai-compatible, base_url: "${MOCK_URL}/v1"}
+  trim: {kind: openai-compatible, base_url: "${TRIM_URL}/v1"}
+  dead: {kind: openai-compatible, base_url: "${DEAD_URL}/v1"}
+models:
+  pair:
+    targets: [` + quote(a) + `, ` + quote(b) + `]
+    timeouts: {first_event: 100ms, idle: 100ms}
+`
+	vars := map[string]string{"MOCK_URL": ms.URL, "TRIM_URL": ts.URL, "DEAD_URL": dead}
+	cfg, err := config.ParseWith([]byte(yaml), "test.yaml", func(k string) (string, bool) {
+		v, ok := vars[k]
+		return v, ok
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.FromConfig(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs := httptest.NewServer(srv)
+	t.Cleanup(func() {
+		gs.Close()
+		ms.Close()
+		ts.Close()
+	})
+	return &fallbackGateway{url: gs.URL, mock: mock, trim: trim}
+}
+
+func quote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+func (g *fallbackGateway) post(t *testing.T, body string) *http.Response {
+	t.Helper()
+	return (&gateway{url: g.url}).post(t, body)
+}
+
+// calls is how often the upstream of target was called; -1 for dead targets.
+func (g *fallbackGateway) calls(target string) int {
+	p, m, _ := strings.Cut(target, "/")
+	switch p {
+	case "mock":
+		return g.mock.Calls(m)
+	case "trim":
+		return g.trim.Calls(m)
+	}
+	return -1
+}
+
+// outcome is what a client gets.
+type outcome struct {
+	status int
+	served string // X-Sluice-Target; "" when none
+	code   string // the error code: of the body, or of the in-band frame of a 200 stream
+	// text is the answer's text; for an in-band error, the text before it.
+	text       string
+	retryAfter string
+	attempts   string
+}
+
+const echoText = "Hello there, gateway."
+
+func TestFallbackScenarios(t *testing.T) {
+	type want struct {
+		outcome
+		aCalls, bCalls int
+	}
+	const b = "mock/echo"
+	tests := []struct {
+		name   string
+		a, b   string
+		stream want
+		once   want // a non-streamed client
+		msg    []string
+	}{
+		{name: "429 then second serves", a: "mock/text?fail=429",
+			stream: want{outcome{200, b, "", echoText, "", "2"}, 1, 1}},
+		{name: "500 then second serves", a: "mock/text?fail=500",
+			stream: want{outcome{200, b, "", echoText, "", "2"}, 1, 1}},
+		{name: "connection refused", a: "dead/x",
+			stream: want{outcome{200, b, "", echoText, "", "2"}, -1, 1}},
+		{name: "error frame before text", a: "mock/text?fail=error",
+			stream: want{outcome{200, b, "", echoText, "", "2"}, 1, 1}},
+		{name: "role chunk then rate_limit_exceeded", a: "mock/text?fail=ratelimit",
+			stream: want{outcome{200, b, "", echoText, "", "2"}, 1, 1}},
+		{name: "401 then second serves", a: "mock/text?fail=401",
+			stream: want{outcome{200, b, "", echoText, "", "2"}, 1, 1}},
+		{name: "stalled first event", a: "mock/text?fail=stall",
+			stream: want{outcome{200, b, "", echoText, "", "2"}, 1, 1}},
+		{name: "text then error", a: "mock/text?len=40&fail=error&after=3",
+			stream: want{outcome{200, "mock/text?len=40&fail=error&after=3", "upstream_error", "*", "", "1"}, 1, 0},
+			once:   want{outcome{200, b, "", echoText, "", "2"}, 1, 1}},
+		{name: "idle stall after text", a: "mock/text?len=40&fail=stall&after=3",
+			stream: want{outcome{200, "mock/text?len=40&fail=stall&after=3", "upstream_timeout", "*", "", "1"}, 1, 0},
+			once:   want{outcome{200, b, "", echoText, "", "2"}, 1, 1}},
+		{name: "cut after text", a: "mock/text?len=40&fail=cut&after=3",
+			stream: want{outcome{200, "mock/text?len=40&fail=cut&after=3", "upstream_truncated", "*", "", "1"}, 1, 0},
+			once:   want{outcome{200, b, "", echoText, "", "2"}, 1, 1}},
+		{name: "empty answer commits", a: "mock/empty",
+			stream: want{outcome{200, "mock/empty", "", "", "", "1"}, 1, 0}},
+		{name: "400 returned as is", a: "mock/text?fail=400&msg=bad+thing",
+			stream: want{outcome{400, "", "", "", "", "1"}, 1, 0}, msg: []string{"bad thing"}},
+		{name: "all fail", a: "mock/text?fail=500", b: "mock/text?fail=error",
+			stream: want{outcome{502, "", "all_targets_failed", "", "", "2"}, 1, 1},
+			msg:    []string{"all targets of 'pair' failed", "mock/text?fail=500: 500", "mock/text?fail=error: "}},
+		{name: "all rate limited", a: "mock/text?fail=429&retry=3", b: "mock/echo?fail=429&retry=5",
+			stream: want{outcome{429, "", "rate_limit_exceeded", "", "3", "2"}, 1, 1}},
+		{name: "recorded error after text", a: "mock/replay?file=openai-chat-instream-server-error.sse",
+			stream: want{outcome{200, "mock/replay?file=openai-chat-instream-server-error.sse", "upstream_error", "Partial ans", "", "1"}, 1, 0},
+			once:   want{outcome{200, b, "", echoText, "", "2"}, 1, 1}},
+		{name: "recorded Groq error after reasoning", a: "mock/replay?file=groq-chat-instream-error.sse",
+			stream: want{outcome{200, "mock/replay?file=groq-chat-instream-error.sse", "upstream_error", "", "", "1"}, 1, 0},
+			once:   want{outcome{200, b, "", echoText, "", "2"}, 1, 1}},
+		{name: "recorded error, healthy events removed", a: "trim/replay?file=openai-chat-instream-server-error.trimmed.sse",
+			stream: want{outcome{200, b, "", echoText, "", "2"}, 1, 1}},
+		{name: "recorded Groq error, healthy events removed", a: "trim/replay?file=groq-chat-instream-error.trimmed.sse",
+			stream: want{outcome{200, b, "", echoText, "", "2"}, 1, 1}},
+	}
+	for _, tt := range tests {
+		if tt.b == "" {
+			tt.b = b
+		}
+		if tt.once.status == 0 {
+			tt.once = tt.stream
+		}
+		for _, stream := range []bool{true, false} {
+			w := tt.once
+			name := tt.name + "/non-streamed"
+			if stream {
+				w, name = tt.stream, tt.name+"/streamed"
+			}
+			t.Run(name, func(t *testing.T) {
+				g := newFallbackGateway(t, tt.a, tt.b)
+				resp := g.post(t, chatBody("pair", stream, ""))
+				got := g.outcome(t, resp, stream)
+				body := got.text
+				if w.text == "*" && got.text != "" {
+					got.text = "*" // some text came before the in-band error
+				}
+				if got.status != 200 {
+					got.text = w.text // an error body: its message is checked below
+				}
+				if got.outcome != w.outcome {
+					t.Errorf("got %+v, want %+v", got.outcome, w.outcome)
+				}
+				if a, b := g.calls(tt.a), g.calls(tt.b); a != w.aCalls || b != w.bCalls {
+					t.Errorf("got calls a=%d b=%d, want %d and %d", a, b, w.aCalls, w.bCalls)
+				}
+				if got.status != 200 {
+					for _, m := range tt.msg {
+						if !strings.Contains(body, m) {
+							t.Errorf("got message %q, want it to contain %q", body, m)
+						}
+					}
+					if got.status >= 429 && resp.Header.Get("X-Should-Retry") != "false" {
+						t.Errorf("got x-should-retry %q, want false", resp.Header.Get("X-Should-Retry"))
+					}
+				}
+			})
+		}
+	}
+}
+
+type gotOutcome struct {
+	outcome
+}
+
+// outcome reads a response whole. A 200 stream must carry exactly one preamble (one role
+// chunk) and end with [DONE] or an in-band error, never both. For an error answer, text is its
+// message.
+func (g *fallbackGateway) outcome(t *testing.T, resp *http.Response, stream bool) gotOutcome {
+	t.Helper()
+	o := outcome{status: resp.StatusCode, served: resp.Header.Get("X-Sluice-Target"),
+		retryAfter: resp.Header.Get("Retry-After"), attempts: resp.Header.Get("X-Sluice-Attempts")}
+	if resp.StatusCode != 200 {
+		b, _ := io.ReadAll(resp.Body)
+		var e struct {
+			Error struct {
+				Message string  `json:"message"`
+				Code    *string `json:"code"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal(b, &e); err != nil {
+			t.Fatalf("got body %s, want an OpenAI error body", b)
+		}
+		if e.Error.Code != nil {
+			o.code = *e.Error.Code
+		}
+		o.text = e.Error.Message
+		if strings.Contains(string(b), "sk-") || strings.Contains(string(b), "Bearer") {
+			t.Errorf("error body %s carries a credential", b)
+		}
+		return gotOutcome{o}
+	}
+	if !stream {
+		var c struct {
+			Choices []struct {
+				Message struct {
+					Content *string `json:"content"`
+				} `json:"message"`
+			} `json:"choices"`
+		}
+		b, _ := io.ReadAll(resp.Body)
+		if err := json.Unmarshal(b, &c); err != nil || len(c.Choices) != 1 || c.Choices[0].Message.Content == nil {
+			t.Fatalf("got %s, want a chat.completion with one choice", b)
+		}
+		o.text = *c.Choices[0].Message.Content
+		return gotOutcome{o}
+	}
+	p := parse(t, frames(t, resp.Body))
+	if p.roles[0] != 1 {
+		t.Errorf("got %d role chunks, want exactly one preamble", p.roles[0])
+	}
+	o.text = p.text[0]
+	if p.err != nil {
+		o.code = p.err.Error.Code
+		if p.done {
+			t.Errorf("got [DONE] after an in-band error")
+		}
+	} else if !p.done {
+		t.Errorf("got no [DONE] and no error: a silent truncation")
+	}
+	return gotOutcome{o}
+}
