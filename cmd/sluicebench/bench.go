@@ -271,8 +271,18 @@ func (b *bench) hold(ctx context.Context, p *proc, c call, n int) (memStat, erro
 	if err := b.post(p.admin + "/freeos"); err != nil {
 		return st, err
 	}
-	if st.baseG, err = b.goroutines(p); err != nil {
-		return st, err
+	// The connections closed above end their goroutines asynchronously: wait for the count
+	// to settle.
+	for i := 0; i < 25; i++ {
+		g, err := b.goroutines(p)
+		if err != nil {
+			return st, err
+		}
+		if i > 0 && g >= st.baseG {
+			break
+		}
+		st.baseG = g
+		time.Sleep(200 * time.Millisecond)
 	}
 	if st.baseRSS, err = rssKiB(p.pid); err != nil {
 		return st, err

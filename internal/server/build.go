@@ -49,6 +49,7 @@ func FromConfig(c *config.Config, log *slog.Logger) (*Server, error) {
 	}
 	// One health store for every chain: a target's cooldown holds whichever alias calls it.
 	health := &fallback.Memory{}
+	o.Health, o.Policies = health, map[string]Policy{}
 	for _, alias := range c.AliasNames() {
 		a := c.Models[alias]
 		ch := &fallback.Chain{Alias: alias, CommitOnReasoning: a.CommitOnReasoning, Health: health, Log: log}
@@ -73,6 +74,7 @@ func FromConfig(c *config.Config, log *slog.Logger) (*Server, error) {
 			continue
 		}
 		o.Chains[alias] = ch
+		o.Policies[alias] = Policy{ThinkFilter: a.ThinkFilter, RedactInput: a.RedactInput}
 		o.Models = append(o.Models, alias)
 	}
 	for _, t := range c.Targets() {
@@ -86,6 +88,7 @@ func FromConfig(c *config.Config, log *slog.Logger) (*Server, error) {
 	}
 	o.NewWindow = func() relay.Window { return rules.NewWindow() }
 	o.RedactJSON = rules.RedactJSON
+	o.RedactText = rules.Redact
 	return New(o), nil
 }
 

@@ -30,11 +30,14 @@ func (s *Server) chat(c echo.Context) error {
 	if err != nil {
 		return s.reject(c, err)
 	}
+	if s.o.Policies[chain.Alias].RedactInput && s.o.RedactText != nil {
+		redactInput(&cr.req, s.o.RedactText)
+	}
 	run := chain.Start(&cr.req)
 	if cr.req.Stream {
-		return s.chatStream(c, run, &cr.req)
+		return s.chatStream(c, chain, run, &cr.req)
 	}
-	return s.chatOnce(c, run)
+	return s.chatOnce(c, chain, run)
 }
 
 func (s *Server) reject(c echo.Context, err error) error {
@@ -42,8 +45,9 @@ func (s *Server) reject(c echo.Context, err error) error {
 	return writeError(c, err)
 }
 
-func (s *Server) relayOptions() relay.Options {
-	return relay.Options{NewWindow: s.o.NewWindow, RedactJSON: s.o.RedactJSON, Start: time.Now()}
+func (s *Server) relayOptions(chain *fallback.Chain) relay.Options {
+	return relay.Options{NewWindow: s.o.NewWindow, RedactJSON: s.o.RedactJSON, Start: time.Now(),
+		ThinkFilter: s.o.Policies[chain.Alias].ThinkFilter}
 }
 
 // served sets the headers that say who served.
@@ -63,7 +67,7 @@ func setServed(in *info, run *fallback.Run, st *fallback.Stream, h http.Header) 
 // chatStream commits to a target, then relays its answer as it comes. Before commit any
 // failure is an ordinary HTTP error, unless a keepalive already sent the headers; after it, an
 // in-band error frame and no [DONE].
-func (s *Server) chatStream(c echo.Context, run *fallback.Run, req *llm.Request) error {
+func (s *Server) chatStream(c echo.Context, chain *fallback.Chain, run *fallback.Run, req *llm.Request) error {
 	ctx := c.Request().Context()
 	in := reqInfo(c)
 	ew := newEventWriter(c.Response(), s.o.Heartbeat, s.o.WriteTimeout)
@@ -85,7 +89,7 @@ func (s *Server) chatStream(c echo.Context, run *fallback.Run, req *llm.Request)
 		return nil
 	}
 	sink := newChatSink(ew, "chatcmpl-"+in.id, time.Now().Unix(), st.Model, req.IncludeUsage)
-	resp, err := relay.Run(ctx, st, sink, s.relayOptions())
+	resp, err := relay.Run(ctx, st, sink, s.relayOptions(chain))
 	if err == nil {
 		err = sink.end(&resp.Usage)
 		if err == nil {
@@ -100,6 +104,31 @@ func (s *Server) chatStream(c echo.Context, run *fallback.Run, req *llm.Request)
 	run.Fail(st, err)
 	_ = ew.frame(inband(errorBody(midstream(st.Target, err))))
 	return nil
+}
+
+// redactInput masks secrets in the prompt's text before any provider sees it (an alias's
+// redact_input). Parts are copied, not changed in place: the decoded request owns them anyway,
+// but a copy keeps the rule obvious.
+func redactInput(req *llm.Request, redact func(string) string) {
+	msgs := make([]llm.Message, len(req.Messages))
+	for i, m := range req.Messages {
+		parts := make([]llm.Part, len(m.Parts))
+		for j, p := range m.Parts {
+			if p.Type == llm.PartText {
+				p.Text = redact(p.Text)
+			}
+			parts[j] = p
+		}
+		m.Parts = parts
+		for j := range m.ToolCalls {
+			if j == 0 {
+				m.ToolCalls = append([]llm.ToolCall(nil), m.ToolCalls...)
+			}
+			m.ToolCalls[j].Arguments = redact(m.ToolCalls[j].Arguments)
+		}
+		msgs[i] = m
+	}
+	req.Messages = msgs
 }
 
 // midstream is the in-band error of a target that failed after the answer started.
@@ -134,7 +163,7 @@ func (discard) Event(*llm.Event) error { return nil }
 
 // chatOnce serves a non-streamed client. It has seen nothing until the answer is complete,
 // so a failure at any point falls back to the next target.
-func (s *Server) chatOnce(c echo.Context, run *fallback.Run) error {
+func (s *Server) chatOnce(c echo.Context, chain *fallback.Chain, run *fallback.Run) error {
 	ctx := c.Request().Context()
 	for {
 		st, err := run.Next(ctx)
@@ -142,15 +171,17 @@ func (s *Server) chatOnce(c echo.Context, run *fallback.Run) error {
 		if err != nil {
 			return s.reject(c, err)
 		}
-		resp, err := relay.Run(ctx, st, discard{}, s.relayOptions())
-		st.Close()
+		resp, err := relay.Run(ctx, st, discard{}, s.relayOptions(chain))
 		if err == nil {
+			st.Close()
 			return c.JSONBlob(http.StatusOK, completion("chatcmpl-"+reqInfo(c).id, time.Now().Unix(), st.Model, resp))
 		}
 		if llm.KindOf(err) == llm.Canceled || ctx.Err() != nil {
+			st.Close()
 			return s.reject(c, &llm.Error{Kind: llm.Canceled, Err: err})
 		}
-		run.Fail(st, err)
+		run.Fail(st, err) // before Close: a stream closed first gives the target no verdict
+		st.Close()
 	}
 }
 

@@ -338,3 +338,26 @@ func TestHealth(t *testing.T) {
 		t.Errorf("got %d %s, want a 404 OpenAI error", resp.StatusCode, b)
 	}
 }
+
+func TestAliasPolicies(t *testing.T) {
+	g := newGateway(t, baseConfig+`  private:
+    targets: [mock/echo]
+    redact_input: true
+  thinker:
+    targets: ["mock/text?say=%3Cthink%3Eplan%3C%2Fthink%3EAnswer.&chunk=2"]
+    think_filter: true
+`)
+	key := "sk-proj-Xq7Rt2Lm9Vb4Nc8Zd1Wf6Gh3Jk5Pa0Se7"
+	resp := g.post(t, `{"model":"private","messages":[{"role":"user","content":"my key is `+key+` ok"}]}`)
+	b, _ := io.ReadAll(resp.Body)
+	if up := string(g.mock.LastRequest("echo")); strings.Contains(up, key) || !strings.Contains(up, "[REDACTED:openai_key]") {
+		t.Errorf("the provider saw %s, want the key masked before it left", up)
+	}
+	if strings.Contains(string(b), key) {
+		t.Errorf("the client got the key back: %s", b)
+	}
+	p := parse(t, frames(t, g.post(t, chatBody("thinker", true, "")).Body))
+	if p.text[0] != "Answer." || p.reasoning[0] != "plan" {
+		t.Errorf("got text %q reasoning %q, want the think span moved to reasoning", p.text[0], p.reasoning[0])
+	}
+}

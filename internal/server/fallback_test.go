@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sluice-gw/sluice/internal/config"
 	"github.com/sluice-gw/sluice/internal/mockllm"
@@ -21,9 +22,16 @@ import (
 type fallbackGateway struct {
 	url        string
 	mock, trim *mockllm.Server
+	// close stops the gateway once its handlers have returned.
+	close func()
 }
 
 func newFallbackGateway(t *testing.T, a, b string) *fallbackGateway {
+	t.Helper()
+	return newFallbackGatewayWith(t, a, b, "{first_event: 100ms, idle: 100ms}")
+}
+
+func newFallbackGatewayWith(t *testing.T, a, b, timeouts string) *fallbackGateway {
 	t.Helper()
 	mock := mockllm.New(mockllm.Options{FixturesDir: "../provider/openai/testdata"})
 	trim := mockllm.New(mockllm.Options{FixturesDir: "testdata"})
@@ -42,7 +50,7 @@ providers:
 models:
   pair:
     targets: [` + quote(a) + `, ` + quote(b) + `]
-    timeouts: {first_event: 100ms, idle: 100ms}
+    timeouts: ` + timeouts + `
 `
 	vars := map[string]string{"MOCK_URL": ms.URL, "TRIM_URL": ts.URL, "DEAD_URL": dead}
 	cfg, err := config.ParseWith([]byte(yaml), "test.yaml", func(k string) (string, bool) {
@@ -62,7 +70,7 @@ models:
 		ms.Close()
 		ts.Close()
 	})
-	return &fallbackGateway{url: gs.URL, mock: mock, trim: trim}
+	return &fallbackGateway{url: gs.URL, mock: mock, trim: trim, close: gs.Close}
 }
 
 func quote(s string) string {
@@ -146,7 +154,7 @@ func TestFallbackScenarios(t *testing.T) {
 		{name: "all rate limited", a: "mock/text?fail=429&retry=3", b: "mock/echo?fail=429&retry=5",
 			stream: want{outcome{429, "", "rate_limit_exceeded", "", "3", "2"}, 1, 1}},
 		{name: "recorded error after text", a: "mock/replay?file=openai-chat-instream-server-error.sse",
-			stream: want{outcome{200, "mock/replay?file=openai-chat-instream-server-error.sse", "upstream_error", "Partial ans", "", "1"}, 1, 0},
+			stream: want{outcome{200, "mock/replay?file=openai-chat-instream-server-error.sse", "upstream_error", "Partial ", "", "1"}, 1, 0},
 			once:   want{outcome{200, b, "", echoText, "", "2"}, 1, 1}},
 		{name: "recorded Groq error after reasoning", a: "mock/replay?file=groq-chat-instream-error.sse",
 			stream: want{outcome{200, "mock/replay?file=groq-chat-instream-error.sse", "upstream_error", "", "", "1"}, 1, 0},
@@ -261,4 +269,83 @@ func (g *fallbackGateway) outcome(t *testing.T, resp *http.Response, stream bool
 		t.Errorf("got no [DONE] and no error: a silent truncation")
 	}
 	return gotOutcome{o}
+}
+
+// A client that leaves while the chain holds back cancels the attempt in flight, and no
+// further attempt starts.
+func TestFallbackClientLeavesBeforeCommit(t *testing.T) {
+	for _, stream := range []bool{true, false} {
+		t.Run(map[bool]string{true: "streamed", false: "non-streamed"}[stream], func(t *testing.T) {
+			const a = "mock/text?fail=stall"
+			g := newFallbackGatewayWith(t, a, "mock/echo", "{first_event: 1m}")
+			ctx, cancel := ctxWithCancel(t)
+			req, _ := http.NewRequestWithContext(ctx, "POST", g.url+"/v1/chat/completions",
+				strings.NewReader(chatBody("pair", stream, "")))
+			done := make(chan error, 1)
+			go func() {
+				resp, err := http.DefaultClient.Do(req)
+				if err == nil {
+					resp.Body.Close()
+				}
+				done <- err
+			}()
+			deadline := time.Now().Add(5 * time.Second)
+			for g.calls(a) == 0 {
+				if time.Now().After(deadline) {
+					t.Fatal("the first target was never called")
+				}
+				time.Sleep(2 * time.Millisecond)
+			}
+			cancel()
+			<-done
+			for g.mock.Canceled() == 0 {
+				if time.Now().After(deadline) {
+					t.Fatal("the attempt in flight was not canceled after the client left")
+				}
+				time.Sleep(2 * time.Millisecond)
+			}
+			g.close() // waits for the handler to return
+			if got := g.calls("mock/echo"); got != 0 {
+				t.Errorf("got %d calls of the second target, want none after the client left", got)
+			}
+		})
+	}
+}
+
+// Three failures in a row put a target in cooldown (5 s): it is skipped while another target
+// remains; when every target is cooling, the one whose cooldown ends first is probed, and its
+// failure answers 503 with Retry-After.
+func TestFallbackCooldown(t *testing.T) {
+	const a, b = "mock/text?fail=500", "mock/text?fail=502"
+	g := newFallbackGateway(t, a, "mock/echo")
+	for i := range 4 {
+		resp := g.post(t, chatBody("pair", false, ""))
+		io.Copy(io.Discard, resp.Body)
+		if resp.StatusCode != 200 {
+			t.Fatalf("request %d: got status %d, want 200 from the second target", i, resp.StatusCode)
+		}
+	}
+	if got := g.calls(a); got != 3 {
+		t.Errorf("got %d calls of the failing target, want 3: cooling after the third", got)
+	}
+
+	g = newFallbackGateway(t, a, b)
+	for range 3 {
+		resp := g.post(t, chatBody("pair", true, ""))
+		io.Copy(io.Discard, resp.Body)
+	}
+	resp := g.post(t, chatBody("pair", true, ""))
+	got := g.outcome(t, resp, true)
+	if got.status != 503 || got.code != "all_targets_cooling_down" || got.retryAfter == "" || got.retryAfter == "0" {
+		t.Errorf("got %+v, want 503 all_targets_cooling_down with a Retry-After", got.outcome)
+	}
+	if resp.Header.Get("X-Should-Retry") != "false" {
+		t.Errorf("got x-should-retry %q, want false", resp.Header.Get("X-Should-Retry"))
+	}
+	if ca, cb := g.calls(a), g.calls(b); ca != 4 || cb != 3 {
+		t.Errorf("got calls a=%d b=%d, want 4 and 3: one probe of the first to end its cooldown", ca, cb)
+	}
+	if !strings.Contains(got.text, "the probe of "+a+" failed") {
+		t.Errorf("got message %q, want the failed probe named", got.text)
+	}
 }

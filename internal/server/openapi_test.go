@@ -342,7 +342,7 @@ func TestOpenAPIErrors(t *testing.T) {
 		{"upstream 400", chatBody("mock/text?fail=400&msg=bad+thing", true, ""), 400},
 		{"upstream 422", chatBody("mock/text?fail=422", false, ""), 422},
 		{"upstream 429", chatBody("mock/text?fail=429", false, ""), 429},
-		{"upstream 429 streamed", chatBody("mock/text?fail=429", true, ""), 429},
+		{"upstream 429 streamed", chatBody("mock/text?fail=429&seed=2", true, ""), 429},
 		{"upstream 500", chatBody("mock/text?fail=500", false, ""), 502},
 		{"upstream 500 streamed", chatBody("mock/text?fail=500", true, ""), 502},
 		{"upstream 401", chatBody("mock/text?fail=401", true, ""), 502},

@@ -31,12 +31,23 @@ type Options struct {
 	// Models lists, in order, what GET /v1/models shows: the aliases, then direct targets.
 	Models       []string
 	MaxBodyBytes int64
-	// NewWindow and RedactJSON are the redaction rules (nil: off).
+	// NewWindow, RedactJSON and RedactText are the redaction rules (nil: off).
 	NewWindow  func() relay.Window
 	RedactJSON func(string) string
-	Log        *slog.Logger
+	RedactText func(string) string
+	// Policies are per-alias options of the relay and the request.
+	Policies map[string]Policy
+	// Health is shared by every chain, direct targets included (nil: no cooldowns).
+	Health fallback.Health
+	Log    *slog.Logger
 	// Ready reports whether the gateway can serve (nil: always).
 	Ready func() error
+}
+
+// Policy is what an alias asks of a request beyond its chain.
+type Policy struct {
+	ThinkFilter bool // <think> spans of the text become reasoning
+	RedactInput bool // secrets in the prompt are masked before a provider sees it
 }
 
 // Server is the HTTP handler of the gateway. Safe for concurrent use.
@@ -156,7 +167,7 @@ func (s *Server) resolve(model string) (*fallback.Chain, error) {
 	}
 	if p, m, ok := strings.Cut(model, "/"); ok && m != "" {
 		if prov, ok := s.o.Providers[p]; ok {
-			return &fallback.Chain{Alias: model, CommitOnReasoning: true,
+			return &fallback.Chain{Alias: model, CommitOnReasoning: true, Health: s.o.Health, Log: s.o.Log,
 				Targets: []fallback.Target{{Name: model, Model: m, Provider: prov, Timeouts: s.o.Timeouts}}}, nil
 		}
 	}

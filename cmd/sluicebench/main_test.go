@@ -1,0 +1,54 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// TestQuickInProcess runs the non-streamed and streamed scenarios at a tiny rate against
+// servers in this process: the report has the rows and real latencies.
+func TestQuickInProcess(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	rep, err := measure(ctx, options{duration: 400 * time.Millisecond, scenarios: []string{"nonstream", "stream"},
+		inproc: true, rateScale: 0.05})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := len(rep.rows), 8; got != want {
+		t.Fatalf("got %d rows, want %d", got, want)
+	}
+	for _, r := range rep.rows {
+		if r.pv <= 0 || r.gv <= 0 {
+			t.Errorf("%s %s: got proxy %v, gateway %v, want both > 0", r.scenario, r.metric, r.pv, r.gv)
+		}
+	}
+	if rep.failed {
+		t.Errorf("got failed requests: %q", rep.notes)
+	}
+	var b strings.Builder
+	rep.write(&b)
+	if !strings.Contains(b.String(), "| non-streamed 25/s | p50 |") {
+		t.Errorf("got report\n%s\nwant a non-streamed 25/s p50 row", b.String())
+	}
+}
+
+func TestMemoryNeedsChildren(t *testing.T) {
+	_, err := measure(context.Background(), options{duration: time.Second, scenarios: []string{"memory"},
+		streams: 1, inproc: true})
+	if err == nil || !strings.Contains(err.Error(), "child processes") {
+		t.Errorf("got %v, want an error saying memory needs child processes", err)
+	}
+}
+
+func TestUnknownScenario(t *testing.T) {
+	if _, err := measure(context.Background(), options{duration: time.Second, scenarios: []string{"nope"}}); err == nil {
+		t.Error("got nil, want an error for an unknown scenario")
+	}
+}
