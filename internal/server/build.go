@@ -1,11 +1,8 @@
 package server
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
-	"net"
-	"net/http"
 	"time"
 
 	"github.com/sluice-gw/sluice/internal/config"
@@ -40,7 +37,7 @@ func FromConfig(c *config.Config, log *slog.Logger) (*Server, error) {
 				continue
 			}
 			o.Providers[name] = openai.New(openai.Config{Name: name, BaseURL: p.BaseURL, APIKey: p.APIKey,
-				Headers: p.Headers, Query: p.Query, NoStreamOptions: !p.StreamOptions, HTTPClient: upstreamClient()})
+				Headers: p.Headers, Query: p.Query, NoStreamOptions: !p.StreamOptions})
 		case "sim":
 			o.Providers[name] = sim.New(name)
 		default:
@@ -95,32 +92,6 @@ func FromConfig(c *config.Config, log *slog.Logger) (*Server, error) {
 func timeouts(t config.Timeouts) fallback.Timeouts {
 	return fallback.Timeouts{Connect: t.Connect.Std(), FirstEvent: t.FirstEvent.Std(), Idle: t.Idle.Std(), Total: t.Total.Std()}
 }
-
-// upstreamClient is the HTTP client of one provider: tuned for a proxy, with no overall
-// timeout (streams are long; the chain bounds each attempt) and a dial bounded by the
-// attempt's connect timeout, which the chain passes in the request's context.
-func upstreamClient() *http.Client {
-	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
-		d := net.Dialer{Timeout: defaultConnect, KeepAlive: 30 * time.Second}
-		if t, ok := fallback.ConnectTimeout(ctx); ok {
-			d.Timeout = t
-		}
-		return d.DialContext(ctx, network, addr)
-	}
-	return &http.Client{Transport: &http.Transport{
-		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           dial,
-		ForceAttemptHTTP2:     true,
-		MaxIdleConns:          1024,
-		MaxIdleConnsPerHost:   256, // a gateway sends most of its traffic to a handful of hosts
-		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   10 * time.Second,
-		ExpectContinueTimeout: time.Second,
-	}}
-}
-
-// defaultConnect bounds a dial made outside an attempt (DESIGN §3's connect default).
-const defaultConnect = 5 * time.Second
 
 func redactConfig(r config.Redaction) redact.Config {
 	rc := redact.Config{Detectors: r.Detectors, PII: r.PII, WindowBytes: r.WindowBytes,

@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
-	"unicode/utf8"
 
+	"github.com/sluice-gw/sluice/internal/jsonstr"
 	"github.com/sluice-gw/sluice/internal/llm"
 )
 
@@ -224,59 +224,7 @@ func writeFloat(b *bytes.Buffer, name string, v float64) {
 	b.Write(strconv.AppendFloat(b.AvailableBuffer(), v, 'g', -1, 64))
 }
 
-const hex = "0123456789abcdef"
-
-// writeString writes s as a JSON string: quotes, backslashes and control characters
-// escaped, invalid UTF-8 replaced by U+FFFD (as encoding/json does), U+2028 and U+2029
-// escaped so the body is also valid JavaScript.
+// writeString writes s as a JSON string (package jsonstr decides the escaping).
 func writeString(b *bytes.Buffer, s string) {
-	b.WriteByte('"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b.WriteString(s[start:i])
-			switch c {
-			case '"', '\\':
-				b.WriteByte('\\')
-				b.WriteByte(c)
-			case '\n':
-				b.WriteString(`\n`)
-			case '\r':
-				b.WriteString(`\r`)
-			case '\t':
-				b.WriteString(`\t`)
-			default:
-				b.WriteString(`\u00`)
-				b.WriteByte(hex[c>>4])
-				b.WriteByte(hex[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b.WriteString(s[start:i])
-			b.WriteString(`\ufffd`)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b.WriteString(s[start:i])
-			b.WriteString(`\u202`)
-			b.WriteByte(hex[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b.WriteString(s[start:])
-	b.WriteByte('"')
+	b.Write(jsonstr.Append(b.AvailableBuffer(), s))
 }

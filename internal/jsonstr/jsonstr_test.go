@@ -1,4 +1,4 @@
-package server
+package jsonstr
 
 import (
 	"encoding/json"
@@ -6,15 +6,15 @@ import (
 	"unicode/utf8"
 )
 
-func FuzzAppendString(f *testing.F) {
+func FuzzAppend(f *testing.F) {
 	for _, s := range []string{"", "plain", "quote\" back\\slash", "ctl\x00\x1f\n\r\t", "é中\u2028\u2029", "bad\xff\xfe"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		b := appendString(nil, s)
+		b := Append(nil, s)
 		var got string
 		if err := json.Unmarshal(b, &got); err != nil {
-			t.Fatalf("appendString(%q) = %s: not JSON: %v", s, b, err)
+			t.Fatalf("Append(%q) = %s: not JSON: %v", s, b, err)
 		}
 		want := s
 		if !utf8.ValidString(s) {
