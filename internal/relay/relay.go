@@ -36,6 +36,10 @@ type Options struct {
 	Start time.Time
 	// ThinkFilter moves <think>...</think> spans of the answer text into reasoning.
 	ThinkFilter bool
+	// Coalesce merges tiny deltas before the wire (off by default).
+	Coalesce Coalesce
+	// Now is the clock of coalescing intervals (nil: time.Now).
+	Now func() time.Time
 }
 
 // kinds of text that get a window each.
@@ -56,6 +60,7 @@ type choiceState struct {
 	calls []*call
 	// out accumulates released text per kind; a builder, so a long answer costs linear time.
 	out   [nKinds]strings.Builder
+	held  [nKinds]held // text coalescing keeps back
 	done  bool
 	field string // reasoning wire field
 	think *thinkFilter
@@ -71,8 +76,16 @@ func Run(ctx context.Context, s llm.Stream, sink Sink, o Options) (*llm.Response
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				err = r.finish()
+			} else {
+				_ = r.flushHeld() // what was released is final: the client sees it before the error
 			}
 			return r.result(), err
+		}
+		if ev.Type != llm.EvText && ev.Type != llm.EvRefusal && ev.Type != llm.EvReasoning && ev.Type != llm.EvToolCall {
+			// Held text goes out before anything else, so the sink sees the upstream's order.
+			if err := r.flushHeld(); err != nil {
+				return r.result(), err
+			}
 		}
 		if err := r.event(&ev); err != nil {
 			if ctx.Err() != nil {
@@ -89,6 +102,8 @@ type round struct {
 	resp    *llm.Response
 	choices []*choiceState
 	usage   bool
+	sent    bool      // some text went to the sink
+	last    time.Time // when text last went to the sink
 }
 
 func (r *round) choice(i int) *choiceState {
@@ -187,14 +202,9 @@ func (r *round) pass(t llm.EventType, i int, text, enc string) error {
 
 // release records released text on the response and hands it to the sink.
 func (r *round) release(t llm.EventType, i int, text, enc string) error {
-	cs := r.choice(i)
-	cs.out[kindOf(t)].WriteString(text)
+	r.choice(i).out[kindOf(t)].WriteString(text)
 	r.resp.Choice(i)
-	if text != "" && r.resp.FirstText == 0 && !r.o.Start.IsZero() {
-		r.resp.FirstText = time.Since(r.o.Start)
-	}
-	out := llm.Event{Type: t, Choice: i, Text: text, Encrypted: enc, Field: cs.field}
-	return r.sink.Event(&out)
+	return r.send(t, i, text, enc)
 }
 
 // done ends choice i: what its windows still hold goes out, then its tool calls whole, then
@@ -224,6 +234,9 @@ func (r *round) done(i int, finish string) error {
 				return err
 			}
 		}
+	}
+	if err := r.flushHeld(); err != nil {
+		return err
 	}
 	ch := r.resp.Choice(i)
 	for idx, c := range cs.calls {

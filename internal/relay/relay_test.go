@@ -8,6 +8,7 @@ import (
 	"math/rand"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/redact"
@@ -252,3 +253,53 @@ func BenchmarkRun(b *testing.B) {
 type discard struct{}
 
 func (discard) Event(*llm.Event) error { return nil }
+
+func TestCoalesce(t *testing.T) {
+	words := strings.Fields("one two three four five six seven eight nine ten")
+	evs := []llm.Event{}
+	for _, w := range words {
+		evs = append(evs, text(0, w+" "))
+	}
+	evs = append(evs, llm.Event{Type: llm.EvToolCall, Tool: llm.ToolDelta{ID: "c", Name: "f", Args: "{}"}}, llm.Event{Type: llm.EvDone, Finish: "stop"})
+	tests := []struct {
+		name string
+		c    Coalesce
+		step time.Duration // the fake clock advances this much per read
+		want []string
+	}{
+		{"off", Coalesce{}, 0, []string{"one ", "two ", "three ", "four ", "five ", "six ", "seven ", "eight ", "nine ", "ten "}},
+		{"every 3 events", Coalesce{Events: 3}, 0, []string{"one ", "two three four ", "five six seven ", "eight nine ten "}},
+		{"every 4 events, end flushed", Coalesce{Events: 4}, 0, []string{"one ", "two three four five ", "six seven eight nine ", "ten "}},
+		{"interval", Coalesce{Interval: 25 * time.Millisecond}, 10 * time.Millisecond, []string{"one ", "two three four ", "five six seven ", "eight nine ten "}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			now := time.Unix(0, 0)
+			o := Options{Coalesce: tt.c, Now: func() time.Time { now = now.Add(tt.step); return now }}
+			sink := &record{}
+			resp, err := Run(context.Background(), &script{evs: append([]llm.Event(nil), evs...)}, sink, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := sink.texts(llm.EvText, 0); strings.Join(got, "|") != strings.Join(tt.want, "|") {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+			last := sink.evs[len(sink.evs)-1]
+			if last.Type != llm.EvDone || sink.evs[len(sink.evs)-2].Type != llm.EvToolCall {
+				t.Errorf("got %v last, want the held text before the tool call and the finish", sink.evs[len(sink.evs)-3:])
+			}
+			if resp.Choices[0].Text != strings.Join(words, " ")+" " {
+				t.Errorf("got %q, want the whole text", resp.Choices[0].Text)
+			}
+		})
+	}
+}
+
+func TestCoalescedTextGoesOutBeforeAnError(t *testing.T) {
+	boom := &llm.Error{Kind: llm.Unavailable}
+	sink := &record{}
+	_, err := Run(context.Background(), &script{evs: []llm.Event{text(0, "a "), text(0, "b "), text(0, "c ")}, err: boom}, sink, Options{Coalesce: Coalesce{Events: 10}})
+	if !errors.Is(err, boom) || strings.Join(sink.texts(llm.EvText, 0), "") != "a b c " {
+		t.Errorf("got %v %q, want the error after all released text", err, sink.texts(llm.EvText, 0))
+	}
+}

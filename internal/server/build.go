@@ -71,7 +71,8 @@ func FromConfig(c *config.Config, log *slog.Logger) (*Server, error) {
 			continue
 		}
 		o.Chains[alias] = ch
-		o.Policies[alias] = Policy{ThinkFilter: a.ThinkFilter, RedactInput: a.RedactInput}
+		o.Policies[alias] = Policy{ThinkFilter: a.ThinkFilter, RedactInput: a.RedactInput,
+			Coalesce: relay.Coalesce{Events: a.Coalesce.Events, Interval: a.Coalesce.Interval.Std()}}
 		o.Models = append(o.Models, alias)
 	}
 	for _, t := range c.Targets() {

@@ -12,6 +12,7 @@ import (
 	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/relay"
+	"github.com/sluice-gw/sluice/internal/telemetry"
 )
 
 // chat serves POST /v1/chat/completions.
@@ -25,7 +26,7 @@ func (s *Server) chat(c echo.Context) error {
 	if err != nil {
 		return s.reject(c, err)
 	}
-	in.model, in.stream = cr.Model, cr.req.Stream
+	in.Model, in.Stream = cr.Model, cr.req.Stream
 	chain, err := s.resolve(cr.Model)
 	if err != nil {
 		return s.reject(c, err)
@@ -41,13 +42,14 @@ func (s *Server) chat(c echo.Context) error {
 }
 
 func (s *Server) reject(c echo.Context, err error) error {
-	reqInfo(c).kind = llm.KindOf(err)
+	reqInfo(c).Kind = llm.KindOf(err).String()
 	return writeError(c, err)
 }
 
 func (s *Server) relayOptions(chain *fallback.Chain) relay.Options {
+	p := s.o.Policies[chain.Alias]
 	return relay.Options{NewWindow: s.o.NewWindow, RedactJSON: s.o.RedactJSON, Start: time.Now(),
-		ThinkFilter: s.o.Policies[chain.Alias].ThinkFilter}
+		ThinkFilter: p.ThinkFilter, Coalesce: p.Coalesce}
 }
 
 // served sets the headers that say who served.
@@ -55,12 +57,22 @@ func served(c echo.Context, run *fallback.Run, st *fallback.Stream) {
 	setServed(reqInfo(c), run, st, c.Response().Header())
 }
 
-func setServed(in *info, run *fallback.Run, st *fallback.Stream, h http.Header) {
-	in.attempts = len(run.Attempts)
-	h.Set("X-Sluice-Attempts", strconv.Itoa(in.attempts))
+func setServed(in *telemetry.Access, run *fallback.Run, st *fallback.Stream, h http.Header) {
+	in.Attempts = len(run.Attempts)
+	h.Set("X-Sluice-Attempts", strconv.Itoa(in.Attempts))
 	if st != nil {
-		in.target = st.Target
+		in.Target = st.Target
 		h.Set("X-Sluice-Target", st.Target)
+	}
+}
+
+// finished completes the round's response with who served it, and the access record with
+// what a reader waited for.
+func finished(in *telemetry.Access, run *fallback.Run, st *fallback.Stream, resp *llm.Response) {
+	resp.Target, resp.Attempts, resp.FirstEvent = st.Target, run.Attempts, st.FirstEvent()
+	in.FirstEvent, in.FirstText = resp.FirstEvent, resp.FirstText
+	for _, n := range resp.Redactions {
+		in.Redactions += n
 	}
 }
 
@@ -74,7 +86,7 @@ func (s *Server) chatStream(c echo.Context, chain *fallback.Chain, run *fallback
 	defer ew.close()
 	st, err := run.Next(ctx)
 	if err != nil {
-		in.kind = llm.KindOf(err)
+		in.Kind = llm.KindOf(err).String()
 		if !ew.begun() {
 			served(c, run, nil)
 			return writeError(c, err)
@@ -85,20 +97,21 @@ func (s *Server) chatStream(c echo.Context, chain *fallback.Chain, run *fallback
 	}
 	defer st.Close()
 	if err := ew.start(func(h http.Header) { setServed(in, run, st, h) }); err != nil {
-		in.kind = llm.Canceled
+		in.Kind = llm.Canceled.String()
 		return nil
 	}
-	sink := newChatSink(ew, "chatcmpl-"+in.id, time.Now().Unix(), st.Model, req.IncludeUsage)
+	sink := newChatSink(ew, "chatcmpl-"+in.ID, time.Now().Unix(), st.Model, req.IncludeUsage)
 	resp, err := relay.Run(ctx, st, sink, s.relayOptions(chain))
+	finished(in, run, st, resp)
 	if err == nil {
 		err = sink.end(&resp.Usage)
 		if err == nil {
 			return nil
 		}
 	}
-	in.kind = llm.KindOf(err)
-	if ctx.Err() != nil || in.kind == llm.Canceled || ew.failed() {
-		in.kind = llm.Canceled // the client left or stopped reading: not the target's fault
+	in.Kind = llm.KindOf(err).String()
+	if ctx.Err() != nil || llm.KindOf(err) == llm.Canceled || ew.failed() {
+		in.Kind = llm.Canceled.String() // the client left or stopped reading: not the target's fault
 		return nil
 	}
 	run.Fail(st, err)
@@ -174,7 +187,8 @@ func (s *Server) chatOnce(c echo.Context, chain *fallback.Chain, run *fallback.R
 		resp, err := relay.Run(ctx, st, discard{}, s.relayOptions(chain))
 		if err == nil {
 			st.Close()
-			return c.JSONBlob(http.StatusOK, completion("chatcmpl-"+reqInfo(c).id, time.Now().Unix(), st.Model, resp))
+			finished(reqInfo(c), run, st, resp)
+			return c.JSONBlob(http.StatusOK, completion("chatcmpl-"+reqInfo(c).ID, time.Now().Unix(), st.Model, resp))
 		}
 		if llm.KindOf(err) == llm.Canceled || ctx.Err() != nil {
 			st.Close()

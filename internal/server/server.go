@@ -14,6 +14,7 @@ import (
 	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/relay"
+	"github.com/sluice-gw/sluice/internal/telemetry"
 )
 
 // Options is what the server serves. It is read-only once the server is built.
@@ -48,6 +49,7 @@ type Options struct {
 type Policy struct {
 	ThinkFilter bool // <think> spans of the text become reasoning
 	RedactInput bool // secrets in the prompt are masked before a provider sees it
+	Coalesce    relay.Coalesce
 }
 
 // Server is the HTTP handler of the gateway. Safe for concurrent use.
@@ -83,44 +85,25 @@ func New(o Options) *Server {
 // ServeHTTP serves one request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.echo.ServeHTTP(w, r) }
 
-// info is what the access line says of a request; handlers fill it.
-type info struct {
-	id       string
-	model    string
-	target   string
-	attempts int
-	stream   bool
-	kind     llm.Kind
-}
-
 const infoKey = "sluice.info"
 
-func reqInfo(c echo.Context) *info { return c.Get(infoKey).(*info) }
+// reqInfo is the request's access record; handlers fill it, the access middleware logs it.
+func reqInfo(c echo.Context) *telemetry.Access { return c.Get(infoKey).(*telemetry.Access) }
 
 // access assigns the request id and writes one log line per request: never a key, a prompt
 // or a completion.
 func (s *Server) access(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		start := time.Now()
-		in := &info{id: requestID(c.Request().Header.Get("X-Request-Id"))}
+		in := &telemetry.Access{ID: requestID(c.Request().Header.Get("X-Request-Id")), Kind: llm.KindNone.String()}
 		c.Set(infoKey, in)
-		c.Response().Header().Set("X-Request-Id", in.id)
-		err := next(c)
-		if err != nil {
+		c.Response().Header().Set("X-Request-Id", in.ID)
+		if err := next(c); err != nil {
 			c.Error(err)
 		}
-		status := c.Response().Status
-		lvl := slog.LevelInfo
-		if status >= 500 {
-			lvl = slog.LevelWarn
-		}
-		s.o.Log.LogAttrs(c.Request().Context(), lvl, "request",
-			slog.String("id", in.id), slog.String("method", c.Request().Method),
-			slog.String("path", c.Request().URL.Path), slog.Int("status", status),
-			slog.Float64("ms", float64(time.Since(start).Microseconds())/1000),
-			slog.String("model", in.model), slog.String("target", in.target),
-			slog.Int("attempts", in.attempts), slog.Bool("stream", in.stream),
-			slog.String("kind", in.kind.String()))
+		r := c.Request()
+		in.Method, in.Path, in.Status, in.Duration = r.Method, r.URL.Path, c.Response().Status, time.Since(start)
+		telemetry.LogAccess(r.Context(), s.o.Log, in)
 		return nil
 	}
 }
@@ -133,7 +116,7 @@ func (s *Server) recover(next echo.HandlerFunc) echo.HandlerFunc {
 				if p == http.ErrAbortHandler {
 					panic(p)
 				}
-				s.o.Log.Error("panic", "id", reqInfo(c).id, "panic", p)
+				s.o.Log.Error("panic", "id", reqInfo(c).ID, "panic", p)
 				err = errors.New("panic")
 			}
 		}()
