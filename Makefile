@@ -2,7 +2,7 @@
 GO ?= go
 export GOFLAGS ?= -mod=mod
 
-.PHONY: run mock test test-go test-e2e vet bench fuzz build
+.PHONY: run mock test vet bench bench-go fuzz build
 
 run:
 	$(GO) run ./cmd/gateway
@@ -20,8 +20,14 @@ vet:
 test: vet
 	$(GO) test -race -count=1 ./...
 
-bench:
-	$(GO) test -run='^$$' -bench=. -benchmem ./internal/...
+# make bench: the Go benchmarks, then the load comparison against a bare reverse proxy
+# (cmd/sluicebench; a few minutes, loopback only). BENCHFLAGS=-quick for a smoke run.
+bench: bench-go bench-load
+
+bench-go:
+	$(GO) test -run='^$$' -bench=. -benchmem -benchtime=1s ./internal/...
+
+include bench.mk
 
 # Each fuzz target runs FUZZTIME (the seed corpora run in make test).
 FUZZTIME ?= 30s
