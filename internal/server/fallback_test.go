@@ -3,7 +3,6 @@ package server_test
 import (
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -11,9 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluice-gw/sluice/internal/config"
 	"github.com/sluice-gw/sluice/internal/mockllm"
-	"github.com/sluice-gw/sluice/internal/server"
 )
 
 // fallbackGateway is a gateway whose alias "pair" is [a, b]. Three providers: mock (the
@@ -52,19 +49,7 @@ models:
     targets: [` + quote(a) + `, ` + quote(b) + `]
     timeouts: ` + timeouts + `
 `
-	vars := map[string]string{"MOCK_URL": ms.URL, "TRIM_URL": ts.URL, "DEAD_URL": dead}
-	cfg, err := config.ParseWith([]byte(yaml), "test.yaml", func(k string) (string, bool) {
-		v, ok := vars[k]
-		return v, ok
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := server.FromConfig(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	gs := httptest.NewServer(srv)
+	gs := serveConfig(t, yaml, map[string]string{"MOCK_URL": ms.URL, "TRIM_URL": ts.URL, "DEAD_URL": dead})
 	t.Cleanup(func() {
 		gs.Close()
 		ms.Close()

@@ -42,14 +42,22 @@ func newGateway(t *testing.T, yaml string) *gateway {
 	t.Helper()
 	mock := mockllm.New(mockllm.Options{FixturesDir: "../provider/openai/testdata"})
 	ms := httptest.NewServer(mock)
+	t.Cleanup(ms.Close)
 	if yaml == "" {
 		yaml = baseConfig
 	}
+	gs := serveConfig(t, yaml, map[string]string{"MOCK_URL": ms.URL})
+	t.Cleanup(gs.Close)
+	return &gateway{url: gs.URL, mock: mock}
+}
+
+// serveConfig serves a gateway built from yaml, with ${VAR} taken from vars only, over
+// loopback. The caller closes it (before the upstreams it uses, so handlers end first).
+func serveConfig(t *testing.T, yaml string, vars map[string]string) *httptest.Server {
+	t.Helper()
 	cfg, err := config.ParseWith([]byte(yaml), "test.yaml", func(k string) (string, bool) {
-		if k == "MOCK_URL" {
-			return ms.URL, true
-		}
-		return "", false
+		v, ok := vars[k]
+		return v, ok
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -58,12 +66,7 @@ func newGateway(t *testing.T, yaml string) *gateway {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gs := httptest.NewServer(srv)
-	t.Cleanup(func() {
-		gs.Close()
-		ms.Close()
-	})
-	return &gateway{url: gs.URL, mock: mock}
+	return httptest.NewServer(srv)
 }
 
 // post sends a chat request with a fixed request id, so bodies are deterministic.
