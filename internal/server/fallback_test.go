@@ -25,7 +25,7 @@ type fallbackGateway struct {
 
 func newFallbackGateway(t *testing.T, a, b string) *fallbackGateway {
 	t.Helper()
-	return newFallbackGatewayWith(t, a, b, "{first_event: 100ms, idle: 100ms}")
+	return newFallbackGatewayWith(t, a, b, "{first_event: 750ms, idle: 750ms}")
 }
 
 func newFallbackGatewayWith(t *testing.T, a, b, timeouts string) *fallbackGateway {
