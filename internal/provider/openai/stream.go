@@ -104,8 +104,11 @@ func (s *stream) next() error {
 		return inStreamError(s.name, parseErrorBody(data))
 	}
 	s.chunk.reset()
-	if err := s.json.decode(data, &s.chunk); err != nil {
-		return &llm.Error{Kind: llm.Unavailable, Message: s.name + " sent an event that is not a JSON chunk", Err: err}
+	if !decodeFast(data, &s.chunk) {
+		s.chunk.reset()
+		if err := s.json.decode(data, &s.chunk); err != nil {
+			return &llm.Error{Kind: llm.Unavailable, Message: s.name + " sent an event that is not a JSON chunk", Err: err}
+		}
 	}
 	if s.chunk.Error != nil {
 		return inStreamError(s.name, parseErrorBody(data))

@@ -1,0 +1,171 @@
+package openai
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+)
+
+// fastSeeds are chunk payloads for FuzzDecodeFast: the common shapes, and the edges where
+// the fast path must either agree with encoding/json or give up.
+var fastSeeds = []string{
+	`{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"hi"},"logprobs":null,"finish_reason":null}]}`,
+	`{"id":"c","choices":[{"index":0,"delta":{"role":"assistant","content":"","refusal":null},"logprobs":null,"finish_reason":null}]}`,
+	`{"id":"c","choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}]}`,
+	`{"id":"c","choices":[],"usage":{"prompt_tokens":14,"completion_tokens":30,"total_tokens":44}}`,
+	`{"choices":[],"usage":null}`,
+	`{"choices":null}`,
+	`{"choices":[null]}`,
+	`{}`,
+	`[]`,
+	`null`,
+	`{"choices":[{"index":0,"delta":{"content":"a\nb \"q\" \\ \/ \b\f\r\t \u00e9 \ud83d\ude00 \ud800 x"}}]}`,
+	`{"choices":[{"index":0,"delta":{"content":"héllo 世界 😀"}}]}`,
+	"{\"choices\":[{\"index\":0,\"delta\":{\"content\":\"bad \xff\xfe utf8\"}}]}",
+	"{\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ctl \x01\"}}]}",
+	` { "choices" : [ { "index" : 2 , "delta" : { "content" : "x" } , "finish_reason" : null } ] } `,
+	"{\t\"choices\":\r\n[{\"index\":1,\"delta\":{\"reasoning\":\"r\",\"reasoning_content\":\"rc\"}}]}",
+	`{"choices":[{"index":0,"delta":{"content":["a",{"text":"b"}]}}]}`,
+	`{"choices":[{"index":0,"delta":{"content":[{"text":"a"},{"type":"text","text":"b"}]}}]}`,
+	`{"choices":[{"index":0,"delta":{"content":1}}]}`,
+	`{"choices":[{"index":0,"delta":{"content":true,"refusal":{}}}]}`,
+	`{"choices":[{"index":0,"delta":{"refusal":"no"},"finish_reason":"stop"}]}`,
+	`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}}]}}]}`,
+	`{"choices":[{"index":0,"delta":{"tool_calls":null}}]}`,
+	`{"choices":[{"index":0,"delta":null,"logprobs":{"content":[{"token":"Foo","logprob":-0.5,"bytes":[70,111,111],"top_logprobs":[]}]}}]}`,
+	`{"choices":[{"index":-1,"delta":{}}]}`,
+	`{"choices":[{"index":1.0,"delta":{}}]}`,
+	`{"choices":[{"index":1e2,"delta":{}}]}`,
+	`{"choices":[{"index":01,"delta":{}}]}`,
+	`{"choices":[{"index":-0,"delta":{}}]}`,
+	`{"choices":[{"index":"1","delta":{}}]}`,
+	`{"choices":[{"index":null,"delta":{}}]}`,
+	`{"choices":[{"index":99999999999999999999,"delta":{}}]}`,
+	`{"choices":[{"index":0,"index":1}]}`,
+	`{"choices":[{"index":0,"delta":{"content":"a","content":"b"}}]}`,
+	`{"choices":[],"choices":[{"index":0}]}`,
+	`{"Choices":[{"Index":3,"Delta":{"Content":"x"}}]}`,
+	`{"CHOICES":[{"index":0,"delta":{"CONTENT":"x","reasoningContent":"y","finishReason":"stop"}}]}`,
+	`{"choices":[{"index":0,"delta":{"\u0063ontent":"x"}}]}`,
+	`{"choices":[{"index":0,"delta":{"content":"x"},"finish_reason":"stop","extra":{"a":[1,2,{"b":null}],"c":"\u1234"},"more":[true,false,-1.5e-3]}]}`,
+	`{"id":"c","choices":[{"index":0,"delta":{"content":"x"}}],"x_groq":{"id":"req_1"},"obfuscation":"abc"}`,
+	`{"error":{"message":"boom","type":"server_error"}}`,
+	`{"error":null,"choices":[]}`,
+	`{"error":"flat","choices":[]}`,
+	`{"choices":[{"index":0,"delta":{"content":"x"}}]}{}`,
+	`{"choices":[{"index":0,"delta":{"content":"x"}}]} x`,
+	`{"choices":[{"index":0,"delta":{"content":"x"}},]}`,
+	`{"choices":[{"index":0,"delta":{"content":"x"},}]}`,
+	`{"choices":[{"index":0 "delta":{}}]}`,
+	`{"choices":[{"index":0,"delta":{"content":"x}}]}`,
+	`{"choices":[{"index":0,"delta":{"content":"\x"}}]}`,
+	`{"choices":[{"index":0,"delta":{"content":"\u12"}}]}`,
+	`{"a":tru,"choices":[]}`,
+	`{"a":[1,],"choices":[]}`,
+	`{"a":-,"choices":[]}`,
+	`{"a":1.,"choices":[]}`,
+	`{"a":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]],"choices":[]}`,
+	`{"ключ":1,"choices":[{"index":0,"delta":{"content":"x"}}]}`,
+}
+
+// sseData returns the data of every event in an .sse file, one line each.
+func sseData(t testing.TB, path string) [][]byte {
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out [][]byte
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		if d, ok := bytes.CutPrefix(sc.Bytes(), []byte("data:")); ok {
+			out = append(out, bytes.Clone(bytes.TrimSpace(d)))
+		}
+	}
+	return out
+}
+
+// checkFastAgrees decodes data with the fast path, into a fresh chunk and into one dirty
+// from a previous chunk as the stream does, and fails if it accepted data that the full
+// decode rejects or decodes differently.
+func checkFastAgrees(t *testing.T, data []byte) bool {
+	t.Helper()
+	var fast chunk
+	if !decodeFast(data, &fast) {
+		return false
+	}
+	var full chunk
+	if err := newDecoder().decode(data, &full); err != nil {
+		t.Fatalf("fast path accepted %q; full decode: %v", data, err)
+	}
+	if !reflect.DeepEqual(fast, full) {
+		t.Fatalf("%q:\nfast %+v\nfull %+v", data, fast, full)
+	}
+	dirty := chunk{Choices: make([]wireChoice, 3, 8), Error: rawJSON("x"), Usage: &wireUsage{TotalTokens: 1}}
+	dirty.Choices[0] = wireChoice{Index: 7, Delta: wireDelta{Content: "old", ToolCalls: []wireToolCall{{ID: "t"}}}, Logprobs: rawJSON("1"), FinishReason: "stop"}
+	dirty.reset()
+	if !decodeFast(data, &dirty) {
+		t.Fatalf("fast path accepted %q into a fresh chunk but not a reused one", data)
+	}
+	if len(full.Choices) == 0 {
+		full.Choices, dirty.Choices = nil, nil // empty either way; capacity differs
+	}
+	if !reflect.DeepEqual(dirty, full) {
+		t.Fatalf("%q into a reused chunk:\nfast %+v\nfull %+v", data, dirty, full)
+	}
+	return true
+}
+
+// FuzzDecodeFast: whenever the fast path decodes a chunk, encoding/json decodes the same
+// bytes without error into the same chunk.
+func FuzzDecodeFast(f *testing.F) {
+	for _, s := range fastSeeds {
+		f.Add([]byte(s))
+	}
+	files, _ := filepath.Glob(filepath.Join("testdata", "*.sse"))
+	for _, p := range files {
+		for _, d := range sseData(f, p) {
+			f.Add(d)
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		checkFastAgrees(t, data)
+	})
+}
+
+// TestDecodeFastCovers checks that the common shapes do take the fast path, so that it
+// does not quietly fall back to the full decode for everything.
+func TestDecodeFastCovers(t *testing.T) {
+	taken := 0
+	for _, s := range fastSeeds {
+		if checkFastAgrees(t, []byte(s)) {
+			taken++
+		}
+	}
+	if taken < 20 {
+		t.Errorf("fast path taken for %d seeds, want at least 20", taken)
+	}
+	for i, line := range bytes.Split(recordedLike(3), []byte("\n\n")) {
+		d, ok := bytes.CutPrefix(line, []byte("data: "))
+		if !ok || string(d) == "[DONE]" || bytes.Contains(d, []byte(`"usage":{`)) {
+			continue
+		}
+		if !checkFastAgrees(t, d) {
+			t.Errorf("chunk %d of the benchmark stream did not take the fast path: %s", i, d)
+		}
+	}
+	for _, p := range []string{"openai-chat-text.sse", "openai-chat-logprobs.sse", "openai-chat-n3-choices.sse"} {
+		for _, d := range sseData(t, filepath.Join("testdata", p)) {
+			if string(d) == "[DONE]" || bytes.Contains(d, []byte(`"usage":{`)) {
+				continue
+			}
+			if !checkFastAgrees(t, d) {
+				t.Errorf("%s: chunk did not take the fast path: %s", p, d)
+			}
+		}
+	}
+}
