@@ -32,7 +32,7 @@ func (s *Server) chat(c echo.Context) error {
 		return s.reject(c, err)
 	}
 	if s.o.Policies[chain.Alias].RedactInput && s.o.RedactText != nil {
-		redactInput(&cr.req, s.o.RedactText)
+		redactInput(&cr.req, s.o.RedactText, s.o.RedactJSON)
 	}
 	run := chain.Start(&cr.req)
 	if cr.req.Stream {
@@ -109,9 +109,12 @@ func (s *Server) chatStream(c echo.Context, chain *fallback.Chain, run *fallback
 			return nil
 		}
 	}
-	in.Kind = llm.KindOf(err).String()
-	if ctx.Err() != nil || llm.KindOf(err) == llm.Canceled || ew.failed() {
-		in.Kind = llm.Canceled.String() // the client left or stopped reading: not the target's fault
+	k := llm.KindOf(err)
+	if ctx.Err() != nil || k == llm.Canceled || ew.failed() {
+		k = llm.Canceled // the client left or stopped reading: not the target's fault
+	}
+	in.Kind = k.String()
+	if k == llm.Canceled {
 		return nil
 	}
 	run.Fail(st, err)
@@ -119,34 +122,26 @@ func (s *Server) chatStream(c echo.Context, chain *fallback.Chain, run *fallback
 	return nil
 }
 
-// redactInput masks secrets in the prompt's text before any provider sees it (an alias's
-// redact_input). Parts are copied, not changed in place: the decoded request owns them anyway,
-// but a copy keeps the rule obvious.
-func redactInput(req *llm.Request, redact func(string) string) {
-	msgs := make([]llm.Message, len(req.Messages))
-	for i, m := range req.Messages {
-		parts := make([]llm.Part, len(m.Parts))
-		for j, p := range m.Parts {
-			if p.Type == llm.PartText {
-				p.Text = redact(p.Text)
+// redactInput masks secrets in the prompt before any provider sees it (an alias's
+// redact_input): text parts as text, tool-call arguments as JSON, so they still parse. The
+// decoded request is the handler's own: it is changed in place.
+func redactInput(req *llm.Request, text, json func(string) string) {
+	for i := range req.Messages {
+		m := &req.Messages[i]
+		for j := range m.Parts {
+			if m.Parts[j].Type == llm.PartText {
+				m.Parts[j].Text = text(m.Parts[j].Text)
 			}
-			parts[j] = p
 		}
-		m.Parts = parts
 		for j := range m.ToolCalls {
-			if j == 0 {
-				m.ToolCalls = append([]llm.ToolCall(nil), m.ToolCalls...)
-			}
-			m.ToolCalls[j].Arguments = redact(m.ToolCalls[j].Arguments)
+			m.ToolCalls[j].Arguments = json(m.ToolCalls[j].Arguments)
 		}
-		msgs[i] = m
 	}
-	req.Messages = msgs
 }
 
 // midstream is the in-band error of a target that failed after the answer started.
 func midstream(target string, err error) error {
-	e := publicError(err)
+	k := llm.KindOf(err)
 	msg := target + " failed after the answer started"
 	var le *llm.Error
 	if errors.As(err, &le) {
@@ -161,12 +156,12 @@ func midstream(target string, err error) error {
 		}
 	}
 	code := "upstream_error"
-	if e.Kind == llm.Truncated {
+	if k == llm.Truncated {
 		code = "upstream_truncated"
-	} else if e.Kind == llm.Timeout {
+	} else if k == llm.Timeout {
 		code = "upstream_timeout"
 	}
-	return &llm.Error{Kind: e.Kind, Type: "server_error", Code: code, Message: msg}
+	return &llm.Error{Kind: k, Type: "server_error", Code: code, Message: msg}
 }
 
 // discard is the sink of a non-streamed request: the relay keeps the complete response.

@@ -348,13 +348,28 @@ func TestAliasPolicies(t *testing.T) {
     think_filter: true
 `)
 	key := "sk-proj-Xq7Rt2Lm9Vb4Nc8Zd1Wf6Gh3Jk5Pa0Se7"
-	resp := g.post(t, `{"model":"private","messages":[{"role":"user","content":"my key is `+key+` ok"}]}`)
+	resp := g.post(t, `{"model":"private","messages":[{"role":"user","content":"my key is `+key+` ok"},
+		{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"store","arguments":"{\"key\":\"`+key+`\"}"}}]},
+		{"role":"tool","tool_call_id":"c1","content":"stored"},{"role":"user","content":"thanks"}]}`)
 	b, _ := io.ReadAll(resp.Body)
 	if up := string(g.mock.LastRequest("echo")); strings.Contains(up, key) || !strings.Contains(up, "[REDACTED:openai_key]") {
 		t.Errorf("the provider saw %s, want the key masked before it left", up)
 	}
 	if strings.Contains(string(b), key) {
 		t.Errorf("the client got the key back: %s", b)
+	}
+	var up struct {
+		Messages []struct {
+			ToolCalls []struct {
+				Function struct{ Arguments string } `json:"function"`
+			} `json:"tool_calls"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(g.mock.LastRequest("echo"), &up); err != nil || len(up.Messages) < 2 || len(up.Messages[1].ToolCalls) != 1 {
+		t.Fatalf("got upstream request %s (%v), want the assistant's tool call", g.mock.LastRequest("echo"), err)
+	}
+	if args := up.Messages[1].ToolCalls[0].Function.Arguments; args != `{"key":"[REDACTED:openai_key]"}` {
+		t.Errorf("got arguments %s upstream, want the key masked inside valid JSON", args)
 	}
 	p := parse(t, frames(t, g.post(t, chatBody("thinker", true, "")).Body))
 	if p.text[0] != "Answer." || p.reasoning[0] != "plan" {
