@@ -68,10 +68,12 @@ func (r *round) flushHeld() error {
 
 func (r *round) emit(t llm.EventType, i int, text, enc string) error {
 	if text != "" {
+		if !r.sent && !r.o.Start.IsZero() {
+			r.resp.FirstText = r.now().Sub(r.o.Start)
+		}
 		r.sent = true
-		r.last = r.now()
-		if r.resp.FirstText == 0 && !r.o.Start.IsZero() {
-			r.resp.FirstText = r.last.Sub(r.o.Start)
+		if r.o.Coalesce.Interval > 0 {
+			r.last = r.now() // the clock is read per delta only when an interval needs it
 		}
 	}
 	out := llm.Event{Type: t, Choice: i, Text: text, Encrypted: enc, Field: r.choice(i).field}
