@@ -378,7 +378,12 @@ func (r *Run) attempt(ctx context.Context, t *Target) (*Stream, error) {
 		if first != nil {
 			first.Stop()
 		}
-		err = s.classify(ctx, err)
+		if ctx.Err() != nil {
+			// The client left: that wins over whatever the attempt's own timers said.
+			err = &llm.Error{Kind: llm.Canceled, Message: "client went away", Err: context.Cause(ctx)}
+		} else {
+			err = s.classify(err)
+		}
 		s.settle(err)
 		s.Close()
 		if le := r.record(idx, err); le != nil && le.Kind == llm.Auth && r.chain.Log != nil {

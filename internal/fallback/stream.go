@@ -58,7 +58,7 @@ func (s *Stream) Recv() (llm.Event, error) {
 			s.settle(nil)
 			return llm.Event{}, s.err
 		}
-		s.err = s.classify(nil, err)
+		s.err = s.classify(err)
 		var e *llm.Error
 		if errors.As(s.err, &e) && e.Target == "" {
 			e.Target = s.Target
@@ -132,12 +132,9 @@ func (s *Stream) settle(err error) {
 }
 
 // classify turns an error seen while the attempt's context may have ended into the kind it
-// really is: the client leaving (parent canceled), one of the attempt's own timeouts, or a
-// connection that timed out. A nil parent means "use the attempt's own cause".
-func (s *Stream) classify(parent context.Context, err error) error {
-	if parent != nil && parent.Err() != nil {
-		return &llm.Error{Kind: llm.Canceled, Message: "client went away", Err: context.Cause(parent)}
-	}
+// really is: one of the attempt's own timeouts, or the client leaving (the request's context
+// ended, so the attempt's did too).
+func (s *Stream) classify(err error) error {
 	switch cause := context.Cause(s.ctx); cause {
 	case errFirstEvent, errIdle, errTotal:
 		return &llm.Error{Kind: llm.Timeout, Message: cause.Error(), Err: err}

@@ -97,11 +97,10 @@ func newSet(spec string) *byteSet {
 }
 
 var (
-	alnum     = newSet("A-Za-z0-9")
-	digits    = newSet("0-9")
-	upperNum  = newSet("A-Z0-9")
-	spaceTab  = newSet(" \t")
-	wordChars = newSet("A-Za-z0-9_-")
+	alnum    = newSet("A-Za-z0-9")
+	digits   = newSet("0-9")
+	upperNum = newSet("A-Z0-9")
+	spaceTab = newSet(" \t")
 )
 
 // isSpace reports ASCII whitespace: the only bytes that end a run. Unicode spaces (U+3000)

@@ -107,9 +107,7 @@ func TestReaderLongLineGrows(t *testing.T) {
 // for clarity rather than speed; the fuzz target checks Reader against it.
 func reference(in string, max int) string {
 	var b strings.Builder
-	if strings.HasPrefix(in, "\xEF\xBB\xBF") {
-		in = in[3:]
-	}
+	in = strings.TrimPrefix(in, "\xEF\xBB\xBF")
 	var data strings.Builder
 	hasData, pending := false, false
 	typ, id := "", ""
