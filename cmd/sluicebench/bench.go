@@ -196,14 +196,40 @@ func (b *bench) stream(ctx context.Context, rep *report) error {
 
 func (b *bench) saturation(ctx context.Context, rep *report) error {
 	name := fmt.Sprintf("saturation, %d connections", satConns)
+	var use [2]cpuUse // proxy, gateway: where the machine's CPU went, per request
 	p, g, err := b.compare(ctx, name, rep, func(ctx context.Context, pr *proc, gw bool, d time.Duration) result {
-		return b.load.closedLoop(ctx, chatCall(pr, script, false, gw), satConns, d)
+		s0, m0 := cpuTime(pr.pid), cpuTime(b.c.mock.pid)
+		r := b.load.closedLoop(ctx, chatCall(pr, script, false, gw), satConns, d)
+		u := &use[0]
+		if gw {
+			u = &use[1]
+		}
+		u.server += cpuTime(pr.pid) - s0
+		u.mock += cpuTime(b.c.mock.pid) - m0
+		u.n += r.n
+		return r
 	})
 	if err != nil {
 		return err
 	}
 	rep.throughput(name, p.throughput(), g.throughput(), 0.7)
+	if !b.o.inproc && use[0].n > 0 && use[1].n > 0 {
+		rep.notes = append(rep.notes, fmt.Sprintf("Saturation, CPU per request (user+system, from /proc): "+
+			"proxy %s and the mock behind it %s; gateway %s and the mock behind it %s. "+
+			"The mock streams to the gateway (upstream calls always stream) and answers the proxy in one body.",
+			use[0].per(use[0].server), use[0].per(use[0].mock), use[1].per(use[1].server), use[1].per(use[1].mock)))
+	}
 	return nil
+}
+
+// cpuUse sums the CPU time of a server and of the mock over n requests.
+type cpuUse struct {
+	server, mock time.Duration
+	n            int
+}
+
+func (u cpuUse) per(d time.Duration) string {
+	return fmt.Sprintf("%.0f µs", float64(d.Microseconds())/float64(u.n))
 }
 
 // memStat is what the memory scenario measured of one server.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/sse"
@@ -17,19 +18,30 @@ import (
 // index must not size the state slice.
 const maxChoices = 1024
 
-// stream is a Chat Completions answer as an llm.Stream. Not safe for concurrent use, except
-// Close, which unblocks a Recv in progress by closing the body.
-type stream struct {
+// source is the event-stream body of an answer, shared by the Chat Completions and the
+// Responses streams: it decides how a read that failed ends the stream. Not safe for
+// concurrent use, except Close.
+type source struct {
 	// ctx is the call's context, kept only to tell a client that left or a chain timeout
 	// from an upstream failure when a read fails: the transport's error does not say.
 	ctx  context.Context
 	name string
 	body io.ReadCloser
 	dec  *sse.Reader
-	json *decoder
 
 	closeOnce sync.Once
 	closed    atomic.Bool
+}
+
+func newSource(ctx context.Context, name string, body io.ReadCloser) source {
+	return source{ctx: ctx, name: name, body: body, dec: sse.NewReader(body, maxEvent)}
+}
+
+// stream is a Chat Completions answer as an llm.Stream. Not safe for concurrent use, except
+// Close, which unblocks a Recv in progress by closing the body.
+type stream struct {
+	source
+	json *decoder
 
 	chunk   chunk
 	queue   []llm.Event // events of the current chunk; queue[qi:] not yet returned
@@ -42,7 +54,7 @@ type stream struct {
 }
 
 func newStream(ctx context.Context, name string, body io.ReadCloser) *stream {
-	return &stream{ctx: ctx, name: name, body: body, dec: sse.NewReader(body, maxEvent), json: newDecoder()}
+	return &stream{source: newSource(ctx, name, body), json: newDecoder()}
 }
 
 // Recv returns the next event. io.EOF means the answer is complete: every choice it named
@@ -66,31 +78,42 @@ func (s *stream) Recv() (llm.Event, error) {
 		s.queue, s.qi = s.queue[:0], 0
 		if err := s.next(); err != nil {
 			s.err = err
-			s.closeBody()
+			if err == io.EOF {
+				s.closeOnce.Do(func() { sse.Drain(s.body, drainLimit, drainWait) })
+			} else {
+				s.closeBody()
+			}
 		}
 	}
 }
 
 // Close releases the connection and unblocks a Recv in progress. Safe to call more than
 // once and concurrently with Recv.
-func (s *stream) Close() error {
+func (s *source) Close() error {
 	s.closed.Store(true)
 	s.closeBody()
 	return nil
 }
 
-func (s *stream) closeBody() {
+func (s *source) closeBody() {
 	s.closeOnce.Do(func() { s.body.Close() })
 }
 
 var done = []byte("[DONE]")
+
+// drainLimit and drainWait bound the read of what follows a complete answer (the closing
+// chunk), which keeps the connection for the next call.
+const (
+	drainLimit = 4 << 10
+	drainWait  = 100 * time.Millisecond
+)
 
 // next reads one SSE event and queues its llm.Events, or returns the error that ends the
 // stream.
 func (s *stream) next() error {
 	ev, err := s.dec.Next()
 	if err != nil {
-		return s.endError(err)
+		return s.readError(err, func() error { return s.end("stream ended before every choice finished") })
 	}
 	data := bytes.TrimSpace(ev.Data)
 	if bytes.Equal(data, done) {
@@ -194,7 +217,7 @@ func (s *stream) end(msg string) error {
 }
 
 // stopped is the error for a stream the caller stopped: its ctx, or Close.
-func (s *stream) stopped() error {
+func (s *source) stopped() error {
 	if err := ctxError(s.ctx); err != nil {
 		return err
 	}
@@ -204,10 +227,12 @@ func (s *stream) stopped() error {
 	return nil
 }
 
-func (s *stream) endError(err error) error {
+// readError is the error that ends the stream after the read failure err; atEOF decides a
+// body that ended cleanly between events.
+func (s *source) readError(err error, atEOF func() error) error {
 	switch {
 	case err == io.EOF:
-		return s.end("stream ended before every choice finished")
+		return atEOF()
 	case errors.Is(err, sse.ErrCut):
 		if e := s.stopped(); e != nil {
 			return e
