@@ -76,8 +76,8 @@ func (r *round) emit(t llm.EventType, i int, text, enc string) error {
 			r.last = r.now() // the clock is read per delta only when an interval needs it
 		}
 	}
-	out := llm.Event{Type: t, Choice: i, Text: text, Encrypted: enc, Field: r.choice(i).field}
-	return r.sink.Event(&out)
+	r.out = llm.Event{Type: t, Choice: i, Text: text, Encrypted: enc, Field: r.choice(i).field}
+	return r.sink.Event(&r.out)
 }
 
 func (r *round) now() time.Time {

@@ -71,8 +71,10 @@ type choiceState struct {
 // returned as a Canceled *llm.Error wrapping it.
 func Run(ctx context.Context, s llm.Stream, sink Sink, o Options) (*llm.Response, error) {
 	r := &round{sink: sink, o: o, resp: &llm.Response{}}
+	var ev llm.Event // one for the round: the sink's pointer makes it escape
 	for {
-		ev, err := s.Recv()
+		var err error
+		ev, err = s.Recv()
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				err = r.finish()
@@ -104,6 +106,9 @@ type round struct {
 	usage   bool
 	sent    bool      // some text went to the sink
 	last    time.Time // when text last went to the sink
+	// out is the event handed to the sink, reused: the sink may not keep it past the call,
+	// and one per round costs one allocation instead of one per delta.
+	out llm.Event
 }
 
 func (r *round) choice(i int) *choiceState {
@@ -245,14 +250,14 @@ func (r *round) done(i int, finish string) error {
 			args = r.o.RedactJSON(args)
 		}
 		ch.ToolCalls = append(ch.ToolCalls, llm.ToolCall{ID: c.id, Name: c.name, Arguments: args})
-		ev := llm.Event{Type: llm.EvToolCall, Choice: i, Tool: llm.ToolDelta{Index: idx, ID: c.id, Name: c.name, Args: args}}
-		if err := r.sink.Event(&ev); err != nil {
+		r.out = llm.Event{Type: llm.EvToolCall, Choice: i, Tool: llm.ToolDelta{Index: idx, ID: c.id, Name: c.name, Args: args}}
+		if err := r.sink.Event(&r.out); err != nil {
 			return err
 		}
 	}
 	ch.Finish = finish
-	ev := llm.Event{Type: llm.EvDone, Choice: i, Finish: finish}
-	return r.sink.Event(&ev)
+	r.out = llm.Event{Type: llm.EvDone, Choice: i, Finish: finish}
+	return r.sink.Event(&r.out)
 }
 
 // result fills the response's text from what was released.
