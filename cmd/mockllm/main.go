@@ -1,6 +1,6 @@
-// Command mockllm serves the scripted OpenAI Chat Completions upstream of package
-// internal/mockllm on a TCP address, for the demo, benchmarks and manual tests. The request's
-// model name is the script; see README.md.
+// Command mockllm serves the scripted upstream of package internal/mockllm (OpenAI Chat
+// Completions, Anthropic Messages, OpenAI Responses, embeddings) on a TCP address, for the
+// demo, benchmarks and manual tests. The request's model name is the script; see README.md.
 package main
 
 import (

@@ -44,6 +44,20 @@ func TestRun(t *testing.T) {
 		t.Errorf("replay body: got %d bytes without [DONE] at the end, want the fixture", len(body))
 	}
 
+	req, _ := http.NewRequest(http.MethodPost, strings.TrimSuffix(base, "/v1")+"/v1/messages",
+		strings.NewReader(`{"model":"text?len=5","max_tokens":10,"messages":[],"stream":true}`))
+	req.Header.Set("x-api-key", "k")
+	req.Header.Set("anthropic-version", "2023-06-01")
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.HasSuffix(string(body), "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n") {
+		t.Errorf("Anthropic stream: got %q, want it to end with message_stop", body)
+	}
+
 	stalled, err := http.Post(base+"/chat/completions", "application/json",
 		strings.NewReader(`{"model":"text?fail=stall","messages":[],"stream":true}`))
 	if err != nil {

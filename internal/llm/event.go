@@ -60,7 +60,8 @@ type Event struct {
 	// Finish is the finish reason of EvDone, in Chat Completions terms
 	// (stop, length, tool_calls, content_filter).
 	Finish string
-	// ID and Model are the upstream's names for its answer, set on EvStart.
+	// ID and Model are the upstream's names for its answer, set on EvStart. ID is also the
+	// provider's id of the reasoning block an opaque EvReasoning (Encrypted) ends.
 	ID    string
 	Model string
 }
@@ -93,7 +94,10 @@ type Usage struct {
 	PromptTokens     int
 	CompletionTokens int
 	TotalTokens      int
+	// CachedTokens are prompt tokens read from the provider's cache; CacheWriteTokens were
+	// written to it (Anthropic reports both).
 	CachedTokens     int
+	CacheWriteTokens int
 	ReasoningTokens  int
 	// Estimated is set when the stream ended without a usage report.
 	Estimated bool
@@ -117,6 +121,9 @@ type Choice struct {
 	Reasoning string
 	// ReasoningField is the wire field reasoning arrived in, if any.
 	ReasoningField string
+	// Opaque are the opaque ends of reasoning blocks (signatures, encrypted content), in
+	// order, with the provider's block id when it gave one.
+	Opaque []Reasoning
 	ToolCalls      []ToolCall
 	// Logprobs are the raw logprobs objects of the choice's chunks, in order.
 	Logprobs []json.RawMessage

@@ -52,6 +52,19 @@ type Message struct {
 	ToolCallID string
 	// Refusal is an assistant message's refusal text, if any.
 	Refusal string
+	// Reasoning is the reasoning an assistant message carried, handed back to the provider
+	// that wrote it (Anthropic thinking blocks with their signature, Responses reasoning items
+	// with their encrypted content); adapters of other formats drop it.
+	Reasoning []Reasoning
+}
+
+// Reasoning is one block of an assistant's reasoning, as its provider wrote it.
+type Reasoning struct {
+	// ID is the provider's id of the block (a Responses reasoning item id), if any.
+	ID   string
+	Text string
+	// Encrypted is the opaque part (an Anthropic signature, Responses encrypted_content).
+	Encrypted string
 }
 
 // Tool is a function the model may call.
@@ -89,6 +102,15 @@ type Request struct {
 	Stream bool
 	// IncludeUsage is the client's stream_options.include_usage.
 	IncludeUsage bool
+	// PreviousResponseID, Store and Include are Responses API fields. Only a Responses
+	// upstream can serve PreviousResponseID; Store nil means the gateway's default (false
+	// upstream); Include lists extra output the client asked for
+	// ("reasoning.encrypted_content").
+	PreviousResponseID string
+	Store              *bool
+	Include            []string
+	// Metadata is the client's metadata object, raw.
+	Metadata json.RawMessage
 	// Extra holds the raw JSON of top-level fields the gateway does not model, passed to
 	// OpenAI-compatible upstreams unchanged, in the order they came.
 	Extra []Field

@@ -3,86 +3,69 @@ package mockllm
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 )
 
-// answer is what a generating script answers, ready to be written streamed or whole.
-type answer struct {
-	id, model    string
-	created      int64
-	sc           *script
-	choices      []choice
-	usage        usage
-	includeUsage bool // the stream carries "usage":null on chunks and a usage chunk
+// chatDialect speaks OpenAI Chat Completions: POST .../chat/completions.
+type chatDialect struct{ openaiErrors }
+
+// chatRequest is the part of a Chat Completions request the mock reads; everything else is
+// ignored, as a lenient upstream would.
+type chatRequest struct {
+	Model    string `json:"model"`
+	Messages []struct {
+		Role    string          `json:"role"`
+		Content json.RawMessage `json:"content"`
+	} `json:"messages"`
+	N             *int `json:"n"`
+	Stream        bool `json:"stream"`
+	StreamOptions *struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
 }
 
-type choice struct {
-	reasoning []string // deltas
-	content   []string // deltas; refusal deltas when sc.refuse
-	calls     []call
-	finish    string
-}
-
-type call struct {
-	id, name, args string
-	frags          []string
-}
-
-// cities feed the default get_weather arguments: call i asks for cities[i mod len].
-var cities = []string{"Paris, France", "Tokyo, Japan", "Lima, Peru", "Oslo, Norway"}
-
-func newAnswer(sc *script, req *chatRequest, seq int64, created int64) *answer {
-	a := &answer{id: fmt.Sprintf("chatcmpl-mock-%d", seq), model: req.Model, created: created, sc: sc}
-	n := sc.n
-	if n == 0 && req.N != nil && *req.N > 0 {
-		n = min(*req.N, 128)
+func (chatDialect) parse(_ http.Header, raw []byte) (*request, *reqError) {
+	var req chatRequest
+	if err := json.Unmarshal(raw, &req); err != nil {
+		return nil, badJSON(err)
 	}
-	n = max(n, 1)
-	asked := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
-	a.includeUsage = sc.usage == "always" || sc.usage == "auto" && asked
-	completion, thought := 0, 0
-	for c := range n {
-		var ch choice
-		body := req.lastUser()
-		if !sc.echo {
-			body = compose(sc.length, sc.seed+uint64(c), sc.say, sc.at)
-		}
-		think := generate(sc.think, sc.seed+1000+uint64(c))
-		ch.reasoning = splitText(think, sc.chunk, sc.chunkWords)
-		ch.content = splitText(body, sc.chunk, sc.chunkWords)
-		completion += len(body) + len(think)
-		thought += len(think)
-		for i := range sc.calls {
-			cl := call{id: fmt.Sprintf("call_mock_%d_%d", seq, i), name: "get_weather", args: sc.args}
-			if sc.toolName != "" {
-				cl.name = sc.toolName
-			}
-			if cl.args == "" {
-				cl.args = fmt.Sprintf(`{"location":%q,"unit":"celsius"}`, cities[i%len(cities)])
-			}
-			if len(sc.cuts) > 0 {
-				cl.frags = splitAt(cl.args, sc.cuts)
-			} else {
-				cl.frags = splitText(cl.args, sc.split, false)
-			}
-			completion += len(cl.name) + len(cl.args)
-			ch.calls = append(ch.calls, cl)
-		}
-		ch.finish = sc.finish
-		if ch.finish == "" {
-			ch.finish = "stop"
-			if sc.calls > 0 {
-				ch.finish = "tool_calls"
-			}
-		}
-		a.choices = append(a.choices, ch)
+	if req.Model == "" {
+		return nil, &reqError{http.StatusBadRequest, newAPIError("invalid_request_error", "",
+			"you must provide a model parameter")}
 	}
-	a.usage.PromptTokens = req.promptTokens()
-	a.usage.CompletionTokens = tokens(completion)
-	a.usage.TotalTokens = a.usage.PromptTokens + a.usage.CompletionTokens
-	a.usage.CompletionTokensDetails.ReasoningTokens = tokens(thought)
-	return a
+	r := &request{model: req.Model, stream: req.Stream}
+	if req.N != nil && *req.N > 0 {
+		r.n = *req.N
+	}
+	r.includeUsage = req.StreamOptions != nil && req.StreamOptions.IncludeUsage
+	for _, m := range req.Messages {
+		t := text(m.Content, "text")
+		r.promptBytes += len(t)
+		if m.Role == "user" {
+			r.user = t // the last one wins: echo answers the last user message
+		}
+	}
+	return r, nil
 }
+
+func (chatDialect) serves(sc *script) error { return notEmbeddings(sc) }
+
+func (chatDialect) frames(a *answer) (pre, body [][]byte) { return a.preamble(), a.body() }
+
+func (chatDialect) whole(a *answer) any { return a.completion() }
+
+// inband is a data-only error then [DONE], as OpenAI has been seen to send (go-openai#396;
+// testdata/openai-chat-instream-server-error.sse), or for fail=event Groq's shape: a named
+// error event and no [DONE] (testdata/groq-chat-instream-error.sse).
+func (chatDialect) inband(_ *answer, sc *script, _ int) [][]byte {
+	if sc.fail == "event" {
+		return [][]byte{append([]byte("event: error\n"), dataFrame(scriptedError(sc, ""))...)}
+	}
+	return [][]byte{dataFrame(scriptedError(sc, "")), doneFrame}
+}
+
+func (chatDialect) last() []byte { return doneFrame }
 
 func (a *answer) chunk(choices ...chunkChoice) chunk {
 	c := chunk{ID: a.id, Object: "chat.completion.chunk", Created: a.created, Model: a.model,

@@ -1,9 +1,11 @@
-// Package mockllm is a scripted upstream that speaks the OpenAI Chat Completions wire format
-// (POST .../chat/completions, streamed and not; GET .../models). It decides what a fake
-// provider answers, and which fault it injects, from the request's model name alone, so tests,
-// benchmarks, the demo and the gateway's built-in sim provider share one vocabulary of
-// behaviours. Serve it over HTTP (cmd/mockllm, httptest) or in-process with
-// Server.Transport.
+// Package mockllm is a scripted upstream that speaks the wire formats the gateway calls:
+// OpenAI Chat Completions (POST .../chat/completions), Anthropic Messages (POST
+// .../messages), OpenAI Responses (POST .../responses), each streamed and not, and OpenAI
+// embeddings (POST .../embeddings); GET .../models lists the scripts. It decides what a fake
+// provider answers, and which fault it injects, from the request's model name alone, so
+// tests, benchmarks, the demo and the gateway's built-in sim provider share one vocabulary of
+// behaviours whatever the dialect. Serve it over HTTP (cmd/mockllm, httptest) or in-process
+// with Server.Transport, which serves every path.
 //
 // # Scripts
 //
@@ -13,8 +15,8 @@
 //	option = key "=" value            URL query encoding: %XX escapes, '+' is a space
 //
 // An unknown name, an unknown or repeated key, or a bad value answers 404 model_not_found in
-// OpenAI's error shape, with the reason in the message. Calls, LastRequest and times= key on
-// the exact model string, options included.
+// the endpoint's error shape, with the reason in the message. Calls, LastRequest and times=
+// key on the exact model string, options included, on every endpoint.
 //
 //	echo      the text of the last user message (a string, or its text parts joined by "\n")
 //	text      len=64 bytes of generated English-like words (len=0 if say= is given alone)
@@ -23,6 +25,10 @@
 //	refuse    delta.refusal deltas, "I'm sorry, but I can't help with that." unless say=/len=
 //	empty     no delta at all, finish_reason "stop"
 //	replay    the bytes of file= from Options.FixturesDir, unchanged, one write per event
+//	          (on any endpoint: the file is the wire)
+//	embed     embeddings only: one unit vector of dims= floats (default: the request's
+//	          dimensions, else 8) per input, a function of the input text and seed=; the
+//	          other scripts answer 404 on .../embeddings and embed 404 elsewhere
 //
 // Content options (all scripts but replay; echo takes none of len, say, at, seed):
 //
@@ -41,7 +47,10 @@
 //	                the city changing per call)
 //	split=N|a,b,..  argument fragments of N bytes (default 7), or cut at these byte offsets;
 //	                the first fragment of each call carries id, type, name and arguments ""
-//	finish=STR      finish_reason (default stop, or tool_calls when calls>0)
+//	finish=STR      finish_reason (default stop, or tool_calls when calls>0, or length
+//	                when max= cut the answer)
+//	max=N           the answer stops after N tokens (4N bytes) of reasoning, text and tool
+//	                arguments, in that order, even inside the arguments' JSON
 //	role=0          no role chunk
 //	usage=auto|always|never  the usage chunk (choices: []): auto sends it when the request
 //	                has stream_options.include_usage; every chunk then carries "usage":null
@@ -53,8 +62,9 @@
 //	wait=DUR        before the response headers (any answer, errors included)
 //	first=DUR       after the headers and role chunks, before the first delta (replay: event)
 //	delay=DUR       before every later frame (finish, usage and [DONE] included)
-//	fail=STATUS     an HTTP error, STATUS 400..599, with OpenAI's body for it
-//	                (429 rate_limit_exceeded, 401 invalid_api_key, 404 model_not_found, ...)
+//	fail=STATUS     an HTTP error, STATUS 400..599, with OpenAI's body for it (429
+//	                rate_limit_exceeded, 401 invalid_api_key, 404 model_not_found, ...),
+//	                or Anthropic's on .../messages (529 overloaded_error, ...)
 //	fail=error      a data-only {"error":{...server_error}} event, then [DONE]
 //	fail=ratelimit  the same with code rate_limit_exceeded, type requests
 //	fail=event      "event: error" + data {"error":...}, no [DONE] (Groq's shape)
@@ -67,9 +77,13 @@
 //	times=N         the fault hits only the first N calls of this model; later ones succeed
 //	retry=S         Retry-After seconds of an HTTP error (default 1 on 429; 0: none)
 //	code=, type=, msg=  override the error's code, type and message
+//	errshape=nested|flat  the Responses error event: error fields under "error" (default,
+//	                what the API sends) or code and message at the top level (openai-go's
+//	                ResponseErrorEvent)
 //
-// Non-streamed requests get a chat.completion after first+delay×(frames-1); there, error and
-// event answer 500, ratelimit 429, stall sends a 200 header and nothing, cut half the body.
+// Non-streamed requests get the whole answer after first+delay×(frames-1); there, error and
+// event answer 500 (Anthropic: 529 overloaded_error), ratelimit 429, stall sends a 200
+// header and nothing, cut half the body.
 //
 // Examples:
 //
@@ -80,8 +94,41 @@
 //	text?len=40&fail=error&after=3
 //	echo?fail=429&retry=7&times=1
 //	replay?file=openai-chat-text.sse&delay=5ms
+//	text?fail=error                       Anthropic: overloaded_error after message_start
+//	text?len=40&fail=error&errshape=flat  Responses: a flat error event, response.failed
+//	embed?dims=16&fail=429&times=1
 //
-// # Wire
+// # Dialects
+//
+// One answer is generated per request and written by the endpoint's dialect; the options
+// mean the same on every endpoint, except the Chat-only n=, field=, logprobs=, role= and
+// usage= (Anthropic and Responses answer one choice and always report usage), and errshape=
+// (Responses only). after= counts the frames after each dialect's preamble.
+//
+//   - Anthropic Messages (x-api-key or Authorization and anthropic-version are required;
+//     so are model, messages and max_tokens): message_start (the preamble), then per
+//     content block (thinking with thinking_delta and signature_delta, text, tool_use with
+//     an empty first input_json_delta) content_block_start, deltas and content_block_stop,
+//     a ping after the first block's start, message_delta (stop_reason: end_turn,
+//     max_tokens, tool_use, refusal, or finish= as given; cumulative usage), message_stop.
+//     Errors are {"type":"error","error":{"type":...,"message":...}} with the API's status
+//     per type (529 overloaded_error, 500 api_error, 429 rate_limit_error + Retry-After,
+//     ...); fail=error and event write an overloaded_error error event (ratelimit:
+//     rate_limit_error) and end the stream. end=nodone drops message_stop; end=nofinish
+//     drops message_delta and message_stop.
+//   - OpenAI Responses: response.created and response.in_progress (the preamble), then per
+//     output item (reasoning with summary deltas, the message's output_text or refusal,
+//     one function_call per tool call) added, part, delta, done events, then
+//     response.completed, or response.incomplete when finish= is length or content_filter;
+//     every event carries sequence_number. fail=error writes the error event then
+//     response.failed (only the error event with end=nodone); fail=event writes
+//     response.failed alone. end=nodone drops the terminal event; end=nofinish ends after
+//     the last delta. Errors and non-streamed answers are OpenAI's.
+//   - Embeddings: input as a string, strings, or token arrays; encoding_format float or
+//     base64; usage.prompt_tokens. Never streamed: the HTTP faults, stall, cut and abort
+//     apply.
+//
+// # Chat wire
 //
 // Streams are text/event-stream, one flushed "data: {json}\n\n" per event: a role chunk per
 // choice ({"role":"assistant","content":""}), the deltas, one finish chunk per choice, the

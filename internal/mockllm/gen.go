@@ -2,6 +2,7 @@ package mockllm
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -112,25 +113,9 @@ func splitAt(s string, cuts []int) []string {
 	return append(out, s[prev:])
 }
 
-// chatRequest is the part of a Chat Completions request the mock reads; everything else is
-// ignored, as a lenient upstream would.
-type chatRequest struct {
-	Model    string `json:"model"`
-	Messages []struct {
-		Role    string          `json:"role"`
-		Content json.RawMessage `json:"content"`
-	} `json:"messages"`
-	N             *int `json:"n"`
-	Stream        bool `json:"stream"`
-	StreamOptions *struct {
-		IncludeUsage bool `json:"include_usage"`
-	} `json:"stream_options"`
-	Tools json.RawMessage `json:"tools"`
-}
-
-// text returns the text of a message content: a string, or the text parts of an array
-// joined by newlines.
-func text(content json.RawMessage) string {
+// text returns the text of a message content: a string, or the parts of an array whose type
+// is one of kinds ("text" for Chat and Anthropic), joined by newlines.
+func text(content json.RawMessage, kinds ...string) string {
 	var s string
 	if json.Unmarshal(content, &s) == nil {
 		return s
@@ -144,30 +129,12 @@ func text(content json.RawMessage) string {
 	}
 	var texts []string
 	for _, p := range parts {
-		if p.Type == "text" {
+		if slices.Contains(kinds, p.Type) {
 			texts = append(texts, p.Text)
 		}
 	}
 	return strings.Join(texts, "\n")
 }
 
-// lastUser is the text of the last user message, what echo answers.
-func (r *chatRequest) lastUser() string {
-	for i := len(r.Messages) - 1; i >= 0; i-- {
-		if r.Messages[i].Role == "user" {
-			return text(r.Messages[i].Content)
-		}
-	}
-	return ""
-}
-
-// promptTokens estimates the prompt's tokens as a quarter of its text bytes, rounded up.
-func (r *chatRequest) promptTokens() int {
-	n := 0
-	for _, m := range r.Messages {
-		n += len(text(m.Content))
-	}
-	return tokens(n)
-}
-
+// tokens estimates the tokens of a text as a quarter of its bytes, rounded up.
 func tokens(bytes int) int { return (bytes + 3) / 4 }

@@ -31,6 +31,8 @@ type script struct {
 	split      int
 	cuts       []int
 	finish     string
+	max        int  // completion tokens before the answer is cut; 0: no limit
+	dims       int  // embedding dimensions; 0: the request's, else 8
 	refuse     bool // content goes to delta.refusal
 	echo       bool // content is the last user message
 	file       string
@@ -53,17 +55,20 @@ type script struct {
 	code    string
 	typ     string
 	msg     string
+	flat    bool // Responses error event with code and message at the top level
 }
 
 // scriptNames lists the scripts in the order GET /v1/models reports them.
-var scriptNames = []string{"echo", "text", "reason", "tools", "refuse", "empty", "replay"}
+var scriptNames = []string{"echo", "text", "reason", "tools", "refuse", "empty", "replay", "embed"}
 
 // contentKeys are the options that shape generated content; echo takes its text from the
-// request and replay takes everything from its file, so neither accepts them all.
+// request, replay takes everything from its file and embed makes vectors, so none of them
+// accepts them all.
 var (
 	contentKeys = []string{"len", "say", "at", "seed", "chunk", "n", "think", "field", "logprobs",
-		"calls", "name", "args", "split", "finish", "role", "usage", "end"}
-	commonKeys = []string{"wait", "first", "delay", "fail", "after", "times", "retry", "code", "type", "msg"}
+		"calls", "name", "args", "split", "finish", "role", "usage", "end", "max"}
+	commonKeys = []string{"wait", "first", "delay", "fail", "after", "times", "retry", "code", "type", "msg",
+		"errshape"}
 )
 
 func allowed(name, key string) bool {
@@ -73,6 +78,8 @@ func allowed(name, key string) bool {
 	switch name {
 	case "replay":
 		return key == "file"
+	case "embed":
+		return key == "dims" || key == "seed"
 	case "echo":
 		return slices.Contains(contentKeys, key) && key != "len" && key != "say" && key != "at" && key != "seed"
 	}
@@ -91,7 +98,7 @@ func parseScript(model string) (*script, error) {
 	case "text", "empty", "tools", "refuse":
 	case "reason":
 		sc.think = 64
-	case "replay":
+	case "replay", "embed":
 	default:
 		return nil, fmt.Errorf("unknown script %q (scripts: %s)", name, strings.Join(scriptNames, ", "))
 	}
@@ -176,6 +183,20 @@ func (sc *script) set(k, v string) error {
 		return sc.setSplit(v)
 	case "finish":
 		sc.finish = v
+	case "max":
+		sc.max, err = count(v, 1<<22)
+		if err == nil && sc.max == 0 {
+			err = fmt.Errorf("want at least 1")
+		}
+	case "dims":
+		sc.dims, err = count(v, maxDims)
+		if err == nil && sc.dims == 0 {
+			err = fmt.Errorf("want at least 1")
+		}
+	case "errshape":
+		var shape string
+		shape, err = oneOf(v, "nested", "flat")
+		sc.flat = shape == "flat"
 	case "role":
 		sc.role, err = strconv.ParseBool(v)
 	case "usage":

@@ -10,8 +10,9 @@ import (
 // stream writes a 200 event stream: the preamble frames at once, then the body frames with
 // first= before the first and delay= before each later one. An in-stream fault takes the
 // place of body frame after= (clamped to the last frame), so it can cut anything from the
-// first delta to [DONE].
-func stream(ctx context.Context, w http.ResponseWriter, sc *script, pre, body [][]byte) error {
+// first delta to the stream's last frame ([DONE], message_stop, response.completed).
+func stream(ctx context.Context, w http.ResponseWriter, d dialect, a *answer, pre, body [][]byte) error {
+	sc := a.sc
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
@@ -36,19 +37,19 @@ func stream(ctx context.Context, w http.ResponseWriter, sc *script, pre, body []
 		at = min(sc.after, max(len(body)-1, 0))
 	}
 	for i := 0; i < len(body) || i == at; i++ {
-		d := sc.delay
+		wait := sc.delay
 		if i == 0 {
-			d = sc.first
+			wait = sc.first
 		}
-		if err := sleep(ctx, d); err != nil {
+		if err := sleep(ctx, wait); err != nil {
 			return err
 		}
 		if i == at {
-			next := doneFrame
+			next := d.last()
 			if i < len(body) {
 				next = body[i]
 			}
-			return fault(ctx, sc, send, next)
+			return fault(ctx, d, a, send, next, len(pre)+i)
 		}
 		if err := send(body[i]); err != nil {
 			return err
@@ -57,19 +58,16 @@ func stream(ctx context.Context, w http.ResponseWriter, sc *script, pre, body []
 	return nil
 }
 
-// fault injects sc.fail where the frame next would have gone.
-func fault(ctx context.Context, sc *script, send func([]byte) error, next []byte) error {
-	switch sc.fail {
-	case "error", "ratelimit":
-		// A data-only error then [DONE], as OpenAI has been seen to send
-		// (go-openai#396; testdata/openai-chat-instream-server-error.sse).
-		if err := send(dataFrame(scriptedError(sc, ""))); err != nil {
-			return err
+// fault injects a.sc.fail where the frame next would have gone, after seq frames.
+func fault(ctx context.Context, d dialect, a *answer, send func([]byte) error, next []byte, seq int) error {
+	switch a.sc.fail {
+	case "error", "ratelimit", "event":
+		for _, f := range d.inband(a, a.sc, seq) {
+			if err := send(f); err != nil {
+				return err
+			}
 		}
-		return send(doneFrame)
-	case "event":
-		// Groq's shape: a named error event, no [DONE] (testdata/groq-chat-instream-error.sse).
-		return send(append([]byte("event: error\n"), dataFrame(scriptedError(sc, ""))...))
+		return nil
 	case "stall":
 		<-ctx.Done()
 		return ctx.Err()
@@ -89,20 +87,19 @@ func half(frame []byte) []byte {
 }
 
 // complete writes the non-streamed answer after the time the stream would have taken. Faults
-// map to what a non-streaming upstream does: error and event answer 500, ratelimit 429, stall
-// sends headers then nothing, cut sends half the body, abort sends half and cuts the
-// connection; end= does not apply.
-func complete(ctx context.Context, w http.ResponseWriter, sc *script, a *answer) error {
-	frames := len(a.body())
-	if err := sleep(ctx, sc.first+sc.delay*time.Duration(max(frames-1, 0))); err != nil {
+// map to what a non-streaming upstream does: error and event answer the dialect's server
+// error (500; Anthropic 529 overloaded), ratelimit 429, stall sends headers then nothing,
+// cut sends half the body, abort sends half and cuts the connection; end= does not apply.
+func complete(ctx context.Context, w http.ResponseWriter, d dialect, a *answer) error {
+	sc := a.sc
+	_, frames := d.frames(a)
+	if err := sleep(ctx, sc.first+sc.delay*time.Duration(max(len(frames)-1, 0))); err != nil {
 		return err
 	}
 	switch sc.fail {
-	case "error", "event":
-		writeError(w, http.StatusInternalServerError, scriptedError(sc, a.model), retryAfter(sc))
-		return nil
-	case "ratelimit":
-		writeError(w, http.StatusTooManyRequests, scriptedError(sc, a.model), retryAfter(sc))
+	case "error", "event", "ratelimit":
+		status, body := d.scripted(sc, a.model)
+		writeError(w, status, body, retryAfter(sc))
 		return nil
 	case "stall":
 		w.Header().Set("Content-Type", "application/json")
@@ -113,7 +110,7 @@ func complete(ctx context.Context, w http.ResponseWriter, sc *script, a *answer)
 		<-ctx.Done()
 		return ctx.Err()
 	case "cut", "abort":
-		b := marshal(a.completion())
+		b := marshal(d.whole(a))
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusOK)
 		if _, err := w.Write(b[:len(b)/2]); err != nil {
@@ -127,6 +124,6 @@ func complete(ctx context.Context, w http.ResponseWriter, sc *script, a *answer)
 		}
 		return nil
 	}
-	writeJSON(w, http.StatusOK, a.completion())
+	writeJSON(w, http.StatusOK, d.whole(a))
 	return nil
 }

@@ -3,6 +3,8 @@ package mockllm
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"net/http"
 )
 
 // The OpenAI Chat Completions wire types the mock writes, fields in the order OpenAI sends
@@ -107,6 +109,55 @@ func newAPIError(typ, code, msg string) apiError {
 		e.Error.Code = marshal(code)
 	}
 	return e
+}
+
+// openaiErrors writes errors in OpenAI's shape, for the dialects that share it.
+type openaiErrors struct{}
+
+func (openaiErrors) errorBody(_ int, e apiError) any { return e }
+
+// scripted answers an HTTP fault, or an in-stream one asked without streaming: error and
+// event answer 500, ratelimit 429.
+func (openaiErrors) scripted(sc *script, model string) (int, any) {
+	status := sc.status
+	switch {
+	case status != 0:
+	case sc.fail == "ratelimit":
+		status = http.StatusTooManyRequests
+	default:
+		status = http.StatusInternalServerError
+	}
+	return status, scriptedError(sc, model)
+}
+
+// scriptedError is the error body of a fail= fault, OpenAI's shape and wording per status
+// unless code=, type= or msg= say otherwise.
+func scriptedError(sc *script, model string) apiError {
+	typ, code, msg := "invalid_request_error", "", "mockllm: scripted error"
+	switch st := sc.status; {
+	case sc.fail == "ratelimit" || st == http.StatusTooManyRequests:
+		typ, code, msg = "requests", "rate_limit_exceeded", "Rate limit reached for requests. Please try again in 1s."
+	case st == http.StatusUnauthorized:
+		code, msg = "invalid_api_key", "Incorrect API key provided: sk-mock****. You can find your API key at https://platform.openai.com/account/api-keys."
+	case st == http.StatusNotFound:
+		code, msg = "model_not_found", fmt.Sprintf("The model `%s` does not exist or you do not have access to it.", model)
+	case st == http.StatusRequestEntityTooLarge:
+		code, msg = "request_too_large", "Request body too large."
+	case st == http.StatusServiceUnavailable:
+		typ, msg = "server_error", "The engine is currently overloaded, please try again later."
+	case st >= 500 || st == 0:
+		typ, msg = "server_error", "The server had an error while processing your request. Sorry about that!"
+	}
+	if sc.typ != "" {
+		typ = sc.typ
+	}
+	if sc.code != "" {
+		code = sc.code
+	}
+	if sc.msg != "" {
+		msg = sc.msg
+	}
+	return newAPIError(typ, code, msg)
 }
 
 // marshal encodes v without HTML escaping (OpenAI sends '<' and '&' as is) and without the

@@ -63,7 +63,9 @@ type choiceState struct {
 	held  [nKinds]held // text coalescing keeps back
 	done  bool
 	field string // reasoning wire field
-	think *thinkFilter
+	// reasoning: reasoning text came since the answer last started (see endReasoning).
+	reasoning bool
+	think     *thinkFilter
 }
 
 // Run relays s to sink until the end of the round and returns the complete response. It does
@@ -180,9 +182,54 @@ func (r *round) text(ev *llm.Event) error {
 		if err := r.pass(llm.EvReasoning, ev.Choice, think, ""); err != nil {
 			return err
 		}
+		if text != "" && !cs.think.in {
+			if err := r.endReasoning(ev.Choice); err != nil {
+				return err
+			}
+		}
 		return r.pass(llm.EvText, ev.Choice, text, "")
 	}
+	if ev.Type != llm.EvReasoning && ev.Text != "" {
+		if err := r.endReasoning(ev.Choice); err != nil {
+			return err
+		}
+	}
+	if ev.Type == llm.EvReasoning && ev.Encrypted != "" {
+		// The opaque part (a signature, encrypted content) closes its reasoning block: what
+		// the window still holds of the block's text goes out before it, so a sink that
+		// rebuilds the block gets its text whole first.
+		if err := r.pass(ev.Type, ev.Choice, ev.Text, ""); err != nil {
+			return err
+		}
+		if err := r.endReasoning(ev.Choice); err != nil {
+			return err
+		}
+		ch := r.resp.Choice(ev.Choice)
+		ch.Opaque = append(ch.Opaque, llm.Reasoning{ID: ev.ID, Encrypted: ev.Encrypted})
+		r.out = llm.Event{Type: llm.EvReasoning, Choice: ev.Choice, Encrypted: ev.Encrypted, ID: ev.ID, Field: cs.field}
+		return r.sink.Event(&r.out)
+	}
 	return r.pass(ev.Type, ev.Choice, ev.Text, ev.Encrypted)
+}
+
+// endReasoning releases what the reasoning window of choice i still holds (its last,
+// unfinished word) when the answer starts: reasoning ended there, and a sink must not get
+// its tail after the answer, at the finish (a Responses stream would open a second
+// reasoning item). The window starts afresh for any later reasoning.
+func (r *round) endReasoning(i int) error {
+	cs := r.choice(i)
+	if !cs.reasoning {
+		return nil
+	}
+	cs.reasoning = false
+	if w := cs.win[kReasoning]; w != nil {
+		if rest := w.Flush(); rest != "" {
+			if err := r.release(llm.EvReasoning, i, rest, ""); err != nil {
+				return err
+			}
+		}
+	}
+	return r.flushHeld() // coalesced reasoning goes out before the answer too
 }
 
 // pass runs text through the window of its choice and kind and releases what comes out.
@@ -191,6 +238,9 @@ func (r *round) pass(t llm.EventType, i int, text, enc string) error {
 		return nil
 	}
 	out := text
+	if t == llm.EvReasoning && text != "" {
+		r.choice(i).reasoning = true
+	}
 	if r.o.NewWindow != nil && text != "" {
 		cs := r.choice(i)
 		k := kindOf(t)

@@ -303,3 +303,38 @@ func TestCoalescedTextGoesOutBeforeAnError(t *testing.T) {
 		t.Errorf("got %v %q, want the error after all released text", err, sink.texts(llm.EvText, 0))
 	}
 }
+
+// TestSignatureAfterItsReasoning checks that the opaque end of a reasoning block (an
+// Anthropic signature) reaches the sink after all of the block's text, though the window
+// holds the last word back: a sink that rebuilds thinking blocks needs text, then signature.
+func TestSignatureAfterItsReasoning(t *testing.T) {
+	s := &script{evs: []llm.Event{
+		{Type: llm.EvReasoning, Text: "Consider the accidents"},
+		{Type: llm.EvReasoning, Encrypted: "sig-1", ID: "rs_1"},
+		text(0, "Answer."),
+		{Type: llm.EvDone, Finish: "stop"},
+	}}
+	var r record
+	resp, err := Run(t.Context(), s, &r, redacting())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := resp.Choices[0].Opaque; len(o) != 1 || o[0] != (llm.Reasoning{ID: "rs_1", Encrypted: "sig-1"}) {
+		t.Errorf("response keeps opaque reasoning %+v, want the signature with its block id", o)
+	}
+	var order []string
+	for _, ev := range r.evs {
+		switch {
+		case ev.Encrypted != "":
+			order = append(order, "sig")
+		case ev.Type == llm.EvReasoning:
+			order = append(order, "reasoning:"+ev.Text)
+		case ev.Type == llm.EvText:
+			order = append(order, "text:"+ev.Text)
+		}
+	}
+	got := strings.Join(order, "|")
+	if !strings.HasSuffix(strings.Split(got, "|sig")[0], "accidents") || !strings.Contains(got, "|sig|text:") {
+		t.Errorf("order %q: want the whole reasoning, then the signature, then the text", got)
+	}
+}

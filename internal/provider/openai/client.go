@@ -36,11 +36,17 @@ type Config struct {
 	HTTPClient *http.Client
 }
 
-// Client calls one OpenAI-compatible provider. Safe for concurrent use.
+// Client calls one OpenAI-compatible provider's Chat Completions. Safe for concurrent use.
 type Client struct {
-	name            string
+	conn
 	noStreamOptions bool
-	sdk             sdk.Client
+}
+
+// conn is what the Chat Completions and the Responses adapters share: the provider's name
+// and the openai-go client that carries the HTTP call. Safe for concurrent use.
+type conn struct {
+	name string
+	sdk  sdk.Client
 }
 
 var _ fallback.Provider = (*Client)(nil)
@@ -80,6 +86,10 @@ func dial(ctx context.Context, network, addr string) (net.Conn, error) {
 
 // New returns a Client for c.
 func New(c Config) *Client {
+	return &Client{conn: newConn(c), noStreamOptions: c.NoStreamOptions}
+}
+
+func newConn(c Config) conn {
 	if c.Name == "" {
 		c.Name = "openai"
 	}
@@ -107,7 +117,7 @@ func New(c Config) *Client {
 	for _, k := range slices.Sorted(maps.Keys(c.Query)) {
 		opts = append(opts, option.WithQuery(k, c.Query[k]))
 	}
-	return &Client{name: c.Name, noStreamOptions: c.NoStreamOptions, sdk: sdk.Client{Options: opts}}
+	return conn{name: c.Name, sdk: sdk.Client{Options: opts}}
 }
 
 // Stream starts a streamed Chat Completions call of req. It returns once the upstream
@@ -118,12 +128,23 @@ func (c *Client) Stream(ctx context.Context, req *llm.Request) (llm.Stream, erro
 	if err != nil {
 		return nil, err
 	}
+	rc, err := c.post(ctx, "chat/completions", body)
+	if err != nil {
+		return nil, err
+	}
+	return newStream(ctx, c.name, rc), nil
+}
+
+// post sends body to path and returns the event stream's body, the caller's to close. A
+// non-2xx answer, a connection failure, or a JSON answer instead of a stream is an
+// *llm.Error.
+func (c *conn) post(ctx context.Context, path string, body []byte) (io.ReadCloser, error) {
 	var res *http.Response
 	// Passing **http.Response as the result makes openai-go hand over the response with its
 	// body unread (requestconfig: "A pointer to a [*http.Response] is populated by the raw
 	// response"); non-2xx answers never get there: captureErrorBody turns them into a
 	// *statusError first.
-	err = c.sdk.Post(ctx, "chat/completions", nil, &res, option.WithRequestBody("application/json", body))
+	err := c.sdk.Post(ctx, path, nil, &res, option.WithRequestBody("application/json", body))
 	if err != nil {
 		if res != nil && res.Body != nil {
 			res.Body.Close()
@@ -140,7 +161,7 @@ func (c *Client) Stream(ctx context.Context, req *llm.Request) (llm.Stream, erro
 		return nil, &llm.Error{Kind: llm.Unavailable, Status: res.StatusCode,
 			Message: c.name + " answered with JSON, not an event stream"}
 	}
-	return newStream(ctx, c.name, res.Body), nil
+	return res.Body, nil
 }
 
 // statusError is a non-2xx answer, with at most maxErrorBody bytes of its body.
@@ -165,7 +186,7 @@ func captureErrorBody(req *http.Request, next option.MiddlewareNext) (*http.Resp
 }
 
 // callError maps a failed call to an *llm.Error.
-func (c *Client) callError(ctx context.Context, err error) error {
+func (c *conn) callError(ctx context.Context, err error) error {
 	if e := ctxError(ctx); e != nil {
 		return e
 	}

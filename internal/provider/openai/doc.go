@@ -1,8 +1,9 @@
 // Package openai is the adapter for OpenAI Chat Completions and the servers that speak it
-// (Azure, vLLM, Groq, OpenRouter, ...). It decides how an llm.Request becomes a Chat
-// Completions body, how an upstream's answer before the stream maps to an *llm.Error kind,
-// and how the streamed chunks become llm.Events, including when a stream is complete and
-// when it was truncated.
+// (Azure, vLLM, Groq, OpenRouter, ...), and for the OpenAI Responses API as an upstream
+// transport (Responses, the provider option `api: responses`). It decides how an llm.Request
+// becomes a Chat Completions or a Responses body, how an upstream's answer before the stream
+// maps to an *llm.Error kind, and how the streamed chunks or events become llm.Events,
+// including when a stream is complete and when it was truncated.
 //
 // openai-go carries the HTTP call (base URL, auth, headers, query) with its retries off:
 // retrying belongs to the fallback chain. Its SSE decoder is not used: it drops a last event

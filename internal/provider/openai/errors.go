@@ -71,7 +71,7 @@ func rawText(raw json.RawMessage) string {
 }
 
 // statusError maps a non-2xx answer before the stream to an *llm.Error.
-func (c *Client) statusError(se *statusError) *llm.Error {
+func (c *conn) statusError(se *statusError) *llm.Error {
 	we := parseErrorBody(se.body)
 	e := &llm.Error{Status: se.status, Code: rawText(we.Code), Type: we.Type, Param: rawText(we.Param)}
 	msg := we.Message
@@ -133,11 +133,13 @@ func retryAfter(h http.Header, now time.Time) time.Duration {
 
 // inStreamError maps a provider error sent inside a 200 answer. Whatever its code, it is the
 // upstream failing (Groq sends status_code 400 for its own tool-call validation), so it is
-// Unavailable, or RateLimited when it says so.
+// Unavailable, or RateLimited when it says so: a rate limit, or insufficient_quota, which
+// OpenAI otherwise answers with HTTP 429 (and which a Responses stream sends in-band).
 func inStreamError(name string, we wireError) *llm.Error {
 	code := rawText(we.Code)
 	e := &llm.Error{Kind: llm.Unavailable, Code: code, Type: we.Type, Param: rawText(we.Param)}
-	if strings.Contains(code, "rate_limit") || strings.Contains(we.Type, "rate_limit") || we.StatusCode == 429 || code == "429" {
+	if strings.Contains(code, "rate_limit") || strings.Contains(we.Type, "rate_limit") || we.StatusCode == 429 || code == "429" ||
+		code == "insufficient_quota" {
 		e.Kind = llm.RateLimited
 	}
 	msg := we.Message

@@ -33,8 +33,9 @@ type source struct {
 	closed    atomic.Bool
 }
 
-func newSource(ctx context.Context, name string, body io.ReadCloser) source {
-	return source{ctx: ctx, name: name, body: body, dec: sse.NewReader(body, maxEvent)}
+// newSource reads body with events of at most max bytes.
+func newSource(ctx context.Context, name string, body io.ReadCloser, max int) source {
+	return source{ctx: ctx, name: name, body: body, dec: sse.NewReader(body, max)}
 }
 
 // stream is a Chat Completions answer as an llm.Stream. Not safe for concurrent use, except
@@ -54,7 +55,7 @@ type stream struct {
 }
 
 func newStream(ctx context.Context, name string, body io.ReadCloser) *stream {
-	return &stream{source: newSource(ctx, name, body), json: newDecoder()}
+	return &stream{source: newSource(ctx, name, body, maxEvent), json: newDecoder()}
 }
 
 // Recv returns the next event. io.EOF means the answer is complete: every choice it named
@@ -79,7 +80,7 @@ func (s *stream) Recv() (llm.Event, error) {
 		if err := s.next(); err != nil {
 			s.err = err
 			if err == io.EOF {
-				s.closeOnce.Do(func() { sse.Drain(s.body, drainLimit, drainWait) })
+				s.drain()
 			} else {
 				s.closeBody()
 			}
@@ -97,6 +98,12 @@ func (s *source) Close() error {
 
 func (s *source) closeBody() {
 	s.closeOnce.Do(func() { s.body.Close() })
+}
+
+// drain reads what follows a complete answer (the closing chunk) and closes the body, which
+// keeps the connection for the next call.
+func (s *source) drain() {
+	s.closeOnce.Do(func() { sse.Drain(s.body, drainLimit, drainWait) })
 }
 
 var done = []byte("[DONE]")

@@ -96,6 +96,9 @@ func transcript(evs []llm.Event, end error) string {
 			fmt.Fprintf(&b, " text=%q", e.Text)
 		case llm.EvReasoning:
 			fmt.Fprintf(&b, " field=%s text=%q", e.Field, e.Text)
+			if e.Encrypted != "" {
+				fmt.Fprintf(&b, " id=%q encrypted=%q", e.ID, e.Encrypted)
+			}
 		case llm.EvToolCall:
 			fmt.Fprintf(&b, " index=%d id=%q name=%q args=%q", e.Tool.Index, e.Tool.ID, e.Tool.Name, e.Tool.Args)
 		case llm.EvLogprobs:

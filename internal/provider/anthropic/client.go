@@ -1,0 +1,200 @@
+package anthropic
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"maps"
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/sluice-gw/sluice/internal/fallback"
+	"github.com/sluice-gw/sluice/internal/llm"
+)
+
+// Config configures one Anthropic Messages provider.
+type Config struct {
+	// Name is the provider's name in the configuration ("anthropic"), used in messages.
+	Name string
+	// BaseURL is the API root without /v1; "" means https://api.anthropic.com. The adapter
+	// calls BaseURL + "/v1/messages" (a trailing "/v1" given by mistake is dropped).
+	BaseURL string
+	// APIKey goes in x-api-key; "" sends none (a proxy that authenticates by Headers).
+	APIKey string
+	// Version is the anthropic-version header; "" means DefaultVersion.
+	Version string
+	// Headers are extra request headers (e.g. anthropic-beta), set after the adapter's own,
+	// so they may override them.
+	Headers map[string]string
+	// HTTPClient is the client to call with; nil means a shared client tuned for a proxy.
+	HTTPClient *http.Client
+	// DefaultMaxTokens gives max_tokens for a model when the request names none (the
+	// Messages API requires it); nil, or a result <= 0, means ModelMaxTokens.
+	DefaultMaxTokens func(model string) int
+}
+
+// DefaultVersion is the anthropic-version sent when Config.Version is empty.
+const DefaultVersion = "2023-06-01"
+
+// Client calls one Anthropic Messages provider. Safe for concurrent use.
+type Client struct {
+	name      string
+	url       string
+	header    http.Header
+	hc        *http.Client
+	maxTokens func(model string) int
+}
+
+var _ fallback.Provider = (*Client)(nil)
+
+// maxErrorBody caps how much of a non-2xx body is read: enough for any error object, and an
+// upstream that answers an error with megabytes cannot hold the attempt.
+const maxErrorBody = 64 << 10
+
+// maxEvent caps one SSE event. Anthropic events are small deltas, but a content_block_start
+// may carry a whole block (server tool results, a redacted thinking block).
+const maxEvent = 16 << 20
+
+// sharedHTTPClient serves every Client without its own. No overall Timeout: streams are long,
+// and the chain's contexts bound first-event, idle and total time; the dial is bounded by the
+// attempt's connect timeout (fallback.ConnectTimeout).
+var sharedHTTPClient = &http.Client{Transport: &http.Transport{
+	Proxy:                 http.ProxyFromEnvironment,
+	DialContext:           dial,
+	ForceAttemptHTTP2:     true,
+	MaxIdleConns:          1024,
+	MaxIdleConnsPerHost:   256, // a gateway sends most of its traffic to a handful of hosts
+	IdleConnTimeout:       90 * time.Second,
+	TLSHandshakeTimeout:   10 * time.Second,
+	ExpectContinueTimeout: time.Second,
+}}
+
+// defaultConnect bounds a dial when the context names no connect timeout (DESIGN §3).
+const defaultConnect = 5 * time.Second
+
+func dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	d := net.Dialer{Timeout: defaultConnect, KeepAlive: 30 * time.Second}
+	if t, ok := fallback.ConnectTimeout(ctx); ok {
+		d.Timeout = t
+	}
+	return d.DialContext(ctx, network, addr)
+}
+
+// New returns a Client for c.
+func New(c Config) *Client {
+	if c.Name == "" {
+		c.Name = "anthropic"
+	}
+	base := strings.TrimRight(c.BaseURL, "/")
+	base = strings.TrimSuffix(base, "/v1")
+	if base == "" {
+		base = "https://api.anthropic.com"
+	}
+	if c.Version == "" {
+		c.Version = DefaultVersion
+	}
+	h := http.Header{}
+	h.Set("Content-Type", "application/json")
+	h.Set("Accept", "text/event-stream")
+	h.Set("Anthropic-Version", c.Version)
+	if c.APIKey != "" {
+		h.Set("X-Api-Key", c.APIKey)
+	}
+	for _, k := range slices.Sorted(maps.Keys(c.Headers)) {
+		h.Set(k, c.Headers[k])
+	}
+	hc := c.HTTPClient
+	if hc == nil {
+		hc = sharedHTTPClient
+	}
+	return &Client{name: c.Name, url: base + "/v1/messages", header: h, hc: hc, maxTokens: c.DefaultMaxTokens}
+}
+
+// Stream starts a streamed Messages call of req. It returns once the upstream answered: a
+// request that cannot be translated is an Invalid *llm.Error (status 400) and nothing is
+// sent; a non-2xx answer or a connection failure is an *llm.Error (Target left for the
+// caller to set). The stream is the caller's to Close; canceling ctx aborts it.
+func (c *Client) Stream(ctx context.Context, req *llm.Request) (llm.Stream, error) {
+	body, err := encodeRequest(req, c.defaultMaxTokens(req.Model))
+	if err != nil {
+		return nil, err
+	}
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
+	if err != nil {
+		return nil, &llm.Error{Kind: llm.Internal, Message: c.name + ": cannot build the request", Err: err}
+	}
+	hr.Header = c.header.Clone()
+	res, err := c.hc.Do(hr)
+	if err != nil {
+		return nil, c.callError(ctx, err)
+	}
+	if res.StatusCode < 200 || res.StatusCode > 299 {
+		b, _ := io.ReadAll(io.LimitReader(res.Body, maxErrorBody))
+		res.Body.Close()
+		if e := ctxError(ctx); e != nil {
+			return nil, e
+		}
+		return nil, c.statusError(res.StatusCode, res.Header, b)
+	}
+	if mt, _, _ := mime.ParseMediaType(res.Header.Get("Content-Type")); mt == "application/json" {
+		// The server ignored stream: true, or sent an error with status 200.
+		b, _ := io.ReadAll(io.LimitReader(res.Body, maxErrorBody))
+		res.Body.Close()
+		if we := parseErrorBody(b); we.Type != "" || we.Message != "" {
+			return nil, streamError(c.name, we)
+		}
+		return nil, &llm.Error{Kind: llm.Unavailable, Status: res.StatusCode,
+			Message: c.name + " answered with JSON, not an event stream"}
+	}
+	return newStream(ctx, c.name, res.Body), nil
+}
+
+func (c *Client) defaultMaxTokens(model string) int {
+	if c.maxTokens != nil {
+		if n := c.maxTokens(model); n > 0 {
+			return n
+		}
+	}
+	return ModelMaxTokens(model)
+}
+
+// callError maps a failed call to an *llm.Error.
+func (c *Client) callError(ctx context.Context, err error) error {
+	if e := ctxError(ctx); e != nil {
+		return e
+	}
+	// A *url.Error prints the URL; the cause is what matters, and keeps the message short.
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	kind := llm.Unavailable
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		kind = llm.Timeout // the connect timeout, or the TLS handshake's
+	}
+	return &llm.Error{Kind: kind, Message: c.name + ": " + err.Error(), Err: err}
+}
+
+// ctxError is the error for a done ctx: Canceled when the client left, Timeout when a
+// deadline passed (the cause tells a chain timeout given as a cancel cause), nil otherwise.
+func ctxError(ctx context.Context) error {
+	if ctx.Err() == nil {
+		return nil
+	}
+	cause := context.Cause(ctx)
+	var le *llm.Error
+	if errors.As(cause, &le) {
+		return le
+	}
+	if errors.Is(cause, context.DeadlineExceeded) {
+		return &llm.Error{Kind: llm.Timeout, Message: cause.Error(), Err: cause}
+	}
+	return &llm.Error{Kind: llm.Canceled, Message: cause.Error(), Err: cause}
+}

@@ -1,0 +1,129 @@
+package anthropic
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/sluice-gw/sluice/internal/llm"
+)
+
+// wireError is Anthropic's error object, as in {"type":"error","error":{"type","message"}}.
+type wireError struct {
+	Type    string `json:"type"`
+	Message string `json:"message"`
+}
+
+// parseErrorBody extracts the error object of a body: Anthropic's shape, a proxy's
+// {"error":"text"} or flat {"message":...}; the zero value when it has none.
+func parseErrorBody(b []byte) wireError {
+	var eb struct {
+		Type    string          `json:"type"`
+		Error   json.RawMessage `json:"error"`
+		Message string          `json:"message"`
+	}
+	if json.Unmarshal(b, &eb) != nil {
+		return wireError{}
+	}
+	var we wireError
+	switch {
+	case len(eb.Error) > 0 && eb.Error[0] == '{':
+		json.Unmarshal(eb.Error, &we)
+	case len(eb.Error) > 0 && eb.Error[0] == '"':
+		json.Unmarshal(eb.Error, &we.Message)
+	default:
+		we.Message = eb.Message
+		if eb.Type != "error" {
+			we.Type = eb.Type
+		}
+	}
+	return we
+}
+
+// statusError maps a non-2xx answer before the stream to an *llm.Error. The upstream's error
+// type (invalid_request_error, overloaded_error, ...) is kept as Type.
+func (c *Client) statusError(status int, h http.Header, body []byte) *llm.Error {
+	we := parseErrorBody(body)
+	e := &llm.Error{Status: status, Type: we.Type}
+	msg := we.Message
+	if msg == "" {
+		// A plain-text body is the message; JSON without one, or an HTML page from a
+		// proxy, is not.
+		msg = strings.TrimSpace(string(body[:min(len(body), 512)]))
+		if strings.HasPrefix(msg, "{") || strings.HasPrefix(msg, "<") || !utf8.ValidString(msg) {
+			msg = ""
+		}
+	}
+	if msg == "" {
+		msg = http.StatusText(status)
+	}
+	if msg == "" {
+		msg = we.Type // 529 has no standard text
+	}
+	switch s := status; {
+	case s == 400 || s == 404 || s == 413 || s == 422:
+		// The request is wrong: the client gets the upstream's status and message, since
+		// another model would refuse it too.
+		e.Kind, e.Message = llm.Invalid, msg
+	case s == 401 || s == 403:
+		// Never the upstream's message: the gateway's credentials are not the client's
+		// business, and a message may quote them.
+		e.Kind = llm.Auth
+		e.Message = fmt.Sprintf("%s refused the gateway's credentials (HTTP %d)", c.name, s)
+	case s == 429:
+		e.Kind, e.RetryAfter = llm.RateLimited, retryAfter(h, time.Now())
+		e.Message = fmt.Sprintf("%s rate limit (HTTP 429): %s", c.name, msg)
+	default:
+		// 408, 409, 5xx and 529 (overloaded), and anything unexpected: the upstream's failure,
+		// not the request's, so the chain may fall back. Anthropic may say when to come back.
+		e.Kind, e.RetryAfter = llm.Unavailable, retryAfter(h, time.Now())
+		e.Message = fmt.Sprintf("%s answered HTTP %d: %s", c.name, s, msg)
+	}
+	return e
+}
+
+// retryAfter parses Retry-After (seconds or an HTTP date, RFC 9110 §10.2.3); 0 when absent
+// or unparseable.
+func retryAfter(h http.Header, now time.Time) time.Duration {
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.ParseFloat(v, 64); err == nil {
+		if s > 0 {
+			return time.Duration(s * float64(time.Second))
+		}
+		return 0
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
+}
+
+// streamError maps an error event inside a 200 stream (or a JSON error with status 200).
+// DESIGN §3: whatever its type, it is the upstream failing mid-answer, so the chain may fall
+// back before commit: Unavailable, except rate_limit_error (RateLimited) and the credential
+// errors (Auth, without the upstream's message). invalid_request_error too is Unavailable: a
+// request Anthropic refuses up front comes as HTTP 400, which is Invalid.
+func streamError(name string, we wireError) *llm.Error {
+	e := &llm.Error{Kind: llm.Unavailable, Type: we.Type}
+	msg := we.Message
+	if msg == "" {
+		msg = "error event without a message"
+	}
+	switch we.Type {
+	case "rate_limit_error":
+		e.Kind = llm.RateLimited
+	case "authentication_error", "permission_error":
+		e.Kind = llm.Auth
+		e.Message = fmt.Sprintf("%s refused the gateway's credentials (%s)", name, we.Type)
+		return e
+	}
+	e.Message = name + " stream error: " + msg
+	return e
+}

@@ -1,0 +1,277 @@
+package anthropic
+
+import (
+	"bytes"
+	"encoding/json"
+
+	"github.com/sluice-gw/sluice/internal/llm"
+)
+
+// parseEvent reads the fields of one raw event as r3labs returns it (the bytes before its
+// blank line), following the WHATWG event-stream rules: CRLF, LF or CR line ends, ":"
+// comments, "data" lines joined by LF, one optional space after the colon. r3labs only
+// frames; its own Event type is filled by its client, which is not used here.
+func parseEvent(raw []byte) (typ string, data []byte) {
+	raw = bytes.TrimPrefix(raw, []byte("\xef\xbb\xbf")) // a BOM may open the stream
+	hasData := false
+	for len(raw) > 0 {
+		i := bytes.IndexAny(raw, "\r\n")
+		line := raw
+		if i >= 0 {
+			line = raw[:i]
+			if raw[i] == '\r' && i+1 < len(raw) && raw[i+1] == '\n' {
+				i++
+			}
+			raw = raw[i+1:]
+		} else {
+			raw = nil
+		}
+		if len(line) == 0 || line[0] == ':' {
+			continue
+		}
+		name, value, _ := bytes.Cut(line, []byte(":"))
+		value = bytes.TrimPrefix(value, []byte(" "))
+		switch string(name) {
+		case "event":
+			typ = string(value)
+		case "data":
+			if hasData {
+				data = append(data, '\n')
+			}
+			data = append(data, value...)
+			hasData = true
+		}
+	}
+	return typ, data
+}
+
+// wireEvent holds every event shape of the Messages stream; only the fields of its type are
+// set. https://docs.anthropic.com/en/docs/build-with-claude/streaming
+type wireEvent struct {
+	Type    string `json:"type"`
+	Index   int    `json:"index"`
+	Message *struct {
+		ID    string     `json:"id"`
+		Model string     `json:"model"`
+		Usage *wireUsage `json:"usage"`
+	} `json:"message"`
+	ContentBlock *struct {
+		Type      string          `json:"type"`
+		ID        string          `json:"id"`
+		Name      string          `json:"name"`
+		Input     json.RawMessage `json:"input"`
+		Text      string          `json:"text"`
+		Thinking  string          `json:"thinking"`
+		Signature string          `json:"signature"`
+		Data      string          `json:"data"`
+	} `json:"content_block"`
+	Delta *struct {
+		Type        string `json:"type"`
+		Text        string `json:"text"`
+		PartialJSON string `json:"partial_json"`
+		Thinking    string `json:"thinking"`
+		Signature   string `json:"signature"`
+		StopReason  string `json:"stop_reason"`
+	} `json:"delta"`
+	Usage *wireUsage `json:"usage"`
+}
+
+// wireUsage is Anthropic's usage object. message_delta repeats it cumulatively, sometimes
+// only output_tokens: a field that is absent keeps its last value.
+type wireUsage struct {
+	InputTokens              *int `json:"input_tokens"`
+	OutputTokens             *int `json:"output_tokens"`
+	CacheReadInputTokens     *int `json:"cache_read_input_tokens"`
+	CacheCreationInputTokens *int `json:"cache_creation_input_tokens"`
+}
+
+// reasoningField is the Chat Completions field thinking goes out in: reasoning_content, as
+// DeepSeek and LiteLLM's Anthropic translation name it, and the server's default.
+const reasoningField = "reasoning_content"
+
+// blockState is what the stream keeps of one content block.
+type blockState struct {
+	kind  string // content_block.type
+	tool  int    // index of a tool_use among the message's tool calls
+	input json.RawMessage
+	args  bool // an input_json_delta fragment came
+}
+
+// message is the state of one streamed Messages answer.
+type message struct {
+	name    string
+	started bool
+	blocks  map[int]*blockState
+	tools   int
+	reason  string
+	stopped bool // message_stop came
+
+	// usage as last reported; usage is set once any field came.
+	in, out, cacheRead, cacheWrite int
+	usage                          bool
+}
+
+// event appends to q the llm.Events of one wire event (its type from the event: line, its
+// data), or returns the error it stands for.
+func (m *message) event(q []llm.Event, typ string, data []byte) ([]llm.Event, error) {
+	if typ == "error" {
+		// {"type":"error","error":{"type":"overloaded_error","message":...}}, or whatever
+		// a proxy made of it, even nothing.
+		return q, streamError(m.name, parseErrorBody(data))
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return q, nil // a comment, or an event without data
+	}
+	var ev wireEvent
+	if err := json.Unmarshal(data, &ev); err != nil {
+		return q, &llm.Error{Kind: llm.Unavailable, Message: m.name + " sent an event that is not JSON", Err: err}
+	}
+	if ev.Type == "error" {
+		return q, streamError(m.name, parseErrorBody(data))
+	}
+	switch ev.Type {
+	case "message_start":
+		if ev.Message != nil && !m.started {
+			m.started = true
+			m.addUsage(ev.Message.Usage)
+			q = append(q, llm.Event{Type: llm.EvStart, ID: ev.Message.ID, Model: ev.Message.Model})
+		}
+	case "content_block_start":
+		if ev.ContentBlock != nil {
+			return m.blockStart(q, &ev)
+		}
+	case "content_block_delta":
+		if ev.Delta != nil {
+			return m.delta(q, &ev)
+		}
+	case "content_block_stop":
+		b := m.blocks[ev.Index]
+		if b != nil && b.kind == "tool_use" && !b.args {
+			// No input_json_delta: a tool without arguments. The start's input ({}) is the
+			// whole input, and a Chat client expects "{}" as OpenAI sends it, not "".
+			args := "{}"
+			if in := compactOr(b.input, "{}"); in[0] == '{' {
+				args = string(in)
+			}
+			q = append(q, llm.Event{Type: llm.EvToolCall, Tool: llm.ToolDelta{Index: b.tool, Args: args}})
+		}
+	case "message_delta":
+		if ev.Delta != nil && ev.Delta.StopReason != "" {
+			m.reason = ev.Delta.StopReason
+		}
+		m.addUsage(ev.Usage)
+	case "message_stop":
+		m.stopped = true
+		if m.usage {
+			q = append(q, llm.Event{Type: llm.EvUsage, Usage: m.total()})
+		}
+		q = append(q, llm.Event{Type: llm.EvDone, Finish: finishReason(m.reason)})
+	}
+	// ping, and event types added after this adapter was written, carry nothing for us
+	// (Anthropic: "new event types may be added"; handle unknown ones gracefully).
+	return q, nil
+}
+
+func (m *message) blockStart(q []llm.Event, ev *wireEvent) ([]llm.Event, error) {
+	cb := ev.ContentBlock
+	if m.blocks == nil {
+		m.blocks = map[int]*blockState{}
+	}
+	b := &blockState{kind: cb.Type}
+	m.blocks[ev.Index] = b
+	switch cb.Type {
+	case "text":
+		if cb.Text != "" {
+			q = append(q, llm.Event{Type: llm.EvText, Text: cb.Text})
+		}
+	case "thinking":
+		if cb.Thinking != "" {
+			q = append(q, llm.Event{Type: llm.EvReasoning, Text: cb.Thinking, Field: reasoningField})
+		}
+		if cb.Signature != "" {
+			q = append(q, llm.Event{Type: llm.EvReasoning, Encrypted: cb.Signature, Field: reasoningField})
+		}
+	case "redacted_thinking":
+		// Opaque: carried as a signature with no text before it (see the package comment).
+		if cb.Data != "" {
+			q = append(q, llm.Event{Type: llm.EvReasoning, Encrypted: cb.Data, Field: reasoningField})
+		}
+	case "tool_use":
+		b.tool, b.input = m.tools, cb.Input
+		m.tools++
+		// The first fragment names the call, as a Chat stream's does, with no arguments yet.
+		q = append(q, llm.Event{Type: llm.EvToolCall, Tool: llm.ToolDelta{Index: b.tool, ID: cb.ID, Name: cb.Name}})
+	}
+	// Server tools (server_tool_use, web_search_tool_result, ...) run at Anthropic; a Chat
+	// client has no place for them, and the model's text reports what they found.
+	return q, nil
+}
+
+func (m *message) delta(q []llm.Event, ev *wireEvent) ([]llm.Event, error) {
+	d := ev.Delta
+	switch d.Type {
+	case "text_delta":
+		if d.Text != "" {
+			q = append(q, llm.Event{Type: llm.EvText, Text: d.Text})
+		}
+	case "thinking_delta":
+		if d.Thinking != "" {
+			q = append(q, llm.Event{Type: llm.EvReasoning, Text: d.Thinking, Field: reasoningField})
+		}
+	case "signature_delta":
+		if d.Signature != "" {
+			q = append(q, llm.Event{Type: llm.EvReasoning, Encrypted: d.Signature, Field: reasoningField})
+		}
+	case "input_json_delta":
+		b := m.blocks[ev.Index]
+		if b == nil {
+			return q, llm.Errorf(llm.Unavailable, "%s sent tool input for block %d, which never started", m.name, ev.Index)
+		}
+		if b.kind != "tool_use" || d.PartialJSON == "" {
+			return q, nil // a server tool's input, or the empty first fragment
+		}
+		b.args = true
+		q = append(q, llm.Event{Type: llm.EvToolCall, Tool: llm.ToolDelta{Index: b.tool, Args: d.PartialJSON}})
+	}
+	return q, nil
+}
+
+func (m *message) addUsage(u *wireUsage) {
+	if u == nil {
+		return
+	}
+	set := func(dst *int, v *int) {
+		if v != nil {
+			*dst = *v
+			m.usage = true
+		}
+	}
+	set(&m.in, u.InputTokens)
+	set(&m.out, u.OutputTokens)
+	set(&m.cacheRead, u.CacheReadInputTokens)
+	set(&m.cacheWrite, u.CacheCreationInputTokens)
+}
+
+// total is the usage in Chat terms. Anthropic's input_tokens leave out the cached ones;
+// OpenAI's prompt_tokens include them, with cached_tokens a part of them, so prompt tokens
+// are the sum and a price table reads both the same way.
+func (m *message) total() *llm.Usage {
+	prompt := m.in + m.cacheRead + m.cacheWrite
+	return &llm.Usage{PromptTokens: prompt, CompletionTokens: m.out, TotalTokens: prompt + m.out,
+		CachedTokens: m.cacheRead, CacheWriteTokens: m.cacheWrite}
+}
+
+// finishReason maps a stop_reason to a Chat finish_reason.
+func finishReason(r string) string {
+	switch r {
+	case "max_tokens", "model_context_window_exceeded":
+		return "length"
+	case "tool_use":
+		return "tool_calls"
+	case "refusal":
+		return "content_filter"
+	}
+	// end_turn, stop_sequence, pause_turn (a server tool loop paused: the turn ends here),
+	// none, and reasons added later.
+	return "stop"
+}

@@ -1,0 +1,188 @@
+package anthropic
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+
+	"github.com/sluice-gw/sluice/internal/llm"
+)
+
+// translateMessages turns Chat messages into the system prompt and the alternating turns the
+// Messages API requires: system and developer messages become the system prompt, tool results
+// become tool_result blocks of a user turn, and adjacent messages of the same role are merged
+// into one turn.
+func translateMessages(msgs []llm.Message) (content, []turn, error) {
+	var system content
+	var turns []turn
+	for i := range msgs {
+		m := &msgs[i]
+		var role string
+		var blocks content
+		var err error
+		switch m.Role {
+		case llm.RoleSystem, llm.RoleDeveloper:
+			// Anthropic has one system prompt, before the conversation: a system message in
+			// the middle of it moves there too, in order.
+			for _, p := range m.Parts {
+				if p.Type == llm.PartText && p.Text != "" {
+					system = append(system, block{Type: "text", Text: p.Text})
+				}
+			}
+			continue
+		case llm.RoleUser:
+			role = "user"
+			blocks, err = userBlocks(m.Parts, i)
+		case llm.RoleTool:
+			role = "user"
+			var c content
+			c, err = userBlocks(m.Parts, i)
+			blocks = content{{Type: "tool_result", ToolUseID: toolID(m.ToolCallID), Content: c}}
+		case llm.RoleAssistant:
+			role = "assistant"
+			blocks, err = assistantBlocks(m, i)
+		default:
+			return nil, nil, invalid("messages", "messages[%d]: role %q has no Anthropic equivalent", i, m.Role)
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(blocks) == 0 {
+			continue // an empty turn is an API error; dropping it loses nothing
+		}
+		if n := len(turns); n > 0 && turns[n-1].Role == role {
+			turns[n-1].Content = append(turns[n-1].Content, blocks...)
+		} else {
+			turns = append(turns, turn{Role: role, Content: blocks})
+		}
+	}
+	for i := range turns {
+		if turns[i].Role == "user" {
+			// "tool_result blocks must come first in the content array" of their user turn
+			// (Anthropic, tool use: handling results); a stable sort keeps the rest in order.
+			slices.SortStableFunc(turns[i].Content, func(a, b block) int {
+				return boolInt(b.Type == "tool_result") - boolInt(a.Type == "tool_result")
+			})
+		}
+	}
+	if len(turns) == 0 {
+		return nil, nil, invalid("messages", "the Messages API needs at least one user or assistant message with content")
+	}
+	return system, turns, nil
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// userBlocks translates the parts of a user or tool message. Empty text parts are left out:
+// the API refuses empty text blocks.
+func userBlocks(parts []llm.Part, i int) (content, error) {
+	var c content
+	for _, p := range parts {
+		switch p.Type {
+		case llm.PartImage:
+			b, err := imageBlock(p.URL, i)
+			if err != nil {
+				return nil, err
+			}
+			c = append(c, b)
+		default:
+			if p.Text != "" {
+				c = append(c, block{Type: "text", Text: p.Text})
+			}
+		}
+	}
+	return c, nil
+}
+
+// imageBlock is an image part as a URL source, or a base64 source for a data: URL (RFC 2397).
+// The detail hint has no Anthropic equivalent and is dropped.
+func imageBlock(u string, i int) (block, error) {
+	if len(u) < 5 || !strings.EqualFold(u[:5], "data:") {
+		return block{Type: "image", Source: &imageSource{Type: "url", URL: u}}, nil
+	}
+	meta, data, ok := strings.Cut(u[5:], ",")
+	if !ok || len(meta) < 7 || !strings.EqualFold(meta[len(meta)-7:], ";base64") {
+		return block{}, invalid("messages", "messages[%d]: an image data: URL must be base64-encoded", i)
+	}
+	mt, _, _ := strings.Cut(meta[:len(meta)-7], ";")
+	if mt == "" {
+		return block{}, invalid("messages", "messages[%d]: an image data: URL must name its media type", i)
+	}
+	return block{Type: "image", Source: &imageSource{Type: "base64", MediaType: strings.ToLower(mt), Data: data}}, nil
+}
+
+// assistantBlocks translates an assistant message: its reasoning first (the API wants thinking
+// blocks before the rest of the turn), then text, refusal and tool calls.
+func assistantBlocks(m *llm.Message, i int) (content, error) {
+	var c content
+	for _, r := range m.Reasoning {
+		switch {
+		case r.Encrypted == "":
+			// Thinking without its signature cannot be handed back (the API checks it);
+			// reasoning another provider wrote is dropped here.
+		case r.Text == "":
+			c = append(c, block{Type: "redacted_thinking", Data: r.Encrypted})
+		default:
+			c = append(c, block{Type: "thinking", Thinking: r.Text, Signature: r.Encrypted})
+		}
+	}
+	for _, p := range m.Parts {
+		if p.Type == llm.PartText && p.Text != "" {
+			c = append(c, block{Type: "text", Text: p.Text})
+		}
+	}
+	if m.Refusal != "" {
+		c = append(c, block{Type: "text", Text: m.Refusal})
+	}
+	for j, tc := range m.ToolCalls {
+		in, err := toolInput(tc.Arguments)
+		if err != nil {
+			return nil, invalid("messages", "messages[%d].tool_calls[%d].function.arguments: %v", i, j, err)
+		}
+		c = append(c, block{Type: "tool_use", ID: toolID(tc.ID), Name: tc.Name, Input: in})
+	}
+	return c, nil
+}
+
+// toolInput is a call's arguments as the tool_use input object. Empty arguments are an empty
+// object (some clients send "" for a call without arguments); anything else must be a JSON
+// object, which a call cut off by max_tokens is not.
+func toolInput(args string) (json.RawMessage, error) {
+	if strings.TrimSpace(args) == "" {
+		return json.RawMessage(`{}`), nil
+	}
+	if !json.Valid([]byte(args)) {
+		return nil, errors.New("not valid JSON; Anthropic takes tool input as a JSON object")
+	}
+	var b bytes.Buffer
+	json.Compact(&b, []byte(args)) // cannot fail: valid above
+	if b.Bytes()[0] != '{' {
+		return nil, errors.New("not a JSON object; Anthropic takes tool input as a JSON object")
+	}
+	return b.Bytes(), nil
+}
+
+// toolID makes a tool call id acceptable to Anthropic (^[a-zA-Z0-9_-]+$): ids other providers
+// minted may hold other characters. The mapping is the same for the tool_use and its
+// tool_result, so they still pair.
+func toolID(id string) string {
+	ok := func(r rune) bool {
+		return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-'
+	}
+	if strings.IndexFunc(id, func(r rune) bool { return !ok(r) }) < 0 {
+		return id
+	}
+	return strings.Map(func(r rune) rune {
+		if ok(r) {
+			return r
+		}
+		return '_'
+	}, id)
+}

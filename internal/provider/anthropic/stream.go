@@ -1,0 +1,210 @@
+package anthropic
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"errors"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/r3labs/sse/v2"
+
+	"github.com/sluice-gw/sluice/internal/llm"
+	isse "github.com/sluice-gw/sluice/internal/sse"
+)
+
+// stream is a Messages answer as an llm.Stream. Not safe for concurrent use, except Close,
+// which unblocks a Recv in progress by closing the body.
+type stream struct {
+	// ctx is the call's context, kept only to tell a client that left or a chain timeout
+	// from an upstream failure when a read fails: the transport's error does not say, and
+	// r3labs reports a cancellation as io.EOF.
+	ctx  context.Context
+	name string
+	body io.ReadCloser
+	src  *endReader
+	rd   *sse.EventStreamReader
+
+	closeOnce sync.Once
+	closed    atomic.Bool
+
+	msg   message
+	queue []llm.Event // events of the current wire event; queue[qi:] not yet returned
+	qi    int
+	err   error // sticky: io.EOF after message_stop
+}
+
+func newStream(ctx context.Context, name string, body io.ReadCloser) *stream {
+	src := newEndReader(body)
+	return &stream{ctx: ctx, name: name, body: body, src: src,
+		rd: sse.NewEventStreamReader(src, maxEvent), msg: message{name: name}}
+}
+
+// drainLimit and drainWait bound the read of what follows message_stop.
+const (
+	drainLimit = 4 << 10
+	drainWait  = 100 * time.Millisecond
+)
+
+// Recv returns the next event. io.EOF means the answer is complete: message_stop came (what
+// follows it is not read). A stream that ends or is cut before that, or whose last event
+// lacks its blank line, ends with a Truncated *llm.Error; an error event is Unavailable,
+// RateLimited or Auth (streamError); an event whose data is not JSON is Unavailable, since
+// the upstream is not speaking the protocol. If ctx was canceled or the stream closed, the
+// error is Canceled (or Timeout), whatever the read saw. Errors are sticky.
+func (s *stream) Recv() (llm.Event, error) {
+	for {
+		if s.qi < len(s.queue) {
+			ev := s.queue[s.qi]
+			s.queue[s.qi] = llm.Event{} // drop references held by the queue
+			s.qi++
+			return ev, nil
+		}
+		if s.err != nil {
+			return llm.Event{}, s.err
+		}
+		s.queue, s.qi = s.queue[:0], 0
+		if s.msg.stopped {
+			// Nothing after message_stop matters; reading the body's end, briefly and
+			// bounded, keeps the connection for the next call (internal/sse.Drain).
+			s.err = io.EOF
+			s.closeOnce.Do(func() { isse.Drain(s.body, drainLimit, drainWait) })
+			continue
+		}
+		if err := s.next(); err != nil {
+			s.err = err
+			s.closeBody()
+		}
+	}
+}
+
+// Close releases the connection and unblocks a Recv in progress. Safe to call more than
+// once and concurrently with Recv.
+func (s *stream) Close() error {
+	s.closed.Store(true)
+	s.closeBody()
+	return nil
+}
+
+func (s *stream) closeBody() {
+	s.closeOnce.Do(func() { s.body.Close() })
+}
+
+// next reads one SSE event and queues its llm.Events, or returns the error that ends the
+// stream.
+func (s *stream) next() error {
+	raw, err := s.rd.ReadEvent()
+	if err != nil {
+		return s.endError(err)
+	}
+	if s.src.isCut(raw) {
+		// DESIGN §10: r3labs returns the bytes after the last blank line as an event.
+		if e := s.stopped(); e != nil {
+			return e
+		}
+		return &llm.Error{Kind: llm.Truncated, Message: s.name + ": stream cut inside its last event"}
+	}
+	typ, data := parseEvent(raw)
+	s.queue, err = s.msg.event(s.queue, typ, data)
+	return err
+}
+
+// stopped is the error for a stream the caller stopped: its ctx, or Close.
+func (s *stream) stopped() error {
+	if err := ctxError(s.ctx); err != nil {
+		return err
+	}
+	if s.closed.Load() {
+		return &llm.Error{Kind: llm.Canceled, Message: s.name + ": stream closed"}
+	}
+	return nil
+}
+
+// endError maps the error that ended the reader. r3labs says io.EOF for a clean end and for
+// a context.Canceled read alike, so the caller's context and the body's own ending, kept by
+// endReader, decide.
+func (s *stream) endError(err error) error {
+	if e := s.stopped(); e != nil {
+		return e
+	}
+	if errors.Is(err, bufio.ErrTooLong) {
+		return &llm.Error{Kind: llm.Unavailable, Message: s.name + ": event over the size limit", Err: err}
+	}
+	if end := s.src.end; end != nil && end != io.EOF {
+		// The connection broke mid-answer.
+		return &llm.Error{Kind: llm.Truncated, Message: s.name + ": stream read failed: " + end.Error(), Err: end}
+	}
+	if err != io.EOF {
+		return &llm.Error{Kind: llm.Truncated, Message: s.name + ": stream read failed: " + err.Error(), Err: err}
+	}
+	return &llm.Error{Kind: llm.Truncated, Message: s.name + ": stream ended before message_stop"}
+}
+
+// endReader passes the body through and remembers how it ended. When the body's last bytes
+// are not a blank line, it appends a marker no upstream can forge (a NUL and a random
+// token; it has no line end, so it cannot complete the event): the last event r3labs then
+// returns ends with the marker, and the stream knows it was cut. Without this, a last event
+// cut before its blank line would look complete.
+type endReader struct {
+	r      io.Reader
+	tail   [3]byte // the last bytes read, tail[3-n:]
+	n      int
+	end    error  // what ended r (io.EOF for a clean end), nil while it lasts
+	marker []byte // the marker, set when the body ended inside an event
+	out    []byte // marker bytes not yet handed to the reader
+}
+
+func newEndReader(r io.Reader) *endReader { return &endReader{r: r} }
+
+func (e *endReader) Read(p []byte) (int, error) {
+	if e.end != nil {
+		if len(e.out) > 0 {
+			n := copy(p, e.out)
+			e.out = e.out[n:]
+			return n, nil
+		}
+		return 0, e.end
+	}
+	n, err := e.r.Read(p)
+	e.keepTail(p[:n])
+	if err != nil {
+		e.end = err
+		if e.n > 0 && !e.blankEnd() {
+			e.marker = []byte("\x00cut-" + rand.Text())
+			e.out = e.marker
+		}
+		if n == 0 {
+			return e.Read(p)
+		}
+	}
+	return n, nil
+}
+
+func (e *endReader) keepTail(b []byte) {
+	if len(b) >= 3 {
+		copy(e.tail[:], b[len(b)-3:])
+		e.n = 3
+		return
+	}
+	for _, c := range b {
+		e.tail[0], e.tail[1], e.tail[2] = e.tail[1], e.tail[2], c
+		e.n = min(e.n+1, 3)
+	}
+}
+
+// blankEnd reports whether the body ended with a blank line, as r3labs splits events: LF LF,
+// CR CR, or LF CR LF (which ends CRLF CRLF too).
+func (e *endReader) blankEnd() bool {
+	t := e.tail[3-e.n:]
+	n := len(t)
+	return n >= 2 && (t[n-2] == '\n' && t[n-1] == '\n' || t[n-2] == '\r' && t[n-1] == '\r') ||
+		n == 3 && t[0] == '\n' && t[1] == '\r' && t[2] == '\n'
+}
+
+// isCut reports whether raw, an event r3labs returned, is the body's unterminated tail.
+func (e *endReader) isCut(raw []byte) bool {
+	return e.marker != nil && len(raw) >= len(e.marker) && string(raw[len(raw)-len(e.marker):]) == string(e.marker)
+}

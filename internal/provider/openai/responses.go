@@ -1,0 +1,50 @@
+package openai
+
+import (
+	"context"
+	"slices"
+
+	"github.com/sluice-gw/sluice/internal/fallback"
+	"github.com/sluice-gw/sluice/internal/llm"
+)
+
+// Responses calls one provider through the OpenAI Responses API (POST {base}/responses),
+// the transport of the provider option `api: responses`. It shares Client's HTTP call,
+// error mapping and event-stream decoding; the request body and the events differ. Safe
+// for concurrent use.
+type Responses struct {
+	conn
+}
+
+var _ fallback.Provider = (*Responses)(nil)
+
+// NewResponses returns a Responses for c. NoStreamOptions does not apply: a Responses
+// stream always reports its usage in response.completed.
+func NewResponses(c Config) *Responses {
+	return &Responses{conn: newConn(c)}
+}
+
+// ResponsesAPI reports that this provider speaks the Responses API: only such a provider can
+// serve a request that names a previous_response_id, which lives in the upstream's store.
+func (*Responses) ResponsesAPI() bool { return true }
+
+// includeEncrypted is the include value that asks for reasoning items' encrypted content.
+const includeEncrypted = "reasoning.encrypted_content"
+
+// Stream starts a streamed Responses call of req. It returns once the upstream answered: a
+// request the Responses API cannot express (n > 1) is Invalid before any call; a non-2xx
+// answer or a connection failure is an *llm.Error (Target left for the caller to set). The
+// stream is the caller's to Close; canceling ctx aborts it.
+func (r *Responses) Stream(ctx context.Context, req *llm.Request) (llm.Stream, error) {
+	body, err := encodeResponsesRequest(req)
+	if err != nil {
+		return nil, err
+	}
+	rc, err := r.post(ctx, "responses", body)
+	if err != nil {
+		return nil, err
+	}
+	// Encrypted reasoning goes to the client only when it asked for it: an upstream may send
+	// it anyway (it did in recordings), and it is opaque bytes nobody else needs.
+	return newResponsesStream(ctx, r.name, rc, slices.Contains(req.Include, includeEncrypted)), nil
+}
