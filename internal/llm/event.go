@@ -123,8 +123,8 @@ type Choice struct {
 	ReasoningField string
 	// Opaque are the opaque ends of reasoning blocks (signatures, encrypted content), in
 	// order, with the provider's block id when it gave one.
-	Opaque []Reasoning
-	ToolCalls      []ToolCall
+	Opaque    []Reasoning
+	ToolCalls []ToolCall
 	// Logprobs are the raw logprobs objects of the choice's chunks, in order.
 	Logprobs []json.RawMessage
 	Finish   string
