@@ -50,6 +50,7 @@ func run(ctx context.Context, path string, grace time.Duration) error {
 	if err != nil {
 		return err
 	}
+	defer srv.Close() // after Shutdown: open streams may still reach Redis until then
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return err

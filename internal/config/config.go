@@ -111,7 +111,8 @@ func yamlError(name string, err error) error {
 }
 
 // resolve fills the defaults that depend on other fields: per-kind provider defaults, the
-// effective timeouts and retries of every element, the PII switch.
+// effective timeouts and retries of every element, the PII switch, the keys' hashes in lower
+// case and their models ("*" when absent).
 func (c *Config) resolve() {
 	for name, p := range c.Providers {
 		switch p.Kind {
@@ -137,6 +138,13 @@ func (c *Config) resolve() {
 	for name, e := range c.Embeddings {
 		resolveElements(e.Targets, e.Timeouts, e.Retries)
 		c.Embeddings[name] = e
+	}
+	for i := range c.Keys {
+		k := &c.Keys[i]
+		k.Hash = strings.ToLower(k.Hash)
+		if k.Models == nil {
+			k.Models = []string{"*"}
+		}
 	}
 	if pii, ok := c.Redaction.Detectors["pii"]; ok {
 		c.Redaction.PII = pii

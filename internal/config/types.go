@@ -29,6 +29,7 @@ type Config struct {
 func (c *Config) setDefaults() {
 	c.Listen = "127.0.0.1:8080"
 	c.Redis.OnFailure = "open"
+	c.Redis.Timeout = millis(250)
 	c.Limits.MaxBodyBytes = 10 << 20
 	c.HeartbeatInterval = seconds(10)
 	c.Redaction.WindowBytes = 128
@@ -48,6 +49,8 @@ type Auth struct {
 type Redis struct {
 	URL       string `yaml:"url"`
 	OnFailure string `yaml:"on_failure"` // open (default) | closed
+	// Timeout bounds every Redis call (default 250ms): a slow Redis must not hold requests.
+	Timeout Duration `yaml:"timeout"`
 }
 
 // CORS lists the browser origins allowed to call the gateway.
@@ -180,11 +183,15 @@ func (g *Guardrail) setDefaults() { g.Mode, g.Action = "hold", "block" }
 
 // Key is a virtual key listed in the file (small deployments).
 type Key struct {
-	Name   string     `yaml:"name"`
-	Hash   string     `yaml:"hash"`   // never the key itself
-	Models []string   `yaml:"models"` // aliases, provider/model, or "*"
+	Name string `yaml:"name"`
+	// Hash is the lower-case hex SHA-256 of the key, never the key itself.
+	Hash   string     `yaml:"hash"`
+	Models []string   `yaml:"models"` // aliases, provider/model, or "*"; absent: ["*"]
 	Limits RateLimits `yaml:"limits"`
 	Budget Budget     `yaml:"budget"`
+	// ExpiresAt is when the key stops working (zero: never).
+	ExpiresAt Timestamp         `yaml:"expires_at"`
+	Metadata  map[string]string `yaml:"metadata"`
 }
 
 // RateLimits are per key and per minute; zero means unlimited.

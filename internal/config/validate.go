@@ -34,7 +34,29 @@ func (v *validator) line(path string) int {
 
 func oneOf(s string, allowed ...string) bool { return slices.Contains(allowed, s) }
 
-var toolName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+var (
+	toolName  = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+	sha256Hex = regexp.MustCompile(`^[0-9a-f]{64}$`)
+)
+
+// Metadata caps, OpenAI's: 16 pairs, keys of 64 characters, values of 512.
+const (
+	MaxMetadataPairs = 16
+	MaxMetadataKey   = 64
+	MaxMetadataValue = 512
+)
+
+func (v *validator) metadata(path string, m map[string]string) {
+	if len(m) > MaxMetadataPairs {
+		v.errorf(path, "at most %d pairs", MaxMetadataPairs)
+	}
+	for _, k := range sortedKeys(m) {
+		if k == "" || len(k) > MaxMetadataKey || len(m[k]) > MaxMetadataValue {
+			v.errorf(path, "keys of 1 to %d bytes, values of at most %d", MaxMetadataKey, MaxMetadataValue)
+			return
+		}
+	}
+}
 
 func (v *validator) config(c *Config) {
 	if _, port, err := net.SplitHostPort(c.Listen); err != nil {
@@ -47,6 +69,7 @@ func (v *validator) config(c *Config) {
 	if !oneOf(c.Redis.OnFailure, "open", "closed") {
 		v.errorf("redis.on_failure", "want open or closed, got %q", c.Redis.OnFailure)
 	}
+	v.positive("redis.timeout", int64(c.Redis.Timeout))
 	if c.Redis.URL != "" {
 		// The URL may hold a password: never quote it.
 		if u, err := url.Parse(c.Redis.URL); err != nil || !oneOf(u.Scheme, "redis", "rediss", "unix") {
@@ -65,6 +88,7 @@ func (v *validator) config(c *Config) {
 			v.errorf(path, "name also used by a model alias")
 		}
 		v.chain(c, path, name, c.Embeddings[name].Targets, true)
+		v.embeddingModels(c, path, c.Embeddings[name].Targets)
 		v.nonNegative(path+".retries", int64(c.Embeddings[name].Retries))
 	}
 	v.redaction(c.Redaction)
@@ -108,9 +132,13 @@ func (v *validator) provider(path, name string, p Provider) {
 		if !oneOf(p.API, "chat", "responses") {
 			v.errorf(path+".api", "want chat or responses, got %q", p.API)
 		}
-	case "anthropic", "sim":
+	case "sim":
+		if !oneOf(p.API, "", "chat", "responses", "anthropic") {
+			v.errorf(path+".api", "want chat, responses or anthropic (the wire the simulation speaks), got %q", p.API)
+		}
+	case "anthropic":
 		if p.API != "" {
-			v.errorf(path+".api", "applies to kinds openai and openai-compatible only")
+			v.errorf(path+".api", "applies to kinds openai, openai-compatible and sim only")
 		}
 	case "":
 		v.errorf(path, "missing kind (openai, openai-compatible, anthropic or sim)")
@@ -240,8 +268,12 @@ func (v *validator) keys(c *Config) {
 		if k.Name == "" || names[k.Name] {
 			v.errorf(path+".name", "want a unique, non-empty name")
 		}
-		if k.Hash == "" || hashes[k.Hash] {
+		switch {
+		case k.Hash == "" || hashes[k.Hash]:
 			v.errorf(path+".hash", "want a unique, non-empty hash")
+		case !sha256Hex.MatchString(k.Hash):
+			// Never quote it: it may be the key itself, pasted by mistake.
+			v.errorf(path+".hash", "want the hex SHA-256 of the key (printf %%s \"$KEY\" | sha256sum), never the key itself")
 		}
 		names[k.Name], hashes[k.Hash] = true, true
 		for j, m := range k.Models {
@@ -258,6 +290,7 @@ func (v *validator) keys(c *Config) {
 				v.errorf(p, "unknown model alias %q", m)
 			}
 		}
+		v.metadata(path+".metadata", k.Metadata)
 		v.nonNegative(path+".limits.rpm", k.Limits.RPM)
 		v.nonNegative(path+".limits.tpm", k.Limits.TPM)
 		if k.Budget.DailyUSD < 0 || k.Budget.MonthlyUSD < 0 {

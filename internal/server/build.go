@@ -7,6 +7,7 @@ import (
 
 	"github.com/sluice-gw/sluice/internal/config"
 	"github.com/sluice-gw/sluice/internal/fallback"
+	"github.com/sluice-gw/sluice/internal/provider/anthropic"
 	"github.com/sluice-gw/sluice/internal/provider/openai"
 	"github.com/sluice-gw/sluice/internal/provider/sim"
 	"github.com/sluice-gw/sluice/internal/redact"
@@ -32,49 +33,51 @@ func FromConfig(c *config.Config, log *slog.Logger) (*Server, error) {
 	for name, p := range c.Providers {
 		switch p.Kind {
 		case "openai", "openai-compatible":
+			oc := openai.Config{Name: name, BaseURL: p.BaseURL, APIKey: p.APIKey,
+				Headers: p.Headers, Query: p.Query, NoStreamOptions: !p.StreamOptions}
 			if p.API == "responses" {
-				log.Warn("provider left out: the responses API is not served yet", "provider", name)
-				continue
+				o.Providers[name] = openai.NewResponses(oc)
+			} else {
+				o.Providers[name] = openai.New(oc)
 			}
-			o.Providers[name] = openai.New(openai.Config{Name: name, BaseURL: p.BaseURL, APIKey: p.APIKey,
-				Headers: p.Headers, Query: p.Query, NoStreamOptions: !p.StreamOptions})
+		case "anthropic":
+			o.Providers[name] = anthropic.New(anthropic.Config{Name: name, BaseURL: p.BaseURL, APIKey: p.APIKey,
+				Headers: p.Headers})
 		case "sim":
-			o.Providers[name] = sim.New(name)
+			prov, err := sim.New(name, p.API)
+			if err != nil {
+				return nil, err // validation lets only known APIs through
+			}
+			o.Providers[name] = prov
 		default:
 			log.Warn("provider left out: its kind is not served yet", "provider", name, "kind", p.Kind)
 		}
 	}
-	// One health store for every chain: a target's cooldown holds whichever alias calls it.
-	health := &fallback.Memory{}
+	// One health store for every chain: a target's cooldown holds whichever alias calls it
+	// (in Redis when configured: every replica's chains; gatebuild.go).
+	gate, health, err := gateFromConfig(c, log)
+	if err != nil {
+		return nil, err
+	}
+	o.Gate = gate
 	o.Health, o.Policies = health, map[string]Policy{}
 	for _, alias := range c.AliasNames() {
 		a := c.Models[alias]
-		ch := &fallback.Chain{Alias: alias, CommitOnReasoning: a.CommitOnReasoning, Health: health, Log: log}
-		for _, e := range a.Targets {
-			var el fallback.Element
-			for i, t := range e.Targets {
-				pn, model, _ := config.SplitTarget(t)
-				prov, ok := o.Providers[pn]
-				if !ok {
-					continue
-				}
-				el.Targets = append(el.Targets, fallback.Target{Name: t, Model: model, Provider: prov,
-					Timeouts: timeouts(e.Timeouts), Retries: e.Retries})
-				el.Weights = append(el.Weights, e.Weights[i])
-			}
-			if len(el.Targets) > 0 {
-				ch.Elements = append(ch.Elements, el)
-			}
-		}
-		if len(ch.Elements) == 0 {
+		ch := buildChain(alias, a.Targets, func(t, pn string) (fallback.Provider, bool) {
+			p, ok := o.Providers[pn]
+			return p, ok
+		})
+		if ch == nil {
 			log.Warn("alias left out: none of its targets is served", "alias", alias)
 			continue
 		}
+		ch.CommitOnReasoning, ch.Health, ch.Log = a.CommitOnReasoning, health, log
 		o.Chains[alias] = ch
 		o.Policies[alias] = Policy{ThinkFilter: a.ThinkFilter, RedactInput: a.RedactInput,
 			Coalesce: relay.Coalesce{Events: a.Coalesce.Events, Interval: a.Coalesce.Interval.Std()}}
 		o.Models = append(o.Models, alias)
 	}
+	embeddingChains(c, &o, health, log) // embeddings.go
 	for _, t := range c.Targets() {
 		if pn, _, _ := config.SplitTarget(t); o.Providers[pn] != nil {
 			o.Models = append(o.Models, t)
@@ -88,6 +91,32 @@ func FromConfig(c *config.Config, log *slog.Logger) (*Server, error) {
 	o.RedactJSON = rules.RedactJSON
 	o.RedactText = rules.Redact
 	return New(o), nil
+}
+
+// buildChain is the chain of alias: its elements with the targets provider serves (false
+// leaves a target out), nil when none is left. The caller sets health, log and policy.
+func buildChain(alias string, elements []config.Element, provider func(target, pn string) (fallback.Provider, bool)) *fallback.Chain {
+	ch := &fallback.Chain{Alias: alias}
+	for _, e := range elements {
+		var el fallback.Element
+		for i, t := range e.Targets {
+			pn, model, _ := config.SplitTarget(t)
+			prov, ok := provider(t, pn)
+			if !ok {
+				continue
+			}
+			el.Targets = append(el.Targets, fallback.Target{Name: t, Model: model, Provider: prov,
+				Timeouts: timeouts(e.Timeouts), Retries: e.Retries})
+			el.Weights = append(el.Weights, e.Weights[i])
+		}
+		if len(el.Targets) > 0 {
+			ch.Elements = append(ch.Elements, el)
+		}
+	}
+	if len(ch.Elements) == 0 {
+		return nil
+	}
+	return ch
 }
 
 func timeouts(t config.Timeouts) fallback.Timeouts {

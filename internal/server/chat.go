@@ -17,28 +17,45 @@ import (
 
 // chat serves POST /v1/chat/completions.
 func (s *Server) chat(c echo.Context) error {
-	in := reqInfo(c)
-	body, err := s.readBody(c)
+	chain, run, req, err := s.start(c, func(b []byte) (string, *llm.Request, error) {
+		cr, err := decodeChat(b)
+		if err != nil {
+			return "", nil, err
+		}
+		return cr.Model, &cr.req, nil
+	}, nil)
 	if err != nil {
 		return s.reject(c, err)
 	}
-	cr, err := decodeChat(body)
-	if err != nil {
-		return s.reject(c, err)
+	w := &chatWire{id: "chatcmpl-" + reqInfo(c).ID, created: time.Now().Unix(), includeUsage: req.IncludeUsage}
+	if req.Stream {
+		return s.serveStream(c, chain, run, w)
 	}
-	in.Model, in.Stream = cr.Model, cr.req.Stream
-	chain, err := s.resolve(cr.Model)
-	if err != nil {
-		return s.reject(c, err)
-	}
-	if s.o.Policies[chain.Alias].RedactInput && s.o.RedactText != nil {
-		redactInput(&cr.req, s.o.RedactText, s.o.RedactJSON)
-	}
-	run := chain.Start(&cr.req)
-	if cr.req.Stream {
-		return s.chatStream(c, chain, run, &cr.req)
-	}
-	return s.chatOnce(c, chain, run)
+	return s.serveOnce(c, chain, run, w)
+}
+
+// chatWire is the Chat Completions wire of one request: chunks, the usage chunk when asked,
+// [DONE]; the in-band error frame; the chat.completion body.
+type chatWire struct {
+	id           string
+	created      int64
+	includeUsage bool
+	sink         *chatSink
+}
+
+func (w *chatWire) open(ew *eventWriter, st *fallback.Stream) (relay.Sink, error) {
+	w.sink = newChatSink(ew, w.id, w.created, st.Model, w.includeUsage)
+	return w.sink, nil
+}
+
+func (w *chatWire) end(u *llm.Usage) error { return w.sink.end(u) }
+
+func (w *chatWire) fail(ew *eventWriter, err error) error { return ew.frame(inband(errorBody(err))) }
+
+func (w *chatWire) attempt(*fallback.Stream) relay.Sink { return discard{} }
+
+func (w *chatWire) body(st *fallback.Stream, resp *llm.Response) []byte {
+	return completion(w.id, w.created, st.Model, resp)
 }
 
 func (s *Server) reject(c echo.Context, err error) error {
@@ -71,55 +88,10 @@ func setServed(in *telemetry.Access, run *fallback.Run, st *fallback.Stream, h h
 func finished(in *telemetry.Access, run *fallback.Run, st *fallback.Stream, resp *llm.Response) {
 	resp.Target, resp.Attempts, resp.FirstEvent = st.Target, run.Attempts, st.FirstEvent()
 	in.FirstEvent, in.FirstText = resp.FirstEvent, resp.FirstText
+	in.Usage = accessUsage(resp.Usage) // the limiter reconciles its token reservation with it
 	for _, n := range resp.Redactions {
 		in.Redactions += n
 	}
-}
-
-// chatStream commits to a target, then relays its answer as it comes. Before commit any
-// failure is an ordinary HTTP error, unless a keepalive already sent the headers; after it, an
-// in-band error frame and no [DONE].
-func (s *Server) chatStream(c echo.Context, chain *fallback.Chain, run *fallback.Run, req *llm.Request) error {
-	ctx := c.Request().Context()
-	in := reqInfo(c)
-	ew := newEventWriter(c.Response(), s.o.Heartbeat, s.o.WriteTimeout)
-	defer ew.close()
-	st, err := run.Next(ctx)
-	if err != nil {
-		in.Kind = llm.KindOf(err).String()
-		if !ew.begun() {
-			served(c, run, nil)
-			return writeError(c, err)
-		}
-		setServed(in, run, nil, c.Response().Header())
-		ew.frame(inband(errorBody(err)))
-		return nil
-	}
-	defer st.Close()
-	if err := ew.start(func(h http.Header) { setServed(in, run, st, h) }); err != nil {
-		in.Kind = llm.Canceled.String()
-		return nil
-	}
-	sink := newChatSink(ew, "chatcmpl-"+in.ID, time.Now().Unix(), st.Model, req.IncludeUsage)
-	resp, err := relay.Run(ctx, st, sink, s.relayOptions(chain))
-	finished(in, run, st, resp)
-	if err == nil {
-		err = sink.end(&resp.Usage)
-		if err == nil {
-			return nil
-		}
-	}
-	k := llm.KindOf(err)
-	if ctx.Err() != nil || k == llm.Canceled || ew.failed() {
-		k = llm.Canceled // the client left or stopped reading: not the target's fault
-	}
-	in.Kind = k.String()
-	if k == llm.Canceled {
-		return nil
-	}
-	run.Fail(st, err)
-	_ = ew.frame(inband(errorBody(midstream(st.Target, err))))
-	return nil
 }
 
 // redactInput masks secrets in the prompt before any provider sees it (an alias's
@@ -168,31 +140,6 @@ func midstream(target string, err error) error {
 type discard struct{}
 
 func (discard) Event(*llm.Event) error { return nil }
-
-// chatOnce serves a non-streamed client. It has seen nothing until the answer is complete,
-// so a failure at any point falls back to the next target.
-func (s *Server) chatOnce(c echo.Context, chain *fallback.Chain, run *fallback.Run) error {
-	ctx := c.Request().Context()
-	for {
-		st, err := run.Next(ctx)
-		served(c, run, st)
-		if err != nil {
-			return s.reject(c, err)
-		}
-		resp, err := relay.Run(ctx, st, discard{}, s.relayOptions(chain))
-		if err == nil {
-			st.Close()
-			finished(reqInfo(c), run, st, resp)
-			return c.JSONBlob(http.StatusOK, completion("chatcmpl-"+reqInfo(c).ID, time.Now().Unix(), st.Model, resp))
-		}
-		if llm.KindOf(err) == llm.Canceled || ctx.Err() != nil {
-			st.Close()
-			return s.reject(c, &llm.Error{Kind: llm.Canceled, Err: err})
-		}
-		run.Fail(st, err) // before Close: a stream closed first gives the target no verdict
-		st.Close()
-	}
-}
 
 type wireCompletion struct {
 	ID      string       `json:"id"`

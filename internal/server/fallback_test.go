@@ -42,6 +42,7 @@ func newFallbackGatewayWith(t *testing.T, a, b, timeouts string) *fallbackGatewa
 	yaml := `
 providers:
   mock: {kind: openai-compatible, base_url: "${MOCK_URL}/v1"}
+  anth: {kind: anthropic, base_url: "${MOCK_URL}", api_key: sk-ant-test}
   trim: {kind: openai-compatible, base_url: "${TRIM_URL}/v1"}
   dead: {kind: openai-compatible, base_url: "${DEAD_URL}/v1"}
 models:
@@ -72,7 +73,7 @@ func (g *fallbackGateway) post(t *testing.T, body string) *http.Response {
 func (g *fallbackGateway) calls(target string) int {
 	p, m, _ := strings.Cut(target, "/")
 	switch p {
-	case "mock":
+	case "mock", "anth":
 		return g.mock.Calls(m)
 	case "trim":
 		return g.trim.Calls(m)
@@ -156,42 +157,70 @@ func TestFallbackScenarios(t *testing.T) {
 		if tt.once.status == 0 {
 			tt.once = tt.stream
 		}
-		for _, stream := range []bool{true, false} {
-			w := tt.once
-			name := tt.name + "/non-streamed"
-			if stream {
-				w, name = tt.stream, tt.name+"/streamed"
+		// Each scenario also runs with an Anthropic first target: the mock speaks its wire with
+		// the same fault scripts, and the client must see the same outcome.
+		for _, first := range []string{"mock", "anth"} {
+			a := tt.a
+			if first == "anth" {
+				if !strings.HasPrefix(a, "mock/") || strings.Contains(a, "replay") {
+					continue // OpenAI recordings and other providers have no Anthropic twin
+				}
+				// The Anthropic body opens with content_block_start and ping: the same text
+				// comes two frames later.
+				a = "anth/" + strings.Replace(strings.TrimPrefix(a, "mock/"), "after=3", "after=5", 1)
 			}
-			t.Run(name, func(t *testing.T) {
-				g := newFallbackGateway(t, tt.a, tt.b)
-				resp := g.post(t, chatBody("pair", stream, ""))
-				got := g.outcome(t, resp, stream)
-				body := got.text
-				if w.text == "*" && got.text != "" {
-					got.text = "*" // some text came before the in-band error
+			for _, stream := range []bool{true, false} {
+				w := tt.once
+				name := first + "/" + tt.name + "/non-streamed"
+				if stream {
+					w, name = tt.stream, first+"/"+tt.name+"/streamed"
 				}
-				if got.status != 200 {
-					got.text = w.text // an error body: its message is checked below
+				if w.served == tt.a {
+					w.served = a
 				}
-				if got.outcome != w.outcome {
-					t.Errorf("got %+v, want %+v", got.outcome, w.outcome)
+				var msg []string
+				for _, m := range tt.msg {
+					msg = append(msg, strings.ReplaceAll(m, tt.a, a))
 				}
-				if a, b := g.calls(tt.a), g.calls(tt.b); a != w.aCalls || b != w.bCalls {
-					t.Errorf("got calls a=%d b=%d, want %d and %d", a, b, w.aCalls, w.bCalls)
-				}
-				if got.status != 200 {
-					for _, m := range tt.msg {
-						if !strings.Contains(body, m) {
-							t.Errorf("got message %q, want it to contain %q", body, m)
-						}
-					}
-					if got.status >= 429 && resp.Header.Get("X-Should-Retry") != "false" {
-						t.Errorf("got x-should-retry %q, want false", resp.Header.Get("X-Should-Retry"))
-					}
-				}
-			})
+				runScenario(t, name, a, tt.b, stream, w.outcome, w.aCalls, w.bCalls, msg)
+			}
 		}
 	}
+}
+
+// runScenario posts to alias pair = [a, b] and checks what the client got and how often each
+// target was called.
+func runScenario(t *testing.T, name, a, b string, stream bool, w outcome, aCalls, bCalls int, msg []string) {
+	t.Helper()
+	t.Run(name, func(t *testing.T) {
+		tt := struct{ a, b string }{a, b}
+		g := newFallbackGateway(t, tt.a, tt.b)
+		resp := g.post(t, chatBody("pair", stream, ""))
+		got := g.outcome(t, resp, stream)
+		body := got.text
+		if w.text == "*" && got.text != "" {
+			got.text = "*" // some text came before the in-band error
+		}
+		if got.status != 200 {
+			got.text = w.text // an error body: its message is checked below
+		}
+		if got.outcome != w {
+			t.Errorf("got %+v, want %+v", got.outcome, w)
+		}
+		if a, b := g.calls(tt.a), g.calls(tt.b); a != aCalls || b != bCalls {
+			t.Errorf("got calls a=%d b=%d, want %d and %d", a, b, aCalls, bCalls)
+		}
+		if got.status != 200 {
+			for _, m := range msg {
+				if !strings.Contains(body, m) {
+					t.Errorf("got message %q, want it to contain %q", body, m)
+				}
+			}
+			if got.status >= 429 && resp.Header.Get("X-Should-Retry") != "false" {
+				t.Errorf("got x-should-retry %q, want false", resp.Header.Get("X-Should-Retry"))
+			}
+		}
+	})
 }
 
 type gotOutcome struct {

@@ -55,6 +55,13 @@ func newGateway(t *testing.T, yaml string) *gateway {
 // loopback. The caller closes it (before the upstreams it uses, so handlers end first).
 func serveConfig(t *testing.T, yaml string, vars map[string]string) *httptest.Server {
 	t.Helper()
+	return httptest.NewServer(buildConfig(t, yaml, vars, io.Discard))
+}
+
+// buildConfig builds the gateway yaml describes, with ${VAR} taken from vars only and its log
+// written to log.
+func buildConfig(t *testing.T, yaml string, vars map[string]string, log io.Writer) *server.Server {
+	t.Helper()
 	cfg, err := config.ParseWith([]byte(yaml), "test.yaml", func(k string) (string, bool) {
 		v, ok := vars[k]
 		return v, ok
@@ -62,25 +69,17 @@ func serveConfig(t *testing.T, yaml string, vars map[string]string) *httptest.Se
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.FromConfig(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	srv, err := server.FromConfig(cfg, slog.New(slog.NewTextHandler(log, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return httptest.NewServer(srv)
+	return srv
 }
 
 // post sends a chat request with a fixed request id, so bodies are deterministic.
 func (g *gateway) post(t *testing.T, body string) *http.Response {
 	t.Helper()
-	req, _ := http.NewRequest("POST", g.url+"/v1/chat/completions", strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-Request-Id", "test")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { resp.Body.Close() })
-	return resp
+	return postTo(t, g.url, "/v1/chat/completions", body)
 }
 
 func chatBody(model string, stream bool, extra string) string {

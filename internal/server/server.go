@@ -21,6 +21,8 @@ import (
 type Options struct {
 	// Chains are the model aliases, by name.
 	Chains map[string]*fallback.Chain
+	// Embeddings are the embeddings aliases, by name (targets wrap an embedder).
+	Embeddings map[string]*fallback.Chain
 	// Providers serve direct "provider/model" requests, as a chain of one target.
 	Providers map[string]fallback.Provider
 	// Heartbeat is how long an event stream may stay silent before a keepalive (0: never).
@@ -43,6 +45,8 @@ type Options struct {
 	Log    *slog.Logger
 	// Ready reports whether the gateway can serve (nil: always).
 	Ready func() error
+	// Gate guards /v1 with keys and limits, and serves the admin API (gate.go).
+	Gate Gate
 }
 
 // Policy is what an alias asks of a request beyond its chain.
@@ -73,12 +77,15 @@ func New(o Options) *Server {
 	e := s.echo
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = httpError
-	e.Use(s.access, s.recover)
+	e.Use(s.access, s.recover, s.guard)
 	e.POST("/v1/chat/completions", s.chat)
+	e.POST("/v1/responses", s.responses)
+	e.POST("/v1/embeddings", s.embeddings)
 	e.GET("/v1/models", s.models)
 	e.GET("/v1/models/*", s.model)
 	e.GET("/healthz", func(c echo.Context) error { return c.JSONBlob(http.StatusOK, []byte(`{"status":"ok"}`)) })
 	e.GET("/readyz", s.readyz)
+	s.adminRoutes(e)
 	return s
 }
 
@@ -139,6 +146,9 @@ func (s *Server) readyz(c echo.Context) error {
 		if err := s.o.Ready(); err != nil {
 			return c.JSONBlob(http.StatusServiceUnavailable, []byte(`{"status":"unavailable"}`))
 		}
+	}
+	if body, status := s.sharedReady(c.Request().Context()); body != nil {
+		return c.JSONBlob(status, body)
 	}
 	return c.JSONBlob(http.StatusOK, []byte(`{"status":"ready"}`))
 }

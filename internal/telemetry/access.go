@@ -25,6 +25,18 @@ type Access struct {
 	// released to the client (what a reader waits for); zero when there was none.
 	FirstEvent, FirstText time.Duration
 	Redactions            int // masks applied to the answer
+	// KeyID and KeyName name the caller's virtual key (never the key itself); empty when auth
+	// is off or the caller had no valid key.
+	KeyID, KeyName string
+	// Usage is the answer's token usage, set by the handler that knows it; nil otherwise. The
+	// rate limiter reconciles its token reservation with it.
+	Usage *Usage
+}
+
+// Usage is the token usage of one answer.
+type Usage struct {
+	Prompt, Completion, Total int
+	Estimated                 bool // the stream ended without a usage report
 }
 
 // LogAccess writes the access line: info, or warn for a 5xx.
@@ -39,7 +51,16 @@ func LogAccess(ctx context.Context, log *slog.Logger, a *Access) {
 		slog.String("model", a.Model), slog.String("target", a.Target),
 		slog.Int("attempts", a.Attempts), slog.Bool("stream", a.Stream), slog.String("kind", a.Kind),
 		slog.Float64("first_event_ms", ms(a.FirstEvent)), slog.Float64("ttft_ms", ms(a.FirstText)),
-		slog.Int("redactions", a.Redactions))
+		slog.Int("redactions", a.Redactions), slog.String("key_id", a.KeyID), slog.String("key_name", a.KeyName),
+		slog.Int("tokens", a.tokens()))
+}
+
+// tokens is the total of Usage; 0 when unknown.
+func (a *Access) tokens() int {
+	if a.Usage == nil {
+		return 0
+	}
+	return a.Usage.Total
 }
 
 // ms is milliseconds with microsecond precision: logs and headers use milliseconds (DESIGN §7).

@@ -46,8 +46,14 @@ func TestOpenAINodeSDK(t *testing.T) {
 	cfg, err := config.ParseWith([]byte(`
 providers:
   mock: {kind: openai-compatible, base_url: "${MOCK_URL}/v1"}
+  anth: {kind: anthropic, base_url: "${MOCK_URL}", api_key: sk-ant-e2e}
+  resp: {kind: openai-compatible, api: responses, base_url: "${MOCK_URL}/v1"}
 models:
   default: [mock/echo]
+  claude: [anth/echo]
+  claude-tools: ["anth/tools?calls=2"]
+  overloaded-then-openai: ["anth/text?fail=error", "mock/text?len=80&chunk=9"]
+  resp-error-then-chat: ["resp/text?fail=error", "mock/echo"]
 `), "e2e.yaml", func(k string) (string, bool) { return mock.URL, k == "MOCK_URL" })
 	if err != nil {
 		t.Fatal(err)
@@ -61,7 +67,7 @@ models:
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "--test", "--test-reporter=spec", "openai.test.mjs", "redaction.test.mjs")
+	cmd := exec.CommandContext(ctx, bin, "--test", "--test-reporter=spec", "openai.test.mjs", "redaction.test.mjs", "anthropic.test.mjs", "responses.test.mjs")
 	cmd.Env = append(os.Environ(), "SLUICE_URL="+gw.URL, "NODE_NO_WARNINGS=1")
 	out, err := cmd.CombinedOutput()
 	t.Logf("node --test:\n%s", out)

@@ -1,0 +1,95 @@
+package auth
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"math/big"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Prefix starts every key the gateway makes.
+const Prefix = "sk-sluice-"
+
+// Key is a virtual key as stored: everything but the key itself. A *Key handed out by a
+// Store or Keys is shared: callers must not modify it (Store.Update hands its function a copy).
+type Key struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// Hash is the lower-case hex SHA-256 of the key.
+	Hash string `json:"hash"`
+	// Models are the aliases (or provider/model targets) the key may call; "*" allows all.
+	Models []string `json:"models"`
+	// RPM and TPM are requests and tokens per minute; 0 means unlimited.
+	RPM int64 `json:"rpm"`
+	TPM int64 `json:"tpm"`
+	// ExpiresAt is when the key stops working; zero means never.
+	ExpiresAt time.Time         `json:"expires_at,omitzero"`
+	Metadata  map[string]string `json:"metadata,omitempty"`
+	CreatedAt time.Time         `json:"created_at"`
+	// Static is set on keys of the configuration file: the admin API cannot change them.
+	Static bool `json:"-"`
+}
+
+// Allows reports whether the key may call model: an alias, or provider/model, listed by the
+// key, or "*". A direct provider/model call is never allowed by the alias it belongs to.
+func (k *Key) Allows(model string) bool {
+	return slices.Contains(k.Models, "*") || slices.Contains(k.Models, model)
+}
+
+// Expired reports whether the key has expired at now.
+func (k *Key) Expired(now time.Time) bool { return !k.ExpiresAt.IsZero() && !now.Before(k.ExpiresAt) }
+
+// Clone returns a deep copy of k.
+func (k *Key) Clone() *Key {
+	c := *k
+	c.Models = slices.Clone(k.Models)
+	if k.Metadata != nil {
+		c.Metadata = make(map[string]string, len(k.Metadata))
+		for n, v := range k.Metadata {
+			c.Metadata[n] = v
+		}
+	}
+	return &c
+}
+
+// Hash returns the hex SHA-256 of a key: what is stored and looked up. A plain hash suffices:
+// the keys the gateway makes carry 256 random bits, so there is nothing to brute-force.
+func Hash(secret string) string {
+	sum := sha256.Sum256([]byte(secret))
+	return hex.EncodeToString(sum[:])
+}
+
+const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+// NewSecret returns a new key: Prefix and 32 random bytes in base62 (43 characters).
+func NewSecret() string {
+	var b [32]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+): it crashes instead
+	n := new(big.Int).SetBytes(b[:])
+	out := make([]byte, 43)
+	base, mod := big.NewInt(62), new(big.Int)
+	for i := len(out) - 1; i >= 0; i-- {
+		n.DivMod(n, base, mod)
+		out[i] = base62[mod.Int64()]
+	}
+	return Prefix + string(out)
+}
+
+// NewID returns a new key id: "key_" and 24 hex digits. Ids are public (logs, URLs).
+func NewID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return "key_" + hex.EncodeToString(b[:])
+}
+
+// FromRequest returns the key a request carries: `Authorization: Bearer KEY` (the OpenAI
+// SDKs) or `x-api-key: KEY` (the Anthropic SDKs); "" when there is none.
+func FromRequest(authorization, xAPIKey string) string {
+	if scheme, v, ok := strings.Cut(authorization, " "); ok && strings.EqualFold(scheme, "Bearer") {
+		return strings.TrimSpace(v)
+	}
+	return strings.TrimSpace(xAPIKey)
+}

@@ -1,0 +1,38 @@
+package fallback
+
+// Filter returns a copy of c that keeps only the targets keep accepts, in order: a group keeps
+// its accepted members with their weights, and an element left empty is dropped. It returns
+// nil when no target is left. c is not changed, and the copy shares its Health, so a
+// target's cooldown holds in both. A request that only some targets can serve (a Responses
+// previous_response_id) walks the filtered chain.
+func (c *Chain) Filter(keep func(*Target) bool) *Chain {
+	elems := c.Elements
+	if len(elems) == 0 {
+		elems = make([]Element, len(c.Targets))
+		for i := range c.Targets {
+			elems[i] = Element{Targets: c.Targets[i : i+1]}
+		}
+	}
+	var out []Element
+	for _, el := range elems {
+		var kept Element
+		for i := range el.Targets {
+			if !keep(&el.Targets[i]) {
+				continue
+			}
+			kept.Targets = append(kept.Targets, el.Targets[i])
+			if el.Weights != nil {
+				kept.Weights = append(kept.Weights, el.Weights[i])
+			}
+		}
+		if len(kept.Targets) > 0 {
+			out = append(out, kept)
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	cp := *c
+	cp.Elements, cp.Targets = out, nil
+	return &cp
+}

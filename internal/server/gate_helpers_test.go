@@ -1,0 +1,116 @@
+package server_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sluice-gw/sluice/internal/server"
+)
+
+// logBuffer collects a gateway's log lines; safe for concurrent writers.
+type logBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// serveGate serves a gateway built from yaml, its limits counted over window, its log in
+// log (nil: discarded). It is closed at cleanup, Redis connections included.
+func serveGate(t *testing.T, yaml string, vars map[string]string, window time.Duration, log io.Writer) string {
+	t.Helper()
+	if log == nil {
+		log = io.Discard
+	}
+	srv := buildConfig(t, yaml, vars, log)
+	server.SetLimitWindow(srv, window)
+	hs := httptest.NewServer(srv)
+	t.Cleanup(func() {
+		hs.Close()
+		srv.Close()
+	})
+	return hs.URL
+}
+
+// reply is a whole response.
+type reply struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+// errCode is the error body's code, "" when there is none.
+func (r reply) errCode() string {
+	var e struct {
+		Error struct {
+			Code string `json:"code"`
+		} `json:"error"`
+	}
+	_ = json.Unmarshal(r.body, &e)
+	return e.Error.Code
+}
+
+// do sends one request with the key (Bearer; "" for none) and reads the whole answer.
+func do(t *testing.T, method, url, key, body string) reply {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Error(err)
+		return reply{}
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Error(err)
+	}
+	return reply{status: resp.StatusCode, header: resp.Header, body: b}
+}
+
+// createKey makes a key through the admin API and returns its id and secret.
+func createKey(t *testing.T, url, adminToken, body string) (id, secret string) {
+	t.Helper()
+	r := do(t, "POST", url+"/admin/keys", adminToken, body)
+	if r.status != http.StatusCreated {
+		t.Fatalf("POST /admin/keys: got %d %s, want 201", r.status, r.body)
+	}
+	var k struct{ ID, Key string }
+	if err := json.Unmarshal(r.body, &k); err != nil || k.ID == "" || k.Key == "" {
+		t.Fatalf("POST /admin/keys: got %s, want an id and the key", r.body)
+	}
+	return k.ID, k.Key
+}
+
+const simConfig = `
+providers:
+  sim: {kind: sim}
+models:
+  default: [sim/echo]
+  fast: [sim/echo]
+`

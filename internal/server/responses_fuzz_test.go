@@ -1,0 +1,108 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/sluice-gw/sluice/internal/llm"
+)
+
+// Any body decodes, or fails with a 400 invalid_request_error: never a panic, never another
+// kind.
+func FuzzDecodeResponses(f *testing.F) {
+	f.Add(`{"model":"m","input":"hi"}`)
+	f.Add(`{"model":"m","input":[{"type":"reasoning","summary":[]},{"type":"function_call","call_id":"c","name":"f","arguments":"{}"}]}`)
+	f.Add(`{"model":"m","input":[{"role":"user","content":[{"type":"input_image","image_url":"x"}]}],"text":{"format":{"type":"json_schema","name":"n","schema":{}}}}`)
+	f.Add(`{"model":"m","tools":[{"type":"function","name":"f"}],"tool_choice":{"type":"function","name":"f"},"previous_response_id":"r"}`)
+	f.Fuzz(func(t *testing.T, body string) {
+		rr, err := decodeResponses([]byte(body))
+		if err != nil {
+			var e *llm.Error
+			if !errors.As(err, &e) || e.Kind != llm.Invalid {
+				t.Fatalf("%q: got %v, want an Invalid *llm.Error", body, err)
+			}
+			return
+		}
+		// What is echoed goes on one SSE line, and is JSON.
+		for _, raw := range [][]byte{rr.echo.Tools, rr.echo.Text, rr.echo.ToolChoice, rr.echo.Reasoning, rr.req.Metadata, rr.req.ToolChoice, rr.req.ResponseFormat} {
+			if raw != nil && (!json.Valid(raw) || strings.ContainsAny(string(raw), "\r\n")) {
+				t.Fatalf("%q: got %q, want compact JSON", body, raw)
+			}
+		}
+	})
+}
+
+// Whatever order events come in, the sink writes well-formed frames with consecutive
+// sequence numbers, and its final Response holds the text the deltas carried.
+func FuzzResponsesSink(f *testing.F) {
+	f.Add([]byte{0, 0, 1, 2, 3, 5})
+	f.Add([]byte{2, 2, 0, 1, 0, 4, 4, 5})
+	f.Fuzz(func(t *testing.T, script []byte) {
+		rec := httptest.NewRecorder()
+		ew := newEventWriter(rec, 0, 0)
+		defer ew.close()
+		meta := &respMeta{id: "resp_x", model: "m", echo: &respEcho{Encrypted: true}}
+		s := newResponsesSink(ew, meta, "x")
+		if err := s.begin(); err != nil {
+			t.Fatal(err)
+		}
+		var text strings.Builder
+		for i, op := range script {
+			var ev llm.Event
+			switch op % 6 {
+			case 0:
+				ev = llm.Event{Type: llm.EvText, Text: "t\n\"" + string(rune('a'+i%26))}
+				text.WriteString(ev.Text)
+			case 1:
+				ev = llm.Event{Type: llm.EvRefusal, Text: "no"}
+			case 2:
+				ev = llm.Event{Type: llm.EvReasoning, Text: "r"}
+			case 3:
+				ev = llm.Event{Type: llm.EvReasoning, Encrypted: "enc"}
+			case 4:
+				ev = llm.Event{Type: llm.EvToolCall, Tool: llm.ToolDelta{Index: i, ID: "c", Name: "f", Args: `{"a":1}`}}
+			case 5:
+				ev = llm.Event{Type: llm.EvDone, Finish: []string{"stop", "length", "tool_calls"}[i%3]}
+			}
+			if err := s.Event(&ev); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.end(&llm.Usage{}); err != nil {
+			t.Fatal(err)
+		}
+		frames := strings.Split(strings.TrimSuffix(rec.Body.String(), "\n\n"), "\n\n")
+		var deltas strings.Builder
+		var last map[string]any
+		for i, fr := range frames {
+			typ, data, ok := strings.Cut(strings.TrimPrefix(fr, "event: "), "\ndata: ")
+			var m map[string]any
+			if !ok || strings.Contains(data, "\n") || json.Unmarshal([]byte(data), &m) != nil || m["type"] != typ ||
+				m["sequence_number"] != float64(i) {
+				t.Fatalf("frame %d is malformed: %q", i, fr)
+			}
+			if typ == "response.output_text.delta" {
+				deltas.WriteString(m["delta"].(string))
+			}
+			last = m
+		}
+		if deltas.String() != text.String() {
+			t.Errorf("got deltas %q, want %q", deltas.String(), text.String())
+		}
+		var out strings.Builder
+		for _, it := range last["response"].(map[string]any)["output"].([]any) {
+			content, _ := it.(map[string]any)["content"].([]any) // messages only
+			for _, p := range content {
+				if s, ok := p.(map[string]any)["text"].(string); ok {
+					out.WriteString(s)
+				}
+			}
+		}
+		if out.String() != text.String() {
+			t.Errorf("got output text %q, want %q", out.String(), text.String())
+		}
+	})
+}

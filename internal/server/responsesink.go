@@ -1,0 +1,277 @@
+package server
+
+import (
+	"strconv"
+
+	"github.com/sluice-gw/sluice/internal/llm"
+)
+
+// responsesSink turns released events into the output items of a Response and, when ew is
+// set, into the Responses stream events (DESIGN §5): `event: <type>` + `data:` frames with a
+// sequence_number counting from 0. With no ew it only assembles the items, for a
+// non-streamed client. It is the relay.Sink of one request; not safe for concurrent use.
+//
+// Items open and close as the kind of content changes: reasoning deltas feed a reasoning
+// item, text and refusal deltas the content parts of a message item, and each tool call,
+// released whole at the end of the round, is a function_call item with one arguments delta.
+type responsesSink struct {
+	ew     *eventWriter
+	meta   *respMeta
+	base   string // the request id, for item ids
+	seq    int
+	items  []*outItem
+	cur    *outItem // the open item, if any
+	finish string
+	buf    []byte
+}
+
+func newResponsesSink(ew *eventWriter, meta *respMeta, base string) *responsesSink {
+	return &responsesSink{ew: ew, meta: meta, base: base}
+}
+
+func (s *responsesSink) Event(ev *llm.Event) error {
+	if ev.Choice != 0 {
+		return nil // the Responses API has no n: one choice
+	}
+	switch ev.Type {
+	case llm.EvText, llm.EvRefusal:
+		if ev.Text == "" {
+			return nil
+		}
+		return s.text(ev.Type == llm.EvRefusal, ev.Text)
+	case llm.EvReasoning:
+		return s.reasoning(ev)
+	case llm.EvToolCall:
+		return s.call(ev.Tool)
+	case llm.EvDone:
+		s.finish = ev.Finish
+		st, _ := respStatus(ev.Finish)
+		return s.close(st)
+	}
+	// EvStart, EvUsage and EvLogprobs: usage goes in the final Response; logprobs have no
+	// equivalent here.
+	return nil
+}
+
+// open starts a new output item and announces it.
+func (s *responsesSink) open(kind itemKind, prefix string) (*outItem, error) {
+	n := len(s.items)
+	it := &outItem{kind: kind, index: n, id: prefix + s.base + "_" + strconv.Itoa(n), status: "in_progress"}
+	s.items = append(s.items, it)
+	s.cur = it
+	if s.ew == nil {
+		return it, nil
+	}
+	b := s.index(s.head("response.output_item.added"), it)
+	b = append(b, `,"item":`...)
+	b = appendAdded(b, it)
+	return it, s.send(b)
+}
+
+func (s *responsesSink) text(refusal bool, text string) error {
+	if s.cur != nil && s.cur.kind != itemMessage {
+		if err := s.close("completed"); err != nil {
+			return err
+		}
+	}
+	if s.cur == nil {
+		if _, err := s.open(itemMessage, "msg_"); err != nil {
+			return err
+		}
+	}
+	it := s.cur
+	var p *outPart
+	if n := len(it.parts); n > 0 && it.parts[n-1].refusal == refusal {
+		p = it.parts[n-1]
+	} else {
+		if n > 0 {
+			if err := s.partDone(it, n-1); err != nil {
+				return err
+			}
+		}
+		p = &outPart{refusal: refusal}
+		it.parts = append(it.parts, p)
+		if s.ew != nil {
+			b := s.ref(s.head("response.content_part.added"), it)
+			b = append(b, `,"content_index":`...)
+			b = appendInt(b, len(it.parts)-1)
+			b = append(b, `,"part":`...)
+			b = appendPart(b, refusal, "")
+			if err := s.send(b); err != nil {
+				return err
+			}
+		}
+	}
+	p.text.WriteString(text)
+	if s.ew == nil {
+		return nil
+	}
+	b := s.ref(s.head("response."+p.typ()+".delta"), it)
+	b = append(b, `,"content_index":`...)
+	b = appendInt(b, len(it.parts)-1)
+	b = append(b, `,"delta":`...)
+	b = appendString(b, text)
+	if !refusal {
+		b = append(b, `,"logprobs":[]`...)
+	}
+	return s.send(b)
+}
+
+// partDone ends content part i of a message: its text is final.
+func (s *responsesSink) partDone(it *outItem, i int) error {
+	if s.ew == nil {
+		return nil
+	}
+	p := it.parts[i]
+	b := s.ref(s.head("response."+p.typ()+".done"), it)
+	b = append(b, `,"content_index":`...)
+	b = appendInt(b, i)
+	if p.refusal {
+		b = append(b, `,"refusal":`...)
+		b = appendString(b, p.text.String())
+	} else {
+		b = append(b, `,"text":`...)
+		b = appendString(b, p.text.String())
+		b = append(b, `,"logprobs":[]`...)
+	}
+	if err := s.send(b); err != nil {
+		return err
+	}
+	b = s.ref(s.head("response.content_part.done"), it)
+	b = append(b, `,"content_index":`...)
+	b = appendInt(b, i)
+	b = append(b, `,"part":`...)
+	b = appendPart(b, p.refusal, p.text.String())
+	return s.send(b)
+}
+
+// reasoning feeds the open reasoning item, or opens one. Opaque content (Encrypted: a
+// Responses item's encrypted_content, an Anthropic signature) ends its block (relay and
+// adapters guarantee it comes after the block's text), so it seals the item: reasoning after
+// it is another item, and each keeps its own opaque part to hand back.
+func (s *responsesSink) reasoning(ev *llm.Event) error {
+	if ev.Text == "" && ev.Encrypted == "" {
+		return nil
+	}
+	if s.cur != nil && (s.cur.kind != itemReasoning || s.cur.sealed) {
+		if err := s.close("completed"); err != nil {
+			return err
+		}
+	}
+	it := s.cur
+	if it == nil {
+		var err error
+		if it, err = s.open(itemReasoning, "rs_"); err != nil {
+			return err
+		}
+	}
+	if ev.Text != "" {
+		if err := s.summary(it, ev.Text); err != nil {
+			return err
+		}
+	}
+	if ev.Encrypted != "" {
+		it.encrypted, it.sealed = ev.Encrypted, true
+	}
+	return nil
+}
+
+// summary appends reasoning text to the item's one summary part, opening it first.
+func (s *responsesSink) summary(it *outItem, text string) error {
+	if !it.summaryOn {
+		it.summaryOn = true
+		if s.ew != nil {
+			b := s.ref(s.head("response.reasoning_summary_part.added"), it)
+			b = append(b, `,"summary_index":0,"part":`...)
+			b = appendSummaryPart(b, "")
+			if err := s.send(b); err != nil {
+				return err
+			}
+		}
+	}
+	it.summary.WriteString(text)
+	if s.ew == nil {
+		return nil
+	}
+	b := s.ref(s.head("response.reasoning_summary_text.delta"), it)
+	b = append(b, `,"summary_index":0,"delta":`...)
+	b = appendString(b, text)
+	return s.send(b)
+}
+
+// call emits a whole tool call as a function_call item: added, one arguments delta, done.
+func (s *responsesSink) call(tc llm.ToolDelta) error {
+	if err := s.close("completed"); err != nil {
+		return err
+	}
+	n := len(s.items)
+	callID := tc.ID
+	if callID == "" {
+		callID = "call_" + s.base + "_" + strconv.Itoa(n) // some upstreams send none
+	}
+	it := &outItem{kind: itemCall, index: n, id: "fc_" + s.base + "_" + strconv.Itoa(n), status: "in_progress",
+		callID: callID, name: tc.Name}
+	s.items = append(s.items, it)
+	if s.ew != nil {
+		b := s.index(s.head("response.output_item.added"), it)
+		b = append(b, `,"item":`...)
+		b = appendAdded(b, it)
+		if err := s.send(b); err != nil {
+			return err
+		}
+		b = s.ref(s.head("response.function_call_arguments.delta"), it)
+		b = append(b, `,"delta":`...)
+		b = appendString(b, tc.Args)
+		if err := s.send(b); err != nil {
+			return err
+		}
+		b = s.ref(s.head("response.function_call_arguments.done"), it)
+		b = append(b, `,"name":`...)
+		b = appendString(b, tc.Name)
+		b = append(b, `,"arguments":`...)
+		b = appendString(b, tc.Args)
+		if err := s.send(b); err != nil {
+			return err
+		}
+	}
+	it.args = tc.Args
+	s.cur = it
+	return s.close("completed")
+}
+
+// close ends the open item, if any, with status.
+func (s *responsesSink) close(status string) error {
+	it := s.cur
+	if it == nil {
+		return nil
+	}
+	s.cur = nil
+	it.status = status
+	if s.ew == nil {
+		return nil
+	}
+	switch {
+	case it.kind == itemMessage && len(it.parts) > 0:
+		if err := s.partDone(it, len(it.parts)-1); err != nil {
+			return err
+		}
+	case it.kind == itemReasoning && it.summaryOn:
+		text := it.summary.String()
+		b := s.ref(s.head("response.reasoning_summary_text.done"), it)
+		b = append(b, `,"summary_index":0,"text":`...)
+		b = appendString(b, text)
+		if err := s.send(b); err != nil {
+			return err
+		}
+		b = s.ref(s.head("response.reasoning_summary_part.done"), it)
+		b = append(b, `,"summary_index":0,"part":`...)
+		b = appendSummaryPart(b, text)
+		if err := s.send(b); err != nil {
+			return err
+		}
+	}
+	b := s.index(s.head("response.output_item.done"), it)
+	b = append(b, `,"item":`...)
+	b = appendItem(b, it, s.meta.echo.Encrypted)
+	return s.send(b)
+}

@@ -1,0 +1,216 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/sluice-gw/sluice/internal/llm"
+)
+
+// wireItem holds every field an input item may carry; its type decides which apply.
+type wireItem struct {
+	Type    string          `json:"type"`
+	ID      string          `json:"id"`
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+	// function_call
+	CallID    string  `json:"call_id"`
+	Name      string  `json:"name"`
+	Arguments *string `json:"arguments"`
+	// function_call_output
+	Output json.RawMessage `json:"output"`
+	// reasoning
+	Summary []struct {
+		Text string `json:"text"`
+	} `json:"summary"`
+	EncryptedContent string `json:"encrypted_content"`
+}
+
+type wireInputPart struct {
+	Type     string  `json:"type"`
+	Text     *string `json:"text"`
+	Refusal  *string `json:"refusal"`
+	ImageURL string  `json:"image_url"`
+	FileID   string  `json:"file_id"`
+	Detail   string  `json:"detail"`
+}
+
+// decodeInput turns a Responses input (a string, or a list of items) into messages. Items of
+// one assistant turn become one assistant message: its text, the function calls that follow
+// it, and the reasoning items that precede them (handed back to the provider that wrote
+// them).
+func decodeInput(raw json.RawMessage) ([]llm.Message, error) {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return []llm.Message{{Role: llm.RoleUser, Plain: true, Parts: []llm.Part{{Type: llm.PartText, Text: s}}}}, nil
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil {
+		return nil, typeErr("input", "a string or an array of input items")
+	}
+	if len(items) == 0 {
+		return nil, invalid("input", "Invalid 'input': empty array. Expected an array with minimum length 1.")
+	}
+	var b inputBuilder
+	for i, it := range items {
+		if err := b.item(fmt.Sprintf("input[%d]", i), it); err != nil {
+			return nil, err
+		}
+	}
+	// Reasoning that no assistant output follows has nothing to travel with: it is dropped.
+	return b.msgs, nil
+}
+
+type inputBuilder struct {
+	msgs []llm.Message
+	// reasoning waits for the assistant output it belongs to.
+	reasoning []llm.Reasoning
+}
+
+// turn returns the assistant message the next output item joins: the last message when it
+// is an assistant turn, else a new one. Pending reasoning joins it.
+func (b *inputBuilder) turn(extend bool) *llm.Message {
+	if n := len(b.msgs); !extend || n == 0 || b.msgs[n-1].Role != llm.RoleAssistant {
+		b.msgs = append(b.msgs, llm.Message{Role: llm.RoleAssistant})
+	}
+	m := &b.msgs[len(b.msgs)-1]
+	m.Reasoning = append(m.Reasoning, b.reasoning...)
+	b.reasoning = nil
+	return m
+}
+
+func (b *inputBuilder) item(p string, raw json.RawMessage) error {
+	var w wireItem
+	if err := json.Unmarshal(raw, &w); err != nil {
+		return invalid(p, "Invalid type for '%s': expected an input item object with string fields.", p)
+	}
+	if w.Type == "" && w.Role != "" {
+		w.Type = "message" // EasyInputMessage: {role, content} without a type
+	}
+	switch w.Type {
+	case "message":
+		return b.message(p, &w)
+	case "function_call":
+		if w.CallID == "" || w.Name == "" || w.Arguments == nil {
+			return invalid(p, "Missing required parameter: '%s.call_id', '%s.name' or '%s.arguments'.", p, p, p)
+		}
+		m := b.turn(true)
+		m.ToolCalls = append(m.ToolCalls, llm.ToolCall{ID: w.CallID, Name: w.Name, Arguments: *w.Arguments})
+	case "function_call_output":
+		if w.CallID == "" {
+			return invalid(p+".call_id", "Missing required parameter: '%s.call_id'.", p)
+		}
+		parts, plain, err := outputParts(p+".output", w.Output)
+		if err != nil {
+			return err
+		}
+		b.msgs = append(b.msgs, llm.Message{Role: llm.RoleTool, ToolCallID: w.CallID, Parts: parts, Plain: plain})
+	case "reasoning":
+		texts := make([]string, len(w.Summary))
+		for i, s := range w.Summary {
+			texts[i] = s.Text
+		}
+		b.reasoning = append(b.reasoning, llm.Reasoning{ID: w.ID, Text: strings.Join(texts, "\n\n"), Encrypted: w.EncryptedContent})
+	case "item_reference":
+		return invalid(p+".type", "'item_reference' items need stored responses, which the gateway does not keep: send the item itself.")
+	case "":
+		return invalid(p+".type", "Missing required parameter: '%s.type'.", p)
+	default:
+		return invalid(p+".type", "Invalid value for '%s.type': '%s'. Supported values are: 'message', 'function_call', 'function_call_output' and 'reasoning'.", p, w.Type)
+	}
+	return nil
+}
+
+func (b *inputBuilder) message(p string, w *wireItem) error {
+	role := llm.Role(w.Role)
+	switch role {
+	case llm.RoleUser, llm.RoleAssistant, llm.RoleSystem, llm.RoleDeveloper:
+	case "":
+		return invalid(p+".role", "Missing required parameter: '%s.role'.", p)
+	default:
+		return invalid(p+".role", "Invalid value for '%s.role': '%s'. Supported values are: 'user', 'assistant', 'system' and 'developer'.", p, w.Role)
+	}
+	var m llm.Message
+	if len(w.Content) == 0 || isNull(w.Content) {
+		return invalid(p+".content", "Missing required parameter: '%s.content'.", p)
+	}
+	var s string
+	if json.Unmarshal(w.Content, &s) == nil {
+		m.Parts, m.Plain = []llm.Part{{Type: llm.PartText, Text: s}}, true
+	} else if err := contentParts(p+".content", role, w.Content, &m); err != nil {
+		return err
+	}
+	if role != llm.RoleAssistant {
+		if len(m.Parts) == 0 {
+			return invalid(p+".content", "Invalid '%s.content': empty array. Expected an array with minimum length 1.", p)
+		}
+		m.Role = role
+		b.msgs = append(b.msgs, m)
+		return nil
+	}
+	t := b.turn(false)
+	t.Parts, t.Plain, t.Refusal = m.Parts, m.Plain, m.Refusal
+	return nil
+}
+
+// contentParts decodes a message's content parts: input_text everywhere, input_image in user
+// messages, output_text and refusal in assistant messages (output items sent back).
+func contentParts(p string, role llm.Role, raw json.RawMessage, m *llm.Message) error {
+	var ws []wireInputPart
+	if err := json.Unmarshal(raw, &ws); err != nil {
+		return typeErr(p, "a string or an array of content parts")
+	}
+	for j, w := range ws {
+		pp := fmt.Sprintf("%s[%d]", p, j)
+		switch {
+		case w.Type == "input_text" || (w.Type == "output_text" && role == llm.RoleAssistant):
+			if w.Text == nil {
+				return invalid(pp+".text", "Missing required parameter: '%s.text'.", pp)
+			}
+			m.Parts = append(m.Parts, llm.Part{Type: llm.PartText, Text: *w.Text})
+		case w.Type == "refusal" && role == llm.RoleAssistant:
+			if w.Refusal == nil {
+				return invalid(pp+".refusal", "Missing required parameter: '%s.refusal'.", pp)
+			}
+			m.Refusal += *w.Refusal
+		case w.Type == "input_image" && role == llm.RoleUser:
+			if w.ImageURL == "" {
+				if w.FileID != "" {
+					return invalid(pp+".file_id", "Images by file_id are not supported by the gateway: send image_url (an URL or a data: URL).")
+				}
+				return invalid(pp+".image_url", "Missing required parameter: '%s.image_url'.", pp)
+			}
+			m.Parts = append(m.Parts, llm.Part{Type: llm.PartImage, URL: w.ImageURL, Detail: w.Detail})
+		case w.Type == "input_file" || w.Type == "input_audio":
+			return invalid(pp+".type", "'%s' content is not supported by the gateway.", w.Type)
+		default:
+			return invalid(pp+".type", "Invalid value for '%s.type': '%s' in a %s message.", pp, w.Type, role)
+		}
+	}
+	return nil
+}
+
+// outputParts decodes a function call's output: a string, or input_text parts.
+func outputParts(p string, raw json.RawMessage) ([]llm.Part, bool, error) {
+	if len(raw) == 0 || isNull(raw) {
+		return nil, false, invalid(p, "Missing required parameter: '%s'.", p)
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return []llm.Part{{Type: llm.PartText, Text: s}}, true, nil
+	}
+	var ws []wireInputPart
+	if err := json.Unmarshal(raw, &ws); err != nil {
+		return nil, false, typeErr(p, "a string or an array of input_text parts")
+	}
+	parts := make([]llm.Part, 0, len(ws))
+	for j, w := range ws {
+		pp := fmt.Sprintf("%s[%d]", p, j)
+		if w.Type != "input_text" || w.Text == nil {
+			return nil, false, invalid(pp, "Invalid '%s': the gateway supports input_text parts in a function call output.", pp)
+		}
+		parts = append(parts, llm.Part{Type: llm.PartText, Text: *w.Text})
+	}
+	return parts, false, nil
+}

@@ -1,0 +1,243 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+
+	"github.com/sluice-gw/sluice/internal/llm"
+)
+
+// responsesRequest is a decoded POST /v1/responses body: the provider-neutral request, and
+// what the Response object echoes back to the client.
+type responsesRequest struct {
+	Model string
+	req   llm.Request
+	echo  respEcho
+}
+
+// respEcho holds the client's values the Response object repeats, compacted so they fit on
+// one SSE data line. A nil field takes the API's default when encoded.
+type respEcho struct {
+	Instructions, MaxOutputTokens, Temperature, TopP, ToolChoice, Tools, Text, Reasoning,
+	ParallelToolCalls, Truncation, User, PreviousResponseID, Store json.RawMessage
+	// Encrypted: the client asked for reasoning items' encrypted content
+	// (include: ["reasoning.encrypted_content"]).
+	Encrypted bool
+}
+
+// scanObject calls field for each member of the JSON object body, in order, with the
+// OpenAI-format 400 for malformed JSON, a non-object or a duplicate member.
+func scanObject(body []byte, field func(key string, raw json.RawMessage) error) error {
+	bad := func(err error) error {
+		return invalid("", "We could not parse the JSON body of your request: %s", jsonMsg(err))
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	tok, err := dec.Token()
+	if err != nil {
+		return bad(err)
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return invalid("", "The request body must be a JSON object.")
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		kt, err := dec.Token()
+		if err != nil {
+			return bad(err)
+		}
+		key := kt.(string)
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return bad(err)
+		}
+		if seen[key] {
+			return invalid(key, "Duplicate field '%s'.", key)
+		}
+		seen[key] = true
+		if err := field(key, raw); err != nil {
+			return err
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return bad(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return invalid("", "We could not parse the JSON body of your request: data after the top-level object")
+	}
+	return nil
+}
+
+// compact returns raw without insignificant whitespace: raw JSON echoed inside an SSE data
+// line must not carry a newline.
+func compact(raw json.RawMessage) json.RawMessage {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return raw // already checked by the decoder: cannot happen
+	}
+	return b.Bytes()
+}
+
+// decodeResponses parses and validates a Responses body. Fields the gateway cannot honour
+// on every upstream (stored prompts, conversations, background mode) are refused rather
+// than silently dropped; unknown fields are refused as OpenAI refuses them.
+func decodeResponses(body []byte) (*responsesRequest, error) {
+	rr := &responsesRequest{}
+	var input json.RawMessage
+	var instructions *string
+	err := scanObject(body, func(key string, raw json.RawMessage) error {
+		if key == "input" {
+			input = raw
+			return nil
+		}
+		if key == "instructions" && !isNull(raw) {
+			var s string
+			if err := json.Unmarshal(raw, &s); err != nil {
+				return typeErr(key, "a string")
+			}
+			instructions, rr.echo.Instructions = &s, compact(raw)
+			return nil
+		}
+		return rr.field(key, raw)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if rr.Model == "" {
+		return nil, invalid("model", "Missing required parameter: 'model'.")
+	}
+	if instructions != nil {
+		// Instructions are a system message ahead of the input: what every upstream knows.
+		rr.req.Messages = append(rr.req.Messages, llm.Message{Role: llm.RoleSystem, Plain: true,
+			Parts: []llm.Part{{Type: llm.PartText, Text: *instructions}}})
+	}
+	if len(input) == 0 || isNull(input) {
+		if rr.req.PreviousResponseID == "" {
+			return nil, invalid("input", "Missing required parameter: 'input'.")
+		}
+		return rr, nil
+	}
+	msgs, err := decodeInput(input)
+	if err != nil {
+		return nil, err
+	}
+	rr.req.Messages = append(rr.req.Messages, msgs...)
+	return rr, nil
+}
+
+func (rr *responsesRequest) field(key string, raw json.RawMessage) error {
+	r, e := &rr.req, &rr.echo
+	if isNull(raw) && key != "model" {
+		return nil // null is the default of every optional field
+	}
+	switch key {
+	case "model":
+		if err := json.Unmarshal(raw, &rr.Model); err != nil {
+			return typeErr(key, "a string")
+		}
+	case "stream":
+		if err := json.Unmarshal(raw, &r.Stream); err != nil {
+			return typeErr(key, "a boolean")
+		}
+	case "store":
+		var v bool
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return typeErr(key, "a boolean")
+		}
+		r.Store, e.Store = &v, compact(raw)
+	case "background":
+		var v bool
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return typeErr(key, "a boolean")
+		}
+		if v {
+			return invalid(key, "Background responses are not supported by the gateway: stream the response instead.")
+		}
+	case "max_output_tokens":
+		v, err := intField(key, raw, 1, math.MaxInt32)
+		if err != nil {
+			return err
+		}
+		// max_completion_tokens, like max_output_tokens, counts reasoning tokens too.
+		r.MaxCompletionTokens, e.MaxOutputTokens = v, compact(raw)
+	case "temperature":
+		v, err := floatField(key, raw, 0, 2)
+		if err != nil {
+			return err
+		}
+		r.Temperature, e.Temperature = v, compact(raw)
+	case "top_p":
+		v, err := floatField(key, raw, 0, 1)
+		if err != nil {
+			return err
+		}
+		r.TopP, e.TopP = v, compact(raw)
+	case "top_logprobs", "max_tool_calls":
+		// Accepted and not applied: the output carries no logprobs, and the gateway does not
+		// run hosted tools.
+		if _, err := intField(key, raw, 0, math.MaxInt32); err != nil {
+			return err
+		}
+	case "user", "previous_response_id":
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return typeErr(key, "a string")
+		}
+		if key == "user" {
+			r.User, e.User = s, compact(raw)
+		} else {
+			r.PreviousResponseID, e.PreviousResponseID = s, compact(raw)
+		}
+	case "metadata":
+		var m map[string]string
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return typeErr(key, "an object of string values")
+		}
+		if len(m) > 16 {
+			return invalid(key, "Invalid 'metadata': at most 16 key-value pairs are allowed.")
+		}
+		r.Metadata = compact(raw)
+	case "include":
+		if err := json.Unmarshal(raw, &r.Include); err != nil {
+			return typeErr(key, "an array of strings")
+		}
+		for _, s := range r.Include {
+			e.Encrypted = e.Encrypted || s == "reasoning.encrypted_content"
+		}
+	case "parallel_tool_calls":
+		var v bool
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return typeErr(key, "a boolean")
+		}
+		e.ParallelToolCalls = compact(raw)
+		r.Extra = append(r.Extra, llm.Field{Name: key, Value: e.ParallelToolCalls})
+	case "truncation":
+		var s string
+		if json.Unmarshal(raw, &s) != nil || (s != "auto" && s != "disabled") {
+			return invalid(key, "Invalid value for 'truncation'. Supported values are: 'auto' and 'disabled'.")
+		}
+		e.Truncation = compact(raw)
+	case "service_tier", "prompt_cache_key", "prompt_cache_retention", "safety_identifier":
+		// Chat Completions takes the same fields: passed through.
+		r.Extra = append(r.Extra, llm.Field{Name: key, Value: compact(raw)})
+	case "stream_options":
+		// Only include_obfuscation, which the gateway's own frames never need.
+	case "tools":
+		return rr.tools(raw)
+	case "tool_choice":
+		return rr.toolChoice(raw)
+	case "text":
+		return rr.text(raw)
+	case "reasoning":
+		return rr.reasoning(raw)
+	case "conversation", "prompt":
+		return invalid(key, "'%s' is not supported by the gateway: send the whole input, or previous_response_id.", key)
+	default:
+		return &llm.Error{Kind: llm.Invalid, Type: "invalid_request_error", Param: key, Code: "unknown_parameter",
+			Message: fmt.Sprintf("Unknown parameter: '%s'.", key)}
+	}
+	return nil
+}

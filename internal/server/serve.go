@@ -1,0 +1,132 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+	"github.com/sluice-gw/sluice/internal/fallback"
+	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/relay"
+)
+
+// wire is what differs between the client-facing APIs (Chat Completions, Responses) once a
+// request is decoded: how a committed stream opens, ends and fails in-band, and the body of a
+// non-streamed answer. The commit point, the headers, heartbeats and trailers, and fallback
+// are the same for every API: serveStream and serveOnce. A wire serves one request.
+type wire interface {
+	// open writes the opening events of the committed stream st on ew and returns the sink
+	// the relay writes the round to.
+	open(ew *eventWriter, st *fallback.Stream) (relay.Sink, error)
+	// end writes the last events after a complete round.
+	end(u *llm.Usage) error
+	// fail writes the in-band failure; open may not have been called (the chain failed after a
+	// keepalive had sent the headers).
+	fail(ew *eventWriter, err error) error
+	// attempt returns the sink of one attempt of a non-streamed answer (fresh each time: an
+	// abandoned attempt's output is not the answer), and body the answer of a complete one.
+	attempt(st *fallback.Stream) relay.Sink
+	body(st *fallback.Stream, resp *llm.Response) []byte
+}
+
+// serveStream serves a streaming client. Before commit a failure is an ordinary HTTP error,
+// unless a keepalive already sent the headers; after it, the wire's in-band failure.
+func (s *Server) serveStream(c echo.Context, chain *fallback.Chain, run *fallback.Run, w wire) error {
+	ctx := c.Request().Context()
+	in := reqInfo(c)
+	ew := newEventWriter(c.Response(), s.o.Heartbeat, s.o.WriteTimeout)
+	defer ew.close()
+	st, err := run.Next(ctx)
+	if err != nil {
+		in.Kind = llm.KindOf(err).String()
+		if !ew.begun() {
+			served(c, run, nil)
+			return writeError(c, err)
+		}
+		setServed(in, run, nil, c.Response().Header())
+		_ = w.fail(ew, err)
+		return nil
+	}
+	defer st.Close()
+	if err := ew.start(func(h http.Header) { setServed(in, run, st, h) }); err != nil {
+		in.Kind = llm.Canceled.String()
+		return nil
+	}
+	sink, err := w.open(ew, st)
+	if err != nil {
+		in.Kind = llm.Canceled.String() // the client stopped reading
+		return nil
+	}
+	resp, err := relay.Run(ctx, st, sink, s.relayOptions(chain))
+	finished(in, run, st, resp)
+	if err == nil {
+		if err = w.end(&resp.Usage); err == nil {
+			return nil
+		}
+	}
+	k := llm.KindOf(err)
+	if ctx.Err() != nil || k == llm.Canceled || ew.failed() {
+		k = llm.Canceled // the client left or stopped reading: not the target's fault
+	}
+	in.Kind = k.String()
+	if k == llm.Canceled {
+		return nil
+	}
+	run.Fail(st, err)
+	_ = w.fail(ew, midstream(st.Target, err))
+	return nil
+}
+
+// serveOnce serves a non-streamed client: it has seen nothing until the answer is complete,
+// so a failure at any point falls back to the next target.
+func (s *Server) serveOnce(c echo.Context, chain *fallback.Chain, run *fallback.Run, w wire) error {
+	ctx := c.Request().Context()
+	for {
+		st, err := run.Next(ctx)
+		served(c, run, st)
+		if err != nil {
+			return s.reject(c, err)
+		}
+		resp, err := relay.Run(ctx, st, w.attempt(st), s.relayOptions(chain))
+		if err == nil {
+			st.Close()
+			finished(reqInfo(c), run, st, resp)
+			return c.JSONBlob(http.StatusOK, w.body(st, resp))
+		}
+		if llm.KindOf(err) == llm.Canceled || ctx.Err() != nil {
+			st.Close()
+			return s.reject(c, &llm.Error{Kind: llm.Canceled, Err: err})
+		}
+		run.Fail(st, err) // before Close: a stream closed first gives the target no verdict
+		st.Close()
+	}
+}
+
+// start reads and decodes a request, resolves its model to a chain, applies the alias's input
+// redaction to the decoded request, and starts a run. decode returns the model asked for and
+// the request.
+func (s *Server) start(c echo.Context, decode func([]byte) (string, *llm.Request, error),
+	filter func(*fallback.Chain, *llm.Request) (*fallback.Chain, error)) (*fallback.Chain, *fallback.Run, *llm.Request, error) {
+	in := reqInfo(c)
+	body, err := s.readBody(c)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	model, req, err := decode(body)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	in.Model, in.Stream = model, req.Stream
+	chain, err := s.resolve(model)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if filter != nil {
+		if chain, err = filter(chain, req); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	if s.o.Policies[chain.Alias].RedactInput && s.o.RedactText != nil {
+		redactInput(req, s.o.RedactText, s.o.RedactJSON)
+	}
+	return chain, chain.Start(req), req, nil
+}
