@@ -142,6 +142,8 @@ var (
 const (
 	CodeAllFailed  = "all_targets_failed"
 	CodeAllCooling = "all_targets_cooling_down"
+	// CodeUnsupported: every target refused to translate the request (400).
+	CodeUnsupported = "unsupported_by_targets"
 )
 
 // Next walks the elements not tried yet, in order, and returns the stream of the first
@@ -253,7 +255,7 @@ func (r *Run) try(ctx context.Context, t *Target) (*Stream, error) {
 			return s, nil
 		}
 		k := llm.KindOf(err)
-		if n >= t.Retries || k == llm.Canceled || k == llm.Timeout || k == llm.Auth || !llm.Retryable(k) {
+		if n >= t.Retries || k == llm.Canceled || k == llm.Timeout || k == llm.Auth || k == llm.Unsupported || !llm.Retryable(k) {
 			return nil, err
 		}
 		wait, ok := r.backoff(n, err)
@@ -486,10 +488,16 @@ func (r *Run) exhausted() error {
 			Message: fmt.Sprintf("model '%s' has no target available", r.chain.Alias)}
 	}
 	parts := make([]string, 0, len(r.Attempts)+len(r.skipped))
-	limited := true
+	limited, unsupported := true, true
 	for _, a := range r.Attempts {
 		parts = append(parts, a.Target+": "+a.Reason)
 		limited = limited && a.Kind == llm.RateLimited
+		unsupported = unsupported && a.Kind == llm.Unsupported
+	}
+	if unsupported && len(r.skipped) == 0 {
+		// No target's API can carry the request: the client's to change, not to retry.
+		return &llm.Error{Kind: llm.Unsupported, Type: "invalid_request_error", Code: CodeUnsupported,
+			Message: fmt.Sprintf("no target of '%s' can serve this request: %s", r.chain.Alias, strings.Join(parts, "; "))}
 	}
 	for _, s := range r.skipped {
 		parts = append(parts, s.t.Name+": skipped, cooling down")
@@ -533,7 +541,9 @@ func reason(err error) string {
 	default:
 		b.WriteString(e.Kind.String())
 	}
-	if e.Kind == llm.Timeout || e.Kind == llm.Truncated || (e.Kind == llm.Unavailable && e.Status == 0 && e.Code == "") {
+	// These messages are the gateway's own (an adapter's refusal, a timer, a cut): no upstream
+	// text, so no secret, and the client needs them to know what to change.
+	if e.Kind == llm.Timeout || e.Kind == llm.Truncated || e.Kind == llm.Unsupported || (e.Kind == llm.Unavailable && e.Status == 0 && e.Code == "") {
 		if e.Message != "" {
 			b.WriteString(": " + e.Message)
 		}

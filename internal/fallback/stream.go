@@ -104,8 +104,9 @@ func (s *Stream) Close() error {
 }
 
 // settle reports the attempt's verdict to the chain's Health, once: nil is a success; a
-// client that left, an abandoned attempt and a request error (another target would refuse it
-// too) give the half-open probe back without a verdict; anything else is a failure. Only the
+// client that left, an abandoned attempt, a request error (another target would refuse it
+// too) and a request the target's API cannot carry give the half-open probe back without a
+// verdict; anything else is a failure. Only the
 // owner's goroutine passes a failure (Close passes errAbandoned), so the run is not shared.
 func (s *Stream) settle(err error) {
 	s.settled.Do(func() {
@@ -118,7 +119,7 @@ func (s *Stream) settle(err error) {
 		switch k := llm.KindOf(err); {
 		case err == nil:
 			h.Success(ctx, s.Target)
-		case errors.Is(err, errAbandoned) || k == llm.Canceled || k == llm.Invalid:
+		case errors.Is(err, errAbandoned) || k == llm.Canceled || k == llm.Invalid || k == llm.Unsupported:
 			h.Release(ctx, s.Target)
 		default:
 			var ra time.Duration

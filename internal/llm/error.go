@@ -37,10 +37,14 @@ const (
 	TooLarge
 	// Internal: a bug in the gateway.
 	Internal
+	// Unsupported: the target's API cannot carry the request as asked (n > 1, logprobs or a
+	// JSON schema to Anthropic); nothing was sent. Another target may serve it, so the chain
+	// moves on without a strike; when no target can, the client gets a 400.
+	Unsupported
 )
 
 var kindNames = [...]string{"none", "canceled", "invalid", "auth", "rate_limited", "unavailable",
-	"timeout", "truncated", "refused", "not_found", "unauthenticated", "too_large", "internal"}
+	"timeout", "truncated", "refused", "not_found", "unauthenticated", "too_large", "internal", "unsupported"}
 
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {
@@ -121,7 +125,7 @@ func HTTPStatus(err error) int {
 		return http.StatusOK
 	case Canceled:
 		return 499
-	case Invalid:
+	case Invalid, Unsupported:
 		return http.StatusBadRequest
 	case RateLimited:
 		return http.StatusTooManyRequests
@@ -144,7 +148,7 @@ func HTTPStatus(err error) int {
 // Retryable reports whether a failure before commit may fall back to the next target.
 func Retryable(k Kind) bool {
 	switch k {
-	case Auth, RateLimited, Unavailable, Timeout, Truncated:
+	case Auth, RateLimited, Unavailable, Timeout, Truncated, Unsupported:
 		return true
 	}
 	return false

@@ -25,6 +25,7 @@ func TestKindOfAndStatus(t *testing.T) {
 		{"truncated", &Error{Kind: Truncated}, Truncated, 502},
 		{"not found", &Error{Kind: NotFound}, NotFound, 404},
 		{"too large", &Error{Kind: TooLarge}, TooLarge, 413},
+		{"no target can carry it", &Error{Kind: Unsupported, Status: 400}, Unsupported, 400},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

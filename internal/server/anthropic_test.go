@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"encoding/json"
+	"io"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -27,6 +28,7 @@ providers:
 models:
   claude: [anth/echo]
   mixed: ["anth/text?fail=error", "mock/text?len=40"]
+  claude-then-openai: [anth/echo, mock/echo]
 `, map[string]string{"MOCK_URL": ms.URL})
 	t.Cleanup(gs.Close)
 	return &gateway{url: gs.URL, mock: mock}
@@ -145,5 +147,31 @@ func TestAnthropicOverloadedFallsBack(t *testing.T) {
 	}
 	if g.mock.Calls("text?fail=error") != 1 {
 		t.Errorf("the Anthropic target was called %d times, want 1", g.mock.Calls("text?fail=error"))
+	}
+}
+
+// TestUnsupportedMovesOn: a request Anthropic's API cannot carry (n > 1) is not sent to it;
+// the chain moves on to a target that can, without a strike against the first; with no such
+// target the client gets a 400 that says why.
+func TestUnsupportedMovesOn(t *testing.T) {
+	g := anthropicGateway(t)
+	for range 5 { // more than the health threshold: no cooldown may follow
+		resp := g.post(t, chatBody("claude-then-openai", false, `,"n":2`))
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 200 || resp.Header.Get("X-Sluice-Target") != "mock/echo" || strings.Count(string(body), `"finish_reason"`) != 2 {
+			t.Fatalf("got %d from %q: %s, want two choices from mock/echo", resp.StatusCode, resp.Header.Get("X-Sluice-Target"), body)
+		}
+	}
+	if n := g.mock.Calls("echo"); n != 5 {
+		t.Errorf("the OpenAI target was called %d times, want 5", n)
+	}
+	resp := g.post(t, chatBody("claude", false, ""))
+	if resp.StatusCode != 200 {
+		t.Errorf("after the refusals the Anthropic target answers %d, want 200 (no cooldown)", resp.StatusCode)
+	}
+	resp = g.post(t, chatBody("claude", false, `,"n":2`))
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 400 || !strings.Contains(string(body), "unsupported_by_targets") || !strings.Contains(string(body), "one choice") {
+		t.Errorf("alias without a target that can: got %d %s, want 400 unsupported_by_targets naming the reason", resp.StatusCode, body)
 	}
 }

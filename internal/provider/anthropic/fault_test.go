@@ -169,7 +169,7 @@ func TestUntranslatableRequestSendsNothing(t *testing.T) {
 	r := testRequest()
 	r.N = 2
 	_, err := u.client(Config{}).Stream(context.Background(), r)
-	le := wantKind(t, err, llm.Invalid)
+	le := wantKind(t, err, llm.Unsupported)
 	if le.Status != 400 || llm.HTTPStatus(err) != 400 || !strings.Contains(le.Message, "one choice") {
 		t.Errorf("got status %d message %q, want 400 saying Anthropic serves one choice", le.Status, le.Message)
 	}

@@ -44,13 +44,13 @@ func claudeMajor(model string) int {
 // the answer's meaning is an Invalid *llm.Error (see the package comment for the table).
 func encodeRequest(req *llm.Request, defaultMax int) ([]byte, error) {
 	if req.N > 1 {
-		return nil, invalid("n", "n=%d: Anthropic serves one choice per request", req.N)
+		return nil, unsupported("n", "n=%d: Anthropic serves one choice per request", req.N)
 	}
 	if req.Logprobs {
-		return nil, invalid("logprobs", "logprobs are not available from Anthropic")
+		return nil, unsupported("logprobs", "logprobs are not available from Anthropic")
 	}
 	if rfType(req.ResponseFormat) == "json_schema" {
-		return nil, invalid("response_format", "response_format json_schema is not supported for Anthropic targets")
+		return nil, unsupported("response_format", "response_format json_schema is not supported for Anthropic targets")
 	}
 	system, turns, err := translateMessages(req.Messages)
 	if err != nil {
@@ -156,7 +156,7 @@ func translateToolChoice(raw json.RawMessage, disableParallel bool) (*toolChoice
 			} `json:"function"`
 		}
 		if json.Unmarshal(raw, &o) != nil || o.Type != "function" || o.Function.Name == "" {
-			return nil, invalid("tool_choice", "tool_choice %s has no Anthropic equivalent", raw)
+			return nil, unsupported("tool_choice", "tool_choice %s has no Anthropic equivalent", raw)
 		}
 		tc.Type, tc.Name = "tool", o.Function.Name
 	}

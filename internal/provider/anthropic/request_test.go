@@ -203,25 +203,26 @@ func TestEncodeRequestRefuses(t *testing.T) {
 		req   llm.Request
 		param string
 		msg   string
+		kind  llm.Kind // Unsupported when another provider may serve the request
 	}{
-		{"n > 1", llm.Request{Model: "m", Messages: hi.Messages, N: 3}, "n", "one choice"},
-		{"logprobs", llm.Request{Model: "m", Messages: hi.Messages, Logprobs: true}, "logprobs", "logprobs"},
+		{"n > 1", llm.Request{Model: "m", Messages: hi.Messages, N: 3}, "n", "one choice", llm.Unsupported},
+		{"logprobs", llm.Request{Model: "m", Messages: hi.Messages, Logprobs: true}, "logprobs", "logprobs", llm.Unsupported},
 		{"json_schema", llm.Request{Model: "m", Messages: hi.Messages,
-			ResponseFormat: json.RawMessage(`{"type":"json_schema","json_schema":{"name":"x","schema":{}}}`)}, "response_format", "json_schema"},
+			ResponseFormat: json.RawMessage(`{"type":"json_schema","json_schema":{"name":"x","schema":{}}}`)}, "response_format", "json_schema", llm.Unsupported},
 		{"invalid tool arguments", llm.Request{Model: "m", Messages: []llm.Message{text(llm.RoleUser, "a"),
-			{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "c", Name: "f", Arguments: `{"a": "cut`}}}}}, "messages", "messages[1].tool_calls[0].function.arguments: not valid JSON"},
+			{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "c", Name: "f", Arguments: `{"a": "cut`}}}}}, "messages", "messages[1].tool_calls[0].function.arguments: not valid JSON", llm.Invalid},
 		{"tool arguments not an object", llm.Request{Model: "m", Messages: []llm.Message{text(llm.RoleUser, "a"),
-			{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "c", Name: "f", Arguments: `[1]`}}}}}, "messages", "not a JSON object"},
+			{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "c", Name: "f", Arguments: `[1]`}}}}}, "messages", "not a JSON object", llm.Invalid},
 		{"data URL not base64", llm.Request{Model: "m", Messages: []llm.Message{{Role: llm.RoleUser,
-			Parts: []llm.Part{{Type: llm.PartImage, URL: "data:image/png,%89PNG"}}}}}, "messages", "base64"},
-		{"only a system prompt", llm.Request{Model: "m", Messages: []llm.Message{text(llm.RoleSystem, "s")}}, "messages", "at least one"},
-		{"unknown tool_choice", withTools(hi, `{"type":"allowed_tools","allowed_tools":{"mode":"auto","tools":[]}}`), "tool_choice", "no Anthropic equivalent"},
-		{"unknown role", llm.Request{Model: "m", Messages: []llm.Message{text("function", "x")}}, "messages", "role"},
+			Parts: []llm.Part{{Type: llm.PartImage, URL: "data:image/png,%89PNG"}}}}}, "messages", "base64", llm.Invalid},
+		{"only a system prompt", llm.Request{Model: "m", Messages: []llm.Message{text(llm.RoleSystem, "s")}}, "messages", "at least one", llm.Invalid},
+		{"unknown tool_choice", withTools(hi, `{"type":"allowed_tools","allowed_tools":{"mode":"auto","tools":[]}}`), "tool_choice", "no Anthropic equivalent", llm.Unsupported},
+		{"unknown role", llm.Request{Model: "m", Messages: []llm.Message{text("function", "x")}}, "messages", "role", llm.Invalid},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := encodeRequest(&tt.req, 4096)
-			le := wantKind(t, err, llm.Invalid)
+			le := wantKind(t, err, tt.kind)
 			if le.Status != 400 || le.Param != tt.param || le.Type != "invalid_request_error" || !strings.Contains(le.Message, tt.msg) {
 				t.Errorf("got status %d param %q type %q message %q, want 400, %q, invalid_request_error, containing %q",
 					le.Status, le.Param, le.Type, le.Message, tt.param, tt.msg)

@@ -95,7 +95,7 @@ func TestResponsesManyChoicesNotSent(t *testing.T) {
 	req := respRequest()
 	req.N = 3
 	_, err := u.responses(Config{}).Stream(context.Background(), req)
-	if le := wantKind(t, err, llm.Invalid); le.Param != "n" || llm.HTTPStatus(err) != 400 {
+	if le := wantKind(t, err, llm.Unsupported); le.Param != "n" || llm.HTTPStatus(err) != 400 {
 		t.Errorf("got param %q status %d, want n and 400", le.Param, llm.HTTPStatus(err))
 	}
 	u.mu.Lock()

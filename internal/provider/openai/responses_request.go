@@ -36,7 +36,7 @@ const minOutputTokens = 16
 // items in order. The output is deterministic: no map is iterated.
 func encodeResponsesRequest(req *llm.Request) ([]byte, error) {
 	if req.N > 1 {
-		return nil, &llm.Error{Kind: llm.Invalid, Param: "n", Code: "invalid_value",
+		return nil, &llm.Error{Kind: llm.Unsupported, Status: 400, Param: "n", Code: "invalid_value",
 			Message: "n > 1 is not supported by the Responses API"}
 	}
 	var b bytes.Buffer

@@ -175,7 +175,7 @@ func TestEncodeResponsesRequestErrors(t *testing.T) {
 		req  llm.Request
 		kind llm.Kind
 	}{
-		{"n > 1", llm.Request{Model: "m", N: 2}, llm.Invalid},
+		{"n > 1", llm.Request{Model: "m", N: 2}, llm.Unsupported},
 		{"invalid tool_choice", llm.Request{Model: "m", ToolChoice: json.RawMessage(`{`)}, llm.Internal},
 		{"invalid response_format", llm.Request{Model: "m", ResponseFormat: json.RawMessage(`{"type":`)}, llm.Internal},
 		{"invalid parameters", llm.Request{Model: "m", Tools: []llm.Tool{{Name: "t", Parameters: json.RawMessage(`[`)}}}, llm.Internal},
