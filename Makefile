@@ -2,7 +2,7 @@
 GO ?= go
 export GOFLAGS ?= -mod=mod
 
-.PHONY: run mock test vet bench bench-go fuzz build
+.PHONY: run mock test vet bench bench-go fuzz build fleet fleet-stop test-fleet
 
 run:
 	$(GO) run ./cmd/gateway
@@ -19,6 +19,19 @@ vet:
 
 test: vet
 	$(GO) test -race -count=1 ./...
+
+# make fleet: the production shape on loopback (deploy/fleet.sh): redis-server, the mock, N=3
+# gateway replicas and nginx with the compose configuration; Ctrl-C or make fleet-stop ends it.
+N ?= 3
+fleet:
+	deploy/fleet.sh up $(N)
+
+fleet-stop:
+	deploy/fleet.sh stop
+
+# make test-fleet: the fleet scenarios (test/fleet) through nginx; needs redis-server and nginx.
+test-fleet:
+	SLUICE_FLEET_TEST=1 $(GO) test -count=1 -timeout 5m ./test/fleet/
 
 # make bench: the Go benchmarks, then the load comparison against a bare reverse proxy
 # (cmd/sluicebench; a few minutes, loopback only). BENCHFLAGS=-quick for a smoke run.

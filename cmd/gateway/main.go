@@ -66,7 +66,10 @@ func run(ctx context.Context, path string, grace time.Duration) error {
 		return err
 	case <-ctx.Done():
 	}
-	// Stop accepting, let open streams finish up to the grace period, then cut the rest.
+	// Fail /readyz at once, stop accepting, let open streams finish up to the grace period,
+	// then cut the rest. A frontend run this process cannot finish ends through its owner
+	// lease on another replica's readers (DESIGN §8).
+	srv.Drain()
 	log.Info("shutting down", "grace", grace)
 	sctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()

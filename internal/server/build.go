@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"log/slog"
+	"os"
 	"time"
 
 	"github.com/sluice-gw/sluice/internal/config"
@@ -26,6 +27,10 @@ func FromConfig(c *config.Config, log *slog.Logger) (*Server, error) {
 		Log:          log,
 		Timeouts: fallback.Timeouts{Connect: 5 * time.Second, FirstEvent: 120 * time.Second,
 			Idle: 60 * time.Second, Total: 10 * time.Minute},
+	}
+	// The replica's name for X-Sluice-Replica: set per process (a pod name), else the host's.
+	if o.Replica = os.Getenv("SLUICE_REPLICA"); o.Replica == "" {
+		o.Replica, _ = os.Hostname()
 	}
 	for _, w := range c.Warnings {
 		log.Warn("config", "warning", w)

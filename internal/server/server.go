@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -47,6 +48,8 @@ type Options struct {
 	Ready func() error
 	// Gate guards /v1 with keys and limits, and serves the admin API (gate.go).
 	Gate Gate
+	// Replica names this process in the X-Sluice-Replica header of every answer ("": none).
+	Replica string
 }
 
 // Policy is what an alias asks of a request beyond its chain.
@@ -60,7 +63,13 @@ type Policy struct {
 type Server struct {
 	o    Options
 	echo *echo.Echo
+	// draining is set by Drain: /readyz fails from then on.
+	draining atomic.Bool
 }
+
+// Drain makes /readyz fail from now on, so load balancers stop sending new requests while
+// the process lets its open streams finish (SIGTERM; the caller then shuts the listener).
+func (s *Server) Drain() { s.draining.Store(true) }
 
 // New builds the server and its routes.
 func New(o Options) *Server {
@@ -105,6 +114,9 @@ func (s *Server) access(next echo.HandlerFunc) echo.HandlerFunc {
 		in := &telemetry.Access{ID: requestID(c.Request().Header.Get("X-Request-Id")), Kind: llm.KindNone.String()}
 		c.Set(infoKey, in)
 		c.Response().Header().Set("X-Request-Id", in.ID)
+		if s.o.Replica != "" {
+			c.Response().Header().Set("X-Sluice-Replica", s.o.Replica)
+		}
 		if err := next(c); err != nil {
 			c.Error(err)
 		}
@@ -142,6 +154,9 @@ func requestID(h string) string {
 }
 
 func (s *Server) readyz(c echo.Context) error {
+	if s.draining.Load() {
+		return c.JSONBlob(http.StatusServiceUnavailable, []byte(`{"status":"draining"}`))
+	}
 	if s.o.Ready != nil {
 		if err := s.o.Ready(); err != nil {
 			return c.JSONBlob(http.StatusServiceUnavailable, []byte(`{"status":"unavailable"}`))
