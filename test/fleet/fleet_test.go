@@ -1,7 +1,5 @@
-// Package fleet tests the production shape on loopback: deploy/fleet.sh starts redis-server,
-// the mock upstream, three gateway replicas and nginx with the compose configuration, and
-// the tests talk to nginx (and to single replicas where a scenario needs one). They run with
-// `make test-fleet` (SLUICE_FLEET_TEST=1), which .ci/run calls after make test.
+// The tests talk to nginx, and to single replicas where a scenario needs one. They run with
+// make test-fleet (SLUICE_FLEET_TEST=1), which .ci/run calls after make test.
 package fleet
 
 import (
