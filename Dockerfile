@@ -12,4 +12,5 @@ COPY --from=build /out/gateway /out/mockllm /usr/local/bin/
 COPY deploy/gateway.yaml /etc/sluice/gateway.yaml
 USER nonroot
 EXPOSE 8080
+HEALTHCHECK --interval=5s --timeout=2s --retries=3 CMD ["/usr/local/bin/gateway", "--check", "http://127.0.0.1:8080/readyz"]
 ENTRYPOINT ["/usr/local/bin/gateway", "--config", "/etc/sluice/gateway.yaml"]

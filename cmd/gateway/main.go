@@ -18,12 +18,21 @@ import (
 
 	"github.com/sluice-gw/sluice/internal/config"
 	"github.com/sluice-gw/sluice/internal/server"
+	"github.com/sluice-gw/sluice/internal/telemetry"
 )
 
 func main() {
 	path := flag.String("config", os.Getenv("SLUICE_CONFIG"), "configuration file (default: the embedded default)")
 	grace := flag.Duration("grace", 30*time.Second, "how long open streams may finish after SIGTERM")
+	check := flag.String("check", "", "GET `url` and exit 0 when it answers 200 (a container health check: distroless has no curl)")
 	flag.Parse()
+	if *check != "" {
+		if err := healthy(*check); err != nil {
+			fmt.Fprintln(os.Stderr, "gateway:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, *path, *grace); err != nil {
@@ -33,7 +42,8 @@ func main() {
 }
 
 func run(ctx context.Context, path string, grace time.Duration) error {
-	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	// JSON lines, or text on a terminal; SLUICE_LOG_FORMAT=json|text chooses.
+	log := telemetry.NewLogger(os.Stderr, os.Getenv("SLUICE_LOG_FORMAT"))
 	var cfg *config.Config
 	if path == "" {
 		cfg = config.Default()
@@ -46,6 +56,18 @@ func run(ctx context.Context, path string, grace time.Duration) error {
 	if err := cfg.CheckListen(); err != nil {
 		return err
 	}
+	// The OpenTelemetry SDK, from the telemetry: block and OTEL_*: Prometheus, and OTLP when
+	// an endpoint is set (none in the embedded default: nothing reaches out to a network).
+	sdk, err := telemetry.Setup(ctx, telemetry.Config{Prometheus: cfg.Telemetry.Prometheus,
+		OTLPEndpoint: cfg.Telemetry.OTLPEndpoint, OTLPProtocol: cfg.Telemetry.OTLPProtocol, Log: log})
+	if err != nil {
+		return err
+	}
+	defer func() { // last: what the shutdown itself recorded is flushed too
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = sdk.Shutdown(sctx)
+	}()
 	srv, err := server.FromConfig(cfg, log)
 	if err != nil {
 		return err
@@ -78,6 +100,20 @@ func run(ctx context.Context, path string, grace time.Duration) error {
 	}
 	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
 		return err
+	}
+	return nil
+}
+
+// healthy GETs url, for --check.
+func healthy(url string) error {
+	c := &http.Client{Timeout: 2 * time.Second}
+	resp, err := c.Get(url)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: %s", url, resp.Status)
 	}
 	return nil
 }

@@ -76,9 +76,13 @@ var owners = []struct {
 	{"github.com/labstack/echo", []string{module + "/internal/server", module + "/cmd/"}},
 	{"github.com/openai/openai-go", []string{module + "/internal/provider/openai"}},
 	{"github.com/redis/go-redis", []string{module + "/internal/redisstore"}},
+	// The OpenTelemetry SDK, its exporters and the Prometheus client belong to telemetry
+	// (TestSDKOnlyInSetup narrows it to one file); the otel API may be used anywhere.
 	{"go.opentelemetry.io/otel/sdk", []string{module + "/internal/telemetry"}},
 	{"go.opentelemetry.io/otel/exporters", []string{module + "/internal/telemetry"}},
+	{"github.com/prometheus/", []string{module + "/internal/telemetry"}},
 	{"github.com/r3labs/sse", []string{module + "/internal/provider/"}},
+	{"github.com/santhosh-tekuri/jsonschema", []string{module + "/internal/guard"}},
 }
 
 func TestDependencyOwners(t *testing.T) {
@@ -143,6 +147,33 @@ func TestDocComments(t *testing.T) {
 		}
 		if !found {
 			t.Errorf("%s has no doc comment saying what it decides", p.ImportPath)
+		}
+	}
+}
+
+// TestSDKOnlyInSetup keeps the OpenTelemetry SDK, its exporters and the Prometheus client in
+// telemetry/setup.go: the rest of the package, like every other, records through the API
+// (DESIGN §7, "the SDK is set up in one place").
+func TestSDKOnlyInSetup(t *testing.T) {
+	sdk := []string{"go.opentelemetry.io/otel/sdk", "go.opentelemetry.io/otel/exporters", "github.com/prometheus/"}
+	for _, p := range list(t) {
+		if p.ImportPath != module+"/internal/telemetry" {
+			continue
+		}
+		fset := token.NewFileSet()
+		for _, f := range p.GoFiles {
+			af, err := parser.ParseFile(fset, filepath.Join(p.Dir, f), nil, parser.ImportsOnly)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, imp := range af.Imports {
+				path := strings.Trim(imp.Path.Value, `"`)
+				for _, d := range sdk {
+					if strings.HasPrefix(path, d) && f != "setup.go" {
+						t.Errorf("telemetry/%s imports %s; only setup.go may", f, path)
+					}
+				}
+			}
 		}
 	}
 }

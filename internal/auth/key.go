@@ -29,6 +29,13 @@ type Key struct {
 	ExpiresAt time.Time         `json:"expires_at,omitzero"`
 	Metadata  map[string]string `json:"metadata,omitempty"`
 	CreatedAt time.Time         `json:"created_at"`
+	// DailyUSD and MonthlyUSD cap the key's spending per UTC day and month; 0 means
+	// unlimited.
+	DailyUSD   float64 `json:"daily_usd,omitempty"`
+	MonthlyUSD float64 `json:"monthly_usd,omitempty"`
+	// Guardrails name configured guardrails applied to every request of the key, after the
+	// model alias's own.
+	Guardrails []string `json:"guardrails,omitempty"`
 	// Static is set on keys of the configuration file: the admin API cannot change them.
 	Static bool `json:"-"`
 }
@@ -46,6 +53,7 @@ func (k *Key) Expired(now time.Time) bool { return !k.ExpiresAt.IsZero() && !now
 func (k *Key) Clone() *Key {
 	c := *k
 	c.Models = slices.Clone(k.Models)
+	c.Guardrails = slices.Clone(k.Guardrails)
 	if k.Metadata != nil {
 		c.Metadata = make(map[string]string, len(k.Metadata))
 		for n, v := range k.Metadata {

@@ -16,6 +16,7 @@ type Config struct {
 	Redaction         Redaction            `yaml:"redaction"`
 	Guardrails        map[string]Guardrail `yaml:"guardrails"`
 	Keys              []Key                `yaml:"keys"`
+	Prices            map[string]Price     `yaml:"prices"`
 	Tools             map[string]Tool      `yaml:"tools"`
 	Runs              Runs                 `yaml:"runs"`
 	Embeddings        map[string]Embedding `yaml:"embeddings"`
@@ -171,12 +172,13 @@ type Guardrail struct {
 	Stage  string `yaml:"stage"`  // input | output
 	Kind   string `yaml:"kind"`   // terms | regex | json_schema | max_size | pii
 	Mode   string `yaml:"mode"`   // hold (default) | stream; output only
-	Action string `yaml:"action"` // block (default) | retry; retry is output only
+	Action string `yaml:"action"` // block (default) | mask (input terms, regex, pii) | retry (output)
 
-	Terms    []string        `yaml:"terms"`     // kind terms
-	Pattern  string          `yaml:"pattern"`   // kind regex
-	Schema   json.RawMessage `yaml:"schema"`    // kind json_schema: a JSON schema object
-	MaxBytes int64           `yaml:"max_bytes"` // kind max_size
+	Terms     []string        `yaml:"terms"`      // kind terms
+	Pattern   string          `yaml:"pattern"`    // kind regex
+	Schema    json.RawMessage `yaml:"schema"`     // kind json_schema: a JSON schema object; absent: response_format's
+	MaxBytes  int64           `yaml:"max_bytes"`  // kind max_size
+	MaxTokens int64           `yaml:"max_tokens"` // kind max_size: the prompt's (estimated) or the answer's tokens
 }
 
 func (g *Guardrail) setDefaults() { g.Mode, g.Action = "hold", "block" }
@@ -192,6 +194,9 @@ type Key struct {
 	// ExpiresAt is when the key stops working (zero: never).
 	ExpiresAt Timestamp         `yaml:"expires_at"`
 	Metadata  map[string]string `yaml:"metadata"`
+	// Guardrails are names in Config.Guardrails, applied to every request of the key after
+	// the alias's own.
+	Guardrails []string `yaml:"guardrails"`
 }
 
 // RateLimits are per key and per minute; zero means unlimited.
@@ -204,6 +209,15 @@ type RateLimits struct {
 type Budget struct {
 	DailyUSD   float64 `yaml:"daily_usd"`
 	MonthlyUSD float64 `yaml:"monthly_usd"`
+}
+
+// Price is what a model costs, in USD per million tokens (prices: overrides the built-in
+// table, keyed by "provider/model" or a model name).
+type Price struct {
+	Input       float64  `yaml:"input"`
+	Output      float64  `yaml:"output"`
+	CachedInput *float64 `yaml:"cached_input"` // absent: the input price
+	CacheWrite  *float64 `yaml:"cache_write"`  // absent: the input price
 }
 
 // Tool is a server-side tool: exactly one of HTTP and MCP is set.
@@ -248,4 +262,8 @@ type Telemetry struct {
 	Prometheus     bool   `yaml:"prometheus"`
 	OTLPEndpoint   string `yaml:"otlp_endpoint"`
 	CaptureContent bool   `yaml:"capture_content"` // prompts and completions in spans: off by default
+	// OTLPProtocol is grpc or http/protobuf; "": OTEL_EXPORTER_OTLP_PROTOCOL, else http/protobuf.
+	OTLPProtocol string `yaml:"otlp_protocol"`
+	// StatsWindow is how far back GET /admin/stats looks (0: 15 minutes).
+	StatsWindow Duration `yaml:"stats_window"`
 }

@@ -96,12 +96,14 @@ func (v *validator) config(c *Config) {
 		v.guardrail("guardrails."+name, c.Guardrails[name])
 	}
 	v.keys(c)
+	v.prices(c.Prices)
 	for _, name := range sortedKeys(c.Tools) {
 		v.tool("tools."+name, name, c.Tools[name])
 	}
 	v.positive("runs.max_rounds", int64(c.Runs.MaxRounds))
 	v.positive("runs.flush_interval", int64(c.Runs.FlushInterval))
 	v.positive("runs.ttl", int64(c.Runs.TTL))
+	v.telemetry(c.Telemetry)
 }
 
 func (v *validator) positive(path string, n int64) {
@@ -237,10 +239,13 @@ func (v *validator) guardrail(path string, g Guardrail) {
 	if !oneOf(g.Mode, "hold", "stream") {
 		v.errorf(path+".mode", "want hold or stream, got %q", g.Mode)
 	}
-	if !oneOf(g.Action, "block", "retry") {
-		v.errorf(path+".action", "want block or retry, got %q", g.Action)
-	} else if g.Action == "retry" && g.Stage != "output" {
+	switch {
+	case !oneOf(g.Action, "block", "mask", "retry"):
+		v.errorf(path+".action", "want block, mask or retry, got %q", g.Action)
+	case g.Action == "retry" && g.Stage != "output":
 		v.errorf(path+".action", "retry applies to output guardrails only")
+	case g.Action == "mask" && (g.Stage != "input" || !oneOf(g.Kind, "terms", "regex", "pii")):
+		v.errorf(path+".action", "mask applies to input guardrails of kind terms, regex or pii")
 	}
 	switch g.Kind {
 	case "terms":
@@ -250,11 +255,16 @@ func (v *validator) guardrail(path string, g Guardrail) {
 	case "regex":
 		v.regex(path+".pattern", g.Pattern)
 	case "json_schema":
-		if len(g.Schema) == 0 {
-			v.errorf(path, "kind json_schema needs a schema")
+		// Without a schema, the request's response_format says what the answer must be.
+		if g.Stage != "output" {
+			v.errorf(path+".kind", "json_schema applies to output guardrails only")
 		}
 	case "max_size":
-		v.positive(path+".max_bytes", g.MaxBytes)
+		if g.MaxBytes <= 0 && g.MaxTokens <= 0 {
+			v.errorf(path, "kind max_size needs a positive max_bytes or max_tokens")
+		}
+		v.nonNegative(path+".max_bytes", g.MaxBytes)
+		v.nonNegative(path+".max_tokens", g.MaxTokens)
 	case "pii":
 	default:
 		v.errorf(path+".kind", "want terms, regex, json_schema, max_size or pii, got %q", g.Kind)
@@ -295,6 +305,28 @@ func (v *validator) keys(c *Config) {
 		v.nonNegative(path+".limits.tpm", k.Limits.TPM)
 		if k.Budget.DailyUSD < 0 || k.Budget.MonthlyUSD < 0 {
 			v.errorf(path+".budget", "must not be negative")
+		}
+		for j, g := range k.Guardrails {
+			if _, ok := c.Guardrails[g]; !ok {
+				v.errorf(fmt.Sprintf("%s.guardrails[%d]", path, j), "unknown guardrail %q", g)
+			}
+		}
+	}
+}
+
+// prices checks the price table: keyed by a model name or provider/model, no negative price.
+func (v *validator) prices(ps map[string]Price) {
+	for _, name := range sortedKeys(ps) {
+		p, path := ps[name], "prices."+name
+		if name == "" || strings.HasPrefix(name, "/") || strings.HasSuffix(name, "/") {
+			v.errorf(path, "want a model name or provider/model")
+		}
+		neg := p.Input < 0 || p.Output < 0
+		for _, f := range []*float64{p.CachedInput, p.CacheWrite} {
+			neg = neg || (f != nil && *f < 0)
+		}
+		if neg {
+			v.errorf(path, "prices must not be negative")
 		}
 	}
 }

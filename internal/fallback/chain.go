@@ -435,7 +435,7 @@ func (r *Run) attempt(ctx context.Context, t *Target) (*Stream, error) {
 // error's *llm.Error, if any, with the target named.
 func (r *Run) record(idx int, err error) *llm.Error {
 	a := &r.Attempts[idx]
-	a.Kind, a.Reason = llm.KindOf(err), reason(err)
+	a.Kind, a.Reason, a.End = llm.KindOf(err), reason(err), time.Now()
 	if a.Kind == llm.Timeout {
 		if r.timedOut == nil {
 			r.timedOut = map[string]bool{}

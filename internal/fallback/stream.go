@@ -55,6 +55,7 @@ func (s *Stream) Recv() (llm.Event, error) {
 		s.stopTimers()
 		if errors.Is(err, io.EOF) {
 			s.err = io.EOF
+			s.run.Attempts[s.attempt].End = time.Now()
 			s.settle(nil)
 			return llm.Event{}, s.err
 		}

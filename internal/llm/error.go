@@ -113,7 +113,8 @@ func KindOf(err error) Kind {
 // an upstream returned keep its status; everything an upstream did wrong is the gateway's 502.
 func HTTPStatus(err error) int {
 	var e *Error
-	if errors.As(err, &e) && e.Kind == Invalid && e.Status >= 400 && e.Status < 500 {
+	if errors.As(err, &e) && (e.Kind == Invalid || e.Kind == Refused) && e.Status >= 400 && e.Status < 500 {
+		// A guardrail that blocks a request (not its answer) says 400.
 		return e.Status
 	}
 	if e != nil && e.Kind == Unavailable && e.Status == http.StatusServiceUnavailable {

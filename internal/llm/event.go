@@ -139,6 +139,9 @@ type Attempt struct {
 	Committed  bool
 	FirstEvent time.Duration
 	Reason     string // short, secret-free
+	// End is when the attempt ended: its failure, or its answer's clean end; zero while it
+	// runs or when it was abandoned (telemetry then takes the end of the request).
+	End time.Time
 }
 
 // Response is the complete response of a round.

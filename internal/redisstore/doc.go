@@ -1,6 +1,7 @@
 // Package redisstore keeps the gateway's shared state in Redis, so that replicas behind a
-// load balancer act as one: virtual keys (auth.Store), rate limits (limit.Limiter) and the
-// health of targets (fallback.Health). It is the only package that imports go-redis.
+// load balancer act as one: virtual keys (auth.Store), rate limits (limit.Limiter), the
+// health of targets (fallback.Health), the usage account and budgets (usage.Store,
+// usage.Budgets). It is the only package that imports go-redis.
 //
 // Every call has a short timeout. When Redis cannot answer, the named policy decides
 // (redis.on_failure): open serves on with this replica's own state (local limits, local
@@ -17,6 +18,11 @@
 //	sluice:{key:<id>}:tpm:cost   hash  reservation id -> tokens (reconciled after the call)
 //	sluice:{key:<id>}:tpm:sum    string the tokens in the log
 //	sluice:{health:<target>}     hash  fails, until (ms), probe (lease end, ms)
+//	sluice:{usage:<day>}         hash  "<key>\x1f<alias>\x1f<target>\x1f<counter>" -> count (400 days)
+//	sluice:{budget:<id>}:day:<d> string nano-USD spent and reserved on UTC day d (2 days)
+//	sluice:{budget:<id>}:month:<m> string the same for UTC month m (32 days)
+//	sluice:{stats}:replicas      zset  replica -> ms of its last statistics snapshot
+//	sluice:{stats}:r:<replica>   string its snapshot for /admin/stats (JSON, TTL: the window)
 //
 // Times in scripts are Redis's own (TIME), so replicas need not agree on the clock.
 package redisstore

@@ -12,6 +12,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
+
+	"github.com/sluice-gw/sluice/internal/telemetry"
 )
 
 // ErrUnavailable wraps every failure to reach Redis that the caller must handle (under
@@ -120,6 +122,7 @@ func (s *Store) result(ctx context.Context, err error) error {
 	}
 	n := s.failures.Add(1)
 	s.down.Store(true)
+	telemetry.RedisError(ctx)
 	now, last := time.Now().UnixNano(), s.lastLog.Load()
 	if now-last >= int64(s.logEvery) && s.lastLog.CompareAndSwap(last, now) {
 		policy := "closed: refusing requests"

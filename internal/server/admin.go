@@ -27,6 +27,7 @@ func (s *Server) adminRoutes(e *echo.Echo) {
 	g.GET("/keys/:id", s.getKey)
 	g.PATCH("/keys/:id", s.patchKey)
 	g.DELETE("/keys/:id", s.deleteKey)
+	g.GET("/usage", s.usageReport) // adminusage.go
 }
 
 // adminAuth lets through a request carrying the admin token (Bearer or x-api-key). The
@@ -59,11 +60,16 @@ type wireKey struct {
 	Metadata  map[string]string `json:"metadata"`
 	CreatedAt time.Time         `json:"created_at"`
 	Source    string            `json:"source"` // api | config (read-only)
+
+	// Budget and Guardrails: keybudget.go.
+	Budget     wireBudget `json:"budget"`
+	Guardrails []string   `json:"guardrails"`
 }
 
 func toWire(k *auth.Key) wireKey {
 	w := wireKey{ID: k.ID, Object: "key", Name: k.Name, Models: k.Models, RPM: k.RPM, TPM: k.TPM,
 		Metadata: k.Metadata, CreatedAt: k.CreatedAt, Source: "api"}
+	w.Budget, w.Guardrails = keyExtras(k)
 	if w.Models == nil {
 		w.Models = []string{}
 	}
@@ -89,6 +95,10 @@ type keyInput struct {
 	TPM       *int64            `json:"tpm"`
 	ExpiresAt json.RawMessage   `json:"expires_at"`
 	Metadata  map[string]string `json:"metadata"`
+
+	// Budget and Guardrails: keybudget.go.
+	Budget     *budgetInput `json:"budget"`
+	Guardrails []string     `json:"guardrails"`
 }
 
 func badKey(param, msg string) error {
@@ -104,7 +114,7 @@ func (s *Server) decodeKeyInput(c echo.Context) (*keyInput, error) {
 	dec.DisallowUnknownFields()
 	in := &keyInput{}
 	if err := dec.Decode(in); err != nil {
-		return nil, badKey("", "The body must be a JSON object with name, models, rpm, tpm, expires_at and metadata: "+jsonMsg(err))
+		return nil, badKey("", "The body must be a JSON object with name, models, rpm, tpm, expires_at, metadata, budget and guardrails: "+jsonMsg(err))
 	}
 	return in, nil
 }
@@ -125,6 +135,9 @@ func (in *keyInput) apply(k *auth.Key, now time.Time) error {
 	}
 	if in.Metadata != nil {
 		k.Metadata = in.Metadata
+	}
+	if err := in.applyExtras(k); err != nil {
+		return err
 	}
 	switch {
 	case in.ExpiresAt == nil:
@@ -174,6 +187,9 @@ func (s *Server) createKey(c echo.Context) error {
 	if err := in.apply(k, now); err != nil {
 		return s.reject(c, err)
 	}
+	if err := s.keyGuardrails(k); err != nil {
+		return s.reject(c, err)
+	}
 	if err := s.o.Gate.Keys.Create(c.Request().Context(), k); err != nil {
 		return s.reject(c, keyStoreError(err))
 	}
@@ -208,7 +224,12 @@ func (s *Server) patchKey(c echo.Context) error {
 		return s.reject(c, err)
 	}
 	now := time.Now()
-	k, err := s.o.Gate.Keys.Update(c.Request().Context(), c.Param("id"), func(k *auth.Key) error { return in.apply(k, now) })
+	k, err := s.o.Gate.Keys.Update(c.Request().Context(), c.Param("id"), func(k *auth.Key) error {
+		if err := in.apply(k, now); err != nil {
+			return err
+		}
+		return s.keyGuardrails(k)
+	})
 	if err != nil {
 		return s.reject(c, keyStoreError(err))
 	}

@@ -20,12 +20,20 @@ import (
 func BenchmarkChat(b *testing.B) {
 	ms := httptest.NewServer(mockllm.New(mockllm.Options{}))
 	defer ms.Close()
+	srv := benchServer(b, ms.URL)
+	b.Run("nonstream", func(b *testing.B) { benchPost(b, srv, false) })
+	b.Run("stream", func(b *testing.B) { benchPost(b, srv, true) })
+}
+
+// benchServer is the gateway of the benchmarks, in front of the mock at mockURL.
+func benchServer(b *testing.B, mockURL string) *server.Server {
+	b.Helper()
 	cfg, err := config.ParseWith([]byte(`
 providers:
   mock: {kind: openai-compatible, base_url: "${MOCK_URL}/v1"}
 models:
   default: ["mock/text?len=200&chunk=10"]
-`), "bench.yaml", func(k string) (string, bool) { return ms.URL, k == "MOCK_URL" })
+`), "bench.yaml", func(k string) (string, bool) { return mockURL, k == "MOCK_URL" })
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -33,32 +41,34 @@ models:
 	if err != nil {
 		b.Fatal(err)
 	}
+	return srv
+}
+
+// benchPost serves srv over loopback and posts the benchmark's chat request to it in
+// parallel, b.N times in all.
+func benchPost(b *testing.B, srv http.Handler, stream bool) {
 	gs := httptest.NewServer(srv)
 	defer gs.Close()
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	defer client.CloseIdleConnections()
-	for _, stream := range []bool{false, true} {
-		name, body := "nonstream", `{"model":"default","messages":[{"role":"user","content":"hi"}]}`
-		if stream {
-			name, body = "stream", `{"model":"default","stream":true,"messages":[{"role":"user","content":"hi"}]}`
-		}
-		b.Run(name, func(b *testing.B) {
-			b.ReportAllocs()
-			b.RunParallel(func(pb *testing.PB) {
-				for pb.Next() {
-					resp, err := client.Post(gs.URL+"/v1/chat/completions", "application/json", strings.NewReader(body))
-					if err != nil {
-						b.Error(err)
-						return
-					}
-					n, _ := io.Copy(io.Discard, resp.Body)
-					resp.Body.Close()
-					if resp.StatusCode != http.StatusOK || n < 200 {
-						b.Errorf("status %d, %d bytes", resp.StatusCode, n)
-						return
-					}
-				}
-			})
-		})
+	body := `{"model":"default","messages":[{"role":"user","content":"hi"}]}`
+	if stream {
+		body = `{"model":"default","stream":true,"messages":[{"role":"user","content":"hi"}]}`
 	}
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			resp, err := client.Post(gs.URL+"/v1/chat/completions", "application/json", strings.NewReader(body))
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			n, _ := io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK || n < 200 {
+				b.Errorf("status %d, %d bytes", resp.StatusCode, n)
+				return
+			}
+		}
+	})
 }

@@ -64,7 +64,13 @@ func FromConfig(c *config.Config, log *slog.Logger) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	o.Gate = gate
+	// Cooldowns are counted, and the telemetry: block configures spans and metrics (observe.go).
+	health, o.Telemetry = cooldowns{health}, telemetryOptions(c)
+	o.Gate, o.Usage = gate, usageFromConfig(c, gate)     // usage.go
+	if o.Guards, err = guardsFromConfig(c); err != nil { // guard.go
+		return nil, err
+	}
+	o.UI = uiFromConfig(c, gate, log) // uibuild.go
 	o.Health, o.Policies = health, map[string]Policy{}
 	for _, alias := range c.AliasNames() {
 		a := c.Models[alias]

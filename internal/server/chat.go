@@ -75,7 +75,7 @@ func served(c echo.Context, run *fallback.Run, st *fallback.Stream) {
 }
 
 func setServed(in *telemetry.Access, run *fallback.Run, st *fallback.Stream, h http.Header) {
-	in.Attempts = len(run.Attempts)
+	in.Attempts, in.Tries = len(run.Attempts), run.Attempts
 	h.Set("X-Sluice-Attempts", strconv.Itoa(in.Attempts))
 	if st != nil {
 		in.Target = st.Target
@@ -87,10 +87,18 @@ func setServed(in *telemetry.Access, run *fallback.Run, st *fallback.Stream, h h
 // what a reader waited for.
 func finished(in *telemetry.Access, run *fallback.Run, st *fallback.Stream, resp *llm.Response) {
 	resp.Target, resp.Attempts, resp.FirstEvent = st.Target, run.Attempts, st.FirstEvent()
-	in.FirstEvent, in.FirstText = resp.FirstEvent, resp.FirstText
+	if in.FirstText == 0 { // the request's first text: a later round's does not replace it
+		in.FirstEvent, in.FirstText = resp.FirstEvent, resp.FirstText
+	}
 	in.Usage = accessUsage(resp.Usage) // the limiter reconciles its token reservation with it
-	for _, n := range resp.Redactions {
+	// Telemetry makes the attempt spans and the response's span attributes from these.
+	in.Tries, in.Response = run.Attempts, resp
+	for det, n := range resp.Redactions {
 		in.Redactions += n
+		if in.Masks == nil {
+			in.Masks = map[string]int{}
+		}
+		in.Masks[det] += n
 	}
 }
 

@@ -81,6 +81,9 @@ func (s *Server) embeddings(c echo.Context) error {
 	if err != nil {
 		return s.reject(c, err)
 	}
+	if err := s.reserveBudget(c, chain, nil, len(body)); err != nil { // budget.go
+		return s.reject(c, err)
+	}
 	ctx := c.Request().Context()
 	run := chain.Start(req)
 	st, err := run.Next(ctx)
@@ -98,6 +101,7 @@ func (s *Server) embeddings(c echo.Context) error {
 	}
 	if u, ok := embeddingUsage(ev.Raw); ok {
 		in.Usage = accessUsage(u) // the limiter reconciles its token reservation with it
+		s.chargeEmbeddings(c, st, u)
 	}
 	return c.JSONBlob(http.StatusOK, ev.Raw)
 }

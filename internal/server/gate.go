@@ -15,6 +15,7 @@ import (
 	"github.com/sluice-gw/sluice/internal/auth"
 	"github.com/sluice-gw/sluice/internal/limit"
 	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/redisstore"
 )
 
 // Gate guards /v1 (DESIGN §6): who may call (virtual keys), which models, how often (rate
@@ -35,6 +36,7 @@ type Gate struct {
 	FailOpen bool
 
 	closer io.Closer
+	redis  *redisstore.Store // nil without Redis; the account and budgets live there too
 }
 
 // Shared is the shared state as readiness sees it.
@@ -44,6 +46,10 @@ type Shared interface {
 
 // Close releases the gate's connections (Redis). The server must not serve after it.
 func (s *Server) Close() error {
+	_ = s.o.UI.Runs.Close() // runs first: they write their end to the store
+	if s.obs.fleet != nil {
+		s.obs.fleet.close() // no more statistics to publish: the store closes
+	}
 	if s.o.Gate.closer != nil {
 		return s.o.Gate.closer.Close()
 	}

@@ -27,7 +27,7 @@ func gateFromConfig(c *config.Config, log *slog.Logger) (Gate, fallback.Health, 
 			return g, nil, err
 		}
 		store, lim, health = rs.Keys(), rs.Limiter(), rs.Health()
-		g.Shared, g.FailOpen, g.closer = rs, rs.FailOpen(), rs
+		g.Shared, g.FailOpen, g.closer, g.redis = rs, rs.FailOpen(), rs, rs
 	}
 	g.Limiter = lim
 	if c.AuthEnabled() {
@@ -42,7 +42,8 @@ func staticKeys(ks []config.Key) []*auth.Key {
 	out := make([]*auth.Key, len(ks))
 	for i, k := range ks {
 		out[i] = &auth.Key{ID: "cfg_" + k.Hash[:16], Name: k.Name, Hash: k.Hash, Models: k.Models,
-			RPM: k.Limits.RPM, TPM: k.Limits.TPM, ExpiresAt: k.ExpiresAt.Time, Metadata: k.Metadata}
+			RPM: k.Limits.RPM, TPM: k.Limits.TPM, ExpiresAt: k.ExpiresAt.Time, Metadata: k.Metadata,
+			DailyUSD: k.Budget.DailyUSD, MonthlyUSD: k.Budget.MonthlyUSD, Guardrails: k.Guardrails}
 	}
 	return out
 }

@@ -68,6 +68,31 @@ func (sc *specCheck) do(t *testing.T, method, path, body string) *exchange {
 	return sc.send(t, req, body)
 }
 
+// call sends one request with key as a Bearer token ("" for none) and the header pairs
+// given, checks its status, and validates the request and the response against the document.
+func (sc *specCheck) call(t *testing.T, method, path, key, body string, status int, header ...string) *exchange {
+	t.Helper()
+	req, _ := http.NewRequest(method, sc.url+path, strings.NewReader(body))
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	x := sc.send(t, req, body)
+	if x.resp.StatusCode != status {
+		t.Fatalf("%s %s: got %d %s, want %d", method, path, x.resp.StatusCode, x.body, status)
+	}
+	if err := sc.validRequest(t, x); err != nil {
+		t.Errorf("%s %s: got a request the spec rejects: %v", method, path, err)
+	}
+	sc.response(t, x)
+	return x
+}
+
 // send sends req, whose body is body, and reads the whole response.
 func (sc *specCheck) send(t *testing.T, req *http.Request, body string) *exchange {
 	t.Helper()

@@ -82,6 +82,8 @@ func (s *responsesSink) fail(err error) error {
 	code := "server_error"
 	if e.Kind == llm.RateLimited {
 		code = "rate_limit_exceeded"
+	} else if e.Code == "guardrail_refused" {
+		code = e.Code // a stream-mode output guardrail (DESIGN §6)
 	}
 	b := s.head("error")
 	b = append(b, `,"code":`...)

@@ -31,6 +31,9 @@ type wire interface {
 // serveStream serves a streaming client. Before commit a failure is an ordinary HTTP error,
 // unless a keepalive already sent the headers; after it, the wire's in-band failure.
 func (s *Server) serveStream(c echo.Context, chain *fallback.Chain, run *fallback.Run, w wire) error {
+	if holding(c) {
+		return s.serveHeld(c, chain, run, w) // hold.go
+	}
 	ctx := c.Request().Context()
 	in := reqInfo(c)
 	ew := newEventWriter(c.Response(), s.o.Heartbeat, s.o.WriteTimeout)
@@ -56,9 +59,17 @@ func (s *Server) serveStream(c echo.Context, chain *fallback.Chain, run *fallbac
 		in.Kind = llm.Canceled.String() // the client stopped reading
 		return nil
 	}
-	resp, err := relay.Run(ctx, st, sink, s.relayOptions(chain))
+	resp, err := relay.Run(ctx, st, sink, s.roundOptions(c, chain))
 	finished(in, run, st, resp)
+	s.meterRound(c, st, resp, err) // usage.go
 	if err == nil {
+		if rerr := s.screen(c, resp); rerr != nil {
+			// A stream-mode output guardrail refused what the client has seen: in-band, and
+			// never the target's fault.
+			in.Kind = llm.Refused.String()
+			_ = w.fail(ew, rerr)
+			return nil
+		}
 		if err = w.end(&resp.Usage); err == nil {
 			return nil
 		}
@@ -86,10 +97,15 @@ func (s *Server) serveOnce(c echo.Context, chain *fallback.Chain, run *fallback.
 		if err != nil {
 			return s.reject(c, err)
 		}
-		resp, err := relay.Run(ctx, st, w.attempt(st), s.relayOptions(chain))
+		resp, err := relay.Run(ctx, st, w.attempt(st), s.roundOptions(c, chain))
+		s.meterRound(c, st, resp, err) // usage.go
 		if err == nil {
 			st.Close()
 			finished(reqInfo(c), run, st, resp)
+			costHeader(c, c.Response().Header())
+			if err := s.screen(c, resp); err != nil {
+				return s.reject(c, err)
+			}
 			return c.JSONBlob(http.StatusOK, w.body(st, resp))
 		}
 		if llm.KindOf(err) == llm.Canceled || ctx.Err() != nil {
@@ -115,7 +131,7 @@ func (s *Server) start(c echo.Context, decode func([]byte) (string, *llm.Request
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	in.Model, in.Stream = model, req.Stream
+	in.Model, in.Stream, in.Request = model, req.Stream, req
 	chain, err := s.resolve(model)
 	if err != nil {
 		return nil, nil, nil, err
@@ -127,6 +143,9 @@ func (s *Server) start(c echo.Context, decode func([]byte) (string, *llm.Request
 	}
 	if s.o.Policies[chain.Alias].RedactInput && s.o.RedactText != nil {
 		redactInput(req, s.o.RedactText, s.o.RedactJSON)
+	}
+	if err := s.admit(c, chain, req, len(body)); err != nil { // guard.go: input guardrails, budget
+		return nil, nil, nil, err
 	}
 	return chain, chain.Start(req), req, nil
 }

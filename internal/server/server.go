@@ -48,8 +48,17 @@ type Options struct {
 	Ready func() error
 	// Gate guards /v1 with keys and limits, and serves the admin API (gate.go).
 	Gate Gate
+	// Telemetry configures spans, metrics and /admin/stats (observe.go); the zero value
+	// records through the process's providers.
+	Telemetry telemetry.Options
 	// Replica names this process in the X-Sluice-Replica header of every answer ("": none).
 	Replica string
+	// Usage prices calls, keeps the account and enforces budgets (usage.go); Guards are the
+	// guardrails (guard.go).
+	Usage  Usage
+	Guards Guards
+	// UI is frontend runs and CORS (uibuild.go).
+	UI UI
 }
 
 // Policy is what an alias asks of a request beyond its chain.
@@ -63,6 +72,7 @@ type Policy struct {
 type Server struct {
 	o    Options
 	echo *echo.Echo
+	obs  *observer // telemetry (observe.go)
 	// draining is set by Drain: /readyz fails from then on.
 	draining atomic.Bool
 }
@@ -82,11 +92,11 @@ func New(o Options) *Server {
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = 10 << 20
 	}
-	s := &Server{o: o, echo: echo.New()}
+	s := &Server{o: o, echo: echo.New(), obs: newObserver(o)}
 	e := s.echo
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = httpError
-	e.Use(s.access, s.recover, s.guard)
+	e.Use(s.access, s.recover, s.guard, s.account)
 	e.POST("/v1/chat/completions", s.chat)
 	e.POST("/v1/responses", s.responses)
 	e.POST("/v1/embeddings", s.embeddings)
@@ -95,6 +105,8 @@ func New(o Options) *Server {
 	e.GET("/healthz", func(c echo.Context) error { return c.JSONBlob(http.StatusOK, []byte(`{"status":"ok"}`)) })
 	e.GET("/readyz", s.readyz)
 	s.adminRoutes(e)
+	s.observeRoutes(e)
+	s.uiRoutes(e) // uibuild.go: frontend runs, CORS
 	return s
 }
 
@@ -111,17 +123,19 @@ func reqInfo(c echo.Context) *telemetry.Access { return c.Get(infoKey).(*telemet
 func (s *Server) access(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		start := time.Now()
-		in := &telemetry.Access{ID: requestID(c.Request().Header.Get("X-Request-Id")), Kind: llm.KindNone.String()}
+		in := &telemetry.Access{ID: requestID(c.Request().Header.Get("X-Request-Id")), Kind: llm.KindNone.String(), Start: start}
 		c.Set(infoKey, in)
 		c.Response().Header().Set("X-Request-Id", in.ID)
 		if s.o.Replica != "" {
 			c.Response().Header().Set("X-Sluice-Replica", s.o.Replica)
 		}
+		end := s.observe(c, in) // the span, metrics and statistics, ended once in is complete
 		if err := next(c); err != nil {
 			c.Error(err)
 		}
 		r := c.Request()
 		in.Method, in.Path, in.Status, in.Duration = r.Method, r.URL.Path, c.Response().Status, time.Since(start)
+		end()
 		telemetry.LogAccess(r.Context(), s.o.Log, in)
 		return nil
 	}

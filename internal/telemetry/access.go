@@ -1,12 +1,23 @@
-// Package telemetry decides what the gateway tells its operators about each request: today
-// the access log line (log/slog), with the time to first token as a reader sees it. It never
-// records a key, a prompt or a completion. OpenTelemetry traces and metrics join it here.
+// Package telemetry decides what the gateway tells its operators about each request
+// (DESIGN §7): the access log line (log/slog), OpenTelemetry spans and metrics with the GenAI
+// semantic conventions, and the per-minute statistics of /admin/stats. The time to first
+// token is measured as a reader waits for it: from the request's arrival to the first text
+// released to the client. It never records a key, and records a prompt or a completion only
+// when telemetry.capture_content says so.
+//
+// Only Setup (setup.go) touches the OpenTelemetry SDK and exporters; the rest uses the API,
+// which is a no-op until Setup runs, so tests need no setup. Metric labels are bounded:
+// configured names and enums, never a request, key or user id.
 package telemetry
 
 import (
 	"context"
 	"log/slog"
 	"time"
+
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/sluice-gw/sluice/internal/llm"
 )
 
 // Access is what one request's log line says.
@@ -31,6 +42,21 @@ type Access struct {
 	// Usage is the answer's token usage, set by the handler that knows it; nil otherwise. The
 	// rate limiter reconciles its token reservation with it.
 	Usage *Usage
+	// CostUSD is the answer's cost from the price table; 0 when unknown.
+	CostUSD float64
+
+	// Start is when the request arrived: the origin of every duration above.
+	Start time.Time
+	// Tries are the chain's attempts, in order (fallback.Run.Attempts), for the attempt spans.
+	Tries []llm.Attempt
+	// Request is the decoded request and Response the last round's complete answer; nil when
+	// there was none. Telemetry reads them for span attributes (and content, when captured).
+	Request  *llm.Request
+	Response *llm.Response
+	// Masks counts the masks applied to the answer per detector (Redactions is their sum).
+	Masks map[string]int
+	// Overhead is the time spent outside calls to providers; set by Request.End.
+	Overhead time.Duration
 }
 
 // Usage is the token usage of one answer.
@@ -39,7 +65,8 @@ type Usage struct {
 	Estimated                 bool // the stream ended without a usage report
 }
 
-// LogAccess writes the access line: info, or warn for a 5xx.
+// LogAccess writes the access line: info, or warn for a 5xx. A client that left is info: not
+// an error of the gateway's, nor of a provider's.
 func LogAccess(ctx context.Context, log *slog.Logger, a *Access) {
 	lvl := slog.LevelInfo
 	if a.Status >= 500 {
@@ -52,7 +79,31 @@ func LogAccess(ctx context.Context, log *slog.Logger, a *Access) {
 		slog.Int("attempts", a.Attempts), slog.Bool("stream", a.Stream), slog.String("kind", a.Kind),
 		slog.Float64("first_event_ms", ms(a.FirstEvent)), slog.Float64("ttft_ms", ms(a.FirstText)),
 		slog.Int("redactions", a.Redactions), slog.String("key_id", a.KeyID), slog.String("key_name", a.KeyName),
-		slog.Int("tokens", a.tokens()))
+		slog.Int("tokens", a.tokens()), slog.Int("tokens_in", a.tokensIn()), slog.Int("tokens_out", a.tokensOut()),
+		slog.Float64("cost_usd", a.CostUSD), slog.Float64("overhead_ms", ms(a.Overhead)),
+		slog.String("trace_id", traceID(ctx)))
+}
+
+// traceID is the request's trace id, to find its spans from its log line; "" without one.
+func traceID(ctx context.Context) string {
+	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
+		return sc.TraceID().String()
+	}
+	return ""
+}
+
+func (a *Access) tokensIn() int {
+	if a.Usage == nil {
+		return 0
+	}
+	return a.Usage.Prompt
+}
+
+func (a *Access) tokensOut() int {
+	if a.Usage == nil {
+		return 0
+	}
+	return a.Usage.Completion
 }
 
 // tokens is the total of Usage; 0 when unknown.

@@ -14,11 +14,23 @@ func TestLogAccess(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(&buf, nil))
 	LogAccess(context.Background(), log, &Access{ID: "r1", Method: "POST", Path: "/v1/chat/completions", Status: 502,
 		Duration: 1500 * time.Microsecond, Model: "default", Target: "sim/echo", Attempts: 2, Kind: "unavailable",
-		FirstText: 412 * time.Millisecond, Redactions: 3, KeyID: "key_1", KeyName: "team-a", Usage: &Usage{Total: 42}})
+		FirstText: 412 * time.Millisecond, Redactions: 3, KeyID: "key_1", KeyName: "team-a", Usage: &Usage{Prompt: 40, Completion: 2, Total: 42},
+		CostUSD: 0.0125, Overhead: 250 * time.Microsecond})
 	line := buf.String()
-	for _, want := range []string{"level=WARN", "id=r1", "status=502", "ms=1.5", "attempts=2", "ttft_ms=412", "redactions=3", "kind=unavailable", "key_id=key_1", "key_name=team-a", "tokens=42"} {
+	for _, want := range []string{"level=WARN", "id=r1", "status=502", "ms=1.5", "attempts=2", "ttft_ms=412", "redactions=3",
+		"kind=unavailable", "key_id=key_1", "key_name=team-a", "tokens=42", "tokens_in=40", "tokens_out=2", "cost_usd=0.0125",
+		"overhead_ms=0.25", `trace_id=""`} {
 		if !strings.Contains(line, want) {
 			t.Errorf("got %q, want it to contain %q", line, want)
 		}
+	}
+}
+
+// A client that left is not an error: info, whatever its status.
+func TestLogAccessCanceled(t *testing.T) {
+	var buf bytes.Buffer
+	LogAccess(context.Background(), slog.New(slog.NewJSONHandler(&buf, nil)), &Access{ID: "r2", Status: 499, Kind: "canceled"})
+	if !strings.Contains(buf.String(), `"level":"INFO"`) {
+		t.Errorf("got %s, want level INFO", buf.String())
 	}
 }

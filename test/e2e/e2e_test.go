@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http/httptest"
@@ -14,6 +15,7 @@ import (
 	"github.com/sluice-gw/sluice/internal/config"
 	"github.com/sluice-gw/sluice/internal/mockllm"
 	"github.com/sluice-gw/sluice/internal/server"
+	"github.com/sluice-gw/sluice/internal/uistream"
 )
 
 // node finds node and npm, and installs the pinned packages when node_modules is missing or
@@ -54,6 +56,18 @@ models:
   claude-tools: ["anth/tools?calls=2"]
   overloaded-then-openai: ["anth/text?fail=error", "mock/text?len=80&chunk=9"]
   resp-error-then-chat: ["resp/text?fail=error", "mock/echo"]
+  ui-secret: ["mock/text?len=40&say=key+sk-proj-Xq7Rt2Lm9Vb4Nc8Zd1Wf6Gh3Jk5Pa0Se7+end"]
+  ui-tools: ["mock/tools?calls=1&say=Checking."]
+  ui-restart:
+    targets: ["mock/text?len=80&fail=cut&after=3", "mock/text?len=0&say=Second+answer."]
+    on_midstream_failure: restart
+  ui-restart-v5:
+    targets: ["mock/text?len=80&fail=cut&after=3&seed=5", "mock/text?len=0&say=Second+answer."]
+    on_midstream_failure: restart
+  ui-restart-v6:
+    targets: ["mock/text?len=80&fail=cut&after=3&seed=6", "mock/text?len=0&say=Second+answer."]
+    on_midstream_failure: restart
+  ui-slow: ["mock/text?len=400&chunk=8&delay=10ms"]
 `), "e2e.yaml", func(k string) (string, bool) { return mock.URL, k == "MOCK_URL" })
 	if err != nil {
 		t.Fatal(err)
@@ -67,8 +81,13 @@ models:
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "--test", "--test-reporter=spec", "openai.test.mjs", "redaction.test.mjs", "anthropic.test.mjs", "responses.test.mjs")
-	cmd.Env = append(os.Environ(), "SLUICE_URL="+gw.URL, "NODE_NO_WARNINGS=1")
+	allow, _ := json.Marshal(uistream.AllowList()) // ui.test.mjs checks every chunk against it
+	allowFile := filepath.Join(t.TempDir(), "ui-allow.json")
+	if err := os.WriteFile(allowFile, allow, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(ctx, bin, "--test", "--test-reporter=spec", "openai.test.mjs", "redaction.test.mjs", "anthropic.test.mjs", "responses.test.mjs", "ui.test.mjs")
+	cmd.Env = append(os.Environ(), "SLUICE_URL="+gw.URL, "SLUICE_UI_ALLOW="+allowFile, "NODE_NO_WARNINGS=1")
 	out, err := cmd.CombinedOutput()
 	t.Logf("node --test:\n%s", out)
 	if err != nil {

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/propagation"
+
 	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
 )
@@ -130,6 +132,10 @@ func (c *Client) Stream(ctx context.Context, req *llm.Request) (llm.Stream, erro
 		return nil, &llm.Error{Kind: llm.Internal, Message: c.name + ": cannot build the request", Err: err}
 	}
 	hr.Header = c.header.Clone()
+	// The request's trace goes on to the provider (W3C traceparent; DESIGN §7): its spans,
+	// if it records any, join the caller's trace. Only the W3C headers, never baggage, which
+	// is the client's and not the provider's business.
+	propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(hr.Header))
 	res, err := c.hc.Do(hr)
 	if err != nil {
 		return nil, c.callError(ctx, err)

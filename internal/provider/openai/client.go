@@ -110,6 +110,7 @@ func newConn(c Config) conn {
 		option.WithMaxRetries(0), // retrying belongs to the fallback chain
 		option.WithHeader("Accept", "text/event-stream"),
 		option.WithMiddleware(captureErrorBody),
+		option.WithMiddleware(traceContext),
 	}
 	for _, k := range slices.Sorted(maps.Keys(c.Headers)) {
 		opts = append(opts, option.WithHeader(k, c.Headers[k]))

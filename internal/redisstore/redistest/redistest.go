@@ -150,6 +150,8 @@ func (s *Server) Dump(t testing.TB) []string {
 			v = c.HGetAll(ctx, k).Val()
 		case "zset":
 			v = c.ZRangeWithScores(ctx, k, 0, -1).Val()
+		case "stream":
+			v = c.XRange(ctx, k, "-", "+").Val()
 		default:
 			t.Fatalf("key %s has type %s, which Dump does not read", k, typ)
 		}

@@ -1,0 +1,115 @@
+package runs
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strconv"
+
+	"github.com/sluice-gw/sluice/internal/llm"
+)
+
+// The message metadata a run sends (the client merges each object into the message's, DESIGN
+// §8): the run id and model at the start; after each round its usage, the running total,
+// the target and the attempts; the total again on finish.
+
+type usageJSON struct {
+	InputTokens       int  `json:"inputTokens"`
+	OutputTokens      int  `json:"outputTokens"`
+	TotalTokens       int  `json:"totalTokens"`
+	ReasoningTokens   int  `json:"reasoningTokens,omitempty"`
+	CachedInputTokens int  `json:"cachedInputTokens,omitempty"`
+	Estimated         bool `json:"estimated,omitempty"`
+}
+
+func usage(u llm.Usage) usageJSON {
+	return usageJSON{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens, TotalTokens: u.TotalTokens,
+		ReasoningTokens: u.ReasoningTokens, CachedInputTokens: u.CachedTokens, Estimated: u.Estimated}
+}
+
+func addUsage(a, b llm.Usage) llm.Usage {
+	return llm.Usage{PromptTokens: a.PromptTokens + b.PromptTokens, CompletionTokens: a.CompletionTokens + b.CompletionTokens,
+		TotalTokens: a.TotalTokens + b.TotalTokens, CachedTokens: a.CachedTokens + b.CachedTokens,
+		CacheWriteTokens: a.CacheWriteTokens + b.CacheWriteTokens, ReasoningTokens: a.ReasoningTokens + b.ReasoningTokens,
+		Estimated: a.Estimated || b.Estimated}
+}
+
+// mustJSON encodes v as the rest of the gateway writes JSON: no HTML escaping.
+func mustJSON(v any) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		panic(err) // only the types of this file are encoded
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+}
+
+func startMeta(run, model string) []byte {
+	return mustJSON(struct {
+		RunID string `json:"runId"`
+		Model string `json:"model"`
+	}{run, model})
+}
+
+func roundMeta(round int, resp *llm.Response, total llm.Usage, target string, attempts int) []byte {
+	return mustJSON(struct {
+		Round      int       `json:"round"`
+		RoundUsage usageJSON `json:"roundUsage"`
+		Usage      usageJSON `json:"usage"`
+		Target     string    `json:"target"`
+		Attempts   int       `json:"attempts"`
+		TTFTMs     int64     `json:"ttftMs"`
+	}{round, usage(resp.Usage), usage(total), target, attempts, resp.FirstText.Milliseconds()})
+}
+
+func finishMeta(total llm.Usage, target string, attempts int) []byte {
+	return mustJSON(struct {
+		Usage    usageJSON `json:"usage"`
+		Target   string    `json:"target"`
+		Attempts int       `json:"attempts"`
+	}{usage(total), target, attempts})
+}
+
+func restartData(run, failed string) []byte {
+	return mustJSON(struct {
+		RunID  string `json:"runId"`
+		Failed string `json:"failed"`
+	}{run, failed})
+}
+
+func warningData(maxRounds int) []byte {
+	return mustJSON(struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	}{"max_rounds", "The run stopped after " + strconv.Itoa(maxRounds) + " rounds (runs.max_rounds)."})
+}
+
+// midstream is the error of a target that failed after the run's answer started.
+func midstream(target string, err error) error {
+	msg := target + " failed after the answer started"
+	var le *llm.Error
+	if errors.As(err, &le) && le.Kind != llm.Auth {
+		detail := le.Message
+		if le.Code != "" {
+			detail = le.Code + ": " + detail
+		}
+		if detail != "" {
+			msg += ": " + detail
+		}
+	}
+	return &llm.Error{Kind: llm.KindOf(err), Type: "server_error", Message: msg, Err: err}
+}
+
+// errorText is what the client's error chunk says: never a secret (an upstream's 401 message
+// may quote the gateway's key), never a Go error's text.
+func errorText(err error) string {
+	var le *llm.Error
+	if !errors.As(err, &le) {
+		return "The gateway failed to process the request."
+	}
+	if le.Kind == llm.Auth {
+		return le.Target + ": the provider refused the gateway's credentials (a gateway configuration problem)"
+	}
+	return le.Message
+}

@@ -1,0 +1,252 @@
+package runs
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+
+	"github.com/sluice-gw/sluice/internal/fallback"
+	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/relay"
+	"github.com/sluice-gw/sluice/internal/uistream"
+)
+
+// Spec is what a run needs: who started it, the chain walk the request began, and the policy.
+type Spec struct {
+	Chat string
+	Key  string // id of the caller's virtual key ("" with auth off): resume and stop check it
+	// Version is the schema the client parses with; the run's frames are encoded once, in it.
+	Version uistream.Version
+	// MessageID is the assistant message the run writes ("" for a new one).
+	MessageID string
+	Model     string // the model the client asked for, for the start metadata
+	Request   *llm.Request
+	Chain     *fallback.Run // started with Request, not yet walked
+	Relay     relay.Options
+	// Restart is the alias's on_midstream_failure: restart.
+	Restart bool
+	// Screen checks a round's complete response (output guardrails); an error that wraps
+	// ErrRetry restarts the round on the next target, any other ends the run. nil: none.
+	Screen func(ctx context.Context, resp *llm.Response) error
+	// Tools runs the tool calls the gateway owns; nil: every call goes to the client.
+	Tools Tools
+}
+
+// Tools runs server-side tools (DESIGN §8; the next issue): the seam of the round loop.
+type Tools interface {
+	// Owns reports whether the gateway runs the tool.
+	Owns(name string) bool
+	// Run runs the calls (all owned), in order, writing their progress and outputs with enc,
+	// and returns the tool messages the next round sends back.
+	Run(ctx context.Context, calls []llm.ToolCall, enc *uistream.Encoder) ([]llm.Message, error)
+}
+
+// ErrRetry, wrapped in a Screen error, asks for the round again on the next target.
+var ErrRetry = errors.New("retry on the next target")
+
+// Causes of a run's end that are not failures of its target.
+var (
+	errStopped  = errors.New("run stopped")
+	errShutdown = errors.New("the gateway replica is shutting down")
+	errLost     = errors.New("the run is no longer this replica's")
+)
+
+// Run is a run this replica owns. The POST that started it reads what it served; the run
+// itself belongs to the Manager. Methods are safe for concurrent use.
+type Run struct {
+	m      *Manager
+	sp     Spec
+	id     string
+	owner  string
+	store  Store                   // the manager's, or its memory while the Store was down
+	cancel context.CancelCauseFunc // of the context the loop runs in
+	feed   *feed
+	enc    *uistream.Encoder // the loop's only
+
+	dirty  chan struct{} // capacity 1: frames are waiting for the keeper
+	ended  chan struct{} // closed when the loop wrote its last frame
+	silent atomic.Bool   // crashed or lost: nothing more is written anywhere
+
+	mu       sync.Mutex
+	pending  []Frame
+	early    error // the chain failed before commit: nothing was served
+	target   string
+	attempts int
+	usage    llm.Usage
+}
+
+// ID is the run's id.
+func (r *Run) ID() string { return r.id }
+
+// Early is the chain's failure when it failed before commit (an HTTP error for a client
+// that has seen nothing), nil otherwise. Valid once the first frame was read.
+func (r *Run) Early() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.early
+}
+
+// Served is the target serving the run and the attempts made so far.
+func (r *Run) Served() (target string, attempts int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.target, r.attempts
+}
+
+// Usage is the run's usage so far.
+func (r *Run) Usage() llm.Usage {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.usage
+}
+
+// emit is the encoder's output: the frame goes to this replica's readers at once and to the
+// Store with the next batch.
+func (r *Run) emit(seq int64, b []byte) {
+	if r.silent.Load() {
+		return
+	}
+	f := Frame{Seq: seq, Data: b}
+	r.feed.append(f)
+	r.mu.Lock()
+	r.pending = append(r.pending, f)
+	if n := len(r.pending) - r.m.o.MaxFrames; n > 0 {
+		r.pending = r.pending[n:] // the Store would trim them anyway (Redis down meanwhile)
+	}
+	r.mu.Unlock()
+	select {
+	case r.dirty <- struct{}{}:
+	default:
+	}
+}
+
+func (r *Run) served(st *fallback.Stream) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.target, r.attempts = st.Target, len(r.sp.Chain.Attempts)
+}
+
+// loop runs the rounds, then writes the end; the keeper stores what it wrote. ctx is the
+// run's own: a stop or a shutdown cancels it, with the reason as its cause.
+func (r *Run) loop(ctx context.Context) {
+	defer close(r.ended)
+	enc, fr := r.enc, r.sp.Chain
+	st, err := fr.Next(ctx)
+	if err != nil {
+		r.mu.Lock()
+		r.attempts = len(fr.Attempts)
+		if ctx.Err() == nil {
+			r.early = err
+		}
+		r.mu.Unlock()
+		r.end(ctx, err)
+		return
+	}
+	r.served(st)
+	enc.Start(r.sp.MessageID, startMeta(r.id, r.sp.Model))
+	req := r.sp.Request
+	var total llm.Usage
+	for round := 1; ; round++ {
+		enc.StartStep()
+		resp, next, err := r.round(ctx, st, req)
+		if err != nil {
+			r.end(ctx, err)
+			return
+		}
+		st = next
+		total = addUsage(total, resp.Usage)
+		r.mu.Lock()
+		r.usage = total
+		r.mu.Unlock()
+		var ch llm.Choice
+		if len(resp.Choices) > 0 {
+			ch = resp.Choices[0]
+		}
+		for _, tc := range ch.ToolCalls {
+			enc.ToolCall(tc.ID, tc.Name, tc.Arguments)
+		}
+		owned := r.owned(ch.ToolCalls)
+		var results []llm.Message
+		if len(owned) > 0 {
+			if results, err = r.sp.Tools.Run(ctx, owned, enc); err != nil {
+				st.Close()
+				r.end(ctx, err)
+				return
+			}
+		}
+		enc.FinishStep()
+		enc.Metadata(roundMeta(round, resp, total, st.Target, len(fr.Attempts)))
+		if len(owned) == 0 || len(owned) < len(ch.ToolCalls) {
+			st.Close()
+			enc.Finish(uistream.FinishReason(ch.Finish), finishMeta(total, st.Target, len(fr.Attempts)))
+			enc.Done()
+			return
+		}
+		if round >= r.m.o.MaxRounds {
+			// A model that keeps calling tools is stopped with a warning, not an error
+			// (DESIGN §8).
+			st.Close()
+			enc.Data("warning", "", warningData(r.m.o.MaxRounds), false)
+			enc.Finish("other", finishMeta(total, st.Target, len(fr.Attempts)))
+			enc.Done()
+			return
+		}
+		req = nextRequest(req, ch, results)
+		prev := st
+		st, err = fr.Again(ctx, prev, req)
+		prev.Close()
+		if err != nil {
+			r.end(ctx, midstream(prev.Target, err))
+			return
+		}
+		r.served(st)
+	}
+}
+
+// owned returns the calls the gateway runs itself.
+func (r *Run) owned(calls []llm.ToolCall) []llm.ToolCall {
+	if r.sp.Tools == nil {
+		return nil
+	}
+	var out []llm.ToolCall
+	for _, c := range calls {
+		if r.sp.Tools.Owns(c.Name) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// nextRequest is req with the round's answer and its tool results appended.
+func nextRequest(req *llm.Request, ch llm.Choice, results []llm.Message) *llm.Request {
+	next := req.Clone()
+	msgs := make([]llm.Message, 0, len(req.Messages)+1+len(results))
+	msgs = append(msgs, req.Messages...)
+	am := llm.Message{Role: llm.RoleAssistant, ToolCalls: ch.ToolCalls, Reasoning: ch.Opaque}
+	if ch.Text != "" {
+		am.Parts = []llm.Part{{Type: llm.PartText, Text: ch.Text}}
+	}
+	msgs = append(msgs, am)
+	next.Messages = append(msgs, results...)
+	return next
+}
+
+// end writes how a run that did not finish ends: abort when stopped, the error then finish
+// otherwise, nothing when it is no longer this replica's to write.
+func (r *Run) end(ctx context.Context, err error) {
+	cause := context.Cause(ctx)
+	switch {
+	case errors.Is(cause, errLost):
+		return
+	case errors.Is(cause, errStopped):
+		r.enc.Abort("stopped")
+	case errors.Is(cause, errShutdown):
+		r.enc.Error("The run was interrupted: the gateway replica serving it shut down.")
+		r.enc.Finish("error", nil)
+	default:
+		r.enc.Error(errorText(err))
+		r.enc.Finish("error", nil)
+	}
+	r.enc.Done()
+}

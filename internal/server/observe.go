@@ -1,0 +1,130 @@
+package server
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/sluice-gw/sluice/internal/config"
+	"github.com/sluice-gw/sluice/internal/fallback"
+	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/relay"
+	"github.com/sluice-gw/sluice/internal/telemetry"
+)
+
+// observer is the server's telemetry (DESIGN §7): spans, metrics and the statistics of
+// /admin/stats, shared with the fleet through Redis when configured (stats.go).
+type observer struct {
+	tel    *telemetry.Telemetry
+	window time.Duration
+	fleet  *fleetStats // nil: one replica
+}
+
+func newObserver(o Options) *observer {
+	to := o.Telemetry
+	if to.Models == nil {
+		to.Models = o.Models
+	}
+	if to.Window <= 0 {
+		to.Window = telemetry.DefaultWindow
+	}
+	ob := &observer{tel: telemetry.New(to), window: to.Window}
+	if st, ok := o.Gate.Shared.(StatsStore); ok {
+		ob.fleet = newFleetStats(st, ob.tel, to.Window)
+	}
+	return ob
+}
+
+// unobserved are the paths that get no span: probes and scrapes, every few seconds each.
+var unobserved = map[string]bool{"/metrics": true, "/healthz": true, "/readyz": true}
+
+// observe starts the telemetry of a request, whose access record is in, and returns what
+// ends it, once in is complete. The request's context carries the server span from then
+// on, so the providers' calls propagate it upstream.
+func (s *Server) observe(c echo.Context, in *telemetry.Access) (end func()) {
+	r := c.Request()
+	if unobserved[r.URL.Path] {
+		return func() {}
+	}
+	ctx, rq := s.obs.tel.Start(r.Context(), r, c.Path(), in.Start)
+	c.SetRequest(r.WithContext(ctx))
+	h := c.Response().Header()
+	if tr := rq.TraceResponse(); tr != "" {
+		h.Set("Traceresponse", tr)
+	}
+	c.Response().Before(func() {
+		if h.Get("Content-Type") == "text/event-stream" {
+			rq.StreamOpened(ctx)
+			return
+		}
+		// A non-streamed answer says how long the gateway itself took (issue 10): the time
+		// so far outside calls to providers. A stream's headers leave before that is known.
+		if in.Model != "" && !in.Stream {
+			h.Set("X-Sluice-Overhead-Ms", strconv.FormatFloat(millis(telemetry.Overhead(in, time.Now())), 'f', 3, 64))
+		}
+	})
+	return func() {
+		rq.End(ctx, in)
+		if s.obs.fleet != nil && in.Model != "" {
+			s.obs.fleet.touch()
+		}
+	}
+}
+
+func millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// roundOptions are the relay options of a round of the request c: the time to first token
+// counts from the request's arrival, what a reader waits for (DESIGN §4), not from commit.
+func (s *Server) roundOptions(c echo.Context, chain *fallback.Chain) relay.Options {
+	o := s.relayOptions(chain)
+	if st := reqInfo(c).Start; !st.IsZero() {
+		o.Start = st
+	}
+	return o
+}
+
+// observeRoutes serves GET /metrics (Prometheus, when telemetry.prometheus is on; no auth,
+// like any scrape target: keep the port off the public network) and GET /admin/stats (with
+// the admin token, like the rest of the admin API).
+func (s *Server) observeRoutes(e *echo.Echo) {
+	e.GET("/metrics", func(c echo.Context) error {
+		h := s.obs.tel.Metrics()
+		if h == nil {
+			return s.reject(c, &llm.Error{Kind: llm.NotFound, Code: "not_found", Type: "invalid_request_error",
+				Message: "Metrics are off (telemetry.prometheus: false)."})
+		}
+		h.ServeHTTP(c.Response(), c.Request())
+		return nil
+	})
+	if s.o.Gate.AdminToken != "" && s.o.Gate.Keys != nil {
+		e.GET("/admin/stats", s.adminStats, s.adminAuth)
+	}
+}
+
+// telemetryOptions are the telemetry: block's per-server options.
+func telemetryOptions(c *config.Config) telemetry.Options {
+	o := telemetry.Options{CaptureContent: c.Telemetry.CaptureContent, Window: c.Telemetry.StatsWindow.Std(),
+		Providers: map[string]string{}}
+	for name, p := range c.Providers {
+		switch p.Kind {
+		case "openai", "anthropic": // the conventions' well-known gen_ai.provider.name values
+			o.Providers[name] = p.Kind
+		default:
+			o.Providers[name] = name
+		}
+	}
+	return o
+}
+
+// cooldowns counts the targets a failure puts (back) in cooldown: a decorator, so that
+// fallback needs no telemetry of its own.
+type cooldowns struct{ fallback.Health }
+
+func (h cooldowns) Failure(ctx context.Context, target string, retryAfter time.Duration) time.Duration {
+	left := h.Health.Failure(ctx, target, retryAfter)
+	if left > 0 {
+		telemetry.Cooldown(ctx, target, left)
+	}
+	return left
+}

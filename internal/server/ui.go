@@ -1,0 +1,142 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/redisstore"
+	"github.com/sluice-gw/sluice/internal/runs"
+	"github.com/sluice-gw/sluice/internal/uistream"
+)
+
+// uiChat serves POST /v1/ui/chat: a frontend run over the AI SDK UI message stream (DESIGN
+// §8). The request is checked like a chat request (auth, limits, the model, input redaction),
+// then the run starts in the runs manager and this connection reads it from its first frame.
+// Closing the connection does not stop the run: it goes on and can be resumed.
+func (s *Server) uiChat(c echo.Context) error {
+	v, err := uistream.ParseVersion(c.Request().Header.Get(uistream.Header))
+	if err != nil {
+		return s.reject(c, invalid("x-sluice-ui-protocol", "Invalid x-sluice-ui-protocol header: want v5, v6 or v7."))
+	}
+	var ur *uiRequest
+	chain, run, req, err := s.start(c, func(b []byte) (string, *llm.Request, error) {
+		r, err := decodeUI(b)
+		if err != nil {
+			return "", nil, err
+		}
+		ur = r
+		return r.model, &r.req, nil
+	}, nil)
+	if err != nil {
+		return s.reject(c, err)
+	}
+	msgID := ur.history.LastAssistant // a continuation writes on in the same message
+	if msgID == "" && ur.trigger == "regenerate-message" {
+		msgID = ur.messageID
+	}
+	rn, rd, err := s.o.UI.Runs.Start(c.Request().Context(), runs.Spec{Chat: ur.chat, Key: keyID(c), Version: v,
+		MessageID: msgID, Model: ur.model, Request: req, Chain: run, Relay: s.roundOptions(c, chain),
+		Restart: s.o.UI.Restart[chain.Alias], Screen: s.runScreen(c)})
+	if err != nil {
+		return s.reject(c, runError(err))
+	}
+	defer rd.Close()
+	defer func() { reqInfo(c).Usage = accessUsage(rn.Usage()) }() // what the limiter reconciles
+	return s.serveRun(c, rn, rd)
+}
+
+// keyID is the caller's key id ("" with auth off): a run belongs to it.
+func keyID(c echo.Context) string {
+	if k := callerKey(c); k != nil {
+		return k.ID
+	}
+	return ""
+}
+
+// serveRun writes a run's frames to the client as they come, with heartbeats and per-write
+// deadlines. rn is the run when this connection started it: its headers then leave at the
+// first frame, with the served target, and a chain that failed before commit answers a plain
+// HTTP error. A resume (rn nil) sends its headers at once.
+func (s *Server) serveRun(c echo.Context, rn *runs.Run, rd *runs.Reader) error {
+	ctx, in := c.Request().Context(), reqInfo(c)
+	in.Stream = true
+	c.Response().Header().Set("X-Vercel-Ai-Ui-Message-Stream", "v1")
+	ew := newEventWriter(c.Response(), s.o.Heartbeat, s.o.WriteTimeout)
+	defer ew.close()
+	served := func(h http.Header) {
+		if rn == nil {
+			return
+		}
+		in.Target, in.Attempts = rn.Served()
+		if in.Target != "" {
+			h.Set("X-Sluice-Target", in.Target)
+		}
+		h.Set("X-Sluice-Attempts", strconv.Itoa(in.Attempts))
+	}
+	if rn == nil {
+		if err := ew.start(served); err != nil {
+			return nil
+		}
+	}
+	for first := true; ; first = false {
+		b, err := rd.Next(ctx)
+		if err != nil {
+			// io.EOF: the run's end; ErrBehind, ErrTrimmed: the client resumes; ctx: it left.
+			// Each ends this connection cleanly, never the run.
+			if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) && ew.begun() {
+				in.Kind = kindOfReadEnd(err)
+			}
+			if !ew.begun() {
+				_ = ew.start(served)
+			}
+			return nil
+		}
+		if first && rn != nil {
+			if early := rn.Early(); early != nil && !ew.begun() {
+				served(c.Response().Header())
+				in.Kind = llm.KindOf(early).String()
+				return writeError(c, early)
+			}
+			if err := ew.start(served); err != nil {
+				return nil
+			}
+		}
+		if err := ew.frame(b); err != nil {
+			in.Kind = llm.Canceled.String()
+			return nil
+		}
+	}
+}
+
+func kindOfReadEnd(err error) string {
+	if errors.Is(err, runs.ErrBehind) || errors.Is(err, runs.ErrTrimmed) {
+		return llm.Canceled.String() // this connection was let go; the run is fine
+	}
+	if llm.KindOf(err) == llm.Unavailable || errors.Is(err, redisstore.ErrUnavailable) {
+		return llm.Unavailable.String()
+	}
+	return llm.KindNone.String()
+}
+
+// runError maps the runs manager's refusals to HTTP answers.
+func runError(err error) error {
+	switch {
+	case errors.Is(err, runs.ErrBusy):
+		return &llm.Error{Kind: llm.Invalid, Status: http.StatusConflict, Code: "chat_busy", Type: "invalid_request_error",
+			Message: "This chat has a run in progress that another API key started."}
+	case errors.Is(err, runs.ErrNotFound):
+		return &llm.Error{Kind: llm.Invalid, Status: http.StatusNotFound, Code: "run_not_found", Type: "invalid_request_error",
+			Message: "No run of this chat belongs to this API key."}
+	case errors.Is(err, runs.ErrTrimmed):
+		return &llm.Error{Kind: llm.Invalid, Status: http.StatusGone, Code: "run_log_trimmed", Type: "invalid_request_error",
+			Message: "The run's frames after Last-Event-ID are no longer kept (the run is longer than its log's length cap); start the chat's next message instead."}
+	case errors.Is(err, redisstore.ErrUnavailable):
+		return &llm.Error{Kind: llm.Unavailable, Status: http.StatusServiceUnavailable, Code: "redis_unavailable", Type: "server_error",
+			Message: "The gateway cannot reach its shared state (Redis), where runs are kept. Retry shortly."}
+	}
+	return err
+}

@@ -1,0 +1,103 @@
+package server
+
+import (
+	"encoding/json"
+
+	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/uistream"
+)
+
+// uiRequest is a decoded POST /v1/ui/chat body: the AI SDK's request (id, messages, trigger,
+// messageId) plus the model and the sampling fields a frontend may add through the
+// transport's body. Other fields are the application's own and are ignored.
+type uiRequest struct {
+	model, chat, trigger, messageID string
+	history                         *uistream.History
+	req                             llm.Request
+}
+
+// uiChatFields are the Chat Completions fields the body may carry, validated as on
+// /v1/chat/completions: tools are how a frontend declares the tools it runs itself.
+var uiChatFields = []string{"tools", "tool_choice", "temperature", "top_p", "max_tokens", "max_completion_tokens",
+	"stop", "seed", "user"}
+
+func decodeUI(body []byte) (*uiRequest, error) {
+	var m map[string]json.RawMessage // as the gate reads the model: the last duplicate wins
+	if err := json.Unmarshal(body, &m); err != nil {
+		return nil, invalid("", "We could not parse the JSON body of your request: %s", jsonMsg(err))
+	}
+	ur := &uiRequest{}
+	str := func(key string, dst *string, required bool) error {
+		raw, ok := m[key]
+		if !ok || isNull(raw) {
+			if required {
+				return invalid(key, "Missing required parameter: '%s'.", key)
+			}
+			return nil
+		}
+		if err := json.Unmarshal(raw, dst); err != nil {
+			return typeErr(key, "a string")
+		}
+		return nil
+	}
+	for _, f := range []struct {
+		key      string
+		dst      *string
+		required bool
+	}{{"model", &ur.model, true}, {"id", &ur.chat, true}, {"trigger", &ur.trigger, false}, {"messageId", &ur.messageID, false}} {
+		if err := str(f.key, f.dst, f.required); err != nil {
+			return nil, err
+		}
+	}
+	if ur.model == "" {
+		return nil, invalid("model", "Missing required parameter: 'model'.")
+	}
+	if !validChatID(ur.chat) {
+		return nil, invalid("id", "Invalid 'id': a chat id is 1 to 128 letters, digits, '_', '-', '.' or ':'.")
+	}
+	switch ur.trigger {
+	case "", "submit-message", "regenerate-message":
+	default:
+		return nil, invalid("trigger", "Invalid value for 'trigger': '%s'. Supported values are: 'submit-message' and 'regenerate-message'.", ur.trigger)
+	}
+	raw, ok := m["messages"]
+	if !ok {
+		return nil, invalid("messages", "Missing required parameter: 'messages'.")
+	}
+	h, err := uistream.Messages(raw)
+	if err != nil {
+		return nil, err
+	}
+	ur.history = h
+	cr := &chatRequest{}
+	for _, k := range uiChatFields {
+		if raw, ok := m[k]; ok {
+			if err := cr.field(k, raw); err != nil {
+				return nil, err
+			}
+		}
+	}
+	ur.req = cr.req
+	ur.req.Messages, ur.req.Stream = h.Messages, true
+	if raw, ok := m["metadata"]; ok && !isNull(raw) {
+		var o map[string]any
+		if json.Unmarshal(raw, &o) != nil {
+			return nil, typeErr("metadata", "an object")
+		}
+		ur.req.Metadata = raw
+	}
+	return ur, nil
+}
+
+// validChatID keeps chat ids to what is safe in a URL path segment and a Redis key.
+func validChatID(s string) bool {
+	if len(s) == 0 || len(s) > 128 {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.' || c == ':') {
+			return false
+		}
+	}
+	return s != "." && s != ".."
+}

@@ -1,0 +1,61 @@
+package telemetry
+
+import (
+	"context"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// Hooks other packages call where something happens that only they see. Each records a
+// metric (on the Telemetry of the request ctx belongs to, else the process's) and, inside a
+// request, an event on its server span. All are safe from any goroutine and cheap enough
+// for any path except per token.
+
+// Guardrail verdicts: the values Guardrail takes (any other is counted as "other").
+const (
+	VerdictPass  = "pass"  // the guardrail let the request or the answer through
+	VerdictBlock = "block" // it refused: 422 guardrail_refused, or an in-band error
+	VerdictRetry = "retry" // it refused with action: retry (a frontend run restarts the round)
+)
+
+// Guardrail records the verdict of guardrail name (a configured name) on the request ctx
+// belongs to: the sluice.guardrail.verdicts counter and a sluice.guardrail span event.
+func Guardrail(ctx context.Context, name, verdict string) {
+	switch verdict {
+	case VerdictPass, VerdictBlock, VerdictRetry:
+	default:
+		verdict = "other"
+	}
+	t := from(ctx)
+	attrs := []attribute.KeyValue{attrGuardrail.String(name), attrVerdict.String(verdict)}
+	t.inst.guardrails.Add(ctx, 1, metric.WithAttributes(attrs...))
+	trace.SpanFromContext(ctx).AddEvent("sluice.guardrail", trace.WithAttributes(attrs...))
+}
+
+// Restart records that the round of the request ctx belongs to restarts on target after
+// commit (frontend runs: on_midstream_failure: restart, or a guardrail's action: retry);
+// reason is an llm.Kind or "guardrail".
+func Restart(ctx context.Context, target, reason string) {
+	t := from(ctx)
+	t.inst.restarts.Add(ctx, 1, metric.WithAttributes(attrTarget.String(t.label(target)), attrOutcome.String(reason)))
+	trace.SpanFromContext(ctx).AddEvent("sluice.restart",
+		trace.WithAttributes(attrTarget.String(target), attrOutcome.String(reason)))
+}
+
+// Cooldown records that target went (back) into cooldown for left after a failure.
+func Cooldown(ctx context.Context, target string, left time.Duration) {
+	t := from(ctx)
+	t.inst.cooldowns.Add(ctx, 1, metric.WithAttributes(attrTarget.String(t.label(target))))
+	trace.SpanFromContext(ctx).AddEvent("sluice.cooldown",
+		trace.WithAttributes(attrTarget.String(target), attribute.Float64("sluice.cooldown.seconds", left.Seconds())))
+}
+
+// RedisError counts a failed call to Redis (package redisstore calls it once per failure,
+// whatever the on_failure policy does next).
+func RedisError(ctx context.Context) {
+	t := from(ctx)
+	t.inst.redisErrors.Add(ctx, 1)
+}

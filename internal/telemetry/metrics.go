@@ -1,0 +1,88 @@
+package telemetry
+
+import (
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+)
+
+// Metric names. The gen_ai.* ones are the GenAI semantic conventions' (semconv v1.41):
+// gen_ai.server.* for what the gateway serves, gen_ai.client.* for its calls to providers.
+// The sluice.* ones are the gateway's own. Durations are in seconds (DESIGN §7).
+const (
+	MetricServerDuration = "gen_ai.server.request.duration"
+	MetricServerTTFT     = "gen_ai.server.time_to_first_token"
+	MetricClientDuration = "gen_ai.client.operation.duration"
+	MetricClientTTFC     = "gen_ai.client.operation.time_to_first_chunk"
+	MetricClientTokens   = "gen_ai.client.token.usage"
+	MetricOverhead       = "sluice.gateway.overhead"
+	MetricAttempts       = "sluice.attempts"
+	MetricFallbacks      = "sluice.fallbacks"
+	MetricCooldowns      = "sluice.cooldowns"
+	MetricRedactions     = "sluice.redactions"
+	MetricGuardrails     = "sluice.guardrail.verdicts"
+	MetricRestarts       = "sluice.restarts"
+	MetricOpenStreams    = "sluice.streams.open"
+	MetricRedisErrors    = "sluice.redis.errors"
+)
+
+// Attribute keys of the gateway's own (the gen_ai.*, http.* and error.type keys come from
+// semconv). Every value is bounded: configured names, enums, never a request or user id.
+const (
+	attrTarget    = attribute.Key("sluice.target")    // "provider/model", bounded by label
+	attrOutcome   = attribute.Key("sluice.outcome")   // llm.Kind: none, timeout, ...
+	attrCommitted = attribute.Key("sluice.committed") // the attempt committed
+	attrDetector  = attribute.Key("sluice.detector")  // redaction detector
+	attrGuardrail = attribute.Key("sluice.guardrail") // guardrail name
+	attrVerdict   = attribute.Key("sluice.verdict")   // pass | block | retry
+	attrStream    = attribute.Key("sluice.stream")    // the client asked for a stream
+)
+
+// durationBuckets run from 10 ms to several minutes (DESIGN §7): a first token of a fast
+// model lands in the low buckets, a reasoning model's whole answer in the high ones.
+var durationBuckets = []float64{0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 40, 80, 160, 320, 640}
+
+// tokenBuckets are the conventions' advice for gen_ai.client.token.usage.
+var tokenBuckets = []float64{1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304}
+
+type instruments struct {
+	serverDuration, ttft, overhead metric.Float64Histogram
+	clientDuration, ttfc           metric.Float64Histogram
+	tokens                         metric.Int64Histogram
+	attempts, fallbacks, cooldowns metric.Int64Counter
+	redactions, guardrails         metric.Int64Counter
+	restarts, redisErrors          metric.Int64Counter
+	openStreams                    metric.Int64UpDownCounter
+}
+
+// newInstruments creates the instruments on m. An error from the API only ever comes with a
+// working no-op instrument (a bad name would be a bug here), so errors are dropped.
+func newInstruments(m metric.Meter) instruments {
+	sec := func(name, desc string) metric.Float64Histogram {
+		h, _ := m.Float64Histogram(name, metric.WithUnit("s"), metric.WithDescription(desc),
+			metric.WithExplicitBucketBoundaries(durationBuckets...))
+		return h
+	}
+	count := func(name, unit, desc string) metric.Int64Counter {
+		c, _ := m.Int64Counter(name, metric.WithUnit(unit), metric.WithDescription(desc))
+		return c
+	}
+	var in instruments
+	in.serverDuration = sec(MetricServerDuration, "Time from a model request's arrival to its last byte.")
+	in.ttft = sec(MetricServerTTFT, "Time from a streamed request's arrival to the first text released to the client.")
+	in.overhead = sec(MetricOverhead, "Time a request spent in the gateway outside calls to providers.")
+	in.clientDuration = sec(MetricClientDuration, "Duration of one call to a provider (an attempt), to its end or its failure.")
+	in.ttfc = sec(MetricClientTTFC, "Time from the start of a call to a provider to its first healthy event (the commit).")
+	in.tokens, _ = m.Int64Histogram(MetricClientTokens, metric.WithUnit("{token}"),
+		metric.WithDescription("Input and output tokens of the calls that served."),
+		metric.WithExplicitBucketBoundaries(tokenBuckets...))
+	in.attempts = count(MetricAttempts, "{attempt}", "Calls to providers, by target and outcome kind.")
+	in.fallbacks = count(MetricFallbacks, "{fallback}", "Moves to the next target of a chain, by the failed target and its outcome kind.")
+	in.cooldowns = count(MetricCooldowns, "{cooldown}", "Targets put (back) in cooldown after a failure.")
+	in.redactions = count(MetricRedactions, "{mask}", "Masks applied to answers, by detector.")
+	in.guardrails = count(MetricGuardrails, "{verdict}", "Guardrail verdicts, by guardrail and verdict.")
+	in.restarts = count(MetricRestarts, "{restart}", "Rounds restarted after commit (frontend runs).")
+	in.redisErrors = count(MetricRedisErrors, "{error}", "Failed calls to Redis.")
+	in.openStreams, _ = m.Int64UpDownCounter(MetricOpenStreams, metric.WithUnit("{stream}"),
+		metric.WithDescription("Event streams being served."))
+	return in
+}

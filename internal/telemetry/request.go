@@ -1,0 +1,209 @@
+package telemetry
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/propagation"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/sluice-gw/sluice/internal/llm"
+)
+
+type requestKey struct{}
+
+// Request is the telemetry of one request in flight: its server span, and whether it is
+// counted as an open stream. Start and End run on the request's goroutine; the hooks
+// (Guardrail, Restart, ...) may run on any.
+type Request struct {
+	t      *Telemetry
+	span   trace.Span
+	stream atomic.Bool
+}
+
+// Start begins the telemetry of r, which arrived at start and matched route (a route
+// pattern, for the span name: never a path with ids in it). The server span is a child of
+// the caller's trace when r carries a W3C traceparent. The returned context carries the span
+// (so the providers' calls propagate it upstream) and the Request (so hooks find it).
+func (t *Telemetry) Start(ctx context.Context, r *http.Request, route string, start time.Time) (context.Context, *Request) {
+	ctx = propagation.TraceContext{}.Extract(ctx, propagation.HeaderCarrier(r.Header))
+	rq := &Request{t: t}
+	name, attrs := r.Method, []attribute.KeyValue{semconv.HTTPRequestMethodKey.String(r.Method), semconv.URLPath(r.URL.Path)}
+	if route != "" { // else no route matched: the path may be anything a client sent
+		name, attrs = name+" "+route, append(attrs, semconv.HTTPRoute(route))
+	}
+	ctx, rq.span = t.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindServer),
+		trace.WithTimestamp(start), trace.WithAttributes(attrs...))
+	return context.WithValue(ctx, requestKey{}, rq), rq
+}
+
+// TraceResponse is the W3C traceresponse header value (Trace Context level 2): the trace
+// and the gateway's span, so a caller can find the request in its tracing backend; "" when
+// no trace is recorded at all.
+func (rq *Request) TraceResponse() string {
+	sc := rq.span.SpanContext()
+	if !sc.IsValid() {
+		return ""
+	}
+	return "00-" + sc.TraceID().String() + "-" + sc.SpanID().String() + "-" + sc.TraceFlags().String()
+}
+
+// StreamOpened counts the request as an open event stream until End (once).
+func (rq *Request) StreamOpened(ctx context.Context) {
+	if !rq.stream.Swap(true) {
+		rq.t.inst.openStreams.Add(ctx, 1)
+	}
+}
+
+// Overhead is the time of the request so far (at now) spent outside calls to providers:
+// decoding, keys and limits, waits between attempts, encoding the answer.
+func Overhead(in *Access, now time.Time) time.Duration {
+	upstream := time.Duration(0)
+	for _, a := range in.Tries {
+		upstream += attemptEnd(a, now).Sub(a.Start)
+	}
+	return max(now.Sub(in.Start)-upstream, 0)
+}
+
+func attemptEnd(a llm.Attempt, end time.Time) time.Time {
+	if a.End.IsZero() || a.End.After(end) {
+		return end
+	}
+	return a.End
+}
+
+// End ends the request in: the attempts' child spans, the metrics, the statistics, and the
+// server span, whose times come from in (Start, Duration). It sets in.Overhead. ctx is the
+// context Start returned.
+func (rq *Request) End(ctx context.Context, in *Access) {
+	t := rq.t
+	end := in.Start.Add(in.Duration)
+	if rq.stream.Load() {
+		t.inst.openStreams.Add(ctx, -1)
+	}
+	in.Overhead = Overhead(in, end)
+	op := operation(in)
+	fallbacks := rq.attempts(ctx, in, op, end)
+	if op != "" {
+		alias := t.label(in.Model)
+		common := []attribute.KeyValue{semconv.GenAIOperationNameKey.String(op), semconv.GenAIRequestModelKey.String(alias)}
+		attrs := append(common[:len(common):len(common)], attrStream.Bool(in.Stream))
+		if in.Target != "" {
+			attrs = append(attrs, semconv.GenAIProviderNameKey.String(t.provider(in.Target)))
+		}
+		if failed(in.Kind) {
+			attrs = append(attrs, semconv.ErrorTypeKey.String(in.Kind))
+		}
+		t.inst.serverDuration.Record(ctx, in.Duration.Seconds(), metric.WithAttributes(attrs...))
+		if in.Stream && in.FirstText > 0 {
+			t.inst.ttft.Record(ctx, in.FirstText.Seconds(), metric.WithAttributes(common...))
+		}
+		t.inst.overhead.Record(ctx, in.Overhead.Seconds(), metric.WithAttributes(common...))
+		for det, n := range in.Masks {
+			t.inst.redactions.Add(ctx, int64(n), metric.WithAttributes(attrDetector.String(det)))
+		}
+		s := Sample{Error: failed(in.Kind), Fallbacks: fallbacks, Duration: in.Duration}
+		if in.Stream {
+			s.TTFT = in.FirstText
+		}
+		t.stats.Record(alias, t.label(in.Target), s)
+	}
+	rq.endSpan(in, op, end)
+}
+
+// operation is the gen_ai.operation.name of a model call; "" for any other request.
+func operation(in *Access) string {
+	switch {
+	case in.Model == "":
+		return ""
+	case strings.HasSuffix(in.Path, "/embeddings"):
+		return "embeddings"
+	}
+	return "chat"
+}
+
+// failed reports an answer that failed; a client that left did not fail.
+func failed(kind string) bool {
+	return kind != llm.KindNone.String() && kind != llm.Canceled.String()
+}
+
+// attempts records one child span and the client metrics per call of a target, after the
+// fact (the chain needs no telemetry of its own), and the commit and fallback events of the
+// server span. It returns how many times the chain moved on to another target.
+func (rq *Request) attempts(ctx context.Context, in *Access, op string, end time.Time) int {
+	t := rq.t
+	fallbacks := 0
+	for i, a := range in.Tries {
+		aEnd := attemptEnd(a, end)
+		outcome := a.Kind.String()
+		if i == len(in.Tries)-1 && a.Kind == llm.KindNone && in.Kind != llm.KindNone.String() {
+			outcome = in.Kind // the served attempt ended with the request: the client left, ...
+		}
+		target := t.label(a.Target)
+		t.inst.attempts.Add(ctx, 1, metric.WithAttributes(attrTarget.String(target), attrOutcome.String(outcome),
+			attrCommitted.Bool(a.Committed)))
+		_, model, _ := strings.Cut(a.Target, "/")
+		common := []attribute.KeyValue{semconv.GenAIOperationNameKey.String(cmpOr(op, "chat")),
+			semconv.GenAIProviderNameKey.String(t.provider(a.Target)), semconv.GenAIRequestModelKey.String(target)}
+		attrs := common[:len(common):len(common)] // appending copies: common stays as it is
+		if failed(outcome) {
+			attrs = append(attrs, semconv.ErrorTypeKey.String(outcome))
+		}
+		t.inst.clientDuration.Record(ctx, aEnd.Sub(a.Start).Seconds(), metric.WithAttributes(attrs...))
+		if a.Committed {
+			t.inst.ttfc.Record(ctx, a.FirstEvent.Seconds(), metric.WithAttributes(common...))
+			rq.span.AddEvent("sluice.commit", trace.WithTimestamp(a.Start.Add(a.FirstEvent)),
+				trace.WithAttributes(attrTarget.String(a.Target), semconv.GenAIResponseTimeToFirstChunk(a.FirstEvent.Seconds())))
+		}
+		if i == len(in.Tries)-1 && a.Committed && in.Usage != nil && a.Target == in.Target {
+			c := common[:len(common):len(common)]
+			t.inst.tokens.Record(ctx, int64(in.Usage.Prompt), metric.WithAttributes(append(c, semconv.GenAITokenTypeInput)...))
+			t.inst.tokens.Record(ctx, int64(in.Usage.Completion), metric.WithAttributes(append(c, semconv.GenAITokenTypeOutput)...))
+		}
+		if i+1 < len(in.Tries) && in.Tries[i+1].Target != a.Target {
+			fallbacks++
+			t.inst.fallbacks.Add(ctx, 1, metric.WithAttributes(attrTarget.String(target), attrOutcome.String(outcome)))
+			rq.span.AddEvent("sluice.fallback", trace.WithTimestamp(aEnd), trace.WithAttributes(
+				attrTarget.String(a.Target), attrOutcome.String(outcome), attribute.String("sluice.next_target", in.Tries[i+1].Target)))
+		}
+		if !rq.span.IsRecording() {
+			continue
+		}
+		sattrs := []attribute.KeyValue{semconv.GenAIOperationNameKey.String(cmpOr(op, "chat")),
+			semconv.GenAIProviderNameKey.String(t.provider(a.Target)), semconv.GenAIRequestModelKey.String(model),
+			attrTarget.String(a.Target), attrOutcome.String(outcome), attrCommitted.Bool(a.Committed)}
+		if a.Status != 0 {
+			sattrs = append(sattrs, semconv.HTTPResponseStatusCode(a.Status))
+		}
+		if a.Committed {
+			sattrs = append(sattrs, semconv.GenAIResponseTimeToFirstChunk(a.FirstEvent.Seconds()))
+		}
+		if failed(outcome) {
+			sattrs = append(sattrs, semconv.ErrorTypeKey.String(outcome))
+			if a.Reason != "" {
+				sattrs = append(sattrs, attribute.String("sluice.reason", a.Reason)) // secret-free (llm.Attempt)
+			}
+		}
+		_, sp := t.tracer.Start(ctx, cmpOr(op, "chat")+" "+model, trace.WithSpanKind(trace.SpanKindClient),
+			trace.WithTimestamp(a.Start), trace.WithAttributes(sattrs...))
+		if failed(outcome) {
+			sp.SetStatus(codes.Error, outcome)
+		}
+		sp.End(trace.WithTimestamp(aEnd))
+	}
+	return fallbacks
+}
+
+func cmpOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

@@ -1,0 +1,100 @@
+package usage
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// Budget is a key's spending cap in nano-USD per UTC day and per UTC month; zero is no cap.
+type Budget struct {
+	Daily, Monthly int64
+}
+
+// Reservation is what one call holds of its key's budget until it is settled: Amount, the
+// estimated cost, counted against the Day and Month it was made in.
+type Reservation struct {
+	Key        string
+	Day, Month string // "2006-01-02", "2006-01"
+	Budget     Budget
+	Amount     int64
+}
+
+// NewReservation is a reservation of amount against b for key, made at now.
+func NewReservation(key string, b Budget, amount int64, now time.Time) Reservation {
+	now = now.UTC()
+	return Reservation{Key: key, Day: now.Format(DayLayout), Month: now.Format("2006-01"), Budget: b, Amount: amount}
+}
+
+// Verdict is the answer to a reservation. A refused one took nothing.
+type Verdict struct {
+	OK bool
+	// Over is "daily" or "monthly": the cap that is spent, when !OK.
+	Over string
+	// Spent is what the period of Over holds (real costs and open reservations), when !OK.
+	Spent int64
+}
+
+// Budgets reserves and settles. A call may go ahead while its key has some budget left in
+// both periods; its estimate is then reserved, so that concurrent calls see it, and
+// replaced by the real cost when settled. Spending can therefore pass a cap by at most the
+// last call's cost (one reservation, when estimates do not fall short). Implementations are
+// safe for concurrent use; an error means the store could not decide.
+type Budgets interface {
+	Reserve(ctx context.Context, r Reservation) (Verdict, error)
+	// Settle replaces r's amount with the real cost.
+	Settle(ctx context.Context, r Reservation, cost int64) error
+}
+
+// MemoryBudgets keeps the budgets of one replica. The zero value is ready. Safe for
+// concurrent use.
+type MemoryBudgets struct {
+	mu     sync.Mutex
+	spent  map[period]int64 // nano-USD
+	newest string           // the newest day seen: older periods are dropped when it changes
+}
+
+// period is one key's day ("2006-01-02") or month ("2006-01").
+type period struct{ key, span string }
+
+var _ Budgets = (*MemoryBudgets)(nil)
+
+// Reserve implements Budgets.
+func (m *MemoryBudgets) Reserve(_ context.Context, r Reservation) (Verdict, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.spent == nil {
+		m.spent = map[period]int64{}
+	}
+	if r.Day > m.newest {
+		// A new day: what is left of earlier days and months can no longer be reserved.
+		m.newest = r.Day
+		for p := range m.spent {
+			if p.span != r.Day && p.span != r.Month {
+				delete(m.spent, p)
+			}
+		}
+	}
+	d, mo := period{r.Key, r.Day}, period{r.Key, r.Month}
+	switch {
+	case r.Budget.Daily > 0 && m.spent[d] >= r.Budget.Daily:
+		return Verdict{Over: "daily", Spent: m.spent[d]}, nil
+	case r.Budget.Monthly > 0 && m.spent[mo] >= r.Budget.Monthly:
+		return Verdict{Over: "monthly", Spent: m.spent[mo]}, nil
+	}
+	m.spent[d] += r.Amount
+	m.spent[mo] += r.Amount
+	return Verdict{OK: true}, nil
+}
+
+// Settle implements Budgets. A reservation whose period was dropped is ignored.
+func (m *MemoryBudgets) Settle(_ context.Context, r Reservation, cost int64) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, p := range []period{{r.Key, r.Day}, {r.Key, r.Month}} {
+		if _, ok := m.spent[p]; ok {
+			m.spent[p] += cost - r.Amount
+		}
+	}
+	return nil
+}

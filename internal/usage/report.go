@@ -1,0 +1,85 @@
+package usage
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Group names the label a report sums by.
+type Group string
+
+const (
+	ByKey    Group = "key"
+	ByAlias  Group = "alias"
+	ByTarget Group = "target"
+	ByDay    Group = "day"
+)
+
+// MaxDays bounds the span of one report.
+const MaxDays = 366
+
+// Query selects the rows of a report: the days From to To (UTC, both included), of one key
+// when Key is set, summed by GroupBy.
+type Query struct {
+	Key      string
+	From, To time.Time
+	GroupBy  Group
+}
+
+// Line is one line of a report: the value of the grouping label and its sums.
+type Line struct {
+	Name string
+	Counts
+}
+
+// Days lists the days of q, in order.
+func (q Query) Days() []string {
+	var out []string
+	to := q.To.UTC().Format(DayLayout)
+	for d := q.From.UTC(); len(out) < MaxDays; d = d.AddDate(0, 0, 1) {
+		s := d.Format(DayLayout)
+		if s > to {
+			break
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// Report sums the rows q selects by its group, lines sorted by name, and their total.
+func Report(ctx context.Context, s Store, q Query) ([]Line, Counts, error) {
+	sums := map[string]*Counts{}
+	var total Counts
+	err := s.Rows(ctx, q.Days(), func(day string, r Row) {
+		if q.Key != "" && r.Key != q.Key {
+			return
+		}
+		name := day
+		switch q.GroupBy {
+		case ByKey:
+			name = r.Key
+		case ByAlias:
+			name = r.Alias
+		case ByTarget:
+			name = r.Target
+		}
+		c := sums[name]
+		if c == nil {
+			c = &Counts{}
+			sums[name] = c
+		}
+		c.Add(r.Counts)
+		total.Add(r.Counts)
+	})
+	if err != nil {
+		return nil, Counts{}, err
+	}
+	lines := make([]Line, 0, len(sums))
+	for name, c := range sums {
+		lines = append(lines, Line{Name: name, Counts: *c})
+	}
+	slices.SortFunc(lines, func(a, b Line) int { return strings.Compare(a.Name, b.Name) })
+	return lines, total, nil
+}

@@ -1,0 +1,127 @@
+package usage
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// Labels say whose and what a call was: the key's id ("" when auth is off), the model the
+// client asked for (an alias, or provider/model), and the target that served it ("" when none
+// did).
+type Labels struct {
+	Key, Alias, Target string
+}
+
+// Counts are the counters of one row of the account. CostNano is in nano-USD; the tokens are
+// the prompt (cached ones included, also counted in CachedTokens) and the answer. Estimated
+// counts the requests whose usage the provider did not report; Fallbacks those served after
+// more than one attempt; Errors those that ended in an error other than the client leaving.
+type Counts struct {
+	Requests     int64
+	InputTokens  int64
+	OutputTokens int64
+	CachedTokens int64
+	CostNano     int64
+	Errors       int64
+	Fallbacks    int64
+	Estimated    int64
+}
+
+// Add adds o to c.
+func (c *Counts) Add(o Counts) {
+	c.Requests += o.Requests
+	c.InputTokens += o.InputTokens
+	c.OutputTokens += o.OutputTokens
+	c.CachedTokens += o.CachedTokens
+	c.CostNano += o.CostNano
+	c.Errors += o.Errors
+	c.Fallbacks += o.Fallbacks
+	c.Estimated += o.Estimated
+}
+
+// Row is one row of a day's account.
+type Row struct {
+	Labels
+	Counts
+}
+
+// Store keeps the account per day. Implementations are safe for concurrent use.
+type Store interface {
+	// Add adds c to the row of l on day ("2006-01-02", UTC).
+	Add(ctx context.Context, day string, l Labels, c Counts) error
+	// Rows calls fn for every row of each of days.
+	Rows(ctx context.Context, days []string, fn func(day string, r Row)) error
+}
+
+// DayLayout is the format of a day in the account.
+const DayLayout = "2006-01-02"
+
+// Retention is how long the account keeps a day.
+const Retention = 400 * 24 * time.Hour
+
+// Memory is a Store in this process: the account of one replica, gone at restart. The zero
+// value is ready. Safe for concurrent use.
+type Memory struct {
+	// Now is the clock of the retention; nil is time.Now.
+	Now func() time.Time
+
+	mu     sync.Mutex
+	days   map[string]map[Labels]*Counts
+	pruned string // the day the retention was last applied
+}
+
+var _ Store = (*Memory)(nil)
+
+// Add implements Store.
+func (m *Memory) Add(_ context.Context, day string, l Labels, c Counts) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.prune()
+	if m.days == nil {
+		m.days = map[string]map[Labels]*Counts{}
+	}
+	rows := m.days[day]
+	if rows == nil {
+		rows = map[Labels]*Counts{}
+		m.days[day] = rows
+	}
+	row := rows[l]
+	if row == nil {
+		row = &Counts{}
+		rows[l] = row
+	}
+	row.Add(c)
+	return nil
+}
+
+// prune forgets the days past the retention, once a day.
+func (m *Memory) prune() {
+	now := time.Now()
+	if m.Now != nil {
+		now = m.Now()
+	}
+	today := now.UTC().Format(DayLayout)
+	if m.pruned == today {
+		return
+	}
+	m.pruned = today
+	oldest := now.UTC().Add(-Retention).Format(DayLayout)
+	for d := range m.days {
+		if d < oldest {
+			delete(m.days, d)
+		}
+	}
+}
+
+// Rows implements Store.
+func (m *Memory) Rows(_ context.Context, days []string, fn func(day string, r Row)) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, d := range days {
+		for l, c := range m.days[d] {
+			fn(d, Row{Labels: l, Counts: *c})
+		}
+	}
+	return nil
+}

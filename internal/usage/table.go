@@ -1,0 +1,40 @@
+package usage
+
+// builtin is the price table of common models, USD per million tokens, from the providers'
+// public pricing pages (OpenAI: cached input as listed; Anthropic: cache reads at 0.1 and
+// 5-minute cache writes at 1.25 times the input price). Prices change: the configuration's
+// prices: block overrides any of them, and adds the models not listed here.
+var builtin = map[string]Price{
+	// OpenAI
+	"gpt-5":                  {Input: 1.25, Output: 10, CachedInput: 0.125, CacheWrite: 1.25},
+	"gpt-5-mini":             {Input: 0.25, Output: 2, CachedInput: 0.025, CacheWrite: 0.25},
+	"gpt-5-nano":             {Input: 0.05, Output: 0.40, CachedInput: 0.005, CacheWrite: 0.05},
+	"gpt-4.1":                {Input: 2, Output: 8, CachedInput: 0.50, CacheWrite: 2},
+	"gpt-4.1-mini":           {Input: 0.40, Output: 1.60, CachedInput: 0.10, CacheWrite: 0.40},
+	"gpt-4.1-nano":           {Input: 0.10, Output: 0.40, CachedInput: 0.025, CacheWrite: 0.10},
+	"gpt-4o":                 {Input: 2.50, Output: 10, CachedInput: 1.25, CacheWrite: 2.50},
+	"gpt-4o-mini":            {Input: 0.15, Output: 0.60, CachedInput: 0.075, CacheWrite: 0.15},
+	"gpt-4-turbo":            {Input: 10, Output: 30, CachedInput: 10, CacheWrite: 10},
+	"gpt-3.5-turbo":          {Input: 0.50, Output: 1.50, CachedInput: 0.50, CacheWrite: 0.50},
+	"o1":                     {Input: 15, Output: 60, CachedInput: 7.50, CacheWrite: 15},
+	"o3":                     {Input: 2, Output: 8, CachedInput: 0.50, CacheWrite: 2},
+	"o3-mini":                {Input: 1.10, Output: 4.40, CachedInput: 0.55, CacheWrite: 1.10},
+	"o4-mini":                {Input: 1.10, Output: 4.40, CachedInput: 0.275, CacheWrite: 1.10},
+	"text-embedding-3-small": {Input: 0.02},
+	"text-embedding-3-large": {Input: 0.13},
+	"text-embedding-ada-002": {Input: 0.10},
+	// Anthropic
+	"claude-opus-4-5":   {Input: 5, Output: 25, CachedInput: 0.50, CacheWrite: 6.25},
+	"claude-opus-4-1":   {Input: 15, Output: 75, CachedInput: 1.50, CacheWrite: 18.75},
+	"claude-opus-4-0":   {Input: 15, Output: 75, CachedInput: 1.50, CacheWrite: 18.75},
+	"claude-opus-4":     {Input: 15, Output: 75, CachedInput: 1.50, CacheWrite: 18.75},
+	"claude-sonnet-4-5": {Input: 3, Output: 15, CachedInput: 0.30, CacheWrite: 3.75},
+	"claude-sonnet-4-0": {Input: 3, Output: 15, CachedInput: 0.30, CacheWrite: 3.75},
+	"claude-sonnet-4":   {Input: 3, Output: 15, CachedInput: 0.30, CacheWrite: 3.75},
+	"claude-3-7-sonnet": {Input: 3, Output: 15, CachedInput: 0.30, CacheWrite: 3.75},
+	"claude-3-5-sonnet": {Input: 3, Output: 15, CachedInput: 0.30, CacheWrite: 3.75},
+	"claude-haiku-4-5":  {Input: 1, Output: 5, CachedInput: 0.10, CacheWrite: 1.25},
+	"claude-3-5-haiku":  {Input: 0.80, Output: 4, CachedInput: 0.08, CacheWrite: 1},
+	"claude-3-haiku":    {Input: 0.25, Output: 1.25, CachedInput: 0.03, CacheWrite: 0.30},
+	"claude-3-opus":     {Input: 15, Output: 75, CachedInput: 1.50, CacheWrite: 18.75},
+}
