@@ -144,6 +144,8 @@ func TestFleet(t *testing.T) {
 	f := startFleet(t, 3)
 	t.Run("limit holds across replicas", func(t *testing.T) { limitAcrossReplicas(t, f) })
 	t.Run("cooldown seen by every replica", func(t *testing.T) { cooldownShared(t, f) })
+	t.Run("run resumed on another replica", func(t *testing.T) { resumeOnAnotherReplica(t, f) })
+	t.Run("replica killed mid-run", func(t *testing.T) { killedReplica(t, f) })
 	t.Run("SIGTERM lets streams finish", func(t *testing.T) { drainOnSIGTERM(t, f) })
 }
 
