@@ -41,7 +41,7 @@ func (s *Store) FleetStats(ctx context.Context, maxAge time.Duration) ([][]byte,
 	var out [][]byte
 	err := s.call(ctx, func(ctx context.Context) error {
 		since := strconv.FormatInt(time.Now().Add(-maxAge).UnixMilli(), 10)
-		ids, err := s.c.ZRangeByScore(ctx, statsIndex, &redis.ZRangeBy{Min: since, Max: "+inf"}).Result()
+		ids, err := s.c.ZRangeArgs(ctx, redis.ZRangeArgs{Key: statsIndex, ByScore: true, Start: since, Stop: "+inf"}).Result()
 		if err != nil || len(ids) == 0 {
 			return err
 		}

@@ -65,7 +65,7 @@ func (m *memTelemetry) histogram(t *testing.T, name string) metricdata.Histogram
 func attr(attrs []attribute.KeyValue, key string) string {
 	for _, a := range attrs {
 		if string(a.Key) == key {
-			return a.Value.Emit()
+			return a.Value.String()
 		}
 	}
 	return ""

@@ -44,7 +44,7 @@ func (m *mem) sum(t *testing.T, name string) map[string]int64 {
 				for _, p := range s.DataPoints {
 					var kv []string
 					for _, a := range p.Attributes.ToSlice() {
-						kv = append(kv, string(a.Key)+"="+a.Value.Emit())
+						kv = append(kv, string(a.Key)+"="+a.Value.String())
 					}
 					out[strings.Join(kv, ",")] += p.Value
 				}
@@ -57,7 +57,7 @@ func (m *mem) sum(t *testing.T, name string) map[string]int64 {
 func attrOf(attrs []attribute.KeyValue, key string) (string, bool) {
 	for _, a := range attrs {
 		if string(a.Key) == key {
-			return a.Value.Emit(), true
+			return a.Value.String(), true
 		}
 	}
 	return "", false
