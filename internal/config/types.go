@@ -220,10 +220,11 @@ type Price struct {
 	CacheWrite  *float64 `yaml:"cache_write"`  // absent: the input price
 }
 
-// Tool is a server-side tool: exactly one of HTTP and MCP is set.
+// Tool is a server-side tool: exactly one of HTTP, MCP and Sim is set.
 type Tool struct {
 	HTTP *HTTPTool `yaml:"http"`
 	MCP  *MCPTool  `yaml:"mcp"`
+	Sim  *SimTool  `yaml:"sim"`
 }
 
 // HTTPTool is POSTed the arguments and answers JSON, or streams progress then a result.
@@ -249,6 +250,20 @@ type MCPTool struct {
 }
 
 func (t *MCPTool) setDefaults() { *t = MCPTool{Timeout: seconds(60), Liveness: seconds(15)} }
+
+// SimTool runs in process, with no network (demos, tests): each call streams Steps progress
+// events Interval apart, then answers, or fails when Fail is set.
+type SimTool struct {
+	Steps       int             `yaml:"steps"`    // default 10
+	Interval    Duration        `yaml:"interval"` // default 300ms
+	Fail        bool            `yaml:"fail"`
+	Description string          `yaml:"description"`
+	Parameters  json.RawMessage `yaml:"parameters"` // JSON schema; default {"type":"object"}
+}
+
+func (t *SimTool) setDefaults() {
+	*t = SimTool{Steps: 10, Interval: millis(300), Parameters: json.RawMessage(`{"type":"object"}`)}
+}
 
 // Runs configures frontend runs (DESIGN §8).
 type Runs struct {

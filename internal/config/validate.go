@@ -1,6 +1,7 @@
 package config
 
 import (
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/url"
@@ -335,17 +336,40 @@ func (v *validator) tool(path, name string, t Tool) {
 	if !toolName.MatchString(name) {
 		v.errorf(path, "a tool name must match %s (what the model sees)", toolName)
 	}
+	kinds := 0
+	for _, set := range []bool{t.HTTP != nil, t.MCP != nil, t.Sim != nil} {
+		if set {
+			kinds++
+		}
+	}
 	switch {
-	case (t.HTTP == nil) == (t.MCP == nil):
-		v.errorf(path, "set exactly one of http and mcp")
+	case kinds != 1:
+		v.errorf(path, "set exactly one of http, mcp and sim")
 	case t.HTTP != nil:
 		v.httpURL(path+".http.url", t.HTTP.URL)
 		v.positive(path+".http.timeout", int64(t.HTTP.Timeout))
+		v.positive(path+".http.liveness", int64(t.HTTP.Liveness))
+		v.schema(path+".http.parameters", t.HTTP.Parameters)
 	case t.MCP != nil:
 		if strings.Contains(name, "__") {
 			v.errorf(path, "an MCP server name cannot contain __ (its tools are named server__tool)")
 		}
 		v.httpURL(path+".mcp.url", t.MCP.URL)
 		v.positive(path+".mcp.timeout", int64(t.MCP.Timeout))
+		v.positive(path+".mcp.liveness", int64(t.MCP.Liveness))
+	case t.Sim != nil:
+		if t.Sim.Steps < 0 || t.Sim.Steps > 10000 {
+			v.errorf(path+".sim.steps", "want 0 to 10000")
+		}
+		v.nonNegative(path+".sim.interval", int64(t.Sim.Interval))
+		v.schema(path+".sim.parameters", t.Sim.Parameters)
+	}
+}
+
+// schema checks that a tool's parameters are a JSON object: the model is sent it as is.
+func (v *validator) schema(path string, raw json.RawMessage) {
+	var o map[string]any
+	if json.Unmarshal(raw, &o) != nil || o == nil {
+		v.errorf(path, "want a JSON schema object")
 	}
 }

@@ -109,6 +109,10 @@ type Request struct {
 	PreviousResponseID string
 	Store              *bool
 	Include            []string
+	// KeepReasoning says the caller hands this round's reasoning back in a later round (a
+	// frontend run's tool rounds, DESIGN §8): an adapter whose upstream keeps nothing between
+	// calls asks for what it needs to do so (a Responses reasoning model's encrypted content).
+	KeepReasoning bool
 	// Metadata is the client's metadata object, raw.
 	Metadata json.RawMessage
 	// Extra holds the raw JSON of top-level fields the gateway does not model, passed to

@@ -1,7 +1,9 @@
 package mockllm
 
 import (
+	"cmp"
 	"fmt"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -17,6 +19,9 @@ type request struct {
 	promptBytes  int    // the prompt's text: messages, system, instructions
 	responses    *responsesEcho
 	embed        *embedRequest
+	// afterTool: the conversation ends with a tool result, whose text is toolText (then=).
+	afterTool bool
+	toolText  string
 }
 
 // answer is what a generating script answers, ready for a dialect to write streamed or whole.
@@ -59,10 +64,19 @@ func newAnswer(sc *script, req *request, seq int64, created int64) *answer {
 	}
 	a.includeUsage = sc.usage == "always" || sc.usage == "auto" && req.includeUsage
 	completion, thought := 0, 0
+	calls, answered := sc.calls, sc.then != "" && req.afterTool
+	if answered {
+		calls = 0 // a tool answered: the model answers with text (then=)
+	}
 	for c := range n {
 		var ch choice
 		body := req.user
-		if !sc.echo {
+		switch {
+		case answered && sc.then == "echo":
+			body = "The tool answered: " + req.toolText
+		case answered:
+			body = generate(cmp.Or(sc.length, 64), sc.seed+uint64(c))
+		case !sc.echo:
 			body = compose(sc.length, sc.seed+uint64(c), sc.say, sc.at)
 		}
 		think := generate(sc.think, sc.seed+1000+uint64(c))
@@ -72,14 +86,15 @@ func newAnswer(sc *script, req *request, seq int64, created int64) *answer {
 		ch.content = splitText(body, sc.chunk, sc.chunkWords)
 		completion += len(body) + len(think)
 		thought += len(think)
-		for i := range sc.calls {
+		for i := range calls {
 			if budget.on && budget.left == 0 {
 				budget.cut = true // no room left for this call at all
 				break
 			}
 			cl := call{id: fmt.Sprintf("call_mock_%d_%d", seq, i), name: "get_weather", args: sc.args}
 			if sc.toolName != "" {
-				cl.name = sc.toolName
+				names := strings.Split(sc.toolName, ",") // call i takes the i-th name, in turn
+				cl.name = names[i%len(names)]
 			}
 			if cl.args == "" {
 				cl.args = fmt.Sprintf(`{"location":%q,"unit":"celsius"}`, cities[i%len(cities)])
@@ -98,7 +113,7 @@ func newAnswer(sc *script, req *request, seq int64, created int64) *answer {
 			ch.finish = "stop"
 			if budget.cut {
 				ch.finish = "length"
-			} else if sc.calls > 0 {
+			} else if calls > 0 {
 				ch.finish = "tool_calls"
 			}
 		}

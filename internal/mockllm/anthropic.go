@@ -59,6 +59,7 @@ func (anthropicDialect) parse(h http.Header, raw []byte) (*request, *reqError) {
 		if m.Role == "user" {
 			r.user = t
 		}
+		r.afterTool, r.toolText = anthropicToolResult(m.Role, m.Content)
 	}
 	return r, nil
 }

@@ -45,6 +45,7 @@ func (chatDialect) parse(_ http.Header, raw []byte) (*request, *reqError) {
 		if m.Role == "user" {
 			r.user = t // the last one wins: echo answers the last user message
 		}
+		r.afterTool, r.toolText = m.Role == "tool", t
 	}
 	return r, nil
 }

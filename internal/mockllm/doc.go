@@ -42,7 +42,9 @@
 //	field=F         reasoning_content (default, DeepSeek/vLLM) or reasoning (Groq/OpenRouter)
 //	logprobs=1      choices[].logprobs on every content delta (made-up, deterministic values)
 //	calls=N         tool calls after the text, one after another (parallel tool calls)
-//	name=STR        tool name (default get_weather)
+//	name=STR        tool name (default get_weather); a,b names the calls in turn
+//	then=text|echo  once the last message is a tool result: text (len, default 64) or
+//	                "The tool answered: " and the result, with no call
 //	args=JSON       tool arguments (default {"location":"Paris, France","unit":"celsius"},
 //	                the city changing per call)
 //	split=N|a,b,..  argument fragments of N bytes (default 7), or cut at these byte offsets;

@@ -39,6 +39,7 @@ func (responsesDialect) parse(_ http.Header, raw []byte) (*request, *reqError) {
 	r.promptBytes = len(text(req.Instructions))
 	var s string
 	var items []struct {
+		Type    string          `json:"type"`
 		Role    string          `json:"role"`
 		Content json.RawMessage `json:"content"`
 		Output  json.RawMessage `json:"output"`
@@ -52,6 +53,7 @@ func (responsesDialect) parse(_ http.Header, raw []byte) (*request, *reqError) {
 			if it.Role == "user" {
 				r.user = t
 			}
+			r.afterTool, r.toolText = it.Type == "function_call_output", text(it.Output)
 		}
 	}
 	e := &responsesEcho{instructions: rawOr(req.Instructions, "null"), reasoning: rawOr(req.Reasoning,

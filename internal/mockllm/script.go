@@ -27,6 +27,7 @@ type script struct {
 	logprobs   bool
 	calls      int
 	toolName   string
+	then       string // "" | "text" | "echo": the answer once the last message is a tool result
 	args       string
 	split      int
 	cuts       []int
@@ -66,7 +67,7 @@ var scriptNames = []string{"echo", "text", "reason", "tools", "refuse", "empty",
 // accepts them all.
 var (
 	contentKeys = []string{"len", "say", "at", "seed", "chunk", "n", "think", "field", "logprobs",
-		"calls", "name", "args", "split", "finish", "role", "usage", "end", "max"}
+		"calls", "name", "args", "split", "finish", "role", "usage", "end", "max", "then"}
 	commonKeys = []string{"wait", "first", "delay", "fail", "after", "times", "retry", "code", "type", "msg",
 		"errshape"}
 )
@@ -174,6 +175,8 @@ func (sc *script) set(k, v string) error {
 		sc.calls, err = count(v, 128)
 	case "name":
 		sc.toolName = v
+	case "then":
+		sc.then, err = oneOf(v, "text", "echo")
 	case "args":
 		if !json.Valid([]byte(v)) {
 			err = fmt.Errorf("not valid JSON")

@@ -66,6 +66,9 @@ type choiceState struct {
 	// reasoning: reasoning text came since the answer last started (see endReasoning).
 	reasoning bool
 	think     *thinkFilter
+	// block is the raw text of the reasoning block in progress: its opaque end hands it back
+	// to the provider (an Anthropic signature covers the thinking as written, unredacted).
+	block strings.Builder
 }
 
 // Run relays s to sink until the end of the round and returns the complete response. It does
@@ -174,6 +177,9 @@ func (r *round) text(ev *llm.Event) error {
 	if ev.Type == llm.EvReasoning && ev.Field != "" {
 		cs.field = ev.Field
 	}
+	if ev.Type == llm.EvReasoning {
+		cs.block.WriteString(ev.Text)
+	}
 	if ev.Type == llm.EvText && r.o.ThinkFilter {
 		if cs.think == nil {
 			cs.think = &thinkFilter{}
@@ -205,7 +211,8 @@ func (r *round) text(ev *llm.Event) error {
 			return err
 		}
 		ch := r.resp.Choice(ev.Choice)
-		ch.Opaque = append(ch.Opaque, llm.Reasoning{ID: ev.ID, Encrypted: ev.Encrypted})
+		ch.Opaque = append(ch.Opaque, llm.Reasoning{ID: ev.ID, Text: cs.block.String(), Encrypted: ev.Encrypted})
+		cs.block.Reset()
 		r.out = llm.Event{Type: llm.EvReasoning, Choice: ev.Choice, Encrypted: ev.Encrypted, ID: ev.ID, Field: cs.field}
 		return r.sink.Event(&r.out)
 	}

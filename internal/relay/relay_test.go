@@ -319,8 +319,8 @@ func TestSignatureAfterItsReasoning(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o := resp.Choices[0].Opaque; len(o) != 1 || o[0] != (llm.Reasoning{ID: "rs_1", Encrypted: "sig-1"}) {
-		t.Errorf("response keeps opaque reasoning %+v, want the signature with its block id", o)
+	if o := resp.Choices[0].Opaque; len(o) != 1 || o[0] != (llm.Reasoning{ID: "rs_1", Text: "Consider the accidents", Encrypted: "sig-1"}) {
+		t.Errorf("response keeps opaque reasoning %+v, want the signature with its block's text and id", o)
 	}
 	var order []string
 	for _, ev := range r.evs {

@@ -52,7 +52,7 @@ func startMeta(run, model string) []byte {
 	}{run, model})
 }
 
-func roundMeta(round int, resp *llm.Response, total llm.Usage, target string, attempts int) []byte {
+func roundMeta(round int, resp *llm.Response, total llm.Usage, target string, attempts int, cost *float64) []byte {
 	return mustJSON(struct {
 		Round      int       `json:"round"`
 		RoundUsage usageJSON `json:"roundUsage"`
@@ -60,15 +60,42 @@ func roundMeta(round int, resp *llm.Response, total llm.Usage, target string, at
 		Target     string    `json:"target"`
 		Attempts   int       `json:"attempts"`
 		TTFTMs     int64     `json:"ttftMs"`
-	}{round, usage(resp.Usage), usage(total), target, attempts, resp.FirstText.Milliseconds()})
+		CostUSD    *float64  `json:"costUsd,omitempty"`
+	}{round, usage(resp.Usage), usage(total), target, attempts, resp.FirstText.Milliseconds(), cost})
 }
 
-func finishMeta(total llm.Usage, target string, attempts int) []byte {
+func finishMeta(total llm.Usage, target string, attempts int, cost *float64) []byte {
 	return mustJSON(struct {
 		Usage    usageJSON `json:"usage"`
 		Target   string    `json:"target"`
 		Attempts int       `json:"attempts"`
-	}{usage(total), target, attempts})
+		CostUSD  *float64  `json:"costUsd,omitempty"`
+	}{usage(total), target, attempts, cost})
+}
+
+// runCost is the cost of a run's rounds so far, in nano-USD; priced stays false until a
+// round's target has a price, and costUsd is then left out (0 would say the answer was free).
+type runCost struct {
+	nano   int64
+	priced bool
+}
+
+func (c *runCost) add(price func(target, model string, u llm.Usage) (int64, bool), target, model string, u llm.Usage) {
+	if price == nil {
+		return
+	}
+	if n, ok := price(target, model, u); ok {
+		c.nano, c.priced = c.nano+n, true
+	}
+}
+
+// usd is the cost in USD for the metadata, nil when no round was priced.
+func (c runCost) usd() *float64 {
+	if !c.priced {
+		return nil
+	}
+	v := float64(c.nano) / 1e9
+	return &v
 }
 
 func restartData(run, failed string) []byte {

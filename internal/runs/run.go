@@ -31,14 +31,18 @@ type Spec struct {
 	Screen func(ctx context.Context, resp *llm.Response) error
 	// Tools runs the tool calls the gateway owns; nil: every call goes to the client.
 	Tools Tools
+	// Cost prices a round's usage on target serving model, in nano-USD (false: no price),
+	// for the metadata's costUsd. nil: no cost is sent.
+	Cost func(target, model string, u llm.Usage) (int64, bool)
 }
 
-// Tools runs server-side tools (DESIGN §8; the next issue): the seam of the round loop.
+// Tools runs server-side tools (DESIGN §8; package tools): the seam of the round loop.
 type Tools interface {
 	// Owns reports whether the gateway runs the tool.
 	Owns(name string) bool
 	// Run runs the calls (all owned), in order, writing their progress and outputs with enc,
-	// and returns the tool messages the next round sends back.
+	// and returns the tool messages the next round sends back. A failed tool is an error
+	// result, not an error: Run fails only when ctx ends (the run was stopped).
 	Run(ctx context.Context, calls []llm.ToolCall, enc *uistream.Encoder) ([]llm.Message, error)
 }
 
@@ -147,6 +151,7 @@ func (r *Run) loop(ctx context.Context) {
 	enc.Start(r.sp.MessageID, startMeta(r.id, r.sp.Model))
 	req := r.sp.Request
 	var total llm.Usage
+	var cost runCost
 	for round := 1; ; round++ {
 		enc.StartStep()
 		resp, next, err := r.round(ctx, st, req)
@@ -156,6 +161,7 @@ func (r *Run) loop(ctx context.Context) {
 		}
 		st = next
 		total = addUsage(total, resp.Usage)
+		cost.add(r.sp.Cost, st.Target, st.Model, resp.Usage)
 		r.mu.Lock()
 		r.usage = total
 		r.mu.Unlock()
@@ -163,10 +169,14 @@ func (r *Run) loop(ctx context.Context) {
 		if len(resp.Choices) > 0 {
 			ch = resp.Choices[0]
 		}
-		for _, tc := range ch.ToolCalls {
-			enc.ToolCall(tc.ID, tc.Name, tc.Arguments)
-		}
 		owned := r.owned(ch.ToolCalls)
+		for _, tc := range ch.ToolCalls {
+			if r.sp.Tools != nil && r.sp.Tools.Owns(tc.Name) {
+				enc.ServerToolCall(tc.ID, tc.Name, tc.Arguments) // the client must not run it
+			} else {
+				enc.ToolCall(tc.ID, tc.Name, tc.Arguments)
+			}
+		}
 		var results []llm.Message
 		if len(owned) > 0 {
 			if results, err = r.sp.Tools.Run(ctx, owned, enc); err != nil {
@@ -176,10 +186,10 @@ func (r *Run) loop(ctx context.Context) {
 			}
 		}
 		enc.FinishStep()
-		enc.Metadata(roundMeta(round, resp, total, st.Target, len(fr.Attempts)))
+		enc.Metadata(roundMeta(round, resp, total, st.Target, len(fr.Attempts), cost.usd()))
 		if len(owned) == 0 || len(owned) < len(ch.ToolCalls) {
 			st.Close()
-			enc.Finish(uistream.FinishReason(ch.Finish), finishMeta(total, st.Target, len(fr.Attempts)))
+			enc.Finish(uistream.FinishReason(ch.Finish), finishMeta(total, st.Target, len(fr.Attempts), cost.usd()))
 			enc.Done()
 			return
 		}
@@ -187,8 +197,8 @@ func (r *Run) loop(ctx context.Context) {
 			// A model that keeps calling tools is stopped with a warning, not an error
 			// (DESIGN §8).
 			st.Close()
-			enc.Data("warning", "", warningData(r.m.o.MaxRounds), false)
-			enc.Finish("other", finishMeta(total, st.Target, len(fr.Attempts)))
+			enc.Data("warning", "", warningData(r.m.o.MaxRounds), true)
+			enc.Finish("other", finishMeta(total, st.Target, len(fr.Attempts), cost.usd()))
 			enc.Done()
 			return
 		}

@@ -101,6 +101,7 @@ func FromConfig(c *config.Config, log *slog.Logger) (*Server, error) {
 	o.NewWindow = func() relay.Window { return rules.NewWindow() }
 	o.RedactJSON = rules.RedactJSON
 	o.RedactText = rules.Redact
+	o.UI.Tools = toolsFromConfig(c, rules, log) // uitools.go
 	return New(o), nil
 }
 

@@ -47,6 +47,9 @@ type Shared interface {
 // Close releases the gate's connections (Redis). The server must not serve after it.
 func (s *Server) Close() error {
 	_ = s.o.UI.Runs.Close() // runs first: they write their end to the store
+	if s.o.UI.Tools.Set != nil {
+		_ = s.o.UI.Tools.Set.Close() // no run is left to call a tool
+	}
 	if s.obs.fleet != nil {
 		s.obs.fleet.close() // no more statistics to publish: the store closes
 	}

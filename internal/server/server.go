@@ -106,7 +106,8 @@ func New(o Options) *Server {
 	e.GET("/readyz", s.readyz)
 	s.adminRoutes(e)
 	s.observeRoutes(e)
-	s.uiRoutes(e) // uibuild.go: frontend runs, CORS
+	s.uiRoutes(e)         // uibuild.go: frontend runs, CORS
+	s.playgroundRoutes(e) // playground.go: the web page at /
 	return s
 }
 

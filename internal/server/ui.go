@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/labstack/echo/v4"
+	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/redisstore"
 	"github.com/sluice-gw/sluice/internal/runs"
@@ -23,6 +24,7 @@ func (s *Server) uiChat(c echo.Context) error {
 		return s.reject(c, invalid("x-sluice-ui-protocol", "Invalid x-sluice-ui-protocol header: want v5, v6 or v7."))
 	}
 	var ur *uiRequest
+	var offered runs.Tools // the alias's server-side tools (uitools.go)
 	chain, run, req, err := s.start(c, func(b []byte) (string, *llm.Request, error) {
 		r, err := decodeUI(b)
 		if err != nil {
@@ -30,7 +32,11 @@ func (s *Server) uiChat(c echo.Context) error {
 		}
 		ur = r
 		return r.model, &r.req, nil
-	}, nil)
+	}, func(ch *fallback.Chain, r *llm.Request) (*fallback.Chain, error) {
+		var err error
+		offered, err = s.offerTools(c.Request().Context(), ch.Alias, r)
+		return ch, err
+	})
 	if err != nil {
 		return s.reject(c, err)
 	}
@@ -40,7 +46,8 @@ func (s *Server) uiChat(c echo.Context) error {
 	}
 	rn, rd, err := s.o.UI.Runs.Start(c.Request().Context(), runs.Spec{Chat: ur.chat, Key: keyID(c), Version: v,
 		MessageID: msgID, Model: ur.model, Request: req, Chain: run, Relay: s.roundOptions(c, chain),
-		Restart: s.o.UI.Restart[chain.Alias], Screen: s.runScreen(c)})
+		Restart: s.o.UI.Restart[chain.Alias], Screen: s.runScreen(c), Cost: s.roundCost,
+		Tools: offered})
 	if err != nil {
 		return s.reject(c, runError(err))
 	}

@@ -20,6 +20,8 @@ type UI struct {
 	Restart map[string]bool
 	// Origins are cors.allowed_origins ("*": any); none: no CORS headers.
 	Origins []string
+	// Tools are the server-side tools the aliases offer (uitools.go).
+	Tools ServerTools
 
 	opts runs.Options // what Runs was made with, for tests that remake it
 }

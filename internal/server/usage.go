@@ -160,6 +160,13 @@ func (s *Server) charge(m *meter, target, model string, u llm.Usage) {
 	m.target, m.charged = target, true
 }
 
+// roundCost prices a round of a frontend run for its metadata (costUsd), in nano-USD; false
+// when the target has no price.
+func (s *Server) roundCost(target, model string, u llm.Usage) (int64, bool) {
+	p, ok := s.o.Usage.Prices.Lookup(target, model)
+	return usage.Cost(p, u), ok
+}
+
 // costHeader sets X-Sluice-Cost-Usd, the request's cost so far, on h: the headers of an
 // answer that is complete before they leave (a non-streamed one, or a held stream).
 func costHeader(c echo.Context, h http.Header) {

@@ -57,6 +57,11 @@ type Access struct {
 	Masks map[string]int
 	// Overhead is the time spent outside calls to providers; set by Request.End.
 	Overhead time.Duration
+	// Tools counts the server-side tool invocations made while the request was served,
+	// ToolErrors those that did not answer a result, ToolTime their total duration; set by
+	// Request.End (tool.go).
+	Tools, ToolErrors int
+	ToolTime          time.Duration
 }
 
 // Usage is the token usage of one answer.
@@ -81,6 +86,7 @@ func LogAccess(ctx context.Context, log *slog.Logger, a *Access) {
 		slog.Int("redactions", a.Redactions), slog.String("key_id", a.KeyID), slog.String("key_name", a.KeyName),
 		slog.Int("tokens", a.tokens()), slog.Int("tokens_in", a.tokensIn()), slog.Int("tokens_out", a.tokensOut()),
 		slog.Float64("cost_usd", a.CostUSD), slog.Float64("overhead_ms", ms(a.Overhead)),
+		slog.Int("tools", a.Tools), slog.Int("tool_errors", a.ToolErrors), slog.Float64("tool_ms", ms(a.ToolTime)),
 		slog.String("trace_id", traceID(ctx)))
 }
 

@@ -52,6 +52,7 @@ type instruments struct {
 	redactions, guardrails         metric.Int64Counter
 	restarts, redisErrors          metric.Int64Counter
 	openStreams                    metric.Int64UpDownCounter
+	toolDuration                   metric.Float64Histogram
 }
 
 // newInstruments creates the instruments on m. An error from the API only ever comes with a
@@ -84,5 +85,6 @@ func newInstruments(m metric.Meter) instruments {
 	in.redisErrors = count(MetricRedisErrors, "{error}", "Failed calls to Redis.")
 	in.openStreams, _ = m.Int64UpDownCounter(MetricOpenStreams, metric.WithUnit("{stream}"),
 		metric.WithDescription("Event streams being served."))
+	in.toolDuration = sec(MetricToolDuration, "Duration of one server-side tool invocation, by tool and outcome.")
 	return in
 }

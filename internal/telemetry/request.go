@@ -26,6 +26,7 @@ type Request struct {
 	t      *Telemetry
 	span   trace.Span
 	stream atomic.Bool
+	tools  toolTally // server-side tool invocations (tool.go)
 }
 
 // Start begins the telemetry of r, which arrived at start and matched route (a route
@@ -88,7 +89,8 @@ func (rq *Request) End(ctx context.Context, in *Access) {
 	if rq.stream.Load() {
 		t.inst.openStreams.Add(ctx, -1)
 	}
-	in.Overhead = Overhead(in, end)
+	rq.toolCounts(in)
+	in.Overhead = max(Overhead(in, end)-in.ToolTime, 0) // a tool's time is not the gateway's
 	op := operation(in)
 	fallbacks := rq.attempts(ctx, in, op, end)
 	if op != "" {

@@ -158,24 +158,28 @@ func (e *Encoder) endReasoning(meta []byte) {
 // tool-input-available with the parsed arguments. Arguments that are not JSON (cut by a token
 // limit) are sent as the raw string with tool-input-error where the version has it, else as
 // input followed by tool-output-error, so the client never runs a call on broken input.
-func (e *Encoder) ToolCall(id, name, args string) {
+func (e *Encoder) ToolCall(id, name, args string) { e.toolCall(id, name, args, nil) }
+
+// toolCall sends a whole call with the extra fields flags (tool.go) on each chunk.
+func (e *Encoder) toolCall(id, name, args string, flags []field) {
 	e.EndParts()
-	e.chunk("tool-input-start", str("toolCallId", id), str("toolName", name))
+	with := func(fs ...field) []field { return append(fs, flags...) }
+	e.chunk("tool-input-start", with(str("toolCallId", id), str("toolName", name))...)
 	input := []byte(args)
 	if args == "" {
 		input = []byte("{}")
 	}
 	if json.Valid(input) {
-		e.chunk("tool-input-available", str("toolCallId", id), str("toolName", name), raw("input", input))
+		e.chunk("tool-input-available", with(str("toolCallId", id), str("toolName", name), raw("input", input))...)
 		return
 	}
 	const msg = "the model's tool arguments are not valid JSON"
 	if e.v.fields("tool-input-error") != nil {
-		e.chunk("tool-input-error", str("toolCallId", id), str("toolName", name), str("input", args), str("errorText", msg))
+		e.chunk("tool-input-error", with(str("toolCallId", id), str("toolName", name), str("input", args), str("errorText", msg))...)
 		return
 	}
-	e.chunk("tool-input-available", str("toolCallId", id), str("toolName", name), str("input", args))
-	e.chunk("tool-output-error", str("toolCallId", id), str("errorText", msg))
+	e.chunk("tool-input-available", with(str("toolCallId", id), str("toolName", name), str("input", args))...)
+	e.chunk("tool-output-error", with(str("toolCallId", id), str("errorText", msg))...)
 }
 
 // Metadata sends message metadata (a JSON object); the client merges it into the message's.

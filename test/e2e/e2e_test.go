@@ -45,6 +45,8 @@ func TestOpenAINodeSDK(t *testing.T) {
 	bin := node(t)
 	mock := httptest.NewServer(mockllm.New(mockllm.Options{}))
 	defer mock.Close()
+	tool := progressTool() // tools.test.mjs (tools_test.go)
+	defer tool.Close()
 	cfg, err := config.ParseWith([]byte(`
 providers:
   mock: {kind: openai-compatible, base_url: "${MOCK_URL}/v1"}
@@ -68,7 +70,13 @@ models:
     targets: ["mock/text?len=80&fail=cut&after=3&seed=6", "mock/text?len=0&say=Second+answer."]
     on_midstream_failure: restart
   ui-slow: ["mock/text?len=400&chunk=8&delay=10ms"]
-`), "e2e.yaml", func(k string) (string, bool) { return mock.URL, k == "MOCK_URL" })
+  ui-server-tool: {targets: ['mock/tools?name=count_rows&args={"table":"orders"}&then=echo'], tools: [count_rows]}
+  ui-mixed-tools: {targets: ['mock/tools?calls=2&name=count_rows,get_weather&args={"table":"orders"}&then=echo'], tools: [count_rows]}
+tools:
+  count_rows: {http: {url: "${TOOL_URL}/count", timeout: 30s, liveness: 5s}}
+`), "e2e.yaml", func(k string) (string, bool) {
+		return map[string]string{"MOCK_URL": mock.URL, "TOOL_URL": tool.URL}[k], k == "MOCK_URL" || k == "TOOL_URL"
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +94,7 @@ models:
 	if err := os.WriteFile(allowFile, allow, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.CommandContext(ctx, bin, "--test", "--test-reporter=spec", "openai.test.mjs", "redaction.test.mjs", "anthropic.test.mjs", "responses.test.mjs", "ui.test.mjs")
+	cmd := exec.CommandContext(ctx, bin, "--test", "--test-reporter=spec", "openai.test.mjs", "redaction.test.mjs", "anthropic.test.mjs", "responses.test.mjs", "ui.test.mjs", "tools.test.mjs")
 	cmd.Env = append(os.Environ(), "SLUICE_URL="+gw.URL, "SLUICE_UI_ALLOW="+allowFile, "NODE_NO_WARNINGS=1")
 	out, err := cmd.CombinedOutput()
 	t.Logf("node --test:\n%s", out)

@@ -1,0 +1,110 @@
+package playground
+
+import (
+	"io/fs"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+func get(t *testing.T, path string, header ...string) *httptest.ResponseRecorder {
+	t.Helper()
+	r := httptest.NewRequest(http.MethodGet, path, nil)
+	for i := 0; i+1 < len(header); i += 2 {
+		r.Header.Set(header[i], header[i+1])
+	}
+	w := httptest.NewRecorder()
+	Handler().ServeHTTP(w, r)
+	return w
+}
+
+func TestFiles(t *testing.T) {
+	tests := []struct {
+		name, path string
+		status     int
+		ctype      string
+	}{
+		{"the page", "/", 200, "text/html; charset=utf-8"},
+		{"a script", "/playground/app.js", 200, "text/javascript; charset=utf-8"},
+		{"the styles", "/playground/style.css", 200, "text/css; charset=utf-8"},
+		{"the icon", "/playground/favicon.svg", 200, "image/svg+xml"},
+		{"unknown", "/playground/nope.js", 404, ""},
+		{"the page under its file name", "/playground/index.html", 404, ""},
+		{"a directory", "/playground/", 404, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := get(t, tt.path)
+			if w.Code != tt.status {
+				t.Fatalf("got %d, want %d", w.Code, tt.status)
+			}
+			if tt.status != 200 {
+				return
+			}
+			h := w.Header()
+			for k, want := range map[string]string{"Content-Type": tt.ctype, "Content-Security-Policy": CSP,
+				"Cache-Control": "no-cache", "X-Content-Type-Options": "nosniff"} {
+				if got := h.Get(k); got != want {
+					t.Errorf("%s: got %q, want %q", k, got, want)
+				}
+			}
+			if w304 := get(t, tt.path, "If-None-Match", h.Get("ETag")); w304.Code != http.StatusNotModified {
+				t.Errorf("revalidation: got %d, want 304", w304.Code)
+			}
+		})
+	}
+}
+
+// TestNoHTMLSinks keeps model output out of HTML: no script may write markup from a string
+// (the CSP's Trusted Types would make the browser throw; this finds it before a browser does),
+// and the page has no inline script, style or handler for the CSP to refuse.
+func TestNoHTMLSinks(t *testing.T) {
+	sinks := regexp.MustCompile(`innerHTML|outerHTML|insertAdjacentHTML|document\.write|\beval\(|new Function|setAttribute\(\s*['"]on|srcdoc`)
+	err := fs.WalkDir(static, "static", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, _ := static.ReadFile(p)
+		if strings.HasSuffix(p, ".js") {
+			for _, line := range strings.Split(string(b), "\n") {
+				code, _, _ := strings.Cut(line, "//")
+				if sinks.MatchString(code) {
+					t.Errorf("%s: an HTML or code sink: %s", p, strings.TrimSpace(line))
+				}
+			}
+		}
+		if strings.HasSuffix(p, ".html") {
+			html := string(b)
+			if m := regexp.MustCompile(`<script(?:\s[^>]*)?>`).FindAllString(html, -1); len(m) != 1 || !strings.Contains(m[0], `src="/playground/app.js"`) {
+				t.Errorf("%s: want one script, /playground/app.js, got %q", p, m)
+			}
+			for _, bad := range []string{"<style", " style=", " onclick=", " onload=", "http://", "https://"} {
+				if strings.Contains(html, bad) {
+					t.Errorf("%s contains %q: inline code or an external resource", p, bad)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestReferences checks that every file the page and its modules name is embedded.
+func TestReferences(t *testing.T) {
+	ref := regexp.MustCompile(`(?:href|src)="(/playground/[^"]+)"|from '\./([^']+)'`)
+	for path, f := range files {
+		for _, m := range ref.FindAllStringSubmatch(string(f.body), -1) {
+			want := m[1]
+			if want == "" {
+				want = Prefix + m[2]
+			}
+			if files[want] == nil {
+				t.Errorf("%s names %s, which is not embedded", path, want)
+			}
+		}
+	}
+}

@@ -1,0 +1,83 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/uistream"
+)
+
+// Offer is the tools one run may call, fixed at its start: the model is given Tools, and the
+// round loop (runs.Tools) asks Owns of each call and Run of the round's owned calls. Owns and
+// Tools are safe for concurrent use; Run runs on the run's goroutine.
+type Offer struct {
+	set         *Set
+	tools       map[string]*entry // by the name the model sees
+	defs        []llm.Tool        // in the alias's order
+	redactModel bool
+}
+
+// Tools are the definitions the model is sent.
+func (o *Offer) Tools() []llm.Tool { return o.defs }
+
+// Owns reports whether the gateway runs the tool name.
+func (o *Offer) Owns(name string) bool {
+	_, ok := o.tools[name]
+	return ok
+}
+
+// Run runs calls (all owned) one after the other, in call order, and returns the tool
+// messages the next round sends back, one per call. A tool that fails (an error, its
+// timeout, its liveness) gives tool-output-error and an error result for the model, and the
+// next call runs. Run fails only when ctx ends (the run was stopped): the call in flight is
+// canceled (its HTTP request; an MCP server is sent notifications/cancelled), its part gets
+// tool-output-error, and the calls after it do not run.
+func (o *Offer) Run(ctx context.Context, calls []llm.ToolCall, enc *uistream.Encoder) ([]llm.Message, error) {
+	out := make([]llm.Message, 0, len(calls))
+	for _, tc := range calls {
+		if ctx.Err() != nil {
+			return out, context.Cause(ctx)
+		}
+		args := tc.Arguments
+		if args == "" {
+			args = "{}"
+		}
+		e := o.tools[tc.Name]
+		switch {
+		case e == nil: // not owned: the caller's mistake, answered rather than run
+			out = append(out, toolMessage(tc.ID, "Error: "+tc.Name+" is not a tool of this gateway."))
+			continue
+		case !json.Valid([]byte(args)):
+			// The encoder already told the client (ServerToolCall): the call does not run.
+			out = append(out, toolMessage(tc.ID, "Error: the tool's arguments are not valid JSON."))
+			continue
+		}
+		r := o.invoke(ctx, e, tc, json.RawMessage(args), enc)
+		out = append(out, toolMessage(tc.ID, r.model))
+		if ctx.Err() != nil {
+			return out, context.Cause(ctx)
+		}
+	}
+	return out, nil
+}
+
+// toolMessage is a tool's result for the model: plain text, sent as a string (servers that
+// speak Chat Completions do not all take content parts in a tool message).
+func toolMessage(id, text string) llm.Message {
+	return llm.Message{Role: llm.RoleTool, ToolCallID: id, Parts: []llm.Part{{Type: llm.PartText, Text: text}}, Plain: true}
+}
+
+func (o *Offer) redactJSON(s string) string {
+	if f := o.set.o.RedactJSON; f != nil {
+		return f(s)
+	}
+	return s
+}
+
+func (o *Offer) redactText(s string) string {
+	if f := o.set.o.RedactText; f != nil {
+		return f(s)
+	}
+	return s
+}
