@@ -73,6 +73,7 @@ func (l *loader) do(ctx context.Context, c call, sched time.Time, opened func())
 		return sample{err: err}
 	}
 	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+benchKey)
 	resp, err := l.client.Do(req)
 	if err != nil {
 		return sample{err: err}

@@ -28,14 +28,26 @@ import (
 	"github.com/sluice-gw/sluice/internal/config"
 	"github.com/sluice-gw/sluice/internal/mockllm"
 	"github.com/sluice-gw/sluice/internal/server"
+	"github.com/sluice-gw/sluice/internal/telemetry"
 )
 
 // gatewayConfig is the gateway's configuration: one openai-compatible provider, the mock; every
 // other setting (redaction, limits, telemetry) keeps its default, as in the embedded default.
+// gatewayConfig is the gateway under test: the embedded defaults' features (redaction), a
+// virtual key with rate limits high enough never to refuse (so authentication and the
+// in-memory limiter run on every request), and the account of usage.
 const gatewayConfig = `listen: "127.0.0.1:0"
 providers:
   mock: {kind: openai-compatible, base_url: %q}
+keys:
+  - name: bench
+    hash: 36e40e3794b629020f814bdb4e1bb1371d3743651d247941c489e46f7df4a21d
+    limits: {rpm: 100000000, tpm: 100000000000}
 `
+
+// benchKey is the virtual key whose hash gatewayConfig lists; every load request carries it
+// (the proxy passes it on to the mock, which ignores it).
+const benchKey = "sk-sluice-bench-0123456789abcdefghijklmnopqrstuv"
 
 // newGateway builds the gateway's handler for the mock at upstream (its base URL, no /v1).
 func newGateway(upstream string, log *slog.Logger) (http.Handler, error) {
@@ -93,8 +105,14 @@ func handler(kind, upstream string, logw io.Writer) (h http.Handler, close func(
 		if upstream == "" {
 			return nil, nil, errors.New("-serve gateway needs -upstream")
 		}
+		// Telemetry as cmd/gateway sets it up by default: the SDK with Prometheus, no OTLP.
+		sdk, err := telemetry.Setup(context.Background(), telemetry.Config{Prometheus: true,
+			Getenv: func(string) string { return "" }})
+		if err != nil {
+			return nil, nil, err
+		}
 		h, err := newGateway(upstream, slog.New(slog.NewTextHandler(logw, nil)))
-		return h, func() {}, err
+		return h, func() { sdk.Shutdown(context.Background()) }, err
 	case "proxy":
 		if upstream == "" {
 			return nil, nil, errors.New("-serve proxy needs -upstream")

@@ -128,7 +128,9 @@ func (m *Memory) Reconcile(_ context.Context, key, id string, _ Rule, used int64
 	if w == nil {
 		return nil
 	}
-	for i := range w.entries {
+	// From the newest: a call settles soon after its reservation, so the entry is near the
+	// end of a log that holds a whole window of reservations (300,000 at 5,000 requests/s).
+	for i := len(w.entries) - 1; i >= 0; i-- {
 		if e := &w.entries[i]; e.id == id {
 			w.sum += used - e.cost
 			e.cost = used
