@@ -1,10 +1,12 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/sluice-gw/sluice/internal/fallback"
@@ -116,8 +118,16 @@ func (s *Server) serveRun(c echo.Context, rn *runs.Run, rd *runs.Reader) error {
 			in.Kind = llm.Canceled.String()
 			return nil
 		}
+		if rn != nil && in.FirstText == 0 && !in.Start.IsZero() && bytes.Contains(b, textDelta) {
+			// Time to first token of a run: arrival to the first text this client was sent
+			// (a resume is not a new wait). The frames are the encoder's own bytes.
+			in.FirstText = time.Since(in.Start)
+		}
 	}
 }
+
+// textDelta marks the frame of a text delta, as the UI stream encoder writes it.
+var textDelta = []byte(`"type":"text-delta"`)
 
 func kindOfReadEnd(err error) string {
 	if errors.Is(err, runs.ErrBehind) || errors.Is(err, runs.ErrTrimmed) {
