@@ -34,6 +34,10 @@ type Spec struct {
 	// Cost prices a round's usage on target serving model, in nano-USD (false: no price),
 	// for the metadata's costUsd. nil: no cost is sent.
 	Cost func(target, model string, u llm.Usage) (int64, bool)
+	// Admit checks each round after the first before it is sent (the key's rate limits and
+	// budget, DESIGN §6: each round of a run is checked); an error ends the run with it.
+	// nil: later rounds are not checked.
+	Admit func(ctx context.Context, req *llm.Request) error
 }
 
 // Tools runs server-side tools (DESIGN §8; package tools): the seam of the round loop.
@@ -203,6 +207,13 @@ func (r *Run) loop(ctx context.Context) {
 			return
 		}
 		req = nextRequest(req, ch, results)
+		if r.sp.Admit != nil {
+			if err := r.sp.Admit(ctx, req); err != nil {
+				st.Close()
+				r.end(ctx, err)
+				return
+			}
+		}
 		prev := st
 		st, err = fr.Again(ctx, prev, req)
 		prev.Close()

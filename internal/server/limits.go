@@ -29,14 +29,7 @@ func (s *Server) reserve(c echo.Context, key *auth.Key, cost int64) (*reservatio
 	if g.Limiter == nil || (key.RPM <= 0 && key.TPM <= 0) {
 		return nil, nil
 	}
-	window := g.Window
-	if window <= 0 {
-		window = time.Minute
-	}
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	a := limit.Ask{Key: key.ID, ID: hex.EncodeToString(b[:]), Requests: limit.Rule{Limit: key.RPM, Window: window},
-		Tokens: limit.Rule{Limit: key.TPM, Window: window}, Cost: cost}
+	a, window := g.ask(key, cost)
 	res, err := g.Limiter.Reserve(c.Request().Context(), a)
 	if err != nil {
 		return nil, stateUnavailable()
@@ -48,6 +41,19 @@ func (s *Server) reserve(c echo.Context, key *auth.Key, cost int64) (*reservatio
 		return nil, limited(key, a, res, window, h)
 	}
 	return &reservation{id: a.ID, tokens: a.Tokens}, nil
+}
+
+// ask is a reservation of one request and cost tokens of key's limits, with a fresh id, and
+// the limits' window.
+func (g *Gate) ask(key *auth.Key, cost int64) (limit.Ask, time.Duration) {
+	window := g.Window
+	if window <= 0 {
+		window = time.Minute
+	}
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return limit.Ask{Key: key.ID, ID: hex.EncodeToString(b[:]), Requests: limit.Rule{Limit: key.RPM, Window: window},
+		Tokens: limit.Rule{Limit: key.TPM, Window: window}, Cost: cost}, window
 }
 
 func setLimitHeaders(h http.Header, what string, st limit.Status) {
