@@ -12,7 +12,6 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"time"
 
 	"go.opentelemetry.io/otel/propagation"
 
@@ -63,31 +62,6 @@ const maxErrorBody = 64 << 10
 // may carry a whole block (server tool results, a redacted thinking block).
 const maxEvent = 16 << 20
 
-// sharedHTTPClient serves every Client without its own. No overall Timeout: streams are long,
-// and the chain's contexts bound first-event, idle and total time; the dial is bounded by the
-// attempt's connect timeout (fallback.ConnectTimeout).
-var sharedHTTPClient = &http.Client{Transport: &http.Transport{
-	Proxy:                 http.ProxyFromEnvironment,
-	DialContext:           dial,
-	ForceAttemptHTTP2:     true,
-	MaxIdleConns:          1024,
-	MaxIdleConnsPerHost:   256, // a gateway sends most of its traffic to a handful of hosts
-	IdleConnTimeout:       90 * time.Second,
-	TLSHandshakeTimeout:   10 * time.Second,
-	ExpectContinueTimeout: time.Second,
-}}
-
-// defaultConnect bounds a dial when the context names no connect timeout (DESIGN §3).
-const defaultConnect = 5 * time.Second
-
-func dial(ctx context.Context, network, addr string) (net.Conn, error) {
-	d := net.Dialer{Timeout: defaultConnect, KeepAlive: 30 * time.Second}
-	if t, ok := fallback.ConnectTimeout(ctx); ok {
-		d.Timeout = t
-	}
-	return d.DialContext(ctx, network, addr)
-}
-
 // New returns a Client for c.
 func New(c Config) *Client {
 	if c.Name == "" {
@@ -113,7 +87,7 @@ func New(c Config) *Client {
 	}
 	hc := c.HTTPClient
 	if hc == nil {
-		hc = sharedHTTPClient
+		hc = fallback.HTTPClient
 	}
 	return &Client{name: c.Name, url: base + "/v1/messages", header: h, hc: hc, maxTokens: c.DefaultMaxTokens}
 }

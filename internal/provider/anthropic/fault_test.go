@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
 )
 
@@ -120,7 +121,7 @@ func TestConnectionRefused(t *testing.T) {
 	if strings.Contains(err.Error(), "SECRET") {
 		t.Errorf("error %q holds the key", err)
 	}
-	sharedHTTPClient.CloseIdleConnections()
+	fallback.HTTPClient.CloseIdleConnections()
 }
 
 type roundTripFunc func(*http.Request) (*http.Response, error)

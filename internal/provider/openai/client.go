@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"time"
 
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -59,31 +58,6 @@ const maxErrorBody = 64 << 10
 // in one delta can be large.
 const maxEvent = 8 << 20
 
-// sharedHTTPClient serves every Client without its own. No overall Timeout: streams are long,
-// and the chain's contexts bound first-event, idle and total time; the dial is bounded by the
-// attempt's connect timeout (fallback.ConnectTimeout).
-var sharedHTTPClient = &http.Client{Transport: &http.Transport{
-	Proxy:                 http.ProxyFromEnvironment,
-	DialContext:           dial,
-	ForceAttemptHTTP2:     true,
-	MaxIdleConns:          1024,
-	MaxIdleConnsPerHost:   256, // a gateway sends most of its traffic to a handful of hosts
-	IdleConnTimeout:       90 * time.Second,
-	TLSHandshakeTimeout:   10 * time.Second,
-	ExpectContinueTimeout: time.Second,
-}}
-
-// defaultConnect bounds a dial when the context names no connect timeout (DESIGN §3).
-const defaultConnect = 5 * time.Second
-
-func dial(ctx context.Context, network, addr string) (net.Conn, error) {
-	d := net.Dialer{Timeout: defaultConnect, KeepAlive: 30 * time.Second}
-	if t, ok := fallback.ConnectTimeout(ctx); ok {
-		d.Timeout = t
-	}
-	return d.DialContext(ctx, network, addr)
-}
-
 // New returns a Client for c.
 func New(c Config) *Client {
 	return &Client{conn: newConn(c), noStreamOptions: c.NoStreamOptions}
@@ -98,7 +72,7 @@ func newConn(c Config) conn {
 	}
 	hc := c.HTTPClient
 	if hc == nil {
-		hc = sharedHTTPClient
+		hc = fallback.HTTPClient
 	}
 	// The options are built here rather than with sdk.NewClient, which reads OPENAI_API_KEY,
 	// OPENAI_BASE_URL and friends from the environment: a provider's configuration must

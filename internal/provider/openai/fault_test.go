@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
 )
 
@@ -122,7 +123,7 @@ func TestConnectionRefused(t *testing.T) {
 	if strings.Contains(err.Error(), "SECRET") {
 		t.Errorf("error %q holds the query's secret", err)
 	}
-	sharedHTTPClient.CloseIdleConnections()
+	fallback.HTTPClient.CloseIdleConnections()
 }
 
 const (
