@@ -206,6 +206,9 @@ function send(text) {
 // replays a run that finished meanwhile too), or the active run when none was named yet.
 function resume() {
   const p = load('sluice.pending', null);
+  // No run was in flight at the reload: nothing to resume (a placeholder answer would flash
+  // in the transcript until the gateway's 204).
+  if (!p) return Promise.resolve();
   const headers = p && p.runId ? { 'Last-Event-ID': p.runId + '-0' } : {};
   return read(p?.model || $('model').value, (signal) =>
     api(`/v1/ui/chat/${encodeURIComponent(chat.id)}/stream`, { headers, signal }), true);
