@@ -152,9 +152,18 @@ func killedReplica(t *testing.T, f *fleet) {
 	if _, _, _, done := s.rest(); done {
 		t.Error("the killed replica's client got a whole stream, want it broken")
 	}
-	for range 6 {
-		if r := do(t, "POST", f.url+"/v1/chat/completions", key, chat("default", false)); r.status != 200 || r.header.Get("X-Sluice-Replica") == "gateway-1" {
-			t.Errorf("after the kill: %d from %q, want 200 from another replica", r.status, r.header.Get("X-Sluice-Replica"))
+	// nginx may still send one request over a kept-alive connection to the dead replica: it
+	// answers that one 502 (a POST already sent is never replayed on another replica) and
+	// then skips the replica for its fail_timeout. Every request after that one succeeds.
+	failed := 0
+	for i := range 8 {
+		r := do(t, "POST", f.url+"/v1/chat/completions", key, chat("default", false))
+		if r.status == http.StatusBadGateway && i == failed && failed < 1 {
+			failed++
+			continue
+		}
+		if r.status != 200 || r.header.Get("X-Sluice-Replica") == "gateway-1" {
+			t.Errorf("request %d after the kill: %d from %q, want 200 from another replica", i, r.status, r.header.Get("X-Sluice-Replica"))
 		}
 	}
 	start := time.Now()
