@@ -14,17 +14,30 @@ import (
 
 // round relays one round to its end. A failure of the committed target mid-round (or a
 // guardrail's retry) restarts the round on the next target when the policy allows it: the
-// client is told to drop what it got, and the round starts again in the same step.
+// client is told to drop what it got, and the round starts again in the same step. A held
+// round (Spec.Hold) is recorded, not encoded, and reaches the client only once its output
+// guardrails passed: a refused one is never seen.
 func (r *Run) round(ctx context.Context, st *fallback.Stream, req *llm.Request) (*llm.Response, *fallback.Stream, error) {
 	fr := r.sp.Chain
 	for {
 		o := r.sp.Relay
 		o.Start = time.Now()
-		resp, err := relay.Run(ctx, st, sink{r.enc}, o)
+		var out relay.Sink = sink{r.enc}
+		var rec *relay.Recorder
+		if r.sp.Hold {
+			rec = &relay.Recorder{}
+			out = rec
+		}
+		resp, err := relay.Run(ctx, st, out, o)
+		screened := false // the error is a guardrail's verdict, not the target's failure
 		if err == nil && r.sp.Screen != nil {
 			err = r.sp.Screen(ctx, resp)
+			screened = err != nil
 		}
 		if err == nil {
+			if rec != nil {
+				_ = rec.Replay(sink{r.enc}) // the encoder's sink never fails
+			}
 			return resp, st, nil
 		}
 		retry := errors.Is(err, ErrRetry)
@@ -32,10 +45,13 @@ func (r *Run) round(ctx context.Context, st *fallback.Stream, req *llm.Request) 
 			st.Close()
 			return nil, nil, context.Cause(ctx)
 		}
-		if !retry {
+		if !screened {
 			fr.Fail(st, err) // before Close: a closed stream gives the target no verdict
 		}
 		st.Close()
+		if screened && !retry {
+			return nil, nil, err // a refusal ends the run: another target is not asked
+		}
 		if !(r.sp.Restart || retry) || !fr.Left() {
 			if retry {
 				return nil, nil, err
@@ -47,7 +63,9 @@ func (r *Run) round(ctx context.Context, st *fallback.Stream, req *llm.Request) 
 			reason = "guardrail_retry"
 		}
 		telemetry.Restart(ctx, st.Target, reason)
-		r.enc.Restart(restartData(r.id, st.Target))
+		if rec == nil { // nothing of a held round reached the client: nothing to drop
+			r.enc.Restart(restartData(r.id, st.Target))
+		}
 		if st, err = fr.Restart(ctx, req); err != nil {
 			return nil, nil, err
 		}

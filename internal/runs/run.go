@@ -29,6 +29,9 @@ type Spec struct {
 	// Screen checks a round's complete response (output guardrails); an error that wraps
 	// ErrRetry restarts the round on the next target, any other ends the run. nil: none.
 	Screen func(ctx context.Context, resp *llm.Response) error
+	// Hold keeps each round from the client until Screen passed it (an output guardrail in
+	// mode hold, DESIGN §6).
+	Hold bool
 	// Tools runs the tool calls the gateway owns; nil: every call goes to the client.
 	Tools Tools
 	// Cost prices a round's usage on target serving model, in nano-USD (false: no price),

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"encoding/json"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
@@ -27,7 +26,7 @@ func (s *Server) serveHeld(c echo.Context, chain *fallback.Chain, run *fallback.
 		if err != nil {
 			return s.heldFail(c, ew, w, run, nil, err)
 		}
-		rec := &recorder{}
+		rec := &relay.Recorder{}
 		resp, err := relay.Run(ctx, st, rec, s.roundOptions(c, chain))
 		s.meterRound(c, st, resp, err)
 		if err != nil {
@@ -50,7 +49,7 @@ func (s *Server) serveHeld(c echo.Context, chain *fallback.Chain, run *fallback.
 		}
 		sink, err := w.open(ew, st)
 		if err == nil {
-			err = rec.replay(sink)
+			err = rec.Replay(sink)
 		}
 		if err == nil {
 			err = w.end(&resp.Usage)
@@ -92,31 +91,4 @@ func (ew *eventWriter) quiet() (begun bool) {
 		}
 	}
 	return ew.started
-}
-
-// recorder is the relay.Sink of a held round: it keeps every released event, to replay
-// once the round passed its guardrails. Not safe for concurrent use.
-type recorder struct{ evs []llm.Event }
-
-func (r *recorder) Event(ev *llm.Event) error {
-	e := *ev // the event is only valid during the call: copy what it points to
-	if ev.Raw != nil {
-		e.Raw = append(json.RawMessage(nil), ev.Raw...)
-	}
-	if ev.Usage != nil {
-		u := *ev.Usage
-		e.Usage = &u
-	}
-	r.evs = append(r.evs, e)
-	return nil
-}
-
-// replay hands the recorded events to sink, in order.
-func (r *recorder) replay(sink relay.Sink) error {
-	for i := range r.evs {
-		if err := sink.Event(&r.evs[i]); err != nil {
-			return err
-		}
-	}
-	return nil
 }

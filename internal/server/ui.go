@@ -48,7 +48,7 @@ func (s *Server) uiChat(c echo.Context) error {
 	}
 	rn, rd, err := s.o.UI.Runs.Start(c.Request().Context(), runs.Spec{Chat: ur.chat, Key: keyID(c), Version: v,
 		MessageID: msgID, Model: ur.model, Request: req, Chain: run, Relay: s.roundOptions(c, chain),
-		Restart: s.o.UI.Restart[chain.Alias], Screen: s.runScreen(c), Admit: s.admitRound(c), Cost: s.roundCost,
+		Restart: s.o.UI.Restart[chain.Alias], Screen: s.runScreen(c), Hold: holding(c), Admit: s.admitRound(c), Cost: s.roundCost,
 		Tools: offered})
 	if err != nil {
 		return s.reject(c, runError(err))
