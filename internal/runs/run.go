@@ -105,6 +105,10 @@ func (r *Run) Served() (target string, attempts int) {
 	return r.target, r.attempts
 }
 
+// Ended is closed when the run wrote its last frame (whatever ended it: its answer, an error,
+// a stop, a shutdown, or the loss of its lease).
+func (r *Run) Ended() <-chan struct{} { return r.ended }
+
 // Usage is the run's usage so far.
 func (r *Run) Usage() llm.Usage {
 	r.mu.Lock()

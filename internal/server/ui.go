@@ -54,8 +54,15 @@ func (s *Server) uiChat(c echo.Context) error {
 		return s.reject(c, runError(err))
 	}
 	defer rd.Close()
-	defer func() { reqInfo(c).Usage = accessUsage(rn.Usage()) }() // what the limiter reconciles
-	return s.serveRun(c, rn, rd)
+	err = s.serveRun(c, rn, rd)
+	// A client that left does not stop the run (DESIGN §8), and the request's accounting
+	// (usage, cost, budget, the limiter's reconciliation, the access line) covers every round
+	// of it: the handler returns when the run ended. On shutdown the drain's grace bounds it.
+	<-rn.Ended()
+	in := reqInfo(c)
+	in.Usage = accessUsage(rn.Usage())
+	in.Target, _ = rn.Served() // after a restart: the target that ended the run
+	return err
 }
 
 // keyID is the caller's key id ("" with auth off): a run belongs to it.
