@@ -2,8 +2,10 @@ package fallback
 
 import (
 	"context"
+	"errors"
 	"net"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/sluice-gw/sluice/internal/llm"
@@ -53,4 +55,42 @@ func dial(ctx context.Context, network, addr string) (net.Conn, error) {
 		d.Timeout = t
 	}
 	return d.DialContext(ctx, network, addr)
+}
+
+// ContextError is the error of an attempt whose ctx is done: Canceled when the client left,
+// Timeout when a deadline passed, or the *llm.Error the chain gave as the cancel cause (its
+// own timeouts); nil while ctx is live. Adapters return it whatever their read saw.
+func ContextError(ctx context.Context) error {
+	if ctx.Err() == nil {
+		return nil
+	}
+	cause := context.Cause(ctx)
+	var le *llm.Error
+	if errors.As(cause, &le) {
+		return le
+	}
+	if errors.Is(cause, context.DeadlineExceeded) {
+		return &llm.Error{Kind: llm.Timeout, Message: cause.Error(), Err: cause}
+	}
+	return &llm.Error{Kind: llm.Canceled, Message: cause.Error(), Err: cause}
+}
+
+// TransportError is the *llm.Error of an HTTP call of provider name that got no answer: the
+// attempt's ContextError when its ctx is done, else Unavailable (Timeout for a dial or TLS
+// timeout). A *url.Error prints the URL, whose query may hold a credential: only its cause
+// is kept.
+func TransportError(ctx context.Context, name string, err error) error {
+	if e := ContextError(ctx); e != nil {
+		return e
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	kind := llm.Unavailable
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		kind = llm.Timeout
+	}
+	return &llm.Error{Kind: kind, Message: name + ": " + err.Error(), Err: err}
 }

@@ -3,13 +3,10 @@ package anthropic
 import (
 	"bytes"
 	"context"
-	"errors"
 	"io"
 	"maps"
 	"mime"
-	"net"
 	"net/http"
-	"net/url"
 	"slices"
 	"strings"
 
@@ -117,7 +114,7 @@ func (c *Client) Stream(ctx context.Context, req *llm.Request) (llm.Stream, erro
 	if res.StatusCode < 200 || res.StatusCode > 299 {
 		b, _ := io.ReadAll(io.LimitReader(res.Body, maxErrorBody))
 		res.Body.Close()
-		if e := ctxError(ctx); e != nil {
+		if e := fallback.ContextError(ctx); e != nil {
 			return nil, e
 		}
 		return nil, c.statusError(res.StatusCode, res.Header, b)
@@ -146,35 +143,5 @@ func (c *Client) defaultMaxTokens(model string) int {
 
 // callError maps a failed call to an *llm.Error.
 func (c *Client) callError(ctx context.Context, err error) error {
-	if e := ctxError(ctx); e != nil {
-		return e
-	}
-	// A *url.Error prints the URL; the cause is what matters, and keeps the message short.
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		err = ue.Err
-	}
-	kind := llm.Unavailable
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
-		kind = llm.Timeout // the connect timeout, or the TLS handshake's
-	}
-	return &llm.Error{Kind: kind, Message: c.name + ": " + err.Error(), Err: err}
-}
-
-// ctxError is the error for a done ctx: Canceled when the client left, Timeout when a
-// deadline passed (the cause tells a chain timeout given as a cancel cause), nil otherwise.
-func ctxError(ctx context.Context) error {
-	if ctx.Err() == nil {
-		return nil
-	}
-	cause := context.Cause(ctx)
-	var le *llm.Error
-	if errors.As(cause, &le) {
-		return le
-	}
-	if errors.Is(cause, context.DeadlineExceeded) {
-		return &llm.Error{Kind: llm.Timeout, Message: cause.Error(), Err: cause}
-	}
-	return &llm.Error{Kind: llm.Canceled, Message: cause.Error(), Err: cause}
+	return fallback.TransportError(ctx, c.name, err)
 }

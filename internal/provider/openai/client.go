@@ -6,9 +6,7 @@ import (
 	"io"
 	"maps"
 	"mime"
-	"net"
 	"net/http"
-	"net/url"
 	"slices"
 
 	sdk "github.com/openai/openai-go/v3"
@@ -162,7 +160,7 @@ func captureErrorBody(req *http.Request, next option.MiddlewareNext) (*http.Resp
 
 // callError maps a failed call to an *llm.Error.
 func (c *conn) callError(ctx context.Context, err error) error {
-	if e := ctxError(ctx); e != nil {
+	if e := fallback.ContextError(ctx); e != nil {
 		return e
 	}
 	var se *statusError
@@ -173,32 +171,5 @@ func (c *conn) callError(ctx context.Context, err error) error {
 	if errors.As(err, &le) {
 		return le
 	}
-	// A *url.Error prints the URL, whose query may hold a credential: keep only the cause.
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		err = ue.Err
-	}
-	kind := llm.Unavailable
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
-		kind = llm.Timeout // the connect timeout, or the TLS handshake's
-	}
-	return &llm.Error{Kind: kind, Message: c.name + ": " + err.Error(), Err: err}
-}
-
-// ctxError is the error for a done ctx: Canceled when the client left, Timeout when a
-// deadline passed (the cause tells a chain timeout given as a cancel cause), nil otherwise.
-func ctxError(ctx context.Context) error {
-	if ctx.Err() == nil {
-		return nil
-	}
-	cause := context.Cause(ctx)
-	var le *llm.Error
-	if errors.As(cause, &le) {
-		return le
-	}
-	if errors.Is(cause, context.DeadlineExceeded) {
-		return &llm.Error{Kind: llm.Timeout, Message: cause.Error(), Err: cause}
-	}
-	return &llm.Error{Kind: llm.Canceled, Message: cause.Error(), Err: cause}
+	return fallback.TransportError(ctx, c.name, err)
 }

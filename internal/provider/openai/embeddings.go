@@ -10,6 +10,7 @@ import (
 
 	"github.com/openai/openai-go/v3/option"
 
+	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
 )
 
@@ -40,7 +41,7 @@ func (c *conn) Embed(ctx context.Context, model string, body []byte) ([]byte, er
 	defer res.Body.Close()
 	out, err := io.ReadAll(io.LimitReader(res.Body, maxEmbeddingBody+1))
 	if err != nil {
-		if e := ctxError(ctx); e != nil {
+		if e := fallback.ContextError(ctx); e != nil {
 			return nil, e
 		}
 		return nil, &llm.Error{Kind: llm.Unavailable, Message: c.name + ": reading the embeddings answer failed", Err: err}

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/sse"
 )
@@ -225,7 +226,7 @@ func (s *stream) end(msg string) error {
 
 // stopped is the error for a stream the caller stopped: its ctx, or Close.
 func (s *source) stopped() error {
-	if err := ctxError(s.ctx); err != nil {
+	if err := fallback.ContextError(s.ctx); err != nil {
 		return err
 	}
 	if s.closed.Load() {
