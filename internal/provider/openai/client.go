@@ -83,6 +83,7 @@ func newConn(c Config) conn {
 		option.WithHeader("Accept", "text/event-stream"),
 		option.WithMiddleware(captureErrorBody),
 		option.WithMiddleware(traceContext),
+		option.WithMiddleware(wholeBody),
 	}
 	for _, k := range slices.Sorted(maps.Keys(c.Headers)) {
 		opts = append(opts, option.WithHeader(k, c.Headers[k]))
@@ -156,6 +157,19 @@ func captureErrorBody(req *http.Request, next option.MiddlewareNext) (*http.Resp
 	b, _ := io.ReadAll(io.LimitReader(res.Body, maxErrorBody))
 	res.Body.Close()
 	return nil, &statusError{status: res.StatusCode, header: res.Header, body: b}
+}
+
+// wholeBody hands the transport the request's body as the in-memory reader it is. openai-go
+// wraps it in a type net/http does not recognise, and net/http then writes the headers in
+// a packet of their own ahead of the body (transfer.go: isKnownInMemoryReader): a second
+// write here and a second read upstream on every call.
+func wholeBody(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+	if req.GetBody != nil {
+		if b, err := req.GetBody(); err == nil {
+			req.Body = b
+		}
+	}
+	return next(req)
 }
 
 // callError maps a failed call to an *llm.Error.

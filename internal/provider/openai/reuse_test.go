@@ -1,9 +1,13 @@
 package openai
 
 import (
+	"context"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptrace"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -37,5 +41,53 @@ func TestCompleteAnswerKeepsConnection(t *testing.T) {
 	}
 	if len(reused) != 3 || reused[1] != true || reused[2] != true {
 		t.Errorf("connection reused per call: %v, want [false true true]", reused)
+	}
+}
+
+// writeCounter is a connection that counts its writes.
+type writeCounter struct {
+	net.Conn
+	n *atomic.Int32
+}
+
+func (c writeCounter) Write(b []byte) (int, error) {
+	c.n.Add(1)
+	return c.Conn.Write(b)
+}
+
+// TestRequestIsOneWrite checks that a call leaves in one write, headers and body together:
+// as openai-go hands it over, net/http would write the headers on their own first, and the
+// upstream would read (and wake) twice for every call.
+func TestRequestIsOneWrite(t *testing.T) {
+	u := newUpstream(t, sseHandler(`data: {"id":"c1","choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":"stop"}]}`+"\n\n"+
+		"data: [DONE]\n\n"))
+	var writes atomic.Int32
+	var d net.Dialer
+	hc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := d.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return writeCounter{Conn: c, n: &writes}, nil
+	}}}
+	defer hc.CloseIdleConnections()
+	c := u.client(Config{Name: "up"})
+	c.conn = newConn(Config{Name: "up", BaseURL: u.URL + "/v1", APIKey: testKey, HTTPClient: hc})
+	for i := range 3 {
+		writes.Store(0)
+		s, err := c.Stream(t.Context(), &llm.Request{Model: "m", Messages: []llm.Message{{Role: llm.RoleUser, Parts: []llm.Part{{Type: llm.PartText, Text: strings.Repeat("x", 100)}}, Plain: true}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := drain(t, s); err != io.EOF {
+			t.Fatal(err)
+		}
+		s.Close()
+		if n := writes.Load(); n != 1 {
+			t.Errorf("call %d: %d writes to the connection, want 1", i, n)
+		}
+	}
+	if !strings.Contains(string(u.body), strings.Repeat("x", 100)) {
+		t.Errorf("upstream got %q", u.body)
 	}
 }
