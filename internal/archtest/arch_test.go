@@ -107,7 +107,7 @@ func TestDependencyOwners(t *testing.T) {
 // TestStandardLibraryOnly keeps the vocabulary and the redaction rules free of dependencies,
 // direct or indirect (other packages of the module excepted for redact: none today).
 func TestStandardLibraryOnly(t *testing.T) {
-	for _, path := range []string{"internal/llm", "internal/redact", "internal/sse", "internal/jsonstr"} {
+	for _, path := range []string{"internal/llm", "internal/redact", "internal/sse", "internal/jsonstr", "internal/jsonscan"} {
 		cmd := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}} {{.Standard}}", "./"+path)
 		cmd.Dir = root(t)
 		out, err := cmd.Output()

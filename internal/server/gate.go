@@ -10,9 +10,11 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 	"github.com/sluice-gw/sluice/internal/auth"
+	"github.com/sluice-gw/sluice/internal/jsonscan"
 	"github.com/sluice-gw/sluice/internal/limit"
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/redisstore"
@@ -164,20 +166,73 @@ type peeked struct {
 
 // peek reads the top-level members the gate needs. Members are matched exactly, as the
 // handlers match them (encoding/json alone would also take "MODEL" for "model", and let a
-// body name one model to the gate and another to the handler).
+// body name one model to the gate and another to the handler). The body is walked without
+// decoding it (the handler decodes it next); a body with escapes or non-ASCII bytes in a
+// member's name goes to encoding/json, which unescapes them.
 func peek(body []byte) peeked {
-	var m map[string]json.RawMessage
-	var p peeked
-	if json.Unmarshal(body, &m) != nil {
-		return p
+	var m struct{ model, maxc, max, maxo, n []byte }
+	s := jsonscan.New(body)
+	if s.Peek() != '{' {
+		return peekSlow(body)
 	}
-	_ = json.Unmarshal(m["model"], &p.model)
-	for _, f := range []string{"max_completion_tokens", "max_tokens", "max_output_tokens"} {
-		if json.Unmarshal(m[f], &p.maxTokens) == nil && p.maxTokens > 0 {
+	s.Advance()
+	for first := true; ; first = false {
+		k, end, ok := s.Member(first)
+		if !ok {
+			return peekSlow(body)
+		}
+		if end {
+			break
+		}
+		v, ok := s.Value()
+		if !ok {
+			return peekSlow(body)
+		}
+		switch string(k) { // the last of duplicate members wins, as in a map
+		case "model":
+			m.model = v
+		case "max_completion_tokens":
+			m.maxc = v
+		case "max_tokens":
+			m.max = v
+		case "max_output_tokens":
+			m.maxo = v
+		case "n":
+			m.n = v
+		}
+	}
+	if s.WS(); !s.Done() {
+		return peekSlow(body)
+	}
+	return peekValues(m.model, [3][]byte{m.maxc, m.max, m.maxo}, m.n)
+}
+
+// peekSlow is peek through encoding/json, for the bodies peek leaves to it.
+func peekSlow(body []byte) peeked {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(body, &m) != nil {
+		return peeked{}
+	}
+	return peekValues(m["model"], [3][]byte{m["max_completion_tokens"], m["max_tokens"], m["max_output_tokens"]}, m["n"])
+}
+
+// peekValues decodes the members peek found (nil: absent); a value of the wrong type is
+// ignored.
+func peekValues(model []byte, maxTokens [3][]byte, n []byte) peeked {
+	var p peeked
+	if len(model) > 1 && model[0] == '"' && bytes.IndexByte(model, '\\') < 0 && utf8.Valid(model) {
+		p.model = string(model[1 : len(model)-1])
+	} else if model != nil {
+		_ = json.Unmarshal(model, &p.model)
+	}
+	for _, v := range maxTokens {
+		if v != nil && json.Unmarshal(v, &p.maxTokens) == nil && p.maxTokens > 0 {
 			break
 		}
 	}
-	_ = json.Unmarshal(m["n"], &p.n)
+	if n != nil {
+		_ = json.Unmarshal(n, &p.n)
+	}
 	return p
 }
 
