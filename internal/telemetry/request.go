@@ -9,7 +9,6 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
@@ -103,13 +102,13 @@ func (rq *Request) End(ctx context.Context, in *Access) {
 		if failed(in.Kind) {
 			attrs = append(attrs, semconv.ErrorTypeKey.String(in.Kind))
 		}
-		t.inst.serverDuration.Record(ctx, in.Duration.Seconds(), metric.WithAttributes(attrs...))
+		t.inst.serverDuration.Record(ctx, in.Duration.Seconds(), t.sets.opt(attrs...))
 		if in.Stream && in.FirstText > 0 {
-			t.inst.ttft.Record(ctx, in.FirstText.Seconds(), metric.WithAttributes(common...))
+			t.inst.ttft.Record(ctx, in.FirstText.Seconds(), t.sets.opt(common...))
 		}
-		t.inst.overhead.Record(ctx, in.Overhead.Seconds(), metric.WithAttributes(common...))
+		t.inst.overhead.Record(ctx, in.Overhead.Seconds(), t.sets.opt(common...))
 		for det, n := range in.Masks {
-			t.inst.redactions.Add(ctx, int64(n), metric.WithAttributes(attrDetector.String(det)))
+			t.inst.redactions.Add(ctx, int64(n), t.sets.opt(attrDetector.String(det)))
 		}
 		s := Sample{Error: failed(in.Kind), Fallbacks: fallbacks, Duration: in.Duration}
 		if in.Stream {
@@ -149,7 +148,7 @@ func (rq *Request) attempts(ctx context.Context, in *Access, op string, end time
 			outcome = in.Kind // the served attempt ended with the request: the client left, ...
 		}
 		target := t.label(a.Target)
-		t.inst.attempts.Add(ctx, 1, metric.WithAttributes(attrTarget.String(target), attrOutcome.String(outcome),
+		t.inst.attempts.Add(ctx, 1, t.sets.opt(attrTarget.String(target), attrOutcome.String(outcome),
 			attrCommitted.Bool(a.Committed)))
 		_, model, _ := strings.Cut(a.Target, "/")
 		common := []attribute.KeyValue{semconv.GenAIOperationNameKey.String(cmpOr(op, "chat")),
@@ -158,20 +157,20 @@ func (rq *Request) attempts(ctx context.Context, in *Access, op string, end time
 		if failed(outcome) {
 			attrs = append(attrs, semconv.ErrorTypeKey.String(outcome))
 		}
-		t.inst.clientDuration.Record(ctx, aEnd.Sub(a.Start).Seconds(), metric.WithAttributes(attrs...))
+		t.inst.clientDuration.Record(ctx, aEnd.Sub(a.Start).Seconds(), t.sets.opt(attrs...))
 		if a.Committed {
-			t.inst.ttfc.Record(ctx, a.FirstEvent.Seconds(), metric.WithAttributes(common...))
+			t.inst.ttfc.Record(ctx, a.FirstEvent.Seconds(), t.sets.opt(common...))
 			rq.span.AddEvent("sluice.commit", trace.WithTimestamp(a.Start.Add(a.FirstEvent)),
 				trace.WithAttributes(attrTarget.String(a.Target), semconv.GenAIResponseTimeToFirstChunk(a.FirstEvent.Seconds())))
 		}
 		if i == len(in.Tries)-1 && a.Committed && in.Usage != nil && a.Target == in.Target {
 			c := common[:len(common):len(common)]
-			t.inst.tokens.Record(ctx, int64(in.Usage.Prompt), metric.WithAttributes(append(c, semconv.GenAITokenTypeInput)...))
-			t.inst.tokens.Record(ctx, int64(in.Usage.Completion), metric.WithAttributes(append(c, semconv.GenAITokenTypeOutput)...))
+			t.inst.tokens.Record(ctx, int64(in.Usage.Prompt), t.sets.opt(append(c, semconv.GenAITokenTypeInput)...))
+			t.inst.tokens.Record(ctx, int64(in.Usage.Completion), t.sets.opt(append(c, semconv.GenAITokenTypeOutput)...))
 		}
 		if i+1 < len(in.Tries) && in.Tries[i+1].Target != a.Target {
 			fallbacks++
-			t.inst.fallbacks.Add(ctx, 1, metric.WithAttributes(attrTarget.String(target), attrOutcome.String(outcome)))
+			t.inst.fallbacks.Add(ctx, 1, t.sets.opt(attrTarget.String(target), attrOutcome.String(outcome)))
 			rq.span.AddEvent("sluice.fallback", trace.WithTimestamp(aEnd), trace.WithAttributes(
 				attrTarget.String(a.Target), attrOutcome.String(outcome), attribute.String("sluice.next_target", in.Tries[i+1].Target)))
 		}

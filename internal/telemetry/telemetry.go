@@ -51,6 +51,7 @@ type Telemetry struct {
 	known     map[string]bool
 	providers map[string]string
 	stats     *Stats
+	sets      labelSets
 }
 
 // New returns a Telemetry for o.
