@@ -32,12 +32,27 @@ type Stream struct {
 	firstEvent time.Duration
 	err        error
 	settled    sync.Once
+	wait       func() // see BeforeWait: run before each Recv of an upstream that is no llm.Waiter
 }
 
-var _ llm.Stream = (*Stream)(nil)
+var (
+	_ llm.Stream = (*Stream)(nil)
+	_ llm.Waiter = (*Stream)(nil)
+)
 
 // FirstEvent is the time from the run's start to the first healthy upstream event.
 func (s *Stream) FirstEvent() time.Duration { return s.firstEvent }
+
+// BeforeWait implements llm.Waiter. An upstream stream that is one calls f when it is about
+// to read the network; for any other, f runs before each of its Recv calls, that is after
+// every event, since any of them may wait.
+func (s *Stream) BeforeWait(f func()) {
+	if w, ok := s.up.(llm.Waiter); ok {
+		w.BeforeWait(f)
+		return
+	}
+	s.wait = f
+}
 
 // Recv returns the next event. Errors are sticky; a failure is an *llm.Error naming the target.
 func (s *Stream) Recv() (llm.Event, error) {
@@ -49,6 +64,9 @@ func (s *Stream) Recv() (llm.Event, error) {
 		s.held[0] = llm.Event{}
 		s.held = s.held[1:]
 		return ev, nil
+	}
+	if s.wait != nil {
+		s.wait()
 	}
 	ev, err := s.up.Recv()
 	if err != nil {

@@ -113,6 +113,14 @@ type Stream interface {
 	Close() error
 }
 
+// Waiter is a Stream that knows when its Recv is about to wait for the upstream: from
+// BeforeWait on, it calls f first every time (and never after Close). The server flushes
+// what it wrote to the client then, so the events that came together leave in one write and
+// none is kept back while the gateway waits.
+type Waiter interface {
+	BeforeWait(f func())
+}
+
 // Choice is the complete answer of one choice.
 type Choice struct {
 	Index     int

@@ -9,7 +9,9 @@ import (
 )
 
 // eventWriter writes SSE frames to one client and flushes each, so every event leaves at once
-// (DESIGN §5). It owns one timer: whenever nothing was written for the heartbeat interval it
+// (DESIGN §5); in batch mode (a relayed round) it flushes instead when the upstream stream is
+// about to be waited for, and at close: the events that came in one read leave in one write,
+// as a reverse proxy sends them, and none is kept while the gateway waits. It owns one timer: whenever nothing was written for the heartbeat interval it
 // writes ": keepalive", for the stream's whole life, including while the chain holds back
 // before commit; the first keepalive also sends the headers, with the served target and the
 // attempts declared as trailers since they are not known yet. The timer's callback is the only
@@ -23,6 +25,8 @@ type eventWriter struct {
 	timer    *time.Timer
 	started  bool // the headers left
 	early    bool // they left before commit: target and attempts go in trailers
+	batch    bool // frames are flushed by release, not one by one
+	dirty    bool // written, not yet flushed
 	closed   bool
 	err      error
 	// A client that stops reading is cut after writeTimeout: a per-write deadline, renewed
@@ -68,6 +72,7 @@ func (ew *eventWriter) beat() {
 		ew.w.WriteHeader(http.StatusOK)
 	}
 	ew.write(keepalive)
+	ew.flush()
 	ew.timer.Reset(ew.interval)
 }
 
@@ -108,10 +113,37 @@ func (ew *eventWriter) frame(b []byte) error {
 	ew.mu.Lock()
 	defer ew.mu.Unlock()
 	ew.write(b)
+	if ew.batch {
+		ew.dirty = true
+	} else {
+		ew.flush()
+	}
 	if ew.timer != nil && ew.err == nil {
 		ew.timer.Reset(ew.interval)
 	}
 	return ew.err
+}
+
+// batching switches to batch mode: from now on the caller calls release before anything
+// that may wait (llm.Waiter), and close flushes what is left.
+func (ew *eventWriter) batching() {
+	ew.mu.Lock()
+	defer ew.mu.Unlock()
+	ew.batch = true
+}
+
+// release flushes what was written since the last flush.
+func (ew *eventWriter) release() {
+	ew.mu.Lock()
+	defer ew.mu.Unlock()
+	ew.flushDirty()
+}
+
+func (ew *eventWriter) flushDirty() {
+	if ew.dirty {
+		ew.dirty = false
+		ew.flush()
+	}
 }
 
 func (ew *eventWriter) write(b []byte) {
@@ -126,21 +158,23 @@ func (ew *eventWriter) write(b []byte) {
 	}
 	if _, err := ew.w.Write(b); err != nil {
 		ew.err = err
-		return
 	}
-	ew.flush()
 }
 
 func (ew *eventWriter) flush() {
-	if err := ew.rc.Flush(); err != nil && ew.err == nil {
+	if ew.err != nil {
+		return
+	}
+	if err := ew.rc.Flush(); err != nil {
 		ew.err = err
 	}
 }
 
-// close stops the heartbeat; nothing is written after it.
+// close flushes what batch mode left and stops the heartbeat; nothing is written after it.
 func (ew *eventWriter) close() {
 	ew.mu.Lock()
 	defer ew.mu.Unlock()
+	ew.flushDirty()
 	ew.closed = true
 	if ew.timer != nil {
 		ew.timer.Stop()

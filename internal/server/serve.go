@@ -59,7 +59,10 @@ func (s *Server) serveStream(c echo.Context, chain *fallback.Chain, run *fallbac
 		in.Kind = llm.Canceled.String() // the client stopped reading
 		return nil
 	}
+	ew.batching() // the round's frames leave when the upstream is about to be waited for
+	st.BeforeWait(ew.release)
 	resp, err := relay.Run(ctx, st, sink, s.roundOptions(c, chain))
+	ew.release() // before the guardrails and the accounting, which may wait
 	finished(in, run, st, resp)
 	s.meterRound(c, st, resp, err) // usage.go
 	if err == nil {

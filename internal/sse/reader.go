@@ -56,6 +56,8 @@ type Reader struct {
 	id      string
 	pending bool // a field came since the last dispatch
 	err     error
+
+	beforeRead func()
 }
 
 // NewReader returns a Reader of src that refuses lines and events larger than maxEvent bytes
@@ -66,6 +68,10 @@ func NewReader(src io.Reader, maxEvent int) *Reader {
 	}
 	return &Reader{src: src, max: maxEvent, buf: make([]byte, min(4096, maxEvent+2))}
 }
+
+// BeforeRead makes f run before every read of src: the caller's last moment before Next may
+// wait for the network.
+func (r *Reader) BeforeRead(f func()) { r.beforeRead = f }
 
 // Next returns the next event. At the end of src it returns io.EOF if the body ended
 // between events, ErrCut if it ended inside one, or the error src returned. The error is
@@ -239,6 +245,9 @@ func (r *Reader) fill() {
 		}
 		copy(nb, r.buf[:r.w])
 		r.buf = nb
+	}
+	if r.beforeRead != nil {
+		r.beforeRead()
 	}
 	for range 100 {
 		n, err := r.src.Read(r.buf[r.w:])

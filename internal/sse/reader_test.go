@@ -208,3 +208,47 @@ func FuzzReader(f *testing.F) {
 		}
 	})
 }
+
+// countingReader counts the reads of its source.
+type countingReader struct {
+	src   io.Reader
+	reads int
+}
+
+func (c *countingReader) Read(b []byte) (int, error) {
+	c.reads++
+	return c.src.Read(b)
+}
+
+// BeforeRead runs before every read of the source, and only then: events already read are
+// returned without it.
+func TestReaderBeforeRead(t *testing.T) {
+	src := &countingReader{src: iotest.OneByteReader(strings.NewReader("data: a\n\ndata: b\n\n"))}
+	r := NewReader(src, 0)
+	hooks := 0
+	r.BeforeRead(func() {
+		hooks++
+		if hooks != src.reads+1 {
+			t.Errorf("hook %d ran after %d reads, want before each", hooks, src.reads)
+		}
+	})
+	for {
+		if _, err := r.Next(); err != nil {
+			break
+		}
+	}
+	if hooks != src.reads || hooks < 18 {
+		t.Errorf("got %d hooks for %d reads of a one-byte source", hooks, src.reads)
+	}
+	whole := &countingReader{src: strings.NewReader("data: a\n\ndata: b\n\ndata: c\n\n")}
+	r, hooks = NewReader(whole, 0), 0
+	r.BeforeRead(func() { hooks++ })
+	for range 3 {
+		if _, err := r.Next(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if hooks != 1 {
+		t.Errorf("three events in one read ran the hook %d times, want 1", hooks)
+	}
+}

@@ -29,10 +29,16 @@ type source struct {
 	name string
 	body io.ReadCloser
 	dec  *sse.Reader
+	wait func() // see BeforeWait; nil: none
 
 	closeOnce sync.Once
 	closed    atomic.Bool
 }
+
+var (
+	_ llm.Waiter = (*stream)(nil)
+	_ llm.Waiter = (*respStream)(nil)
+)
 
 // newSource reads body with events of at most max bytes.
 func newSource(ctx context.Context, name string, body io.ReadCloser, max int) source {
@@ -89,6 +95,13 @@ func (s *stream) Recv() (llm.Event, error) {
 	}
 }
 
+// BeforeWait implements llm.Waiter: f runs before each read of the body, and before the
+// drain that follows a complete answer.
+func (s *source) BeforeWait(f func()) {
+	s.wait = f
+	s.dec.BeforeRead(f)
+}
+
 // Close releases the connection and unblocks a Recv in progress. Safe to call more than
 // once and concurrently with Recv.
 func (s *source) Close() error {
@@ -104,6 +117,9 @@ func (s *source) closeBody() {
 // drain reads what follows a complete answer (the closing chunk) and closes the body, which
 // keeps the connection for the next call.
 func (s *source) drain() {
+	if s.wait != nil {
+		s.wait()
+	}
 	s.closeOnce.Do(func() { sse.Drain(s.body, drainLimit, drainWait) })
 }
 
