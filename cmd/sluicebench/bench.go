@@ -103,7 +103,28 @@ func measure(ctx context.Context, o options) (*report, error) {
 	return rep, nil
 }
 
+// scenarios runs the selected scenarios in order, under a CPU profile of the gateway when
+// -cpuprofile is given (select one scenario to profile one load).
 func (b *bench) scenarios(ctx context.Context, rep *report) error {
+	profile := b.o.cpuprofile != "" && !b.o.inproc
+	if profile {
+		if err := b.post(b.c.gateway.admin + "/cpuprofile/start"); err != nil {
+			return err
+		}
+	}
+	if err := b.each(ctx, rep); err != nil {
+		return err
+	}
+	if profile {
+		if err := b.post(b.c.gateway.admin + "/cpuprofile/stop"); err != nil {
+			return err
+		}
+		rep.notes = append(rep.notes, "CPU profile of the gateway over "+strings.Join(b.o.scenarios, ", ")+": "+b.o.cpuprofile)
+	}
+	return nil
+}
+
+func (b *bench) each(ctx context.Context, rep *report) error {
 	for _, s := range b.o.scenarios {
 		var err error
 		switch s {
@@ -152,11 +173,6 @@ func (b *bench) compare(ctx context.Context, name string, rep *report,
 }
 
 func (b *bench) nonstream(ctx context.Context, rep *report) error {
-	if b.o.cpuprofile != "" && !b.o.inproc {
-		if err := b.post(b.c.gateway.admin + "/cpuprofile/start"); err != nil {
-			return err
-		}
-	}
 	for _, rate := range []float64{500, 1000} {
 		rate *= b.o.rateScale
 		name := fmt.Sprintf("non-streamed %g/s", rate)
@@ -168,12 +184,6 @@ func (b *bench) nonstream(ctx context.Context, rep *report) error {
 		}
 		rep.ratio(name, "p50", p.quantile(0.5, false), g.quantile(0.5, false), 1.3)
 		rep.ratio(name, "p99", p.quantile(0.99, false), g.quantile(0.99, false), 1.5)
-	}
-	if b.o.cpuprofile != "" && !b.o.inproc {
-		if err := b.post(b.c.gateway.admin + "/cpuprofile/stop"); err != nil {
-			return err
-		}
-		rep.notes = append(rep.notes, "CPU profile of the gateway under the non-streamed load: "+b.o.cpuprofile)
 	}
 	return nil
 }
@@ -194,30 +204,43 @@ func (b *bench) stream(ctx context.Context, rep *report) error {
 	return nil
 }
 
+// saturation runs the closed loop of target 3 (non-streamed), then the same loop streamed,
+// for information: streamed, the mock streams to both servers, so the second figure compares
+// the gateway with the proxy on the same upstream work.
 func (b *bench) saturation(ctx context.Context, rep *report) error {
-	name := fmt.Sprintf("saturation, %d connections", satConns)
-	var use [2]cpuUse // proxy, gateway: where the machine's CPU went, per request
-	p, g, err := b.compare(ctx, name, rep, func(ctx context.Context, pr *proc, gw bool, d time.Duration) result {
-		s0, m0 := cpuTime(pr.pid), cpuTime(b.c.mock.pid)
-		r := b.load.closedLoop(ctx, chatCall(pr, script, false, gw), satConns, d)
-		u := &use[0]
-		if gw {
-			u = &use[1]
+	for _, stream := range []bool{false, true} {
+		name := fmt.Sprintf("saturation, %d connections", satConns)
+		limit := 0.7
+		if stream {
+			name, limit = fmt.Sprintf("saturation streamed, %d connections", satConns), 0
 		}
-		u.server += cpuTime(pr.pid) - s0
-		u.mock += cpuTime(b.c.mock.pid) - m0
-		u.n += r.n
-		return r
-	})
-	if err != nil {
-		return err
-	}
-	rep.throughput(name, p.throughput(), g.throughput(), 0.7)
-	if !b.o.inproc && use[0].n > 0 && use[1].n > 0 {
-		rep.notes = append(rep.notes, fmt.Sprintf("Saturation, CPU per request (user+system, from /proc): "+
-			"proxy %s and the mock behind it %s; gateway %s and the mock behind it %s. "+
-			"The mock streams to the gateway (upstream calls always stream) and answers the proxy in one body.",
-			use[0].per(use[0].server), use[0].per(use[0].mock), use[1].per(use[1].server), use[1].per(use[1].mock)))
+		var use [2]cpuUse // proxy, gateway: where the machine's CPU went, per request
+		p, g, err := b.compare(ctx, name, rep, func(ctx context.Context, pr *proc, gw bool, d time.Duration) result {
+			s0, m0 := cpuTime(pr.pid), cpuTime(b.c.mock.pid)
+			r := b.load.closedLoop(ctx, chatCall(pr, script, stream, gw), satConns, d)
+			u := &use[0]
+			if gw {
+				u = &use[1]
+			}
+			u.server += cpuTime(pr.pid) - s0
+			u.mock += cpuTime(b.c.mock.pid) - m0
+			u.n += r.n
+			return r
+		})
+		if err != nil {
+			return err
+		}
+		rep.throughput(name, p.throughput(), g.throughput(), limit)
+		if b.o.inproc || use[0].n == 0 || use[1].n == 0 {
+			continue
+		}
+		why := "The mock streams to the gateway (upstream calls always stream) and answers the proxy in one body."
+		if stream {
+			why = "The mock streams to both."
+		}
+		rep.notes = append(rep.notes, fmt.Sprintf("%s, CPU per request (user+system, from /proc): "+
+			"proxy %s and the mock behind it %s; gateway %s and the mock behind it %s. %s", name,
+			use[0].per(use[0].server), use[0].per(use[0].mock), use[1].per(use[1].server), use[1].per(use[1].mock), why))
 	}
 	return nil
 }

@@ -35,7 +35,7 @@ func main() {
 	flag.StringVar(&scens, "scenarios", strings.Join(allScenarios, ","), "comma list of scenarios: "+strings.Join(allScenarios, ", "))
 	flag.IntVar(&o.streams, "streams", 2000, "concurrent open streams of the memory scenario")
 	flag.BoolVar(&o.quick, "quick", false, "smoke mode: 2 s per scenario, 200 streams unless -streams is given")
-	flag.StringVar(&profile, "cpuprofile", "", "write a CPU profile of the gateway under the non-streamed load to `file`")
+	flag.StringVar(&profile, "cpuprofile", "", "write a CPU profile of the gateway over the selected scenarios to `file`")
 	flag.StringVar(&serve, "serve", "", "internal: serve mock, gateway or proxy in this process")
 	flag.StringVar(&addr, "addr", "127.0.0.1:0", "internal: listen address of -serve")
 	flag.StringVar(&up, "upstream", "", "internal: the mock's base URL, for -serve gateway|proxy")

@@ -70,11 +70,15 @@ func (r *report) ratio(scenario, metric string, p, g time.Duration, limit float6
 	r.rows = append(r.rows, rw)
 }
 
-// throughput adds a throughput row: the gateway must reach limit times the proxy.
+// throughput adds a throughput row: the gateway must reach limit times the proxy; limit 0
+// means for information.
 func (r *report) throughput(scenario string, p, g, limit float64) {
-	r.rows = append(r.rows, row{scenario: scenario, metric: "throughput",
-		proxy: fmt.Sprintf("%.0f req/s", p), gateway: fmt.Sprintf("%.0f req/s", g), pv: p, gv: g,
-		ratio: ratioString(p, g), target: fmt.Sprintf(">= %gx", limit), holds: yesNo(p > 0 && g >= limit*p)})
+	rw := row{scenario: scenario, metric: "throughput", proxy: fmt.Sprintf("%.0f req/s", p),
+		gateway: fmt.Sprintf("%.0f req/s", g), pv: p, gv: g, ratio: ratioString(p, g)}
+	if limit > 0 {
+		rw.target, rw.holds = fmt.Sprintf(">= %gx", limit), yesNo(p > 0 && g >= limit*p)
+	}
+	r.rows = append(r.rows, rw)
 }
 
 // runs notes how many requests a scenario sent and how many failed.

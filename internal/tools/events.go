@@ -62,7 +62,6 @@ func (f ndjsonFrames) next() ([]byte, string, error) {
 type streamCall struct {
 	body io.Closer
 	f    frames
-	done bool
 	err  error
 }
 
