@@ -29,6 +29,7 @@ type stream struct {
 	src  *endReader
 	rd   *sse.EventStreamReader
 
+	wait      func() // see BeforeWait; nil: none
 	closeOnce sync.Once
 	closed    atomic.Bool
 
@@ -72,6 +73,9 @@ func (s *stream) Recv() (llm.Event, error) {
 			// Nothing after message_stop matters; reading the body's end, briefly and
 			// bounded, keeps the connection for the next call (internal/sse.Drain).
 			s.err = io.EOF
+			if s.wait != nil {
+				s.wait()
+			}
 			s.closeOnce.Do(func() { isse.Drain(s.body, drainLimit, drainWait) })
 			continue
 		}
@@ -81,6 +85,15 @@ func (s *stream) Recv() (llm.Event, error) {
 		}
 	}
 }
+
+// BeforeWait implements llm.Waiter: f runs before each read of the body, and before the
+// drain that follows message_stop.
+func (s *stream) BeforeWait(f func()) {
+	s.wait = f
+	s.src.wait = f
+}
+
+var _ llm.Waiter = (*stream)(nil)
 
 // Close releases the connection and unblocks a Recv in progress. Safe to call more than
 // once and concurrently with Recv.
@@ -156,6 +169,7 @@ type endReader struct {
 	end    error  // what ended r (io.EOF for a clean end), nil while it lasts
 	marker []byte // the marker, set when the body ended inside an event
 	out    []byte // marker bytes not yet handed to the reader
+	wait   func() // run before each read of r; nil: none
 }
 
 func newEndReader(r io.Reader) *endReader { return &endReader{r: r} }
@@ -168,6 +182,9 @@ func (e *endReader) Read(p []byte) (int, error) {
 			return n, nil
 		}
 		return 0, e.end
+	}
+	if e.wait != nil {
+		e.wait()
 	}
 	n, err := e.r.Read(p)
 	e.keepTail(p[:n])
