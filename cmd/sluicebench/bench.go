@@ -204,20 +204,29 @@ func (b *bench) stream(ctx context.Context, rep *report) error {
 	return nil
 }
 
-// saturation runs the closed loop of target 3 (non-streamed), then the same loop streamed,
-// for information: streamed, the mock streams to both servers, so the second figure compares
-// the gateway with the proxy on the same upstream work.
+// saturation runs the closed loop of target 3 (non-streamed), then two variants for
+// information. Streamed, the mock streams to both servers: the gateway is compared with the
+// proxy on the same upstream work, where the non-streamed loop also charges it for always
+// streaming upstream. Non-streamed with flush=end, the mock sends the same stream in one
+// write: what per-event delivery upstream costs.
 func (b *bench) saturation(ctx context.Context, rep *report) error {
-	for _, stream := range []bool{false, true} {
-		name := fmt.Sprintf("saturation, %d connections", satConns)
-		limit := 0.7
-		if stream {
-			name, limit = fmt.Sprintf("saturation streamed, %d connections", satConns), 0
-		}
+	for _, v := range []struct {
+		name   string
+		script string
+		stream bool
+		limit  float64
+		why    string
+	}{
+		{"saturation", script, false, 0.7, "The mock streams to the gateway (upstream calls always stream) and answers the proxy in one body."},
+		{"saturation streamed", script, true, 0, "The mock streams to both."},
+		{"saturation, stream sent in one write", script + "&flush=end", false, 0,
+			"The mock sends the gateway the same stream flushed once (flush=end), and the proxy its one body."},
+	} {
+		name := fmt.Sprintf("%s, %d connections", v.name, satConns)
 		var use [2]cpuUse // proxy, gateway: where the machine's CPU went, per request
 		p, g, err := b.compare(ctx, name, rep, func(ctx context.Context, pr *proc, gw bool, d time.Duration) result {
 			s0, m0 := cpuTime(pr.pid), cpuTime(b.c.mock.pid)
-			r := b.load.closedLoop(ctx, chatCall(pr, script, stream, gw), satConns, d)
+			r := b.load.closedLoop(ctx, chatCall(pr, v.script, v.stream, gw), satConns, d)
 			u := &use[0]
 			if gw {
 				u = &use[1]
@@ -230,17 +239,13 @@ func (b *bench) saturation(ctx context.Context, rep *report) error {
 		if err != nil {
 			return err
 		}
-		rep.throughput(name, p.throughput(), g.throughput(), limit)
+		rep.throughput(name, p.throughput(), g.throughput(), v.limit)
 		if b.o.inproc || use[0].n == 0 || use[1].n == 0 {
 			continue
 		}
-		why := "The mock streams to the gateway (upstream calls always stream) and answers the proxy in one body."
-		if stream {
-			why = "The mock streams to both."
-		}
 		rep.notes = append(rep.notes, fmt.Sprintf("%s, CPU per request (user+system, from /proc): "+
 			"proxy %s and the mock behind it %s; gateway %s and the mock behind it %s. %s", name,
-			use[0].per(use[0].server), use[0].per(use[0].mock), use[1].per(use[1].server), use[1].per(use[1].mock), why))
+			use[0].per(use[0].server), use[0].per(use[0].mock), use[1].per(use[1].server), use[1].per(use[1].mock), v.why))
 	}
 	return nil
 }

@@ -64,6 +64,9 @@
 //	wait=DUR        before the response headers (any answer, errors included)
 //	first=DUR       after the headers and role chunks, before the first delta (replay: event)
 //	delay=DUR       before every later frame (finish, usage and [DONE] included)
+//	flush=end       the stream is flushed once, at its end, as an upstream behind a
+//	                buffering proxy sends it: the same bytes, many events per read
+//	                (default flush=event: every frame as it is written)
 //	fail=STATUS     an HTTP error, STATUS 400..599, with OpenAI's body for it (429
 //	                rate_limit_exceeded, 401 invalid_api_key, 404 model_not_found, ...),
 //	                or Anthropic's on .../messages (529 overloaded_error, ...)

@@ -45,6 +45,7 @@ type script struct {
 
 	// Timing.
 	wait, first, delay time.Duration
+	flushEnd           bool // the stream is flushed once, at its end
 
 	// Faults.
 	fail    string // "" | "error" | "event" | "ratelimit" | "stall" | "cut" | "abort" | "<status>"
@@ -68,7 +69,7 @@ var scriptNames = []string{"echo", "text", "reason", "tools", "refuse", "empty",
 var (
 	contentKeys = []string{"len", "say", "at", "seed", "chunk", "n", "think", "field", "logprobs",
 		"calls", "name", "args", "split", "finish", "role", "usage", "end", "max", "then"}
-	commonKeys = []string{"wait", "first", "delay", "fail", "after", "times", "retry", "code", "type", "msg",
+	commonKeys = []string{"wait", "first", "delay", "flush", "fail", "after", "times", "retry", "code", "type", "msg",
 		"errshape"}
 )
 
@@ -212,6 +213,10 @@ func (sc *script) set(k, v string) error {
 		sc.first, err = duration(v)
 	case "delay":
 		sc.delay, err = duration(v)
+	case "flush":
+		var f string
+		f, err = oneOf(v, "event", "end")
+		sc.flushEnd = f == "end"
 	case "fail":
 		return sc.setFail(v)
 	case "after":

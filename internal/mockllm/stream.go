@@ -19,10 +19,13 @@ func stream(ctx context.Context, w http.ResponseWriter, d dialect, a *answer, pr
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
 	send := func(b []byte) error {
-		if _, err := w.Write(b); err != nil {
+		if _, err := w.Write(b); err != nil || sc.flushEnd {
 			return err
 		}
 		return rc.Flush()
+	}
+	if sc.flushEnd {
+		defer rc.Flush()
 	}
 	if err := rc.Flush(); err != nil { // headers now: the client's first-event clock starts here
 		return err

@@ -1,7 +1,10 @@
 package mockllm
 
 import (
+	"bytes"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"reflect"
 	"slices"
@@ -268,5 +271,42 @@ func want[T any](t *testing.T, what string, got, wantV T) {
 	t.Helper()
 	if !reflect.DeepEqual(got, wantV) {
 		t.Errorf("%s: got %#v, want %#v", what, got, wantV)
+	}
+}
+
+// flushCounter is a ResponseWriter that counts its flushes.
+type flushCounter struct {
+	*httptest.ResponseRecorder
+	flushes int
+}
+
+func (f *flushCounter) Flush() { f.flushes++; f.ResponseRecorder.Flush() }
+
+// flush=end sends the same bytes as the default, flushed once at the end instead of frame
+// by frame (after the headers).
+func TestFlushEnd(t *testing.T) {
+	bodies := map[string]string{}
+	for _, model := range []string{"text?len=40&chunk=10", "text?len=40&chunk=10&flush=end"} {
+		s := newTestServer()
+		w := &flushCounter{ResponseRecorder: httptest.NewRecorder()}
+		s.ServeHTTP(w, httptest.NewRequest("POST", "/v1/chat/completions", bytes.NewReader(chatBody(model, "hi", true, true))))
+		frames := strings.Count(w.Body.String(), "\n\n")
+		wantFlushes := frames + 1 // the headers, then each frame
+		if strings.HasSuffix(model, "flush=end") {
+			wantFlushes = 2 // the headers, then the whole stream
+		}
+		if w.flushes != wantFlushes || frames < 6 {
+			t.Errorf("%s: %d flushes for %d frames, want %d", model, w.flushes, frames, wantFlushes)
+		}
+		bodies[model] = w.Body.String()
+	}
+	if bodies["text?len=40&chunk=10"] != strings.ReplaceAll(bodies["text?len=40&chunk=10&flush=end"], "&flush=end", "") {
+		t.Errorf("flush=end changed the bytes:\n%s\nwant\n%s", bodies["text?len=40&chunk=10&flush=end"], bodies["text?len=40&chunk=10"])
+	}
+	s := newTestServer()
+	w := httptest.NewRecorder()
+	s.ServeHTTP(w, httptest.NewRequest("POST", "/v1/chat/completions", bytes.NewReader(chatBody("text?flush=never", "hi", true, true))))
+	if w.Code != http.StatusNotFound || !strings.Contains(w.Body.String(), "flush") {
+		t.Errorf("flush=never: got %d %s, want the mock's 404 for a bad script naming the option", w.Code, w.Body)
 	}
 }
