@@ -22,6 +22,8 @@ type flushLog struct {
 	body    bytes.Buffer
 	flushed []string // the bytes each Flush sent
 	sent    int
+	calls   int // Flush calls, with or without bytes
+	first   int // the call that sent the first bytes
 	signal  chan struct{}
 }
 
@@ -35,6 +37,10 @@ func (f *flushLog) Write(b []byte) (int, error) {
 func (f *flushLog) Flush() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.calls++
+	if f.body.Len() > f.sent && f.first == 0 {
+		f.first = f.calls
+	}
 	if f.body.Len() > f.sent {
 		f.flushed = append(f.flushed, f.body.String()[f.sent:])
 		f.sent = f.body.Len()
@@ -64,8 +70,8 @@ func (f *flushLog) until(t *testing.T, want string) []string {
 	}
 }
 
-// Events that came from the upstream in one read leave in one write, and none is kept back
-// while the gateway waits for the upstream: three deltas sent together, then a pause that
+// Events that came from the upstream in one read leave in one write, the headers with the
+// first of them, and none is kept back while the gateway waits for the upstream: three deltas sent together, then a pause that
 // ends only once the client has all three.
 func TestStreamFlushesWhenUpstreamWaits(t *testing.T) {
 	pause := make(chan struct{})
@@ -110,6 +116,11 @@ func TestStreamFlushesWhenUpstreamWaits(t *testing.T) {
 	if len(with) != 1 {
 		t.Errorf("the three deltas left in flushes %v of %q, want one", with, got)
 	}
+	rec.mu.Lock()
+	if rec.first != 1 {
+		t.Errorf("the first frames left with flush %d, want 1: the headers with them, not on their own", rec.first)
+	}
+	rec.mu.Unlock()
 	pause <- struct{}{}
 	<-done
 	if body := rec.body.String(); !strings.HasSuffix(body, "data: [DONE]\n\n") || !strings.Contains(body, `"finish_reason":"stop"`) {

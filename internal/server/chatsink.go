@@ -76,8 +76,9 @@ func (ew *eventWriter) beat() {
 	ew.timer.Reset(ew.interval)
 }
 
-// start sends the headers at commit unless a keepalive already did; setHeaders sets the
-// served target and attempts, as headers or, when the headers left early, as trailers.
+// start sends the headers at commit (in batch mode, with the first frames) unless a keepalive
+// already did; setHeaders sets the served target and attempts, as headers or, when the
+// headers left early, as trailers.
 func (ew *eventWriter) start(setHeaders func(http.Header)) error {
 	ew.mu.Lock()
 	defer ew.mu.Unlock()
@@ -90,7 +91,11 @@ func (ew *eventWriter) start(setHeaders func(http.Header)) error {
 	sseHeaders(h)
 	setHeaders(h)
 	ew.w.WriteHeader(http.StatusOK)
-	ew.flush()
+	if ew.batch {
+		ew.dirty = true
+	} else {
+		ew.flush()
+	}
 	return ew.err
 }
 

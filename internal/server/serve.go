@@ -50,6 +50,10 @@ func (s *Server) serveStream(c echo.Context, chain *fallback.Chain, run *fallbac
 		return nil
 	}
 	defer st.Close()
+	// From commit on, what is written (the headers too) leaves when the upstream is about to
+	// be waited for: the headers and the first frames in one write.
+	ew.batching()
+	st.BeforeWait(ew.release)
 	if err := ew.start(func(h http.Header) { setServed(in, run, st, h) }); err != nil {
 		in.Kind = llm.Canceled.String()
 		return nil
@@ -59,8 +63,6 @@ func (s *Server) serveStream(c echo.Context, chain *fallback.Chain, run *fallbac
 		in.Kind = llm.Canceled.String() // the client stopped reading
 		return nil
 	}
-	ew.batching() // the round's frames leave when the upstream is about to be waited for
-	st.BeforeWait(ew.release)
 	resp, err := relay.Run(ctx, st, sink, s.roundOptions(c, chain))
 	ew.release() // before the guardrails and the accounting, which may wait
 	finished(in, run, st, resp)
