@@ -9,13 +9,14 @@ import (
 )
 
 // eventWriter writes SSE frames to one client and flushes each, so every event leaves at once
-// (DESIGN §5); in batch mode (a relayed round) it flushes instead when the upstream stream is
+// (DESIGN §5). In batch mode (a relayed round) it flushes instead when the upstream stream is
 // about to be waited for, and at close: the events that came in one read leave in one write,
-// as a reverse proxy sends them, and none is kept while the gateway waits. It owns one timer: whenever nothing was written for the heartbeat interval it
-// writes ": keepalive", for the stream's whole life, including while the chain holds back
-// before commit; the first keepalive also sends the headers, with the served target and the
-// attempts declared as trailers since they are not known yet. The timer's callback is the only
-// other goroutine that writes; mu orders the two. Close stops it: nothing is written after.
+// as a reverse proxy sends them, and none is kept while the gateway waits. It owns one timer:
+// whenever nothing was written for the heartbeat interval it writes ": keepalive", for the
+// stream's whole life, including while the chain holds back before commit; the first
+// keepalive also sends the headers, with the served target and the attempts declared as
+// trailers since they are not known yet. The timer's callback is the only other goroutine
+// that writes; mu orders the two. Close stops it: nothing is written after.
 type eventWriter struct {
 	mu       sync.Mutex
 	w        http.ResponseWriter
@@ -91,11 +92,7 @@ func (ew *eventWriter) start(setHeaders func(http.Header)) error {
 	sseHeaders(h)
 	setHeaders(h)
 	ew.w.WriteHeader(http.StatusOK)
-	if ew.batch {
-		ew.dirty = true
-	} else {
-		ew.flush()
-	}
+	ew.written()
 	return ew.err
 }
 
@@ -118,11 +115,7 @@ func (ew *eventWriter) frame(b []byte) error {
 	ew.mu.Lock()
 	defer ew.mu.Unlock()
 	ew.write(b)
-	if ew.batch {
-		ew.dirty = true
-	} else {
-		ew.flush()
-	}
+	ew.written()
 	if ew.timer != nil && ew.err == nil {
 		ew.timer.Reset(ew.interval)
 	}
@@ -146,9 +139,17 @@ func (ew *eventWriter) release() {
 
 func (ew *eventWriter) flushDirty() {
 	if ew.dirty {
-		ew.dirty = false
 		ew.flush()
 	}
+}
+
+// written flushes what was just written, or in batch mode leaves it to release.
+func (ew *eventWriter) written() {
+	if ew.batch {
+		ew.dirty = true
+		return
+	}
+	ew.flush()
 }
 
 func (ew *eventWriter) write(b []byte) {
@@ -167,6 +168,7 @@ func (ew *eventWriter) write(b []byte) {
 }
 
 func (ew *eventWriter) flush() {
+	ew.dirty = false
 	if ew.err != nil {
 		return
 	}
