@@ -27,6 +27,18 @@ type Reader struct {
 	buf       []Frame
 	live      bool // has reached the live frames: from now on its lag is bounded
 	done      bool // [DONE] was returned
+	wait      func()
+}
+
+// BeforeWait makes f run whenever Next is about to wait: for the run's next frame, or for a
+// page from the Store. The server flushes what it wrote to the client then, so the frames
+// of a page or of a burst leave in one write, and none waits for the next.
+func (rd *Reader) BeforeWait(f func()) { rd.wait = f }
+
+func (rd *Reader) waiting() {
+	if rd.wait != nil {
+		rd.wait()
+	}
 }
 
 // Open returns a reader of the chat's current run for the caller's key: a full replay, or
@@ -104,6 +116,7 @@ func (rd *Reader) Next(ctx context.Context) ([]byte, error) {
 				if ended {
 					return nil, io.EOF
 				}
+				rd.waiting()
 				select {
 				case <-wake:
 					continue
@@ -115,6 +128,7 @@ func (rd *Reader) Next(ctx context.Context) ([]byte, error) {
 				return nil, ErrBehind
 			}
 		}
+		rd.waiting()
 		out, err := rd.m.o.Store.Read(ctx, rd.chat, rd.run, rd.cursor, page)
 		if err != nil {
 			return nil, err

@@ -42,7 +42,7 @@ func (f *flushLog) Flush() {
 		f.first = f.calls
 	}
 	if f.body.Len() > f.sent {
-		f.flushed = append(f.flushed, f.body.String()[f.sent:])
+		f.flushed = append(f.flushed, string(f.body.Bytes()[f.sent:]))
 		f.sent = f.body.Len()
 	}
 	select {

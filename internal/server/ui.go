@@ -76,13 +76,16 @@ func keyID(c echo.Context) string {
 // serveRun writes a run's frames to the client as they come, with heartbeats and per-write
 // deadlines. rn is the run when this connection started it: its headers then leave at the
 // first frame, with the served target, and a chain that failed before commit answers a plain
-// HTTP error. A resume (rn nil) sends its headers at once.
+// HTTP error. A resume (rn nil) sends its headers before it first waits. Frames leave in
+// batches: whatever is written goes out when the reader is about to wait (runs.Reader).
 func (s *Server) serveRun(c echo.Context, rn *runs.Run, rd *runs.Reader) error {
 	ctx, in := c.Request().Context(), reqInfo(c)
 	in.Stream = true
 	c.Response().Header().Set("X-Vercel-Ai-Ui-Message-Stream", "v1")
 	ew := newEventWriter(c.Response(), s.o.Heartbeat, s.o.WriteTimeout)
 	defer ew.close()
+	ew.batching() // what is written leaves when the reader is about to wait
+	rd.BeforeWait(ew.release)
 	served := func(h http.Header) {
 		if rn == nil {
 			return

@@ -198,3 +198,36 @@ func TestUISlowReader(t *testing.T) {
 		t.Errorf("the slow reader got %d frames in all, want the run's %d, byte for byte", len(got), len(full))
 	}
 }
+
+// A resume takes the run from the Store a page at a time, and the frames of a page leave
+// together: far fewer flushes than frames, byte for byte the frames a live reader got.
+func TestUIResumeFlushesByPage(t *testing.T) {
+	rs := redistest.Start(t)
+	srvs, gw := uiFleet(t, rs)
+	_, key := createKey(t, gw[0], admin, `{"name":"ui"}`)
+	r := uiDo(t, timeout(t, 30*time.Second), "POST", gw[0]+"/v1/ui/chat", key, uiBody("chat-5", "long", "hi"))
+	full := sseFrames(t, r.Body, -1)
+	r.Body.Close()
+	if len(full) < 1000 || frameData(full[len(full)-1]) != "[DONE]" {
+		t.Fatalf("the run: got %d frames, want the whole long run", len(full))
+	}
+	// The run's end reaches Redis with its last write, just after its reader saw it.
+	var rec *flushLog
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		rec = &flushLog{h: http.Header{}, signal: make(chan struct{}, 1)}
+		req := httptest.NewRequest("GET", "/v1/ui/chat/chat-5/stream", nil)
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Last-Event-ID", frameID(full[0]))
+		srvs[1].ServeHTTP(rec, req)
+		if strings.HasSuffix(rec.body.String(), "data: [DONE]\n\n") || time.Now().After(deadline) {
+			break
+		}
+	}
+	if got, want := rec.body.String(), strings.Join(full[1:], ""); got != want {
+		t.Fatalf("the resume got %d bytes, want the %d of the run after its first frame", len(got), len(want))
+	}
+	t.Logf("the resume of %d frames took %d flushes", len(full)-1, len(rec.flushed))
+	if n := len(rec.flushed); n > len(full)/16 {
+		t.Errorf("the resume of %d frames took %d flushes, want one per page of the Store (256 frames) or so", len(full)-1, n)
+	}
+}
