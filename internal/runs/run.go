@@ -38,9 +38,10 @@ type Spec struct {
 	// for the metadata's costUsd. nil: no cost is sent.
 	Cost func(target, model string, u llm.Usage) (int64, bool)
 	// Admit checks each round after the first before it is sent (the key's rate limits and
-	// budget, DESIGN §6: each round of a run is checked); an error ends the run with it.
+	// budget, DESIGN §6: each round of a run is checked); spent is the cost of the run's
+	// rounds so far in nano-USD (by Cost; 0 without it). An error ends the run with it.
 	// nil: later rounds are not checked.
-	Admit func(ctx context.Context, req *llm.Request) error
+	Admit func(ctx context.Context, req *llm.Request, spent int64) error
 }
 
 // Tools runs server-side tools (DESIGN §8; package tools): the seam of the round loop.
@@ -215,7 +216,7 @@ func (r *Run) loop(ctx context.Context) {
 		}
 		req = nextRequest(req, ch, results)
 		if r.sp.Admit != nil {
-			if err := r.sp.Admit(ctx, req); err != nil {
+			if err := r.sp.Admit(ctx, req, cost.nano); err != nil {
 				st.Close()
 				r.end(ctx, err)
 				return

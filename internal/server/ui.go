@@ -46,9 +46,10 @@ func (s *Server) uiChat(c echo.Context) error {
 	if msgID == "" && ur.trigger == "regenerate-message" {
 		msgID = ur.messageID
 	}
+	admit := s.admitRound(c) // uiadmit.go
 	rn, rd, err := s.o.UI.Runs.Start(c.Request().Context(), runs.Spec{Chat: ur.chat, Key: keyID(c), Version: v,
 		MessageID: msgID, Model: ur.model, Request: req, Chain: run, Relay: s.roundOptions(c, chain),
-		Restart: s.o.UI.Restart[chain.Alias], Screen: s.runScreen(c), Hold: holding(c), Admit: s.admitRound(c), Cost: s.roundCost,
+		Restart: s.o.UI.Restart[chain.Alias], Screen: s.runScreen(c), Hold: holding(c), Admit: admit.spec(), Cost: s.roundCost,
 		Tools: offered})
 	if err != nil {
 		return s.reject(c, runError(err))
@@ -59,6 +60,9 @@ func (s *Server) uiChat(c echo.Context) error {
 	// (usage, cost, budget, the limiter's reconciliation, the access line) covers every round
 	// of it: the handler returns when the run ended. On shutdown the drain's grace bounds it.
 	<-rn.Ended()
+	if m := meterOf(c); m != nil {
+		m.budgets = append(m.budgets, admit.reservations()...) // settled with the request's
+	}
 	in := reqInfo(c)
 	in.Usage = accessUsage(rn.Usage())
 	in.Target, _ = rn.Served() // after a restart: the target that ended the run
