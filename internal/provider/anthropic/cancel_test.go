@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/provider/providertest"
 )
 
 // hold serves the start of an answer, then holds the stream open until the client goes,
@@ -62,7 +63,7 @@ func TestDeadline(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	_, end := drain(t, s)
+	_, end := providertest.Drain(t, s)
 	wantKind(t, end, llm.Timeout)
 	waitGone(t, gone)
 }
@@ -78,13 +79,13 @@ func TestCancelCause(t *testing.T) {
 	}
 	defer s.Close()
 	cancel(llm.Errorf(llm.Timeout, "no first event within 1s"))
-	_, end := drain(t, s)
+	_, end := providertest.Drain(t, s)
 	wantKind(t, end, llm.Timeout)
 	waitGone(t, gone)
 }
 
 func TestCanceledBeforeCall(t *testing.T) {
-	u := newUpstream(t, sseHandler(msgStart))
+	u := newUpstream(t, providertest.SSE(msgStart))
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_, err := u.client(Config{}).Stream(ctx, testRequest())

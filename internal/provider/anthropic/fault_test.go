@@ -11,6 +11,7 @@ import (
 
 	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/provider/providertest"
 )
 
 func TestStatusErrors(t *testing.T) {
@@ -166,7 +167,7 @@ func TestJSONInsteadOfStream(t *testing.T) {
 }
 
 func TestUntranslatableRequestSendsNothing(t *testing.T) {
-	u := newUpstream(t, sseHandler(msgStart+msgStop))
+	u := newUpstream(t, providertest.SSE(msgStart+msgStop))
 	r := testRequest()
 	r.N = 2
 	_, err := u.client(Config{}).Stream(context.Background(), r)
@@ -174,9 +175,7 @@ func TestUntranslatableRequestSendsNothing(t *testing.T) {
 	if le.Status != 400 || llm.HTTPStatus(err) != 400 || !strings.Contains(le.Message, "one choice") {
 		t.Errorf("got status %d message %q, want 400 saying Anthropic serves one choice", le.Status, le.Message)
 	}
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if u.body != nil {
-		t.Errorf("the upstream got %s, want no call", u.body)
+	if body, _, _ := u.Last(); body != nil {
+		t.Errorf("the upstream got %s, want no call", body)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/provider/providertest"
 	"github.com/sluice-gw/sluice/internal/redact"
 	"github.com/sluice-gw/sluice/internal/relay"
 )
@@ -28,7 +29,7 @@ func TestRelayReleasesCutArguments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	u := newUpstream(t, sseHandler(string(raw)))
+	u := newUpstream(t, providertest.SSE(string(raw)))
 	var calls []llm.ToolDelta
 	var finish []string
 	sink := sinkFunc(func(ev *llm.Event) error {

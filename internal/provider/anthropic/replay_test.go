@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/provider/providertest"
 )
 
 func wantUsage(t *testing.T, got llm.Usage, want llm.Usage) {
@@ -167,8 +168,8 @@ func TestReplay(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			u := newUpstream(t, sseHandler(string(raw)))
-			evs, end := drain(t, openStream(t, u.client(Config{})))
+			u := newUpstream(t, providertest.SSE(string(raw)))
+			evs, end := providertest.Drain(t, openStream(t, u.client(Config{})))
 			for i, e := range evs {
 				if e.Type == 0 || e.Choice != 0 {
 					t.Errorf("event %d: got type %v choice %d, want a type and choice 0", i, e.Type, e.Choice)

@@ -10,6 +10,7 @@ import (
 	"testing/iotest"
 
 	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/provider/providertest"
 )
 
 const (
@@ -76,8 +77,8 @@ func TestStreamEnds(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			u := newUpstream(t, sseHandler(tt.body))
-			evs, end := drain(t, openStream(t, u.client(Config{})))
+			u := newUpstream(t, providertest.SSE(tt.body))
+			evs, end := providertest.Drain(t, openStream(t, u.client(Config{})))
 			if tt.kind == llm.KindNone {
 				wantEOF(t, end)
 			} else {
@@ -108,8 +109,8 @@ func TestStreamEnds(t *testing.T) {
 func TestUsageWithCache(t *testing.T) {
 	// message_delta repeats usage cumulatively; a field it leaves out keeps its last value.
 	delta := "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"cache_read_input_tokens\":120,\"output_tokens\":7}}\n\n"
-	u := newUpstream(t, sseHandler(msgStart+textStart+textDelta+blockStop+msgDelta+delta+msgStop))
-	evs, end := drain(t, openStream(t, u.client(Config{})))
+	u := newUpstream(t, providertest.SSE(msgStart+textStart+textDelta+blockStop+msgDelta+delta+msgStop))
+	evs, end := providertest.Drain(t, openStream(t, u.client(Config{})))
 	wantEOF(t, end)
 	n := len(evs)
 	if n < 2 || evs[n-2].Type != llm.EvUsage || evs[n-1].Type != llm.EvDone {
@@ -130,8 +131,8 @@ func TestFinishReasons(t *testing.T) {
 	} {
 		t.Run(reason, func(t *testing.T) {
 			delta := strings.Replace(msgDelta, "end_turn", reason, 1)
-			u := newUpstream(t, sseHandler(msgStart+textStart+textDelta+delta+msgStop))
-			evs, end := drain(t, openStream(t, u.client(Config{})))
+			u := newUpstream(t, providertest.SSE(msgStart+textStart+textDelta+delta+msgStop))
+			evs, end := providertest.Drain(t, openStream(t, u.client(Config{})))
 			wantEOF(t, end)
 			if got := assemble(evs).Choices[0].Finish; got != want {
 				t.Errorf("got %q, want %q", got, want)
@@ -147,8 +148,8 @@ func TestParallelToolCalls(t *testing.T) {
 		toolStart(2, "toolu_b", "list_files") + stop(2) +
 		toolStart(3, "toolu_c", "get_time") + jsonDelta(3, `{"tz":"UTC"}`) + stop(3) +
 		strings.Replace(msgDelta, "end_turn", "tool_use", 1) + msgStop
-	u := newUpstream(t, sseHandler(body))
-	evs, end := drain(t, openStream(t, u.client(Config{})))
+	u := newUpstream(t, providertest.SSE(body))
+	evs, end := providertest.Drain(t, openStream(t, u.client(Config{})))
 	wantEOF(t, end)
 	c := assemble(evs).Choices[0]
 	if len(c.ToolCalls) != 3 || c.Finish != "tool_calls" {
@@ -166,8 +167,8 @@ func TestToolCutBeforeAnyInput(t *testing.T) {
 	// max_tokens right after the tool_use started: the arguments are what came, nothing,
 	// not an invented "{}".
 	body := msgStart + toolStart(0, "toolu_a", "write") + strings.Replace(msgDelta, "end_turn", "max_tokens", 1) + msgStop
-	u := newUpstream(t, sseHandler(body))
-	evs, end := drain(t, openStream(t, u.client(Config{})))
+	u := newUpstream(t, providertest.SSE(body))
+	evs, end := providertest.Drain(t, openStream(t, u.client(Config{})))
 	wantEOF(t, end)
 	c := assemble(evs).Choices[0]
 	if len(c.ToolCalls) != 1 || c.ToolCalls[0].Arguments != "" || c.Finish != "length" {
@@ -176,9 +177,9 @@ func TestToolCutBeforeAnyInput(t *testing.T) {
 }
 
 func TestErrorsAreSticky(t *testing.T) {
-	u := newUpstream(t, sseHandler(msgStart+overloaded))
+	u := newUpstream(t, providertest.SSE(msgStart+overloaded))
 	s := openStream(t, u.client(Config{}))
-	_, first := drain(t, s)
+	_, first := providertest.Drain(t, s)
 	for range 2 {
 		if _, err := s.Recv(); err != first {
 			t.Fatalf("got %v, want the same error %v", err, first)
@@ -187,9 +188,9 @@ func TestErrorsAreSticky(t *testing.T) {
 }
 
 func TestEOFIsSticky(t *testing.T) {
-	u := newUpstream(t, sseHandler(msgStart+msgStop))
+	u := newUpstream(t, providertest.SSE(msgStart+msgStop))
 	s := openStream(t, u.client(Config{}))
-	_, end := drain(t, s)
+	_, end := providertest.Drain(t, s)
 	wantEOF(t, end)
 	if _, err := s.Recv(); err != io.EOF {
 		t.Fatalf("got %v, want io.EOF again", err)
@@ -206,7 +207,7 @@ func TestAbruptDisconnect(t *testing.T) {
 			conn.Close() // the chunked body never gets its terminator
 		}
 	})
-	evs, end := drain(t, openStream(t, u.client(Config{})))
+	evs, end := providertest.Drain(t, openStream(t, u.client(Config{})))
 	wantKind(t, end, llm.Truncated)
 	if got := assemble(evs).Choices[0].Text; got != "Hello" {
 		t.Errorf("text: got %q, want Hello", got)
@@ -223,8 +224,8 @@ func TestRedactedThinkingAndServerTools(t *testing.T) {
 		"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":2,\"content_block\":{\"type\":\"web_search_tool_result\",\"tool_use_id\":\"srvtoolu_1\",\"content\":[]}}\n\n" + stop(2) +
 		toolStart(3, "toolu_a", "f") + jsonDelta(3, `{}`) + stop(3) +
 		strings.Replace(msgDelta, "end_turn", "tool_use", 1) + msgStop
-	u := newUpstream(t, sseHandler(body))
-	evs, end := drain(t, openStream(t, u.client(Config{})))
+	u := newUpstream(t, providertest.SSE(body))
+	evs, end := providertest.Drain(t, openStream(t, u.client(Config{})))
 	wantEOF(t, end)
 	want := "start choice=0 id=\"msg_1\" model=\"claude-sonnet-4-5\"\n" +
 		"reasoning choice=0 field=reasoning_content text=\"\" encrypted=\"EmwKAhgBEgy\"\n" +
@@ -260,7 +261,7 @@ func TestReadShapes(t *testing.T) {
 			t.Run(b.name+"/"+rn, func(t *testing.T) {
 				s := newStream(context.Background(), "anthropic", io.NopCloser(wrap(strings.NewReader(b.body))))
 				defer s.Close()
-				evs, end := drain(t, s)
+				evs, end := providertest.Drain(t, s)
 				if b.kind == llm.KindNone {
 					wantEOF(t, end)
 				} else {

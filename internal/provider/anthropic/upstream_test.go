@@ -6,37 +6,21 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/provider/providertest"
 )
 
 const testKey = "sk-ant-test-SECRET-0123456789"
 
-// upstream is an httptest server whose handler is set per test; it records the last request.
-type upstream struct {
-	*httptest.Server
-	mu     sync.Mutex
-	body   []byte
-	header http.Header
-	url    string
-}
+// upstream is the shared recording upstream, with a client of this adapter for it.
+type upstream struct{ *providertest.Upstream }
 
 func newUpstream(t *testing.T, h http.HandlerFunc) *upstream {
 	t.Helper()
-	u := &upstream{}
-	u.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		u.mu.Lock()
-		u.body, u.header, u.url = b, r.Header.Clone(), r.URL.String()
-		u.mu.Unlock()
-		h(w, r)
-	}))
-	t.Cleanup(u.Close)
-	return u
+	return &upstream{providertest.NewUpstream(t, h)}
 }
 
 func (u *upstream) client(c Config) *Client {
@@ -48,39 +32,11 @@ func (u *upstream) client(c Config) *Client {
 	return New(c)
 }
 
-// sseHandler answers 200 with body as an event stream, flushing after each event so the
-// client sees them as the wire would deliver them.
-func sseHandler(body string) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		w.WriteHeader(http.StatusOK)
-		for _, part := range strings.SplitAfter(body, "\n\n") {
-			io.WriteString(w, part)
-			w.(http.Flusher).Flush()
-		}
-	}
-}
-
 func testRequest() *llm.Request {
 	return &llm.Request{
 		Model:    "claude-sonnet-4-5",
 		Messages: []llm.Message{{Role: llm.RoleUser, Parts: []llm.Part{{Type: llm.PartText, Text: "hi"}}, Plain: true}},
 	}
-}
-
-// drain reads s to its end and returns the events and the final error.
-func drain(t *testing.T, s llm.Stream) ([]llm.Event, error) {
-	t.Helper()
-	var evs []llm.Event
-	for range 100_000 {
-		ev, err := s.Recv()
-		if err != nil {
-			return evs, err
-		}
-		evs = append(evs, ev)
-	}
-	t.Fatal("stream did not end")
-	return nil, nil
 }
 
 // transcript encodes events and the final error one per line, deterministically, for the

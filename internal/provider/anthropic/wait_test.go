@@ -7,6 +7,8 @@ import (
 	"os"
 	"testing"
 	"testing/iotest"
+
+	"github.com/sluice-gw/sluice/internal/provider/providertest"
 )
 
 // countingReader counts the reads of its source.
@@ -40,7 +42,7 @@ func TestBeforeWait(t *testing.T) {
 				t.Errorf("%s: hook %d after %d reads, want one before each", tc.name, hooks, src.reads)
 			}
 		})
-		if _, err := drain(t, s); err != io.EOF {
+		if _, err := providertest.Drain(t, s); err != io.EOF {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
 		if hooks < src.reads || hooks > src.reads+1 || hooks < 2 {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/sluice-gw/sluice/internal/provider/providertest"
 )
 
 // TestRequestOnTheWire checks what the upstream receives: the URL, the headers, the body.
@@ -19,14 +21,12 @@ func TestRequestOnTheWire(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			u := newUpstream(t, sseHandler(msgStart+msgStop))
+			u := newUpstream(t, providertest.SSE(msgStart+msgStop))
 			c := New(Config{BaseURL: u.URL + tt.base, APIKey: testKey, Version: tt.version, HTTPClient: u.Client(),
 				Headers: map[string]string{"anthropic-beta": "fine-grained-tool-streaming-2025-05-14", "X-Team": "blue"}})
-			_, end := drain(t, openStream(t, c))
+			_, end := providertest.Drain(t, openStream(t, c))
 			wantEOF(t, end)
-			u.mu.Lock()
-			body, h, url := u.body, u.header, u.url
-			u.mu.Unlock()
+			body, h, url := u.Last()
 			if url != "/v1/messages" {
 				t.Errorf("url: got %s, want /v1/messages", url)
 			}
@@ -45,7 +45,7 @@ func TestRequestOnTheWire(t *testing.T) {
 }
 
 func TestDefaultMaxTokensConfig(t *testing.T) {
-	u := newUpstream(t, sseHandler(msgStart+msgStop))
+	u := newUpstream(t, providertest.SSE(msgStart+msgStop))
 	c := u.client(Config{DefaultMaxTokens: func(model string) int {
 		if model == "claude-sonnet-4-5" {
 			return 32000
@@ -59,11 +59,10 @@ func TestDefaultMaxTokensConfig(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		drain(t, s)
+		providertest.Drain(t, s)
 		s.Close()
-		u.mu.Lock()
-		body := string(u.body)
-		u.mu.Unlock()
+		b, _, _ := u.Last()
+		body := string(b)
 		if !strings.Contains(body, want) {
 			t.Errorf("%s: body %s, want %s", model, body, want)
 		}

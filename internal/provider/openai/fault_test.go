@@ -12,6 +12,7 @@ import (
 
 	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/provider/providertest"
 )
 
 func TestStatusErrors(t *testing.T) {
@@ -159,8 +160,8 @@ func TestStreamEnds(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			u := newUpstream(t, sseHandler(tt.body))
-			evs, end := drain(t, openStream(t, u.client(Config{})))
+			u := newUpstream(t, providertest.SSE(tt.body))
+			evs, end := providertest.Drain(t, openStream(t, u.client(Config{})))
 			if tt.kind == llm.KindNone {
 				wantEOF(t, end)
 			} else {
@@ -179,8 +180,8 @@ func TestStreamEnds(t *testing.T) {
 }
 
 func TestUsageAndStart(t *testing.T) {
-	u := newUpstream(t, sseHandler(textChunk+finishChunk+usageChunk+doneLine))
-	evs, end := drain(t, openStream(t, u.client(Config{})))
+	u := newUpstream(t, providertest.SSE(textChunk+finishChunk+usageChunk+doneLine))
+	evs, end := providertest.Drain(t, openStream(t, u.client(Config{})))
 	wantEOF(t, end)
 	// The first chunk carries content: start comes once, before it.
 	if len(evs) != 4 || evs[0].Type != llm.EvStart || evs[0].ID != "c1" || evs[0].Model != "m" || evs[1].Type != llm.EvText {
@@ -194,9 +195,9 @@ func TestUsageAndStart(t *testing.T) {
 }
 
 func TestErrorsAreSticky(t *testing.T) {
-	u := newUpstream(t, sseHandler(roleChunk+errorFrame))
+	u := newUpstream(t, providertest.SSE(roleChunk+errorFrame))
 	s := openStream(t, u.client(Config{}))
-	_, first := drain(t, s)
+	_, first := providertest.Drain(t, s)
 	for range 2 {
 		if _, err := s.Recv(); err != first {
 			t.Fatalf("got %v, want the same error %v", err, first)
@@ -214,7 +215,7 @@ func TestAbruptDisconnect(t *testing.T) {
 			conn.Close() // the chunked body never gets its terminator
 		}
 	})
-	_, end := drain(t, openStream(t, u.client(Config{})))
+	_, end := providertest.Drain(t, openStream(t, u.client(Config{})))
 	wantKind(t, end, llm.Truncated)
 }
 
@@ -270,7 +271,7 @@ func TestDeadline(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	_, end := drain(t, s)
+	_, end := providertest.Drain(t, s)
 	wantKind(t, end, llm.Timeout)
 	waitGone(t, gone)
 }
@@ -286,13 +287,13 @@ func TestCancelCause(t *testing.T) {
 	}
 	defer s.Close()
 	cancel(llm.Errorf(llm.Timeout, "no first event within 1s"))
-	_, end := drain(t, s)
+	_, end := providertest.Drain(t, s)
 	wantKind(t, end, llm.Timeout)
 	waitGone(t, gone)
 }
 
 func TestCanceledBeforeCall(t *testing.T) {
-	u := newUpstream(t, sseHandler(roleChunk))
+	u := newUpstream(t, providertest.SSE(roleChunk))
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_, err := u.client(Config{}).Stream(ctx, testRequest())

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/provider/providertest"
 )
 
 // assemble merges events the way the relay does, so the tests can state facts about the
@@ -227,8 +228,8 @@ func TestReplay(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			u := newUpstream(t, sseHandler(string(raw)))
-			evs, end := drain(t, openStream(t, u.client(Config{})))
+			u := newUpstream(t, providertest.SSE(string(raw)))
+			evs, end := providertest.Drain(t, openStream(t, u.client(Config{})))
 			for i, e := range evs {
 				if e.Type == 0 {
 					t.Errorf("event %d: got no type", i)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/provider/providertest"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -91,17 +92,15 @@ func TestRequestOnTheWire(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			u := newUpstream(t, sseHandler(roleChunk+finishChunk+doneLine))
+			u := newUpstream(t, providertest.SSE(roleChunk+finishChunk+doneLine))
 			c := u.client(Config{
 				Headers:         map[string]string{"api-key": "azure-key", "X-Team": "blue"},
 				Query:           map[string]string{"api-version": "2024-10-21"},
 				NoStreamOptions: tt.noStreamOptions,
 			})
-			_, end := drain(t, openStream(t, c))
+			_, end := providertest.Drain(t, openStream(t, c))
 			wantEOF(t, end)
-			u.mu.Lock()
-			body, header, rawURL := u.body, u.header, u.url
-			u.mu.Unlock()
+			body, header, rawURL := u.Last()
 
 			want, _ := encodeRequest(testRequest(), !tt.noStreamOptions)
 			if !bytes.Equal(body, want) {
@@ -139,17 +138,16 @@ func TestRequestOnTheWire(t *testing.T) {
 }
 
 func TestRequestExtraOnTheWire(t *testing.T) {
-	u := newUpstream(t, sseHandler(roleChunk+finishChunk+doneLine))
+	u := newUpstream(t, providertest.SSE(roleChunk+finishChunk+doneLine))
 	c := u.client(Config{})
 	s, err := c.Stream(t.Context(), richRequest())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	drain(t, s)
-	u.mu.Lock()
-	body := string(u.body)
-	u.mu.Unlock()
+	providertest.Drain(t, s)
+	b, _, _ := u.Last()
+	body := string(b)
 	// Extra members arrive byte for byte and in order, after the modeled ones.
 	if i := strings.Index(body, `"parallel_tool_calls":false,"metadata":{"b": 1, "a": [1, 2]},"service_tier":"flex"}`); i < 0 {
 		t.Errorf("body %s: want the Extra members unchanged, in order, at the end", body)

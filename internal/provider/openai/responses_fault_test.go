@@ -15,10 +15,11 @@ import (
 
 	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/provider/providertest"
 )
 
 func TestResponsesOnTheWire(t *testing.T) {
-	u := newUpstream(t, sseHandler(respCreated+respCompleted))
+	u := newUpstream(t, providertest.SSE(respCreated+respCompleted))
 	r := u.responses(Config{
 		Headers: map[string]string{"api-key": "azure-key"},
 		Query:   map[string]string{"api-version": "2025-04-01-preview"},
@@ -27,11 +28,9 @@ func TestResponsesOnTheWire(t *testing.T) {
 		t.Error("ResponsesAPI: got false, want true")
 	}
 	req := respRequest(includeEncrypted)
-	_, end := drain(t, openResponses(t, r, req))
+	_, end := providertest.Drain(t, openResponses(t, r, req))
 	wantEOF(t, end)
-	u.mu.Lock()
-	body, header, rawURL := u.body, u.header, u.url
-	u.mu.Unlock()
+	body, header, rawURL := u.Last()
 	want, _ := encodeResponsesRequest(req)
 	if !bytes.Equal(body, want) {
 		t.Errorf("body: got\n%s\nwant\n%s", body, want)
@@ -91,16 +90,14 @@ func TestResponsesStatusErrors(t *testing.T) {
 }
 
 func TestResponsesManyChoicesNotSent(t *testing.T) {
-	u := newUpstream(t, sseHandler(respCreated+respCompleted))
+	u := newUpstream(t, providertest.SSE(respCreated+respCompleted))
 	req := respRequest()
 	req.N = 3
 	_, err := u.responses(Config{}).Stream(context.Background(), req)
 	if le := wantKind(t, err, llm.Unsupported); le.Param != "n" || llm.HTTPStatus(err) != 400 {
 		t.Errorf("got param %q status %d, want n and 400", le.Param, llm.HTTPStatus(err))
 	}
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if u.body != nil {
+	if body, _, _ := u.Last(); body != nil {
 		t.Error("the upstream was called, want no call")
 	}
 }
@@ -114,7 +111,7 @@ func TestResponsesAbruptDisconnect(t *testing.T) {
 			conn.Close()
 		}
 	})
-	evs, end := drain(t, openResponses(t, u.responses(Config{}), respRequest()))
+	evs, end := providertest.Drain(t, openResponses(t, u.responses(Config{}), respRequest()))
 	wantKind(t, end, llm.Truncated)
 	if r := assemble(evs); r.Choices[0].Text != "Hello" {
 		t.Errorf("text: got %q, want Hello", r.Choices[0].Text)
@@ -182,7 +179,7 @@ func TestResponsesDeadline(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	_, end := drain(t, s)
+	_, end := providertest.Drain(t, s)
 	wantKind(t, end, llm.Timeout)
 	waitGone(t, gone)
 }
@@ -210,8 +207,8 @@ func TestResponsesFallback(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			first := newUpstream(t, sseHandler(tt.body))
-			second := newUpstream(t, sseHandler(roleChunk+textChunk+finishChunk+usageChunk+doneLine))
+			first := newUpstream(t, providertest.SSE(tt.body))
+			second := newUpstream(t, providertest.SSE(roleChunk+textChunk+finishChunk+usageChunk+doneLine))
 			chain := &fallback.Chain{Alias: "default", Targets: []fallback.Target{
 				{Name: "oai-resp/gpt-5", Model: "gpt-5", Provider: first.responses(Config{Name: "oai-resp"})},
 				{Name: "openai/gpt-4o", Model: "gpt-4o", Provider: second.client(Config{})},
@@ -222,7 +219,7 @@ func TestResponsesFallback(t *testing.T) {
 				t.Fatalf("Next: got %v, want a stream", err)
 			}
 			defer s.Close()
-			evs, end := drain(t, s)
+			evs, end := providertest.Drain(t, s)
 			if tt.end == llm.KindNone {
 				wantEOF(t, end)
 			} else {
@@ -255,7 +252,7 @@ func TestResponsesKeepsConnection(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, end := drain(t, s)
+		_, end := providertest.Drain(t, s)
 		wantEOF(t, end)
 		s.Close()
 	}

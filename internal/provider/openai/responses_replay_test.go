@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/provider/providertest"
 )
 
 func (u *upstream) responses(c Config) *Responses {
@@ -246,8 +247,8 @@ func TestResponsesReplay(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			u := newUpstream(t, sseHandler(string(raw)))
-			evs, end := drain(t, openResponses(t, u.responses(Config{}), respRequest(tt.include...)))
+			u := newUpstream(t, providertest.SSE(string(raw)))
+			evs, end := providertest.Drain(t, openResponses(t, u.responses(Config{}), respRequest(tt.include...)))
 			for i, e := range evs {
 				if e.Type == 0 || e.Choice != 0 {
 					t.Errorf("event %d: got type %v choice %d, want a type and choice 0", i, e.Type, e.Choice)

@@ -3,6 +3,8 @@ package openai
 import (
 	"strings"
 	"testing"
+
+	"github.com/sluice-gw/sluice/internal/provider/providertest"
 )
 
 // rev frames one Responses event as OpenAI sends it: an event line naming the type, and the
@@ -129,12 +131,12 @@ func TestResponsesStream(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			u := newUpstream(t, sseHandler(tt.body))
+			u := newUpstream(t, providertest.SSE(tt.body))
 			var include []string
 			if tt.encrypted {
 				include = []string{includeEncrypted}
 			}
-			evs, end := drain(t, openResponses(t, u.responses(Config{}), respRequest(include...)))
+			evs, end := providertest.Drain(t, openResponses(t, u.responses(Config{}), respRequest(include...)))
 			if got := transcript(evs, end); got != tt.want {
 				t.Errorf("got\n%s\nwant\n%s", got, tt.want)
 			}
@@ -153,8 +155,8 @@ func TestResponsesParallelIndexes(t *testing.T) {
 		rev("response.function_call_arguments.delta", `"item_id":"fc_a","output_index":1,"delta":"{\"a\":1}"`) +
 		rev("response.function_call_arguments.delta", `"item_id":"fc_b","output_index":3,"delta":"2}"`) +
 		respCompleted
-	u := newUpstream(t, sseHandler(body))
-	evs, end := drain(t, openResponses(t, u.responses(Config{}), respRequest()))
+	u := newUpstream(t, providertest.SSE(body))
+	evs, end := providertest.Drain(t, openResponses(t, u.responses(Config{}), respRequest()))
 	wantEOF(t, end)
 	c := assemble(evs).Choices[0]
 	if len(c.ToolCalls) != 2 || c.Finish != "tool_calls" {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/provider/providertest"
 )
 
 // TestCompleteAnswerKeepsConnection checks that a complete answer leaves its connection to
@@ -34,7 +35,7 @@ func TestCompleteAnswerKeepsConnection(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := drain(t, s); err != io.EOF {
+		if _, err := providertest.Drain(t, s); err != io.EOF {
 			t.Fatal(err)
 		}
 		s.Close()
@@ -59,7 +60,7 @@ func (c writeCounter) Write(b []byte) (int, error) {
 // as openai-go hands it over, net/http would write the headers on their own first, and the
 // upstream would read (and wake) twice for every call.
 func TestRequestIsOneWrite(t *testing.T) {
-	u := newUpstream(t, sseHandler(`data: {"id":"c1","choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":"stop"}]}`+"\n\n"+
+	u := newUpstream(t, providertest.SSE(`data: {"id":"c1","choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":"stop"}]}`+"\n\n"+
 		"data: [DONE]\n\n"))
 	var writes atomic.Int32
 	var d net.Dialer
@@ -79,7 +80,7 @@ func TestRequestIsOneWrite(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := drain(t, s); err != io.EOF {
+		if _, err := providertest.Drain(t, s); err != io.EOF {
 			t.Fatal(err)
 		}
 		s.Close()
@@ -87,7 +88,7 @@ func TestRequestIsOneWrite(t *testing.T) {
 			t.Errorf("call %d: %d writes to the connection, want 1", i, n)
 		}
 	}
-	if !strings.Contains(string(u.body), strings.Repeat("x", 100)) {
-		t.Errorf("upstream got %q", u.body)
+	if body, _, _ := u.Last(); !strings.Contains(string(body), strings.Repeat("x", 100)) {
+		t.Errorf("upstream got %q", body)
 	}
 }

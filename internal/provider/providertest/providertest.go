@@ -1,0 +1,76 @@
+// Package providertest holds what the provider adapters' tests share: an upstream that
+// records the request it got, an event-stream handler that flushes event by event, and a
+// drain of an llm.Stream. Tests only.
+package providertest
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/sluice-gw/sluice/internal/llm"
+)
+
+// Upstream is an httptest server whose handler is set per test; it records the last
+// request. Closed at the test's cleanup.
+type Upstream struct {
+	*httptest.Server
+	mu     sync.Mutex
+	body   []byte
+	header http.Header
+	url    string
+}
+
+// NewUpstream serves h after recording each request.
+func NewUpstream(t *testing.T, h http.HandlerFunc) *Upstream {
+	t.Helper()
+	u := &Upstream{}
+	u.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		u.mu.Lock()
+		u.body, u.header, u.url = b, r.Header.Clone(), r.URL.String()
+		u.mu.Unlock()
+		h(w, r)
+	}))
+	t.Cleanup(u.Close)
+	return u
+}
+
+// Last returns the last request's body, headers and URL (path and query); a nil body when
+// no request came.
+func (u *Upstream) Last() (body []byte, header http.Header, url string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.body, u.header, u.url
+}
+
+// SSE answers 200 with body as an event stream, flushing after each event so the client
+// sees them as the wire would deliver them.
+func SSE(body string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		for _, part := range strings.SplitAfter(body, "\n\n") {
+			io.WriteString(w, part)
+			w.(http.Flusher).Flush()
+		}
+	}
+}
+
+// Drain reads s to its end and returns the events and the final error.
+func Drain(t *testing.T, s llm.Stream) ([]llm.Event, error) {
+	t.Helper()
+	var evs []llm.Event
+	for range 100_000 {
+		ev, err := s.Recv()
+		if err != nil {
+			return evs, err
+		}
+		evs = append(evs, ev)
+	}
+	t.Fatal("stream did not end")
+	return nil, nil
+}
