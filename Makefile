@@ -2,7 +2,7 @@
 GO ?= go
 export GOFLAGS ?= -mod=mod
 
-.PHONY: run mock test vet bench bench-go fuzz build fleet fleet-stop test-fleet
+.PHONY: run mock test vet bench bench-go fuzz build fleet fleet-stop test-fleet test-stress
 
 run:
 	$(GO) run ./cmd/gateway
@@ -32,6 +32,13 @@ fleet-stop:
 # make test-fleet: the fleet scenarios (test/fleet) through nginx; needs redis-server and nginx.
 test-fleet:
 	SLUICE_FLEET_TEST=1 $(GO) test -count=1 -timeout 5m ./test/fleet/
+
+# make test-stress: the whole suite (e2e included) and the fleet suite COUNT=3 times with two
+# busy loops beside them, to catch tests that fail on a busy machine (test/stress.sh; bounded
+# by go test -timeout; about 15 to 25 minutes on 2 cores).
+COUNT ?= 3
+test-stress:
+	COUNT=$(COUNT) GO=$(GO) test/stress.sh
 
 # make bench: the Go benchmarks, then the load comparison against a bare reverse proxy
 # (cmd/sluicebench; a few minutes, loopback only). BENCHFLAGS=-quick for a smoke run.

@@ -48,6 +48,14 @@ func (t transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}()
 	select {
 	case <-rw.ready:
+		if rw.late {
+			// The headers were written after the client left (by the handler, or by the
+			// goroutine above once the handler returned): a client whose context ends before
+			// the headers gets its context's error, as with net/http, whichever case the
+			// select happened to pick.
+			<-done
+			return nil, ctx.Err()
+		}
 	case <-ctx.Done():
 		cancel()
 		<-done
@@ -88,13 +96,14 @@ func (t transport) serve(w http.ResponseWriter, r *http.Request) (err error) {
 }
 
 // pipeWriter is the handler's ResponseWriter. Only the handler goroutine calls it; ready is
-// closed when the status and header snapshot are set.
+// closed when the status, header snapshot and late are set.
 type pipeWriter struct {
 	ctx      context.Context
 	header   http.Header
 	pw       *io.PipeWriter
 	status   int
 	snapshot http.Header
+	late     bool // the headers were written after ctx ended
 	ready    chan struct{}
 }
 
@@ -105,6 +114,7 @@ func (p *pipeWriter) WriteHeader(code int) {
 		return
 	}
 	p.status, p.snapshot = code, p.header.Clone()
+	p.late = p.ctx.Err() != nil
 	close(p.ready)
 }
 
