@@ -81,8 +81,7 @@ func (s *fakeStream) Recv() (llm.Event, error) {
 		return llm.Event{}, s.err
 	}
 	if s.ctx.Err() != nil {
-		s.err = &llm.Error{Kind: llm.Canceled, Message: "canceled", Err: context.Cause(s.ctx)}
-		return llm.Event{}, s.err
+		return llm.Event{}, s.ended()
 	}
 	if s.i < len(s.sc.events) {
 		s.i++
@@ -91,18 +90,26 @@ func (s *fakeStream) Recv() (llm.Event, error) {
 	switch {
 	case s.sc.stall:
 		<-s.ctx.Done()
-		if !s.closed {
-			s.f.mu.Lock()
-			s.f.canceled++
-			s.f.mu.Unlock()
-		}
-		s.err = &llm.Error{Kind: llm.Canceled, Message: "canceled", Err: context.Cause(s.ctx)}
+		return llm.Event{}, s.ended()
 	case s.sc.end != nil:
 		s.err = s.sc.end
 	default:
 		s.err = io.EOF
 	}
 	return llm.Event{}, s.err
+}
+
+// ended is the sticky error of a Recv that found the call's context ended. It counts in
+// canceled unless the stream was closed first, whether the context ended before this Recv
+// or while it waited: which of the two happens depends only on scheduling.
+func (s *fakeStream) ended() error {
+	if !s.closed {
+		s.f.mu.Lock()
+		s.f.canceled++
+		s.f.mu.Unlock()
+	}
+	s.err = &llm.Error{Kind: llm.Canceled, Message: "canceled", Err: context.Cause(s.ctx)}
+	return s.err
 }
 
 func (s *fakeStream) Close() error {
