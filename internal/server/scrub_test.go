@@ -28,6 +28,11 @@ var scrubCreds = map[string]string{
 	"RESP_KEY":   "rsp-Ux3Wq8Zn2Lr7Vk5Tm9Yp4Bc1Qe6",
 }
 
+// scrubTitle is sent in X-Title, whose values are public, so not a configured credential; it
+// has the shape of an AWS access key id, so the redaction detectors mask it where an upstream
+// quotes it.
+const scrubTitle = "AKIAIOSFODNN7EXAMPLE"
+
 // scrubFaults are the mock's faults whose error text quotes the request: HTTP errors passed on
 // (400) or fallen back from (429, 500), in-stream errors before and after text (Chat data
 // and event: error frames, Anthropic error events, Responses error + response.failed, and
@@ -54,7 +59,7 @@ func scrubFlow(t *testing.T, log *logBuffer, spans *tracetest.SpanRecorder) (url
 providers:
   oai: {kind: openai, base_url: "${MOCK_URL}/v1", api_key: "${OAI_KEY}"}
   compat: {kind: openai-compatible, base_url: "${MOCK_URL}/v1", api_key: "${COMPAT_KEY}",
-           headers: {X-Gateway-Secret: "${HDR}"}, query: {key: "${QKEY}", api-version: "2025-04-01-preview"}}
+           headers: {X-Gateway-Secret: "${HDR}", X-Title: "${TITLE}"}, query: {key: "${QKEY}", api-version: "2025-04-01-preview"}}
   claude: {kind: anthropic, base_url: "${MOCK_URL}", api_key: "${ANT_KEY}"}
   resp: {kind: openai, api: responses, base_url: "${MOCK_URL}/v1", api_key: "${RESP_KEY}"}
 auth: {admin_token: "${ADMIN_TOKEN}"}
@@ -62,7 +67,7 @@ keys:
   - {name: team-a, hash: ` + auth.Hash(key) + `, models: ["*"]}
 models:
 ` + models.String() + "embeddings:\n" + embeddings.String()
-	vars := map[string]string{"MOCK_URL": mock, "ADMIN_TOKEN": adminToken}
+	vars := map[string]string{"MOCK_URL": mock, "ADMIN_TOKEN": adminToken, "TITLE": scrubTitle}
 	for k, v := range scrubCreds {
 		vars[k] = v
 	}
@@ -139,6 +144,9 @@ func TestUpstreamErrorsHoldNoCredential(t *testing.T) {
 	if masked < len(chat) {
 		t.Errorf("got %d masks in all the answers, want the upstreams' quotes there, masked", masked)
 	}
+	if !strings.Contains(seen.String(), "X-Title: [REDACTED:aws_access_key]") {
+		t.Errorf("got no quoted X-Title masked by the aws_access_key detector, want the detectors run over error text")
+	}
 	for _, code := range []string{"all_targets_failed", "all_targets_cooling_down"} {
 		if !strings.Contains(seen.String(), `"code":"`+code+`"`) {
 			t.Errorf("got no %s answer, want the attempts' reasons listed (scrubbed)", code)
@@ -178,8 +186,11 @@ func TestUpstreamErrorsHoldNoCredential(t *testing.T) {
 }
 
 // credentialIn returns the first run of 8 bytes of a configured credential (as configured
-// or URL-escaped) that s holds, "" when there is none.
+// or URL-escaped) that s holds, or scrubTitle if s holds it; "" when there is none.
 func credentialIn(s string) string {
+	if strings.Contains(s, scrubTitle) {
+		return scrubTitle
+	}
 	for _, c := range scrubCreds {
 		for _, f := range []string{c, url.QueryEscape(c)} {
 			for i := 0; i+8 <= len(f); i++ {
