@@ -126,16 +126,22 @@ func (c *Credentials) Mask(text string) string {
 	}
 	// A mask written next to other text can form, with its neighbours, a window of a
 	// credential that contains mask bytes; another pass masks that too. Each pass that
-	// changes the text leaves fewer bytes outside masks, so this ends (in practice after
-	// two passes: one that masks, one that finds nothing).
-	for {
+	// changes the text leaves fewer bytes outside masks, so this would end, but a
+	// credential made of the mask's own characters could take one pass per few bytes:
+	// past maxPasses the whole text is masked instead, which keeps Mask linear. Real
+	// credentials take two passes: one that masks, one that finds nothing.
+	for range maxPasses {
 		out, changed := c.pass(text)
 		if !changed {
 			return out
 		}
 		text = out
 	}
+	return CredentialMask
 }
+
+// maxPasses bounds the passes of Mask.
+const maxPasses = 4
 
 // pass masks the runs found in one scan of s.
 func (c *Credentials) pass(s string) (string, bool) {

@@ -139,3 +139,13 @@ func encoded(text string, creds ...string) bool {
 	}
 	return false
 }
+
+// A credential made of the mask's own characters cannot make Mask take a pass per byte (here
+// each pass would mask one more "a"): the text is masked whole instead, its tail with it.
+func TestCredentialsMaskBounded(t *testing.T) {
+	c := NewCredentials("ential]a")
+	got := c.Mask(CredentialMask + strings.Repeat("a", 4000) + " tail")
+	if got != CredentialMask {
+		t.Errorf("got %d bytes %.60q..., want the text masked whole", len(got), got)
+	}
+}
