@@ -85,6 +85,22 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
+// Scrub masks, in text an upstream wrote, what must never leave the gateway: the gateway's
+// own credentials for its providers and the secrets the redaction detectors know (an
+// upstream, or a proxy in front of it, may quote the request's headers in an error). One is
+// built from the configuration at start; adapters apply it where upstream text becomes an
+// *Error, so every later path (the client's error, attempt reasons, logs, spans) carries
+// masked text only. A nil Scrub leaves text unchanged.
+type Scrub func(string) string
+
+// Error masks the upstream's text in e (Message, Code, Type, Param) in place and returns e.
+func (s Scrub) Error(e *Error) *Error {
+	if s != nil && e != nil {
+		e.Message, e.Code, e.Type, e.Param = s(e.Message), s(e.Code), s(e.Type), s(e.Param)
+	}
+	return e
+}
+
 // Errorf returns an *Error of kind k with a formatted message.
 func Errorf(k Kind, format string, args ...any) *Error {
 	return &Error{Kind: k, Message: fmt.Sprintf(format, args...)}

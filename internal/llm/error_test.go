@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -46,5 +47,21 @@ func TestErrorMessageNamesTarget(t *testing.T) {
 	}
 	if !Retryable(Unavailable) || Retryable(Invalid) || Retryable(Canceled) {
 		t.Errorf("got the wrong retryable kinds")
+	}
+}
+
+// Scrub.Error masks every field an upstream wrote, in place; a nil Scrub changes nothing.
+func TestScrubError(t *testing.T) {
+	up := func() *Error {
+		return &Error{Kind: Invalid, Status: 400, Message: "m KEY", Code: "c KEY", Type: "t KEY", Param: "p KEY", Target: "a/b"}
+	}
+	var none Scrub
+	if got := none.Error(up()); *got != *up() {
+		t.Errorf("got %+v from a nil Scrub, want it unchanged", got)
+	}
+	s := Scrub(func(v string) string { return strings.ReplaceAll(v, "KEY", "***") })
+	want := Error{Kind: Invalid, Status: 400, Message: "m ***", Code: "c ***", Type: "t ***", Param: "p ***", Target: "a/b"}
+	if got := s.Error(up()); *got != want {
+		t.Errorf("got %+v, want %+v", *got, want)
 	}
 }

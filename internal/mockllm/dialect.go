@@ -6,7 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
+	"slices"
+	"strings"
 )
 
 // dialect is one wire format the mock speaks (Chat Completions, Anthropic Messages, OpenAI
@@ -98,6 +101,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, d dialect) {
 		fail(http.StatusNotFound, notFound(req.model, err))
 		return
 	}
+	if sc.quote != "" {
+		sc.msg = or(sc.msg, "mockllm: scripted error") + quoteRequest(r, sc.quote)
+	}
 	if sc.fail != "" && sc.times > 0 && call > sc.times {
 		sc.fail, sc.status = "", 0 // the fault was for the first `times` calls only
 	}
@@ -164,4 +170,33 @@ func or(s, def string) string {
 		return def
 	}
 	return s
+}
+
+// quoteRequest is what an upstream that echoes the request writes in its error: every header
+// (sorted) and the query, whole (mode all), or each as OpenAI quotes a key, its first 12 and
+// last 4 characters around asterisks, the auth scheme left out (mode masked).
+func quoteRequest(r *http.Request, mode string) string {
+	show := func(v string) string {
+		if mode == "all" {
+			return v
+		}
+		if _, tok, ok := strings.Cut(v, " "); ok && strings.EqualFold(v[:len(v)-len(tok)-1], "bearer") {
+			v = tok
+		}
+		if len(v) <= 16 {
+			return v
+		}
+		return v[:12] + "****" + v[len(v)-4:]
+	}
+	var b strings.Builder
+	b.WriteString(" (the request carried")
+	for _, k := range slices.Sorted(maps.Keys(r.Header)) {
+		for _, v := range r.Header[k] {
+			fmt.Fprintf(&b, " %s: %s;", k, show(v))
+		}
+	}
+	if r.URL.RawQuery != "" {
+		fmt.Fprintf(&b, " query: %s;", show(r.URL.RawQuery))
+	}
+	return b.String() + ")"
 }

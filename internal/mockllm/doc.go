@@ -82,6 +82,9 @@
 //	times=N         the fault hits only the first N calls of this model; later ones succeed
 //	retry=S         Retry-After seconds of an HTTP error (default 1 on 429; 0: none)
 //	code=, type=, msg=  override the error's code, type and message
+//	quote=all|masked  the error's message (any fault above) quotes the request's headers and
+//	                query, as upstreams and proxies that echo credentials do: whole (all), or
+//	                as OpenAI quotes a key, its first 12 and last 4 characters (masked)
 //	errshape=nested|flat  the Responses error event: error fields under "error" (default,
 //	                what the API sends) or code and message at the top level (openai-go's
 //	                ResponseErrorEvent)

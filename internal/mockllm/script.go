@@ -57,7 +57,8 @@ type script struct {
 	code    string
 	typ     string
 	msg     string
-	flat    bool // Responses error event with code and message at the top level
+	flat    bool   // Responses error event with code and message at the top level
+	quote   string // "" | "all" | "masked": the error message quotes the request's headers
 }
 
 // scriptNames lists the scripts in the order GET /v1/models reports them.
@@ -70,7 +71,7 @@ var (
 	contentKeys = []string{"len", "say", "at", "seed", "chunk", "n", "think", "field", "logprobs",
 		"calls", "name", "args", "split", "finish", "role", "usage", "end", "max", "then"}
 	commonKeys = []string{"wait", "first", "delay", "flush", "fail", "after", "times", "retry", "code", "type", "msg",
-		"errshape"}
+		"errshape", "quote"}
 )
 
 func allowed(name, key string) bool {
@@ -201,6 +202,8 @@ func (sc *script) set(k, v string) error {
 		var shape string
 		shape, err = oneOf(v, "nested", "flat")
 		sc.flat = shape == "flat"
+	case "quote":
+		sc.quote, err = oneOf(v, "all", "masked")
 	case "role":
 		sc.role, err = strconv.ParseBool(v)
 	case "usage":

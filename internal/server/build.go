@@ -8,6 +8,7 @@ import (
 
 	"github.com/sluice-gw/sluice/internal/config"
 	"github.com/sluice-gw/sluice/internal/fallback"
+	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/provider/anthropic"
 	"github.com/sluice-gw/sluice/internal/provider/openai"
 	"github.com/sluice-gw/sluice/internal/provider/sim"
@@ -35,11 +36,15 @@ func FromConfig(c *config.Config, log *slog.Logger) (*Server, error) {
 	for _, w := range c.Warnings {
 		log.Warn("config", "warning", w)
 	}
+	// One scrubber for every adapter: an upstream, or a proxy before it, may quote any
+	// provider's credentials in its errors (issue 19); the adapters mask them, and what the
+	// built-in detectors find, where upstream text becomes an error.
+	scrub := llm.Scrub(redact.NewScrubber(redact.NewCredentials(c.Credentials()...), nil).Scrub)
 	for name, p := range c.Providers {
 		switch p.Kind {
 		case "openai", "openai-compatible":
 			oc := openai.Config{Name: name, BaseURL: p.BaseURL, APIKey: p.APIKey,
-				Headers: p.Headers, Query: p.Query, NoStreamOptions: !p.StreamOptions}
+				Headers: p.Headers, Query: p.Query, NoStreamOptions: !p.StreamOptions, Scrub: scrub}
 			if p.API == "responses" {
 				o.Providers[name] = openai.NewResponses(oc)
 			} else {
@@ -47,7 +52,7 @@ func FromConfig(c *config.Config, log *slog.Logger) (*Server, error) {
 			}
 		case "anthropic":
 			o.Providers[name] = anthropic.New(anthropic.Config{Name: name, BaseURL: p.BaseURL, APIKey: p.APIKey,
-				Headers: p.Headers})
+				Headers: p.Headers, Scrub: scrub})
 		case "sim":
 			prov, err := sim.New(name, p.API)
 			if err != nil {

@@ -35,6 +35,9 @@ type Config struct {
 	// DefaultMaxTokens gives max_tokens for a model when the request names none (the
 	// Messages API requires it); nil, or a result <= 0, means ModelMaxTokens.
 	DefaultMaxTokens func(model string) int
+	// Scrub masks the gateway's credentials in what the upstream writes in its errors; nil
+	// leaves them as written.
+	Scrub llm.Scrub
 }
 
 // DefaultVersion is the anthropic-version sent when Config.Version is empty.
@@ -42,7 +45,7 @@ const DefaultVersion = "2023-06-01"
 
 // Client calls one Anthropic Messages provider. Safe for concurrent use.
 type Client struct {
-	name      string
+	origin
 	url       string
 	header    http.Header
 	hc        *http.Client
@@ -86,7 +89,7 @@ func New(c Config) *Client {
 	if hc == nil {
 		hc = fallback.HTTPClient
 	}
-	return &Client{name: c.Name, url: base + "/v1/messages", header: h, hc: hc, maxTokens: c.DefaultMaxTokens}
+	return &Client{origin: origin{name: c.Name, scrub: c.Scrub}, url: base + "/v1/messages", header: h, hc: hc, maxTokens: c.DefaultMaxTokens}
 }
 
 // Stream starts a streamed Messages call of req. It returns once the upstream answered: a
@@ -124,12 +127,12 @@ func (c *Client) Stream(ctx context.Context, req *llm.Request) (llm.Stream, erro
 		b, _ := io.ReadAll(io.LimitReader(res.Body, maxErrorBody))
 		res.Body.Close()
 		if we := parseErrorBody(b); we.Type != "" || we.Message != "" {
-			return nil, streamError(c.name, we)
+			return nil, c.streamError(we)
 		}
 		return nil, &llm.Error{Kind: llm.Unavailable, Status: res.StatusCode,
 			Message: c.name + " answered with JSON, not an event stream"}
 	}
-	return newStream(ctx, c.name, res.Body), nil
+	return newStream(ctx, c.origin, res.Body), nil
 }
 
 func (c *Client) defaultMaxTokens(model string) int {

@@ -44,8 +44,17 @@ func parseErrorBody(b []byte) wireError {
 	return we
 }
 
-// statusError maps a non-2xx answer before the stream to an *llm.Error. The upstream's error
-// type (invalid_request_error, overloaded_error, ...) is kept as Type.
+// origin is the upstream an answer comes from: its name, which errors start with, and the
+// scrubber of what it writes in them. Every error built from an upstream's words goes
+// through statusError or streamError, which scrub it, so no later path (the client's error,
+// attempt reasons, logs, spans) can carry the gateway's credentials (issue 19).
+type origin struct {
+	name  string
+	scrub llm.Scrub
+}
+
+// statusError maps a non-2xx answer before the stream to an *llm.Error, scrubbed. The
+// upstream's error type (invalid_request_error, overloaded_error, ...) is kept as Type.
 func (c *Client) statusError(status int, h http.Header, body []byte) *llm.Error {
 	we := parseErrorBody(body)
 	e := &llm.Error{Status: status, Type: we.Type}
@@ -83,7 +92,7 @@ func (c *Client) statusError(status int, h http.Header, body []byte) *llm.Error 
 		e.Kind, e.RetryAfter = llm.Unavailable, retryAfter(h, time.Now())
 		e.Message = fmt.Sprintf("%s answered HTTP %d: %s", c.name, s, msg)
 	}
-	return e
+	return c.scrub.Error(e)
 }
 
 // retryAfter parses Retry-After (seconds or an HTTP date, RFC 9110 §10.2.3); 0 when absent
@@ -109,8 +118,9 @@ func retryAfter(h http.Header, now time.Time) time.Duration {
 // DESIGN §3: whatever its type, it is the upstream failing mid-answer, so the chain may fall
 // back before commit: Unavailable, except rate_limit_error (RateLimited) and the credential
 // errors (Auth, without the upstream's message). invalid_request_error too is Unavailable: a
-// request Anthropic refuses up front comes as HTTP 400, which is Invalid.
-func streamError(name string, we wireError) *llm.Error {
+// request Anthropic refuses up front comes as HTTP 400, which is Invalid. The error is
+// scrubbed.
+func (o origin) streamError(we wireError) *llm.Error {
 	e := &llm.Error{Kind: llm.Unavailable, Type: we.Type}
 	msg := we.Message
 	if msg == "" {
@@ -121,9 +131,9 @@ func streamError(name string, we wireError) *llm.Error {
 		e.Kind = llm.RateLimited
 	case "authentication_error", "permission_error":
 		e.Kind = llm.Auth
-		e.Message = fmt.Sprintf("%s refused the gateway's credentials (%s)", name, we.Type)
-		return e
+		e.Message = fmt.Sprintf("%s refused the gateway's credentials (%s)", o.name, we.Type)
+		return o.scrub.Error(e)
 	}
-	e.Message = name + " stream error: " + msg
-	return e
+	e.Message = o.name + " stream error: " + msg
+	return o.scrub.Error(e)
 }

@@ -99,7 +99,7 @@ type blockState struct {
 
 // message is the state of one streamed Messages answer.
 type message struct {
-	name    string
+	origin
 	started bool
 	blocks  map[int]*blockState
 	tools   int
@@ -117,7 +117,7 @@ func (m *message) event(q []llm.Event, typ string, data []byte) ([]llm.Event, er
 	if typ == "error" {
 		// {"type":"error","error":{"type":"overloaded_error","message":...}}, or whatever
 		// a proxy made of it, even nothing.
-		return q, streamError(m.name, parseErrorBody(data))
+		return q, m.streamError(parseErrorBody(data))
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
 		return q, nil // a comment, or an event without data
@@ -127,7 +127,7 @@ func (m *message) event(q []llm.Event, typ string, data []byte) ([]llm.Event, er
 		return q, &llm.Error{Kind: llm.Unavailable, Message: m.name + " sent an event that is not JSON", Err: err}
 	}
 	if ev.Type == "error" {
-		return q, streamError(m.name, parseErrorBody(data))
+		return q, m.streamError(parseErrorBody(data))
 	}
 	switch ev.Type {
 	case "message_start":

@@ -26,7 +26,7 @@ func FuzzStream(f *testing.F) {
 	f.Add([]byte(msgStart + toolStart(1, "t", "f") + jsonDelta(1, `{"a`) + msgStop[:20]))
 	f.Add([]byte("\n\n\r\r\r\n\r\n:\n\ndata\n\nevent: error\n\n"))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		s := newStream(context.Background(), "anthropic", io.NopCloser(bytes.NewReader(body)))
+		s := newStream(context.Background(), origin{name: "anthropic"}, io.NopCloser(bytes.NewReader(body)))
 		defer s.Close()
 		var last llm.EventType
 		for range len(body) + 2 {

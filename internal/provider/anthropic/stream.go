@@ -39,10 +39,10 @@ type stream struct {
 	err   error // sticky: io.EOF after message_stop
 }
 
-func newStream(ctx context.Context, name string, body io.ReadCloser) *stream {
+func newStream(ctx context.Context, o origin, body io.ReadCloser) *stream {
 	src := newEndReader(body)
-	return &stream{ctx: ctx, name: name, body: body, src: src,
-		rd: sse.NewEventStreamReader(src, maxEvent), msg: message{name: name}}
+	return &stream{ctx: ctx, name: o.name, body: body, src: src,
+		rd: sse.NewEventStreamReader(src, maxEvent), msg: message{origin: o}}
 }
 
 // drainLimit and drainWait bound the read of what follows message_stop.

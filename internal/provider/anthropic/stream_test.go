@@ -259,7 +259,7 @@ func TestReadShapes(t *testing.T) {
 	for _, b := range bodies {
 		for rn, wrap := range readers {
 			t.Run(b.name+"/"+rn, func(t *testing.T) {
-				s := newStream(context.Background(), "anthropic", io.NopCloser(wrap(strings.NewReader(b.body))))
+				s := newStream(context.Background(), origin{name: "anthropic"}, io.NopCloser(wrap(strings.NewReader(b.body))))
 				defer s.Close()
 				evs, end := providertest.Drain(t, s)
 				if b.kind == llm.KindNone {

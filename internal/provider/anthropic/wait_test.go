@@ -34,7 +34,7 @@ func TestBeforeWait(t *testing.T) {
 		src  io.Reader
 	}{{"whole", &countingReader{src: iotest.HalfReader(bytes.NewReader(body))}}, {"one byte", &countingReader{src: iotest.OneByteReader(bytes.NewReader(body))}}} {
 		src := tc.src.(*countingReader)
-		s := newStream(context.Background(), "anthropic", io.NopCloser(src))
+		s := newStream(context.Background(), origin{name: "anthropic"}, io.NopCloser(src))
 		hooks := 0
 		s.BeforeWait(func() {
 			hooks++

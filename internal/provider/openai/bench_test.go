@@ -34,7 +34,7 @@ func BenchmarkRecv(b *testing.B) {
 	b.ReportAllocs()
 	events := 0
 	for b.Loop() {
-		s := newStream(context.Background(), "openai", io.NopCloser(bytes.NewReader(body)))
+		s := newStream(context.Background(), origin{name: "openai"}, io.NopCloser(bytes.NewReader(body)))
 		for {
 			_, err := s.Recv()
 			if err == io.EOF {

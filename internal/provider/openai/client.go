@@ -31,6 +31,9 @@ type Config struct {
 	NoStreamOptions bool
 	// HTTPClient is the client to call with; nil means a shared client tuned for a proxy.
 	HTTPClient *http.Client
+	// Scrub masks the gateway's credentials in what the upstream writes in its errors; nil
+	// leaves them as written.
+	Scrub llm.Scrub
 }
 
 // Client calls one OpenAI-compatible provider's Chat Completions. Safe for concurrent use.
@@ -42,8 +45,8 @@ type Client struct {
 // conn is what the Chat Completions and the Responses adapters share: the provider's name
 // and the openai-go client that carries the HTTP call. Safe for concurrent use.
 type conn struct {
-	name string
-	sdk  sdk.Client
+	origin
+	sdk sdk.Client
 }
 
 var _ fallback.Provider = (*Client)(nil)
@@ -91,7 +94,7 @@ func newConn(c Config) conn {
 	for _, k := range slices.Sorted(maps.Keys(c.Query)) {
 		opts = append(opts, option.WithQuery(k, c.Query[k]))
 	}
-	return conn{name: c.Name, sdk: sdk.Client{Options: opts}}
+	return conn{origin: origin{name: c.Name, scrub: c.Scrub}, sdk: sdk.Client{Options: opts}}
 }
 
 // Stream starts a streamed Chat Completions call of req. It returns once the upstream
@@ -106,7 +109,7 @@ func (c *Client) Stream(ctx context.Context, req *llm.Request) (llm.Stream, erro
 	if err != nil {
 		return nil, err
 	}
-	return newStream(ctx, c.name, rc), nil
+	return newStream(ctx, c.origin, rc), nil
 }
 
 // post sends body to path and returns the event stream's body, the caller's to close. A
@@ -130,7 +133,7 @@ func (c *conn) post(ctx context.Context, path string, body []byte) (io.ReadClose
 		b, _ := io.ReadAll(io.LimitReader(res.Body, maxErrorBody))
 		res.Body.Close()
 		if e := parseErrorBody(b); e.Message != "" {
-			return nil, inStreamError(c.name, e)
+			return nil, c.inStreamError(e)
 		}
 		return nil, &llm.Error{Kind: llm.Unavailable, Status: res.StatusCode,
 			Message: c.name + " answered with JSON, not an event stream"}

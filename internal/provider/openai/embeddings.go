@@ -50,7 +50,7 @@ func (c *conn) Embed(ctx context.Context, model string, body []byte) ([]byte, er
 		return nil, &llm.Error{Kind: llm.Unavailable, Message: c.name + ": the embeddings answer is larger than the gateway's limit"}
 	}
 	if we := parseErrorBody(out); we.Message != "" {
-		return nil, inStreamError(c.name, we) // an error with status 200: the upstream failed
+		return nil, c.inStreamError(we) // an error with status 200: the upstream failed
 	}
 	if !json.Valid(out) {
 		return nil, &llm.Error{Kind: llm.Unavailable, Status: res.StatusCode,

@@ -70,7 +70,16 @@ func rawText(raw json.RawMessage) string {
 	return ""
 }
 
-// statusError maps a non-2xx answer before the stream to an *llm.Error.
+// origin is the upstream an answer comes from: its name, which errors start with, and the
+// scrubber of what it writes in them. Every error built from an upstream's words goes
+// through statusError or inStreamError, which scrub it, so no later path (the client's
+// error, attempt reasons, logs, spans) can carry the gateway's credentials (issue 19).
+type origin struct {
+	name  string
+	scrub llm.Scrub
+}
+
+// statusError maps a non-2xx answer before the stream to an *llm.Error, scrubbed.
 func (c *conn) statusError(se *statusError) *llm.Error {
 	we := parseErrorBody(se.body)
 	e := &llm.Error{Status: se.status, Code: rawText(we.Code), Type: we.Type, Param: rawText(we.Param)}
@@ -104,7 +113,7 @@ func (c *conn) statusError(se *statusError) *llm.Error {
 		e.Kind = llm.Unavailable
 		e.Message = fmt.Sprintf("%s answered HTTP %d: %s", c.name, s, msg)
 	}
-	return e
+	return c.scrub.Error(e)
 }
 
 // retryAfter parses retry-after-ms (OpenAI, milliseconds) or Retry-After (seconds or an
@@ -134,8 +143,9 @@ func retryAfter(h http.Header, now time.Time) time.Duration {
 // inStreamError maps a provider error sent inside a 200 answer. Whatever its code, it is the
 // upstream failing (Groq sends status_code 400 for its own tool-call validation), so it is
 // Unavailable, or RateLimited when it says so: a rate limit, or insufficient_quota, which
-// OpenAI otherwise answers with HTTP 429 (and which a Responses stream sends in-band).
-func inStreamError(name string, we wireError) *llm.Error {
+// OpenAI otherwise answers with HTTP 429 (and which a Responses stream sends in-band). The
+// error is scrubbed.
+func (o origin) inStreamError(we wireError) *llm.Error {
 	code := rawText(we.Code)
 	e := &llm.Error{Kind: llm.Unavailable, Code: code, Type: we.Type, Param: rawText(we.Param)}
 	if strings.Contains(code, "rate_limit") || strings.Contains(we.Type, "rate_limit") || we.StatusCode == 429 || code == "429" ||
@@ -146,6 +156,6 @@ func inStreamError(name string, we wireError) *llm.Error {
 	if msg == "" {
 		msg = "error event without a message"
 	}
-	e.Message = name + " stream error: " + msg
-	return e
+	e.Message = o.name + " stream error: " + msg
+	return o.scrub.Error(e)
 }

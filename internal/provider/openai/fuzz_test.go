@@ -25,7 +25,7 @@ func FuzzStream(f *testing.F) {
 	f.Add([]byte(roleChunk + textChunk + finishChunk))
 	f.Add([]byte(roleChunk + `data: {"choices":[{"index":3,"delta":{"content":["x"]},"finish_reason":"stop"}]}{}` + "\n\n"))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		s := newStream(context.Background(), "openai", io.NopCloser(bytes.NewReader(body)))
+		s := newStream(context.Background(), origin{name: "openai"}, io.NopCloser(bytes.NewReader(body)))
 		defer s.Close()
 		finished := false
 		for range len(body) + 2 {

@@ -47,5 +47,5 @@ func (r *Responses) Stream(ctx context.Context, req *llm.Request) (llm.Stream, e
 	}
 	// Encrypted reasoning goes to the client only when it asked for it: an upstream may send
 	// it anyway (it did in recordings), and it is opaque bytes nobody else needs.
-	return newResponsesStream(ctx, r.name, rc, slices.Contains(req.Include, includeEncrypted)), nil
+	return newResponsesStream(ctx, r.origin, rc, slices.Contains(req.Include, includeEncrypted)), nil
 }

@@ -27,7 +27,7 @@ func FuzzResponsesStream(f *testing.F) {
 	f.Add([]byte(rev("response.function_call_arguments.delta", `"delta":"{"`)+rev("response.output_item.done", `"item":{"type":"reasoning","encrypted_content":"x","summary":[{"text":"s"}]}`)+respCompleted), true)
 	f.Add([]byte("event: error\ndata: {\"error\":\"text\"}\n\n"), false)
 	f.Fuzz(func(t *testing.T, body []byte, encrypted bool) {
-		s := newResponsesStream(context.Background(), "openai", io.NopCloser(bytes.NewReader(body)), encrypted)
+		s := newResponsesStream(context.Background(), origin{name: "openai"}, io.NopCloser(bytes.NewReader(body)), encrypted)
 		defer s.Close()
 		finished := false
 		for range len(body) + 2 {
@@ -82,7 +82,7 @@ func BenchmarkResponsesRecv(b *testing.B) {
 	b.ReportAllocs()
 	events := 0
 	for b.Loop() {
-		s := newResponsesStream(context.Background(), "openai", io.NopCloser(bytes.NewReader(body.Bytes())), false)
+		s := newResponsesStream(context.Background(), origin{name: "openai"}, io.NopCloser(bytes.NewReader(body.Bytes())), false)
 		for {
 			_, err := s.Recv()
 			if err == io.EOF {

@@ -37,8 +37,8 @@ type respStream struct {
 	err       error // sticky: io.EOF after a terminal event
 }
 
-func newResponsesStream(ctx context.Context, name string, body io.ReadCloser, encrypted bool) *respStream {
-	return &respStream{source: newSource(ctx, name, body, maxRespEvent), json: newDecoder(), encrypted: encrypted}
+func newResponsesStream(ctx context.Context, o origin, body io.ReadCloser, encrypted bool) *respStream {
+	return &respStream{source: newSource(ctx, o, body, maxRespEvent), json: newDecoder(), encrypted: encrypted}
 }
 
 // Recv returns the next event. io.EOF means the answer is complete: response.completed or
@@ -178,7 +178,7 @@ func (s *respStream) next() error {
 		if r := ev.Response; r != nil && r.Error != nil {
 			we = *r.Error
 		}
-		return inStreamError(s.name, we)
+		return s.inStreamError(we)
 	case "error":
 		we := wireError{Message: ev.Message, Code: ev.Code, Param: ev.Param}
 		switch {
@@ -188,7 +188,7 @@ func (s *respStream) next() error {
 		case len(ev.Error) > 0 && ev.Error[0] == '"':
 			json.Unmarshal(ev.Error, &we.Message) // {"error": "text"}
 		}
-		return inStreamError(s.name, we)
+		return s.inStreamError(we)
 	}
 	return nil
 }

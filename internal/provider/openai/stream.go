@@ -25,8 +25,8 @@ const maxChoices = 1024
 type source struct {
 	// ctx is the call's context, kept only to tell a client that left or a chain timeout
 	// from an upstream failure when a read fails: the transport's error does not say.
-	ctx  context.Context
-	name string
+	ctx context.Context
+	origin
 	body io.ReadCloser
 	dec  *sse.Reader
 	wait func() // see BeforeWait; nil: none
@@ -41,8 +41,8 @@ var (
 )
 
 // newSource reads body with events of at most max bytes.
-func newSource(ctx context.Context, name string, body io.ReadCloser, max int) source {
-	return source{ctx: ctx, name: name, body: body, dec: sse.NewReader(body, max)}
+func newSource(ctx context.Context, o origin, body io.ReadCloser, max int) source {
+	return source{ctx: ctx, origin: o, body: body, dec: sse.NewReader(body, max)}
 }
 
 // stream is a Chat Completions answer as an llm.Stream. Not safe for concurrent use, except
@@ -61,8 +61,8 @@ type stream struct {
 	err            error // sticky: io.EOF after a complete answer
 }
 
-func newStream(ctx context.Context, name string, body io.ReadCloser) *stream {
-	return &stream{source: newSource(ctx, name, body, maxEvent), json: newDecoder()}
+func newStream(ctx context.Context, o origin, body io.ReadCloser) *stream {
+	return &stream{source: newSource(ctx, o, body, maxEvent), json: newDecoder()}
 }
 
 // Recv returns the next event. io.EOF means the answer is complete: every choice it named
@@ -148,7 +148,7 @@ func (s *stream) next() error {
 	}
 	if ev.Type == "error" {
 		// Groq and others name the event; the payload is {"error":{...}} or flat.
-		return inStreamError(s.name, parseErrorBody(data))
+		return s.inStreamError(parseErrorBody(data))
 	}
 	s.chunk.reset()
 	if !decodeFast(data, &s.chunk) {
@@ -158,7 +158,7 @@ func (s *stream) next() error {
 		}
 	}
 	if s.chunk.Error != nil {
-		return inStreamError(s.name, parseErrorBody(data))
+		return s.inStreamError(parseErrorBody(data))
 	}
 	if !s.started {
 		s.started = true

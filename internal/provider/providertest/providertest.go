@@ -4,6 +4,7 @@
 package providertest
 
 import (
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -73,4 +74,26 @@ func Drain(t *testing.T, s llm.Stream) ([]llm.Event, error) {
 	}
 	t.Fatal("stream did not end")
 	return nil, nil
+}
+
+// Masked is what Scrub(key) puts in place of key.
+const Masked = "[MASKED]"
+
+// Scrub masks key, as the gateway's scrubber masks every configured credential.
+func Scrub(key string) llm.Scrub {
+	return func(s string) string { return strings.ReplaceAll(s, key, Masked) }
+}
+
+// Scrubbed checks that err is an *llm.Error whose text shows key nowhere (message, code,
+// type, param) and whose message was masked by Scrub(key).
+func Scrubbed(t *testing.T, err error, key string) {
+	t.Helper()
+	var le *llm.Error
+	if !errors.As(err, &le) {
+		t.Fatalf("got %v, want an *llm.Error", err)
+	}
+	all := strings.Join([]string{le.Error(), le.Code, le.Type, le.Param}, " | ")
+	if strings.Contains(all, key) || !strings.Contains(le.Message, Masked) {
+		t.Errorf("got %q, want the key masked everywhere", all)
+	}
 }
