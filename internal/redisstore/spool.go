@@ -124,13 +124,13 @@ func (s *Store) apply(ctx context.Context, w write) error {
 	case err == nil:
 		return nil
 	case isReply(err):
-		s.lose(ctx)
+		s.lose()
 		return err
 	case !s.spool.push(w):
-		s.lose(ctx)
+		s.lose()
 		return fmt.Errorf("%w: the spool is full (%d records)", err, s.spool.max)
 	}
-	telemetry.UsageSpooled(ctx, 1)
+	telemetry.UsageSpooled(context.Background(), 1)
 	s.br.kick()
 	return nil
 }
@@ -158,19 +158,20 @@ func (s *Store) drain(ctx context.Context) bool {
 			return false
 		}
 		s.spool.pop()
-		telemetry.UsageSpooled(ctx, -1)
+		telemetry.UsageSpooled(context.Background(), -1)
 		if err != nil {
 			s.log.Warn("redis refused a spooled usage record", "err", err.Error())
-			s.lose(ctx)
+			s.lose()
 		}
 	}
 }
 
 // lose counts a record dropped (the spool full, or Redis refused it), and logs at most once
-// per LogEvery.
-func (s *Store) lose(ctx context.Context) {
+// per LogEvery. The spool's metrics are the process's (telemetry.Default), whichever request
+// or background task moved them: one gauge, in and out.
+func (s *Store) lose() {
 	s.spool.lose()
-	telemetry.UsageDropped(ctx, 1)
+	telemetry.UsageDropped(context.Background(), 1)
 	s.logDropped(false)
 }
 

@@ -116,7 +116,7 @@ func (s *Store) Close() error {
 	if !s.drain(context.Background()) {
 		for s.spool.len() > 0 {
 			s.spool.pop()
-			s.lose(context.Background())
+			s.lose()
 		}
 		s.logDropped(true)
 	}
