@@ -100,7 +100,7 @@ func TestSpoolOverflowAndFlush(t *testing.T) {
 // again: its id makes the second write count nothing.
 func TestSpoolExactlyOnceAfterTimeoutThatLanded(t *testing.T) {
 	srv := redistest.Start(t)
-	s := store(t, srv, redisstore.Options{FailOpen: true, Timeout: 300 * time.Millisecond}, nil)
+	s := store(t, srv, redisstore.Options{FailOpen: true, Timeout: time.Second}, nil)
 	u := s.Usage()
 	ctx := context.Background()
 	one := usage.Counts{Requests: 1, OutputTokens: 7, CostNano: 11}
@@ -172,8 +172,8 @@ func TestBudgetSpendSpooled(t *testing.T) {
 func TestBreakerHungRedis(t *testing.T) {
 	srv := redistest.Start(t)
 	var log syncBuffer
-	open := store(t, srv, redisstore.Options{FailOpen: true, Timeout: 300 * time.Millisecond}, &log)
-	closed := store(t, srv, redisstore.Options{Timeout: 300 * time.Millisecond}, nil)
+	open := store(t, srv, redisstore.Options{FailOpen: true, Timeout: time.Second}, &log)
+	closed := store(t, srv, redisstore.Options{Timeout: time.Second}, nil)
 	ctx := context.Background()
 	ask := func(i int) limit.Ask {
 		return limit.Ask{Key: "k", ID: fmt.Sprint(i), Requests: limit.Rule{Limit: 100, Window: time.Hour}}
