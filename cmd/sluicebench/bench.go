@@ -14,7 +14,7 @@ import (
 	"time"
 )
 
-var allScenarios = []string{"nonstream", "stream", "saturation", "memory"}
+var allScenarios = []string{"nonstream", "stream", "saturation", "memory", "redis-hung"}
 
 const (
 	// script is every scenario's answer but memory's: 200 bytes in 20 text chunks, at once.
@@ -40,6 +40,7 @@ type options struct {
 type bench struct {
 	o     options
 	c     *cluster
+	dir   string // the servers' logs
 	load  *loader
 	admin *http.Client
 }
@@ -82,7 +83,7 @@ func measure(ctx context.Context, o options) (*report, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &bench{o: o, c: c, load: newLoader(), admin: &http.Client{
+	b := &bench{o: o, c: c, dir: dir, load: newLoader(), admin: &http.Client{
 		Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 10 * time.Second}}
 	rep := newReport(o)
 	if !o.inproc {
@@ -136,6 +137,8 @@ func (b *bench) each(ctx context.Context, rep *report) error {
 			err = b.saturation(ctx, rep)
 		case "memory":
 			err = b.memory(ctx, rep)
+		case "redis-hung":
+			err = b.redisHung(ctx, rep)
 		}
 		if err != nil {
 			return fmt.Errorf("scenario %s: %w", s, err)

@@ -3,7 +3,7 @@
 // gateway and the proxy with the same load, and prints a markdown table of the ratios against
 // the targets of issue 5. Loopback only, bounded in time.
 //
-//	sluicebench [-duration 10s] [-scenarios nonstream,stream,saturation,memory] [-streams 2000]
+//	sluicebench [-duration 10s] [-scenarios nonstream,stream,saturation,memory,redis-hung] [-streams 2000]
 //	            [-quick] [-cpuprofile FILE]
 //
 // Each server runs in its own process (this binary re-executed with -serve), so none shares a
@@ -29,6 +29,7 @@ func main() {
 		serve   string
 		addr    string
 		up      string
+		rdb     string
 		profile string
 	)
 	flag.DurationVar(&o.duration, "duration", 10*time.Second, "measured time per scenario and target")
@@ -39,13 +40,14 @@ func main() {
 	flag.StringVar(&serve, "serve", "", "internal: serve mock, gateway or proxy in this process")
 	flag.StringVar(&addr, "addr", "127.0.0.1:0", "internal: listen address of -serve")
 	flag.StringVar(&up, "upstream", "", "internal: the mock's base URL, for -serve gateway|proxy")
+	flag.StringVar(&rdb, "redis", "", "internal: the Redis URL of -serve gateway (on_failure: open)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 
 	var err error
 	if serve != "" {
-		err = serveChild(ctx, serve, addr, up, profile)
+		err = serveChild(ctx, serve, addr, up, rdb, profile)
 	} else {
 		streamsSet := false
 		flag.Visit(func(f *flag.Flag) { streamsSet = streamsSet || f.Name == "streams" })

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -50,5 +52,31 @@ func TestMemoryNeedsChildren(t *testing.T) {
 func TestUnknownScenario(t *testing.T) {
 	if _, err := measure(context.Background(), options{duration: time.Second, scenarios: []string{"nope"}}); err == nil {
 		t.Error("got nil, want an error for an unknown scenario")
+	}
+}
+
+// TestRedisHungInProcess runs the redis-hung scenario at a tiny rate: four rows, every
+// request served (on_failure: open) with Redis answering and with it stopped.
+func TestRedisHungInProcess(t *testing.T) {
+	if _, err := exec.LookPath("redis-server"); err != nil && os.Getenv("CI") == "" {
+		t.Skip("redis-server is not installed")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	rep, err := measure(ctx, options{duration: 400 * time.Millisecond, scenarios: []string{"redis-hung"},
+		inproc: true, rateScale: 0.05})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := len(rep.rows), 4; got != want {
+		t.Fatalf("got %d rows (notes %q), want %d", got, rep.notes, want)
+	}
+	for _, r := range rep.rows {
+		if r.pv <= 0 || r.gv <= 0 {
+			t.Errorf("%s %s: got proxy %v, gateway %v, want both > 0", r.scenario, r.metric, r.pv, r.gv)
+		}
+	}
+	if rep.failed {
+		t.Errorf("got failed requests: %q", rep.notes)
 	}
 }

@@ -49,10 +49,15 @@ keys:
 // (the proxy passes it on to the mock, which ignores it).
 const benchKey = "sk-sluice-bench-0123456789abcdefghijklmnopqrstuv"
 
-// newGateway builds the gateway's handler for the mock at upstream (its base URL, no /v1).
-func newGateway(upstream string, log *slog.Logger) (http.Handler, error) {
+// newGateway builds the gateway for the mock at upstream (its base URL, no /v1), its shared
+// state in the Redis at redisURL (on_failure: open) when set.
+func newGateway(upstream, redisURL string, log *slog.Logger) (*server.Server, error) {
 	noEnv := func(string) (string, bool) { return "", false }
-	cfg, err := config.ParseWith(fmt.Appendf(nil, gatewayConfig, upstream+"/v1"), "sluicebench.yaml", noEnv)
+	yaml := fmt.Appendf(nil, gatewayConfig, upstream+"/v1")
+	if redisURL != "" {
+		yaml = fmt.Appendf(yaml, "redis: {url: %q, on_failure: open}\n", redisURL)
+	}
+	cfg, err := config.ParseWith(yaml, "sluicebench.yaml", noEnv)
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +102,7 @@ func newProxy(upstream string) (http.Handler, *http.Transport, error) {
 }
 
 // handler returns what a -serve kind serves; close releases what it holds.
-func handler(kind, upstream string, logw io.Writer) (h http.Handler, close func(), err error) {
+func handler(kind, upstream, redisURL string, logw io.Writer) (h http.Handler, close func(), err error) {
 	switch kind {
 	case "mock":
 		return mockllm.New(mockllm.Options{}), func() {}, nil
@@ -111,8 +116,12 @@ func handler(kind, upstream string, logw io.Writer) (h http.Handler, close func(
 		if err != nil {
 			return nil, nil, err
 		}
-		h, err := newGateway(upstream, slog.New(slog.NewTextHandler(logw, nil)))
-		return h, func() { sdk.Shutdown(context.Background()) }, err
+		srv, err := newGateway(upstream, redisURL, slog.New(slog.NewTextHandler(logw, nil)))
+		if err != nil {
+			sdk.Shutdown(context.Background())
+			return nil, nil, err
+		}
+		return srv, func() { srv.Close(); sdk.Shutdown(context.Background()) }, nil
 	case "proxy":
 		if upstream == "" {
 			return nil, nil, errors.New("-serve proxy needs -upstream")
@@ -242,7 +251,7 @@ func (p *profiler) stop() error {
 
 // serveChild is the -serve mode: it serves kind until ctx ends or stdin closes (the parent
 // went away), after printing "listening ADDR ADMIN" on stdout. Logs go to stderr.
-func serveChild(ctx context.Context, kind, addr, upstream, profile string) error {
+func serveChild(ctx context.Context, kind, addr, upstream, redisURL, profile string) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() {
@@ -250,7 +259,7 @@ func serveChild(ctx context.Context, kind, addr, upstream, profile string) error
 		io.Copy(io.Discard, os.Stdin)
 		cancel()
 	}()
-	h, release, err := handler(kind, upstream, os.Stderr)
+	h, release, err := handler(kind, upstream, redisURL, os.Stderr)
 	if err != nil {
 		return err
 	}
@@ -280,8 +289,8 @@ type proc struct {
 }
 
 // spawn starts this binary with -serve kind in a child process, its stderr appended to a log
-// file in dir, and waits for its address.
-func spawn(kind, upstream, dir, profile string) (*proc, error) {
+// file in dir, and waits for its address. A gateway with redisURL keeps its state there.
+func spawn(kind, upstream, redisURL, dir, profile string) (*proc, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -293,7 +302,12 @@ func spawn(kind, upstream, dir, profile string) (*proc, error) {
 	if profile != "" {
 		args = append(args, "-cpuprofile", profile)
 	}
-	logPath := filepath.Join(dir, kind+".log")
+	logName := kind
+	if redisURL != "" {
+		args = append(args, "-redis", redisURL)
+		logName += "-redis"
+	}
+	logPath := filepath.Join(dir, logName+".log")
 	logf, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
@@ -357,8 +371,8 @@ func spawn(kind, upstream, dir, profile string) (*proc, error) {
 }
 
 // inProcess serves kind in this process, on its own listeners and http.Server.
-func inProcess(ctx context.Context, kind, upstream string) (*proc, error) {
-	h, release, err := handler(kind, upstream, io.Discard)
+func inProcess(ctx context.Context, kind, upstream, redisURL string) (*proc, error) {
+	h, release, err := handler(kind, upstream, redisURL, io.Discard)
 	if err != nil {
 		return nil, err
 	}
@@ -388,9 +402,9 @@ func start(ctx context.Context, inproc bool, dir, profile string) (*cluster, err
 	var err error
 	launch := func(kind, upstream, profile string) (*proc, error) {
 		if inproc {
-			return inProcess(ctx, kind, upstream)
+			return inProcess(ctx, kind, upstream, "")
 		}
-		return spawn(kind, upstream, dir, profile)
+		return spawn(kind, upstream, "", dir, profile)
 	}
 	if c.mock, err = launch("mock", "", ""); err != nil {
 		return nil, err

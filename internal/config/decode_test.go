@@ -80,7 +80,7 @@ func TestDefaults(t *testing.T) {
 		c := mustParse(t, src, env())
 		want := &Config{
 			Listen:            "127.0.0.1:8080",
-			Redis:             Redis{OnFailure: "open", Timeout: millis(250)},
+			Redis:             Redis{OnFailure: "open", Timeout: millis(250), Spool: 10_000},
 			Limits:            Limits{MaxBodyBytes: 10485760},
 			HeartbeatInterval: seconds(10),
 			Redaction:         Redaction{WindowBytes: 128, MaxMatchBytes: 4096, MaxRunBytes: 4096},

@@ -29,7 +29,7 @@ func TestDesignExample(t *testing.T) {
 	}
 	check("listen", c.Listen, "127.0.0.1:8080")
 	check("admin token", c.Auth.AdminToken, "admin-secret")
-	check("redis", c.Redis, Redis{URL: "redis://127.0.0.1:6379/0", OnFailure: "open", Timeout: millis(250)})
+	check("redis", c.Redis, Redis{URL: "redis://127.0.0.1:6379/0", OnFailure: "open", Timeout: millis(250), Spool: 10_000})
 	check("heartbeat", c.HeartbeatInterval.Std(), 10*time.Second)
 
 	check("openai", c.Providers["openai"], Provider{Kind: "openai", API: "chat",

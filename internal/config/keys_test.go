@@ -50,6 +50,7 @@ func TestKeyValidation(t *testing.T) {
 		{"expires_at", "keys: [{name: a, hash: " + hashA + ", expires_at: tomorrow}]\n", `keys[0].expires_at: invalid timestamp "tomorrow"`},
 		{"metadata value", "keys: [{name: a, hash: " + hashA + ", metadata: {k: " + strings.Repeat("v", 513) + "}}]\n", "keys[0].metadata: keys of 1 to 64 bytes"},
 		{"redis timeout", "redis: {timeout: 0s}\n", "redis.timeout: must be positive"},
+		{"redis spool", "redis: {spool: 0}\n", "redis.spool: must be positive"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -31,6 +31,7 @@ func (c *Config) setDefaults() {
 	c.Listen = "127.0.0.1:8080"
 	c.Redis.OnFailure = "open"
 	c.Redis.Timeout = millis(250)
+	c.Redis.Spool = 10_000
 	c.Limits.MaxBodyBytes = 10 << 20
 	c.HeartbeatInterval = seconds(10)
 	c.Redaction.WindowBytes = 128
@@ -52,6 +53,10 @@ type Redis struct {
 	OnFailure string `yaml:"on_failure"` // open (default) | closed
 	// Timeout bounds every Redis call (default 250ms): a slow Redis must not hold requests.
 	Timeout Duration `yaml:"timeout"`
+	// Spool bounds the usage records (and budget spends) kept in memory while Redis cannot
+	// take them, written once it answers again (default 10000); beyond it they are dropped
+	// and counted.
+	Spool int `yaml:"spool"`
 }
 
 // CORS lists the browser origins allowed to call the gateway.

@@ -71,6 +71,7 @@ func (v *validator) config(c *Config) {
 		v.errorf("redis.on_failure", "want open or closed, got %q", c.Redis.OnFailure)
 	}
 	v.positive("redis.timeout", int64(c.Redis.Timeout))
+	v.positive("redis.spool", int64(c.Redis.Spool))
 	if c.Redis.URL != "" {
 		// The URL may hold a password: never quote it.
 		if u, err := url.Parse(c.Redis.URL); err != nil || !oneOf(u.Scheme, "redis", "rediss", "unix") {

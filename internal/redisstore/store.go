@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -28,23 +31,38 @@ type Options struct {
 	FailOpen bool
 	// Timeout bounds every call (default 250ms).
 	Timeout time.Duration
-	Log     *slog.Logger
+	// Spool bounds the records of the account kept while Redis is down (default
+	// DefaultSpool).
+	Spool int
+	Log   *slog.Logger
 	// LogEvery is the least time between two log lines about failures (default 10s).
 	LogEvery time.Duration
 }
 
-// Store is a connection to Redis and the failure policy. Safe for concurrent use; Close
-// releases it.
+// probeEvery is how often the breaker asks a Redis that is down whether it is back.
+const probeEvery = time.Second
+
+// errDown is the failure of a call made while the breaker counts Redis as down: it failed
+// at once, without reaching Redis.
+var errDown = errors.New("down since an earlier call failed; a probe runs every second")
+
+// Store is a connection to Redis and the failure policy, with a breaker (a call made while
+// Redis is known to be down fails at once) and the spool of the account. Safe for
+// concurrent use; Close releases it.
 type Store struct {
 	c        *redis.Client
 	open     bool
 	timeout  time.Duration
 	log      *slog.Logger
 	logEvery time.Duration
+	br       *breaker
+	spool    spool
 
-	failures atomic.Int64
-	lastLog  atomic.Int64 // unix nanoseconds of the last failure line
-	down     atomic.Bool
+	failures    atomic.Int64
+	waited      atomic.Int64 // calls that waited for the timeout
+	probes      atomic.Int64
+	lastLog     atomic.Int64 // unix nanoseconds of the last failure line
+	lastDropLog atomic.Int64 // and of the last line about dropped records
 }
 
 var quietOnce sync.Once
@@ -69,6 +87,9 @@ func New(o Options) (*Store, error) {
 	if o.LogEvery <= 0 {
 		o.LogEvery = 10 * time.Second
 	}
+	if o.Spool <= 0 {
+		o.Spool = DefaultSpool
+	}
 	if o.Log == nil {
 		o.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -81,27 +102,68 @@ func New(o Options) (*Store, error) {
 	opt.Protocol = 2
 	opt.DisableIdentity = true
 	opt.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
-	return &Store{c: redis.NewClient(opt), open: o.FailOpen, timeout: o.Timeout, log: o.Log, logEvery: o.LogEvery}, nil
+	s := &Store{c: redis.NewClient(opt), open: o.FailOpen, timeout: o.Timeout, log: o.Log, logEvery: o.LogEvery,
+		spool: spool{max: o.Spool}}
+	s.br = newBreaker(probeEvery, s.probe, s.drain, s.changed)
+	return s, nil
 }
 
-// Close closes the connections.
-func (s *Store) Close() error { return s.c.Close() }
+// Close stops the breaker's goroutine, writes what the spool holds if Redis answers (one
+// failure ends that: it costs at most one timeout), logs what is dropped, and closes the
+// connections.
+func (s *Store) Close() error {
+	s.br.close()
+	if !s.drain(context.Background()) {
+		for s.spool.len() > 0 {
+			s.spool.pop()
+			s.lose()
+		}
+		s.logDropped(true)
+	}
+	return s.c.Close()
+}
 
 // Ping reports whether Redis answers, for /readyz.
 func (s *Store) Ping(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, s.timeout)
-	defer cancel()
-	return s.result(ctx, s.c.Ping(ctx).Err())
+	return s.call(ctx, func(ctx context.Context) error { return s.c.Ping(ctx).Err() })
 }
 
-// Failures is the number of failed calls since the start.
+// probe is the breaker's: a PING past the breaker.
+func (s *Store) probe(ctx context.Context) error {
+	s.probes.Add(1)
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	return s.c.Ping(ctx).Err()
+}
+
+// changed logs the breaker's moves; the first failure logs itself (result).
+func (s *Store) changed(down bool) {
+	telemetry.RedisBreaker(context.Background(), down)
+	if !down {
+		s.log.Info("redis is back", "failures", s.failures.Load(), "spooled", s.spool.len())
+	}
+}
+
+// Failures is the number of failed calls since the start, those the breaker failed at once
+// included.
 func (s *Store) Failures() int64 { return s.failures.Load() }
+
+// Waited is the number of calls that waited for the timeout (probes apart): with the
+// breaker, about one per outage and replica.
+func (s *Store) Waited() int64 { return s.waited.Load() }
+
+// Probes is the number of probes the breaker made.
+func (s *Store) Probes() int64 { return s.probes.Load() }
 
 // FailOpen reports the policy: true for open.
 func (s *Store) FailOpen() bool { return s.open }
 
-// call runs fn with the per-call timeout and accounts for its outcome.
+// call runs fn with the per-call timeout and accounts for its outcome; while the breaker
+// counts Redis as down, it fails at once.
 func (s *Store) call(ctx context.Context, fn func(ctx context.Context) error) error {
+	if s.br.isDown() {
+		return s.fail(ctx, errDown)
+	}
 	cctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
 	return s.result(ctx, fn(cctx))
@@ -109,19 +171,27 @@ func (s *Store) call(ctx context.Context, fn func(ctx context.Context) error) er
 
 // result classifies err: nil and redis.Nil (no such key) are answers; a call abandoned
 // because the caller left is not Redis's failure; anything else is, counted and logged at
-// most once per LogEvery, and wrapped in ErrUnavailable.
+// most once per LogEvery, and wrapped in ErrUnavailable. A timeout or a connection error
+// trips the breaker.
 func (s *Store) result(ctx context.Context, err error) error {
 	if err == nil || errors.Is(err, redis.Nil) {
-		if s.down.Swap(false) {
-			s.log.Info("redis is back", "failures", s.failures.Load())
-		}
 		return err
 	}
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
+	if isTimeout(err) {
+		s.waited.Add(1)
+	}
+	if tripping(err) {
+		s.br.trip()
+	}
+	return s.fail(ctx, err)
+}
+
+// fail counts, logs and wraps a failed call.
+func (s *Store) fail(ctx context.Context, err error) error {
 	n := s.failures.Add(1)
-	s.down.Store(true)
 	telemetry.RedisError(ctx)
 	now, last := time.Now().UnixNano(), s.lastLog.Load()
 	if now-last >= int64(s.logEvery) && s.lastLog.CompareAndSwap(last, now) {
@@ -134,5 +204,28 @@ func (s *Store) result(ctx context.Context, err error) error {
 	return fmt.Errorf("%w: %w", ErrUnavailable, err)
 }
 
-// isDown reports whether the last call failed.
-func (s *Store) isDown() bool { return s.down.Load() }
+// isDown reports whether Redis counts as down (the breaker is open).
+func (s *Store) isDown() bool { return s.br.isDown() }
+
+// isTimeout reports whether a call waited for its timeout.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) ||
+		(errors.As(err, &ne) && ne.Timeout()) || errors.Is(err, redis.ErrPoolTimeout)
+}
+
+// tripping reports whether err means Redis cannot answer now: anything but Redis's own
+// answer, and the answers of a Redis that is loading, busy (a script running), out of memory
+// or without a master.
+func tripping(err error) bool {
+	var re redis.Error
+	if !errors.As(err, &re) {
+		return true
+	}
+	for _, p := range []string{"LOADING ", "BUSY ", "OOM ", "MASTERDOWN ", "READONLY "} {
+		if strings.HasPrefix(re.Error(), p) {
+			return true
+		}
+	}
+	return false
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/sluice-gw/sluice/internal/usage"
@@ -12,8 +13,9 @@ import (
 // Usage is a usage.Store in Redis: one hash per UTC day, sluice:{usage:<day>}, whose fields
 // are a row's labels and one counter, "<key>\x1f<alias>\x1f<target>\x1f<counter>", added to
 // with HINCRBY, so every replica adds to the same rows. A day expires after
-// usage.Retention. A row Redis cannot take is lost (counted and logged as a Redis failure):
-// the answer has left already, and the account is not worth failing a request for.
+// usage.Retention. A record Redis cannot take is spooled and written once it answers
+// (spool.go), exactly once: each record has an id, remembered for recordTTL by the script
+// that adds it. The answer has left already: the account never fails a request.
 type Usage struct{ s *Store }
 
 var _ usage.Store = (*Usage)(nil)
@@ -35,22 +37,28 @@ func values(c *usage.Counts) [len(counters)]*int64 {
 // label keeps a label from breaking the field format.
 func label(s string) string { return strings.ReplaceAll(s, sep, " ") }
 
-// Add implements usage.Store, in one transaction: a row is never half added.
+// addUsageScript adds one record to a day's rows, unless its id was seen.
+// KEYS: the day, the record's id. ARGV: retention s, id TTL s, then field, amount pairs.
+// Returns 1, or 0 for a record already added.
+var addUsageScript = redis.NewScript(`
+if not redis.call('SET', KEYS[2], 1, 'NX', 'EX', ARGV[2]) then return 0 end
+for i = 3, #ARGV, 2 do redis.call('HINCRBY', KEYS[1], ARGV[i], ARGV[i + 1]) end
+redis.call('EXPIRE', KEYS[1], ARGV[1])
+return 1
+`)
+
+// Add implements usage.Store, in one script: a row is never half added, nor added twice.
+// A record Redis cannot take is spooled (no error); an error means it is lost.
 func (u *Usage) Add(ctx context.Context, day string, l usage.Labels, c usage.Counts) error {
 	prefix := label(l.Key) + sep + label(l.Alias) + sep + label(l.Target) + sep
 	k := usageKey(day)
-	return u.s.call(ctx, func(ctx context.Context) error {
-		_, err := u.s.c.TxPipelined(ctx, func(p redis.Pipeliner) error {
-			for i, v := range values(&c) {
-				if *v != 0 || i == 0 {
-					p.HIncrBy(ctx, k, prefix+counters[i], *v)
-				}
-			}
-			p.Expire(ctx, k, usage.Retention)
-			return nil
-		})
-		return err
-	})
+	args := []any{int64(usage.Retention / time.Second), recordTTL}
+	for i, v := range values(&c) {
+		if *v != 0 || i == 0 {
+			args = append(args, prefix+counters[i], *v)
+		}
+	}
+	return u.s.apply(ctx, write{script: addUsageScript, keys: []string{k, k + ":r:" + newID()}, args: args})
 }
 
 // Rows implements usage.Store: one HGETALL per day, pipelined.

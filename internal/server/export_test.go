@@ -1,7 +1,14 @@
 package server
 
-import "time"
+import (
+	"time"
+
+	"github.com/sluice-gw/sluice/internal/redisstore"
+)
 
 // SetLimitWindow sets the span of the rpm and tpm limits, before s serves: tests count over
 // an hour, so that nothing leaves the window while they count.
 func SetLimitWindow(s *Server, d time.Duration) { s.o.Gate.Window = d }
+
+// RedisStore is the server's Redis store; nil without Redis.
+func RedisStore(s *Server) *redisstore.Store { return s.o.Gate.redis }

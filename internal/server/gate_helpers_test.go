@@ -36,6 +36,13 @@ func (l *logBuffer) String() string {
 // log (nil: discarded). It is closed at cleanup, Redis connections included.
 func serveGate(t *testing.T, yaml string, vars map[string]string, window time.Duration, log io.Writer) string {
 	t.Helper()
+	url, _ := serveServer(t, yaml, vars, window, log)
+	return url
+}
+
+// serveServer is serveGate, with the server.
+func serveServer(t *testing.T, yaml string, vars map[string]string, window time.Duration, log io.Writer) (string, *server.Server) {
+	t.Helper()
 	if log == nil {
 		log = io.Discard
 	}
@@ -46,7 +53,7 @@ func serveGate(t *testing.T, yaml string, vars map[string]string, window time.Du
 		hs.Close()
 		srv.Close()
 	})
-	return hs.URL
+	return hs.URL, srv
 }
 
 // reply is a whole response.

@@ -195,7 +195,7 @@ func TestFleetRedisOutage(t *testing.T) {
 				t.Errorf("got %d log lines about the outage, want 2 (one per replica):\n%s", n, log.String())
 			}
 			srv.Start(t)
-			// go-redis probes a dead server once a second before dialing again.
+			// Each replica's breaker probes Redis once a second: ready within about one.
 			for _, url := range gw {
 				for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 					if r := do(t, "GET", url+"/readyz", "", ""); r.status == 200 && string(r.body) == `{"status":"ready"}` {

@@ -22,7 +22,7 @@ func gateFromConfig(c *config.Config, log *slog.Logger) (Gate, fallback.Health, 
 	)
 	if c.Redis.URL != "" {
 		rs, err := redisstore.New(redisstore.Options{URL: c.Redis.URL, FailOpen: c.Redis.OnFailure == "open",
-			Timeout: c.Redis.Timeout.Std(), Log: log})
+			Timeout: c.Redis.Timeout.Std(), Spool: c.Redis.Spool, Log: log})
 		if err != nil {
 			return g, nil, err
 		}

@@ -59,3 +59,20 @@ func RedisError(ctx context.Context) {
 	t := from(ctx)
 	t.inst.redisErrors.Add(ctx, 1)
 }
+
+// RedisBreaker records that this replica's breaker opened (down: Redis counts as down, calls
+// fail at once) or closed again.
+func RedisBreaker(ctx context.Context, down bool) {
+	d := int64(-1)
+	if down {
+		d = 1
+	}
+	from(ctx).inst.redisBreaker.Add(ctx, d)
+}
+
+// UsageSpooled records n more (or, negative, fewer) records of the account waiting for Redis.
+func UsageSpooled(ctx context.Context, n int64) { from(ctx).inst.usageSpooled.Add(ctx, n) }
+
+// UsageDropped counts n records of the account lost (the spool was full, or Redis refused
+// them).
+func UsageDropped(ctx context.Context, n int64) { from(ctx).inst.usageDropped.Add(ctx, n) }

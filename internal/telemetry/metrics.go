@@ -23,6 +23,9 @@ const (
 	MetricRestarts       = "sluice.restarts"
 	MetricOpenStreams    = "sluice.streams.open"
 	MetricRedisErrors    = "sluice.redis.errors"
+	MetricRedisBreaker   = "sluice.redis.breaker.open"
+	MetricUsageSpooled   = "sluice.usage.spooled"
+	MetricUsageDropped   = "sluice.usage.dropped"
 )
 
 // Attribute keys of the gateway's own (the gen_ai.*, http.* and error.type keys come from
@@ -52,6 +55,8 @@ type instruments struct {
 	redactions, guardrails         metric.Int64Counter
 	restarts, redisErrors          metric.Int64Counter
 	openStreams                    metric.Int64UpDownCounter
+	redisBreaker, usageSpooled     metric.Int64UpDownCounter
+	usageDropped                   metric.Int64Counter
 	toolDuration                   metric.Float64Histogram
 }
 
@@ -82,7 +87,12 @@ func newInstruments(m metric.Meter) instruments {
 	in.redactions = count(MetricRedactions, "{mask}", "Masks applied to answers, by detector.")
 	in.guardrails = count(MetricGuardrails, "{verdict}", "Guardrail verdicts, by guardrail and verdict.")
 	in.restarts = count(MetricRestarts, "{restart}", "Rounds restarted after commit (frontend runs).")
-	in.redisErrors = count(MetricRedisErrors, "{error}", "Failed calls to Redis.")
+	in.redisErrors = count(MetricRedisErrors, "{error}", "Failed calls to Redis, those the breaker failed at once included.")
+	in.redisBreaker, _ = m.Int64UpDownCounter(MetricRedisBreaker, metric.WithUnit("{breaker}"),
+		metric.WithDescription("1 while this replica counts Redis as down (calls fail at once until a probe succeeds)."))
+	in.usageSpooled, _ = m.Int64UpDownCounter(MetricUsageSpooled, metric.WithUnit("{record}"),
+		metric.WithDescription("Usage records and budget spends waiting for Redis in the spool."))
+	in.usageDropped = count(MetricUsageDropped, "{record}", "Usage records and budget spends lost: the spool was full, or Redis refused them.")
 	in.openStreams, _ = m.Int64UpDownCounter(MetricOpenStreams, metric.WithUnit("{stream}"),
 		metric.WithDescription("Event streams being served."))
 	in.toolDuration = sec(MetricToolDuration, "Duration of one server-side tool invocation, by tool and outcome.")

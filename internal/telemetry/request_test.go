@@ -197,3 +197,21 @@ func TestTraceResponse(t *testing.T) {
 		t.Errorf("got traceresponse %q without a tracer, want none", tr)
 	}
 }
+
+// The hooks of package redisstore's breaker and spool count on the Telemetry the context
+// carries: the spooled gauge goes up and down, drops add up, the breaker is 1 while open.
+func TestRedisSpoolHooks(t *testing.T) {
+	m := newMem(false)
+	ctx := m.tel.Context(context.Background())
+	UsageSpooled(ctx, 3)
+	UsageSpooled(ctx, -1)
+	UsageDropped(ctx, 2)
+	RedisBreaker(ctx, true)
+	RedisBreaker(ctx, false)
+	RedisBreaker(ctx, true)
+	for name, want := range map[string]int64{MetricUsageSpooled: 2, MetricUsageDropped: 2, MetricRedisBreaker: 1} {
+		if got := m.sum(t, name); got[""] != want {
+			t.Errorf("%s: got %v, want %d", name, got, want)
+		}
+	}
+}

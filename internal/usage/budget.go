@@ -2,6 +2,8 @@ package usage
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"sync"
 	"time"
 )
@@ -12,8 +14,11 @@ type Budget struct {
 }
 
 // Reservation is what one call holds of its key's budget until it is settled: Amount, the
-// estimated cost, counted against the Day and Month it was made in.
+// estimated cost, counted against the Day and Month it was made in. ID tells it from every
+// other (NewReservation draws it): a store that may write a settle twice (after a timeout
+// that landed) counts it once by its ID.
 type Reservation struct {
+	ID         string
 	Key        string
 	Day, Month string // "2006-01-02", "2006-01"
 	Budget     Budget
@@ -23,7 +28,7 @@ type Reservation struct {
 // NewReservation is a reservation of amount against b for key, made at now.
 func NewReservation(key string, b Budget, amount int64, now time.Time) Reservation {
 	now = now.UTC()
-	return Reservation{Key: key, Day: now.Format(DayLayout), Month: now.Format("2006-01"), Budget: b, Amount: amount}
+	return Reservation{ID: newID(), Key: key, Day: now.Format(DayLayout), Month: now.Format("2006-01"), Budget: b, Amount: amount}
 }
 
 // Verdict is the answer to a reservation. A refused one took nothing.
@@ -97,4 +102,11 @@ func (m *MemoryBudgets) Settle(_ context.Context, r Reservation, cost int64) err
 		}
 	}
 	return nil
+}
+
+// newID is a reservation's id: 96 random bits.
+func newID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
+	return base64.RawURLEncoding.EncodeToString(b[:])
 }

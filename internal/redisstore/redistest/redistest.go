@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -95,6 +96,23 @@ func (s *Server) Stop(t testing.TB) {
 		t.Fatal("redis-server did not stop within 10s")
 	}
 	s.cmd = nil
+}
+
+// Pause stops the server with SIGSTOP: its connections stay open and nothing answers, as a
+// hung Redis does. Resume undoes it; cleanup kills a paused server too.
+func (s *Server) Pause(t testing.TB) {
+	t.Helper()
+	if err := s.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatalf("SIGSTOP: %v", err)
+	}
+}
+
+// Resume continues a paused server (SIGCONT).
+func (s *Server) Resume(t testing.TB) {
+	t.Helper()
+	if err := s.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatalf("SIGCONT: %v", err)
+	}
 }
 
 func (s *Server) kill() {
