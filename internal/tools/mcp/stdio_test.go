@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -14,42 +13,6 @@ import (
 
 	"github.com/sluice-gw/sluice/internal/tools/mcp/mcptest"
 )
-
-// logs is a slog handler that hands each record's message and attributes to a channel.
-type logs chan map[string]string
-
-func (l logs) Enabled(context.Context, slog.Level) bool { return true }
-func (l logs) WithAttrs([]slog.Attr) slog.Handler       { return l }
-func (l logs) WithGroup(string) slog.Handler            { return l }
-func (l logs) Handle(_ context.Context, r slog.Record) error {
-	m := map[string]string{"msg": r.Message, "level": r.Level.String()}
-	r.Attrs(func(a slog.Attr) bool {
-		m[a.Key] = a.Value.String()
-		return true
-	})
-	select {
-	case l <- m:
-	default: // nobody is waiting for it
-	}
-	return nil
-}
-
-// waitLog waits for a record with the message msg.
-func waitLog(t *testing.T, l logs, msg string) map[string]string {
-	t.Helper()
-	tm := time.NewTimer(30 * time.Second)
-	defer tm.Stop()
-	for {
-		select {
-		case m := <-l:
-			if m["msg"] == msg {
-				return m
-			}
-		case <-tm.C:
-			t.Fatalf("no log %q within 30s", msg)
-		}
-	}
-}
 
 // stdioClient starts this test binary as a local server (mcptest.Main, in TestMain).
 func stdioClient(t *testing.T, cfg Config) *Client {
@@ -111,12 +74,12 @@ func TestStdioEnvironment(t *testing.T) {
 
 // The process's stderr is logged at debug, a line a record.
 func TestStdioStderr(t *testing.T) {
-	l := make(logs, 64)
+	l := make(mcptest.Records, 64)
 	c := stdioClient(t, Config{Log: slog.New(l)})
 	if got, _, err := call(t, c, "stderr", `{"text":"warming the cache"}`); err != nil || got != "ok" {
 		t.Fatalf("got %q, %v", got, err)
 	}
-	m := waitLog(t, l, "mcp: the server's stderr")
+	m := l.Next(t, "mcp: the server's stderr")
 	if m["line"] != "warming the cache" || m["level"] != "DEBUG" {
 		t.Errorf("got %v, want the line at debug", m)
 	}
@@ -189,10 +152,10 @@ func TestStdioClose(t *testing.T) {
 // A command that cannot start is an error to every use (and logged), and Close does not wait
 // for the next attempt.
 func TestStdioNoCommand(t *testing.T) {
-	l := make(logs, 64)
+	l := make(mcptest.Records, 64)
 	c := New(Config{Command: "/nonexistent/mcp-server", Log: slog.New(l), Backoff: time.Hour})
 	defer c.Close()
-	m := waitLog(t, l, "mcp: the server's process ended; starting it again")
+	m := l.Next(t, "mcp: the server's process ended; starting it again")
 	if !strings.Contains(m["err"], "no such file") {
 		t.Errorf("got %v, want the start's error", m)
 	}

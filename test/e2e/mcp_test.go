@@ -1,0 +1,186 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/sluice-gw/sluice/internal/config"
+	"github.com/sluice-gw/sluice/internal/mockllm"
+	"github.com/sluice-gw/sluice/internal/server"
+	"github.com/sluice-gw/sluice/internal/tools/mcp/mcptest"
+)
+
+// uiChunks posts a UI chat to the gateway and returns its chunks, to [DONE].
+func uiChunks(t *testing.T, url, chat, model string) []map[string]any {
+	t.Helper()
+	body := `{"id":"` + chat + `","model":"` + model + `","trigger":"submit-message","messages":[{"id":"u1","role":"user","parts":[{"type":"text","text":"Add 2 and 3."}]}]}`
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url+"/v1/ui/chat", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("got status %d", resp.StatusCode)
+	}
+	var out []map[string]any
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		data, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok || data == "[DONE]" {
+			continue
+		}
+		var c map[string]any
+		if err := json.Unmarshal([]byte(data), &c); err != nil {
+			t.Fatalf("chunk %q: %v", data, err)
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+func ofType(chunks []map[string]any, typ string) []map[string]any {
+	var out []map[string]any
+	for _, c := range chunks {
+		if c["type"] == typ {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// TestMCPServerEverything runs the reference MCP server, @modelcontextprotocol/server-everything
+// (pinned in package.json), as a local server of the gateway over stdio, with a filter: the
+// model is offered only the tools it passes, a call of a filtered one is refused, a call of an
+// allowed one runs and its result feeds the next round; after the server's process is killed,
+// the gateway starts it again and the tools work again.
+func TestMCPServerEverything(t *testing.T) {
+	bin := node(t)
+	script, err := filepath.Abs(filepath.Join("node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The mock upstream, behind a recorder of the tools each request offers the model.
+	upstream := mockllm.New(mockllm.Options{})
+	offers := make(chan []string, 16)
+	mock := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		var req struct {
+			Tools []struct {
+				Function struct{ Name string } `json:"function"`
+			} `json:"tools"`
+		}
+		_ = json.Unmarshal(b, &req)
+		var names []string
+		for _, tl := range req.Tools {
+			names = append(names, tl.Function.Name)
+		}
+		select {
+		case offers <- names:
+		default:
+		}
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		upstream.ServeHTTP(w, r)
+	}))
+	defer mock.Close()
+	cfg, err := config.ParseWith([]byte(`
+providers:
+  mock: {kind: openai-compatible, base_url: "${MOCK_URL}/v1"}
+models:
+  ev-sum: {targets: ['mock/tools?name=everything__get-sum&args={"a":2,"b":3}&then=echo'], tools: [everything]}
+  ev-env: {targets: ['mock/tools?name=everything__get-env&args={}&then=echo'], tools: [everything]}
+tools:
+  everything:
+    mcp:
+      command: "${NODE}"
+      args: ["${SCRIPT}", stdio]
+      cwd: "${CWD}"
+      timeout: 30s
+      tools: {allow: [echo, "get-*"], deny: [get-env]}
+`), "e2e.yaml", func(k string) (string, bool) {
+		v, ok := map[string]string{"MOCK_URL": mock.URL, "NODE": bin, "SCRIPT": script, "CWD": t.TempDir()}[k]
+		return v, ok
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := make(mcptest.Records, 256)
+	srv, err := server.FromConfig(cfg, slog.New(logs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw := httptest.NewServer(srv)
+	defer srv.Close()
+	defer gw.Close()
+	started := logs.Next(t, "mcp: the server's process started")
+
+	sum := func(chat string) {
+		t.Helper()
+		chunks := uiChunks(t, gw.URL, chat, "ev-sum")
+		out := ofType(chunks, "tool-output-available")
+		if len(out) != 1 || out[0]["output"] != "The sum of 2 and 3 is 5." {
+			t.Fatalf("got %v, want get-sum's result; chunks %v", out, chunks)
+		}
+		text := ""
+		for _, c := range ofType(chunks, "text-delta") {
+			text += c["delta"].(string)
+		}
+		if !strings.Contains(text, "The sum of 2 and 3 is 5.") {
+			t.Errorf("got text %q, want the next round to echo the tool's result", text)
+		}
+	}
+	sum("ev-sum-1")
+	// What the model was offered: what the filter passes, as everything__<tool>, in the
+	// server's order (server-everything 2026.8.31's list).
+	want := []string{"everything__echo", "everything__get-annotated-message", "everything__get-resource-links",
+		"everything__get-resource-reference", "everything__get-structured-content", "everything__get-sum", "everything__get-tiny-image"}
+	if got := <-offers; !slices.Equal(got, want) {
+		t.Errorf("got the model offered %v, want %v", got, want)
+	}
+
+	// A tool the filter denies is not offered, and its call is refused by the gateway.
+	chunks := uiChunks(t, gw.URL, "ev-env", "ev-env")
+	errs := ofType(chunks, "tool-output-error")
+	if len(errs) != 1 || !strings.Contains(errs[0]["errorText"].(string), "not offered") || len(ofType(chunks, "tool-output-available")) != 0 {
+		t.Errorf("got %v, want get-env refused", ofType(chunks, "tool-output-error"))
+	}
+	if strings.Contains(strings.Join(textsOf(chunks), ""), "PATH") {
+		t.Error("the environment reached the client")
+	}
+
+	// The process is killed: the gateway starts it again, and the tools work again.
+	pid, _ := strconv.Atoi(started["pid"])
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	again := logs.Next(t, "mcp: the server's process started")
+	if again["pid"] == started["pid"] {
+		t.Fatalf("got the same pid %s, want a new process", again["pid"])
+	}
+	sum("ev-sum-2")
+}
+
+func textsOf(chunks []map[string]any) []string {
+	var out []string
+	for _, c := range ofType(chunks, "text-delta") {
+		out = append(out, c["delta"].(string))
+	}
+	return out
+}
