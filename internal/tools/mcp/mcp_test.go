@@ -155,6 +155,29 @@ func TestCutCallNotRetried(t *testing.T) {
 	}
 }
 
+// A call that timed out may have run: it is not sent again, even in a new session.
+func TestTimedOutCallNotRetried(t *testing.T) {
+	running := make(chan struct{})
+	srv := mcptest.New(mcptest.Tool{Name: "slow", Run: func(ctx context.Context, _ json.RawMessage, progress func(float64, float64, string)) (string, bool) {
+		close(running)
+		<-ctx.Done()
+		return "", true
+	}})
+	c := start(t, srv)
+	ctx, cancel := context.WithCancelCause(t.Context())
+	go func() {
+		<-running
+		cancel(context.DeadlineExceeded) // the tool's timeout, once it runs
+	}()
+	k, err := c.Call(ctx, "slow", json.RawMessage(`{}`), nil)
+	if err == nil {
+		_, _, err = events(t, k)
+	}
+	if err == nil || srv.Runs("slow") != 1 || srv.Inits() != 1 {
+		t.Errorf("got %v, %d runs, %d sessions; want an error, one run, one session", err, srv.Runs("slow"), srv.Inits())
+	}
+}
+
 // A call ended before its result is cancelled at the server.
 func TestCancelled(t *testing.T) {
 	srv := mcptest.New(mcptest.Tool{Name: "wait", Run: func(ctx context.Context, _ json.RawMessage, progress func(float64, float64, string)) (string, bool) {

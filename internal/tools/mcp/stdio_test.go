@@ -104,7 +104,7 @@ func TestStdioRestart(t *testing.T) {
 	if err := syscall.Kill(n, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	<-restarted
+	waitFor(t, restarted)
 	if !c.Changed() {
 		t.Error("the list is not stale after the restart")
 	}
@@ -118,9 +118,19 @@ func TestStdioRestart(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "process ended before its answer") || len(ps) != 1 {
 		t.Fatalf("got progress %v, %v; want the report, then the process's end", ps, err)
 	}
-	<-restarted
+	waitFor(t, restarted)
 	if got, _, err := call(t, c, "calls", `{}`); err != nil || got != "1" {
 		t.Errorf("got %q, %v; want the first call of a new process", got, err)
+	}
+}
+
+// waitFor waits for a signal on ch, and fails the test after a minute.
+func waitFor(t *testing.T, ch <-chan struct{}) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(time.Minute):
+		t.Fatal("no restart within a minute")
 	}
 }
 
