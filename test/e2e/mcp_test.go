@@ -7,12 +7,16 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -175,6 +179,103 @@ tools:
 		t.Fatalf("got the same pid %s, want a new process", again["pid"])
 	}
 	sum("ev-sum-2")
+}
+
+// everythingHTTP runs server-everything's Streamable HTTP transport on a free loopback port
+// and returns once it listens; stop kills it (SIGKILL: a crash, its sessions lost).
+func everythingHTTP(t *testing.T, bin, script, port string) (stop func()) {
+	t.Helper()
+	loopback, _ := filepath.Abs("loopback.mjs")
+	cmd := exec.Command(bin, "--import", loopback, script, "streamableHttp")
+	cmd.Env = append(os.Environ(), "PORT="+port, "NODE_NO_WARNINGS=1")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ready := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), "listening on port "+port) {
+				close(ready)
+			}
+		}
+	}()
+	select {
+	case <-ready:
+	case <-done:
+		t.Fatal("server-everything exited before it listened")
+	case <-time.After(time.Minute):
+		t.Fatal("server-everything did not listen within a minute")
+	}
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			_ = cmd.Process.Kill()
+			<-done
+			_ = cmd.Wait()
+		})
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+// TestMCPServerEverythingHTTPRestart: server-everything over Streamable HTTP restarts (its
+// sessions are lost; it answers the gateway's session with 400 "Bad Request: No valid session
+// ID provided"): the gateway starts a new session and its tools work on, with no restart of
+// its own.
+func TestMCPServerEverythingHTTPRestart(t *testing.T) {
+	bin := node(t)
+	script, err := filepath.Abs(filepath.Join("node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	l.Close()
+	stop := everythingHTTP(t, bin, script, port)
+	mock := httptest.NewServer(mockllm.New(mockllm.Options{}))
+	defer mock.Close()
+	cfg, err := config.ParseWith([]byte(`
+providers:
+  mock: {kind: openai-compatible, base_url: "${MOCK_URL}/v1"}
+models:
+  ev-sum: {targets: ['mock/tools?name=everything__get-sum&args={"a":2,"b":3}&then=echo'], tools: [everything]}
+tools:
+  everything: {mcp: {url: "${MCP_URL}", timeout: 30s, tools: {allow: [get-sum]}}}
+`), "e2e.yaml", func(k string) (string, bool) {
+		v, ok := map[string]string{"MOCK_URL": mock.URL, "MCP_URL": "http://127.0.0.1:" + port + "/mcp"}[k]
+		return v, ok
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.FromConfig(cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw := httptest.NewServer(srv)
+	defer srv.Close()
+	defer gw.Close()
+	sum := func(chat string) {
+		t.Helper()
+		chunks := uiChunks(t, gw.URL, chat, "ev-sum")
+		if out := ofType(chunks, "tool-output-available"); len(out) != 1 || out[0]["output"] != "The sum of 2 and 3 is 5." {
+			t.Fatalf("got %v, want get-sum's result; chunks %v", out, chunks)
+		}
+	}
+	sum("ev-http-1")
+	stop()
+	everythingHTTP(t, bin, script, port)
+	sum("ev-http-2")
 }
 
 func textsOf(chunks []map[string]any) []string {
