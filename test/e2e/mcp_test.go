@@ -70,17 +70,60 @@ func ofType(chunks []map[string]any, typ string) []map[string]any {
 	return out
 }
 
+// everything is node and the entry point of the pinned server-everything.
+func everything(t *testing.T) (bin, script string) {
+	t.Helper()
+	bin = node(t)
+	script, err := filepath.Abs(filepath.Join("node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin, script
+}
+
+// serveYAML serves the gateway yaml describes, ${VAR} from vars, until the test ends.
+func serveYAML(t *testing.T, yaml string, vars map[string]string, log *slog.Logger) string {
+	t.Helper()
+	cfg, err := config.ParseWith([]byte(yaml), "e2e.yaml", func(k string) (string, bool) {
+		v, ok := vars[k]
+		return v, ok
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.FromConfig(cfg, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw := httptest.NewServer(srv)
+	t.Cleanup(func() {
+		gw.Close()
+		srv.Close()
+	})
+	return gw.URL
+}
+
+// sum runs the alias ev-sum (the mock calls everything__get-sum with 2 and 3, then echoes the
+// result) and checks the tool's result and the answer that echoes it.
+func sum(t *testing.T, url, chat string) {
+	t.Helper()
+	chunks := uiChunks(t, url, chat, "ev-sum")
+	out := ofType(chunks, "tool-output-available")
+	if len(out) != 1 || out[0]["output"] != "The sum of 2 and 3 is 5." {
+		t.Fatalf("got %v, want get-sum's result; chunks %v", out, chunks)
+	}
+	if text := strings.Join(textsOf(chunks), ""); !strings.Contains(text, "The sum of 2 and 3 is 5.") {
+		t.Errorf("got text %q, want the next round to echo the tool's result", text)
+	}
+}
+
 // TestMCPServerEverything runs the reference MCP server, @modelcontextprotocol/server-everything
 // (pinned in package.json), as a local server of the gateway over stdio, with a filter: the
 // model is offered only the tools it passes, a call of a filtered one is refused, a call of an
 // allowed one runs and its result feeds the next round; after the server's process is killed,
 // the gateway starts it again and the tools work again.
 func TestMCPServerEverything(t *testing.T) {
-	bin := node(t)
-	script, err := filepath.Abs(filepath.Join("node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	bin, script := everything(t)
 	// The mock upstream, behind a recorder of the tools each request offers the model.
 	upstream := mockllm.New(mockllm.Options{})
 	offers := make(chan []string, 16)
@@ -103,8 +146,9 @@ func TestMCPServerEverything(t *testing.T) {
 		r.Body = io.NopCloser(bytes.NewReader(b))
 		upstream.ServeHTTP(w, r)
 	}))
-	defer mock.Close()
-	cfg, err := config.ParseWith([]byte(`
+	t.Cleanup(mock.Close) // after the gateway's (cleanups run last first)
+	logs := make(mcptest.Records, 256)
+	url := serveYAML(t, `
 providers:
   mock: {kind: openai-compatible, base_url: "${MOCK_URL}/v1"}
 models:
@@ -118,39 +162,10 @@ tools:
       cwd: "${CWD}"
       timeout: 30s
       tools: {allow: [echo, "get-*"], deny: [get-env]}
-`), "e2e.yaml", func(k string) (string, bool) {
-		v, ok := map[string]string{"MOCK_URL": mock.URL, "NODE": bin, "SCRIPT": script, "CWD": t.TempDir()}[k]
-		return v, ok
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	logs := make(mcptest.Records, 256)
-	srv, err := server.FromConfig(cfg, slog.New(logs))
-	if err != nil {
-		t.Fatal(err)
-	}
-	gw := httptest.NewServer(srv)
-	defer srv.Close()
-	defer gw.Close()
+`, map[string]string{"MOCK_URL": mock.URL, "NODE": bin, "SCRIPT": script, "CWD": t.TempDir()}, slog.New(logs))
 	started := logs.Next(t, "mcp: the server's process started")
 
-	sum := func(chat string) {
-		t.Helper()
-		chunks := uiChunks(t, gw.URL, chat, "ev-sum")
-		out := ofType(chunks, "tool-output-available")
-		if len(out) != 1 || out[0]["output"] != "The sum of 2 and 3 is 5." {
-			t.Fatalf("got %v, want get-sum's result; chunks %v", out, chunks)
-		}
-		text := ""
-		for _, c := range ofType(chunks, "text-delta") {
-			text += c["delta"].(string)
-		}
-		if !strings.Contains(text, "The sum of 2 and 3 is 5.") {
-			t.Errorf("got text %q, want the next round to echo the tool's result", text)
-		}
-	}
-	sum("ev-sum-1")
+	sum(t, url, "ev-sum-1")
 	// What the model was offered: what the filter passes, as everything__<tool>, in the
 	// server's order (server-everything 2026.8.31's list).
 	want := []string{"everything__echo", "everything__get-annotated-message", "everything__get-resource-links",
@@ -160,7 +175,7 @@ tools:
 	}
 
 	// A tool the filter denies is not offered, and its call is refused by the gateway.
-	chunks := uiChunks(t, gw.URL, "ev-env", "ev-env")
+	chunks := uiChunks(t, url, "ev-env", "ev-env")
 	errs := ofType(chunks, "tool-output-error")
 	if len(errs) != 1 || !strings.Contains(errs[0]["errorText"].(string), "not offered") || len(ofType(chunks, "tool-output-available")) != 0 {
 		t.Errorf("got %v, want get-env refused", ofType(chunks, "tool-output-error"))
@@ -178,7 +193,7 @@ tools:
 	if again["pid"] == started["pid"] {
 		t.Fatalf("got the same pid %s, want a new process", again["pid"])
 	}
-	sum("ev-sum-2")
+	sum(t, url, "ev-sum-2")
 }
 
 // everythingHTTP runs server-everything's Streamable HTTP transport on a free loopback port
@@ -230,11 +245,7 @@ func everythingHTTP(t *testing.T, bin, script, port string) (stop func()) {
 // ID provided"): the gateway starts a new session and its tools work on, with no restart of
 // its own.
 func TestMCPServerEverythingHTTPRestart(t *testing.T) {
-	bin := node(t)
-	script, err := filepath.Abs(filepath.Join("node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	bin, script := everything(t)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -243,39 +254,19 @@ func TestMCPServerEverythingHTTPRestart(t *testing.T) {
 	l.Close()
 	stop := everythingHTTP(t, bin, script, port)
 	mock := httptest.NewServer(mockllm.New(mockllm.Options{}))
-	defer mock.Close()
-	cfg, err := config.ParseWith([]byte(`
+	t.Cleanup(mock.Close) // after the gateway's (cleanups run last first)
+	url := serveYAML(t, `
 providers:
   mock: {kind: openai-compatible, base_url: "${MOCK_URL}/v1"}
 models:
   ev-sum: {targets: ['mock/tools?name=everything__get-sum&args={"a":2,"b":3}&then=echo'], tools: [everything]}
 tools:
   everything: {mcp: {url: "${MCP_URL}", timeout: 30s, tools: {allow: [get-sum]}}}
-`), "e2e.yaml", func(k string) (string, bool) {
-		v, ok := map[string]string{"MOCK_URL": mock.URL, "MCP_URL": "http://127.0.0.1:" + port + "/mcp"}[k]
-		return v, ok
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := server.FromConfig(cfg, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	gw := httptest.NewServer(srv)
-	defer srv.Close()
-	defer gw.Close()
-	sum := func(chat string) {
-		t.Helper()
-		chunks := uiChunks(t, gw.URL, chat, "ev-sum")
-		if out := ofType(chunks, "tool-output-available"); len(out) != 1 || out[0]["output"] != "The sum of 2 and 3 is 5." {
-			t.Fatalf("got %v, want get-sum's result; chunks %v", out, chunks)
-		}
-	}
-	sum("ev-http-1")
+`, map[string]string{"MOCK_URL": mock.URL, "MCP_URL": "http://127.0.0.1:" + port + "/mcp"}, slog.New(slog.DiscardHandler))
+	sum(t, url, "ev-http-1")
 	stop()
 	everythingHTTP(t, bin, script, port)
-	sum("ev-http-2")
+	sum(t, url, "ev-http-2")
 }
 
 func textsOf(chunks []map[string]any) []string {
