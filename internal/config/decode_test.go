@@ -198,3 +198,26 @@ models:
 	refs := strings.Repeat("*k, ", 400)
 	checkErr(t, "m: &m ["+items+"]\nk: &k {name: n, models: *m}\nkeys: ["+refs+"]\n", "too many nodes")
 }
+
+// A local MCP server: its command, arguments, environment (expanded) and directory, and the
+// filter of its tools.
+func TestMCPStdio(t *testing.T) {
+	c := mustParse(t, providers+`
+tools:
+  ev:
+    mcp:
+      command: npx
+      args: ["-y", "@modelcontextprotocol/server-everything@2026.8.31", stdio]
+      env: {API_TOKEN: "${EV_TOKEN}"}
+      cwd: /srv/mcp
+      tools: {allow: [echo, "get-*"], deny: [get-env]}
+`, env("EV_TOKEN", "t0k"))
+	m := c.Tools["ev"].MCP
+	if m.Command != "npx" || len(m.Args) != 3 || m.Args[2] != "stdio" || m.Env["API_TOKEN"] != "t0k" || m.Cwd != "/srv/mcp" ||
+		m.Timeout != seconds(60) || m.URL != "" {
+		t.Errorf("got %+v, want the command with its args, env, cwd and the default timeout", m)
+	}
+	if f := m.Tools; f == nil || len(f.Allow) != 2 || f.Allow[1] != "get-*" || len(f.Deny) != 1 || f.Deny[0] != "get-env" {
+		t.Errorf("got filter %+v", m.Tools)
+	}
+}

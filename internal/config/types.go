@@ -246,12 +246,31 @@ func (t *HTTPTool) setDefaults() {
 	*t = HTTPTool{Timeout: seconds(60), Liveness: seconds(15), Parameters: json.RawMessage(`{"type":"object"}`)}
 }
 
-// MCPTool is an MCP server over Streamable HTTP; its tools are named server__tool.
+// MCPTool is an MCP server, over Streamable HTTP (url) or a local process the gateway runs
+// over stdio (command); its tools are named server__tool. Exactly one of url and command.
 type MCPTool struct {
-	URL      string            `yaml:"url"`
-	Headers  map[string]string `yaml:"headers"`
+	URL     string            `yaml:"url"`
+	Headers map[string]string `yaml:"headers"` // with url only
+	// Command, args, env and cwd: the local server's process. env is added to a minimal
+	// inherited environment (PATH, HOME, USER, LOGNAME, SHELL, TERM): the gateway's own
+	// variables, its provider keys among them, are not passed on.
+	Command  string            `yaml:"command"`
+	Args     []string          `yaml:"args"`
+	Env      map[string]string `yaml:"env"`
+	Cwd      string            `yaml:"cwd"`
 	Timeout  Duration          `yaml:"timeout"`  // one tool call; default 60s
 	Liveness Duration          `yaml:"liveness"` // longest silence in a call; default 15s
+	// Tools filters the server's tools; absent: every tool the server lists is offered.
+	Tools *ToolFilter `yaml:"tools"`
+}
+
+// ToolFilter picks the tools of an MCP server the model is offered, by their names on the
+// server, as path.Match patterns (* matches any run of characters but /, ? one character,
+// [a-z] a class): a tool is offered when it matches a pattern of allow (or allow is absent)
+// and none of deny. Both may be set: deny wins.
+type ToolFilter struct {
+	Allow []string `yaml:"allow"`
+	Deny  []string `yaml:"deny"`
 }
 
 func (t *MCPTool) setDefaults() { *t = MCPTool{Timeout: seconds(60), Liveness: seconds(15)} }

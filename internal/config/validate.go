@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	pathpkg "path"
 	"regexp"
 	"slices"
 	"strconv"
@@ -355,15 +356,51 @@ func (v *validator) tool(path, name string, t Tool) {
 		if strings.Contains(name, "__") {
 			v.errorf(path, "an MCP server name cannot contain __ (its tools are named server__tool)")
 		}
-		v.httpURL(path+".mcp.url", t.MCP.URL)
-		v.positive(path+".mcp.timeout", int64(t.MCP.Timeout))
-		v.positive(path+".mcp.liveness", int64(t.MCP.Liveness))
+		v.mcp(path+".mcp", t.MCP)
 	case t.Sim != nil:
 		if t.Sim.Steps < 0 || t.Sim.Steps > 10000 {
 			v.errorf(path+".sim.steps", "want 0 to 10000")
 		}
 		v.nonNegative(path+".sim.interval", int64(t.Sim.Interval))
 		v.schema(path+".sim.parameters", t.Sim.Parameters)
+	}
+}
+
+func (v *validator) mcp(path string, m *MCPTool) {
+	switch {
+	case (m.URL == "") == (m.Command == ""):
+		v.errorf(path, "set exactly one of url (Streamable HTTP) and command (a local server over stdio)")
+	case m.URL != "":
+		v.httpURL(path+".url", m.URL)
+		if len(m.Args) > 0 || len(m.Env) > 0 || m.Cwd != "" {
+			v.errorf(path, "args, env and cwd apply to a command, not a url")
+		}
+	default:
+		if len(m.Headers) > 0 {
+			v.errorf(path+".headers", "headers apply to a url; a command takes env")
+		}
+		for _, k := range sortedKeys(m.Env) {
+			if k == "" || strings.ContainsAny(k, "=\x00") {
+				v.errorf(path+".env", "%q is not an environment variable name", k)
+			}
+		}
+	}
+	v.positive(path+".timeout", int64(m.Timeout))
+	v.positive(path+".liveness", int64(m.Liveness))
+	if f := m.Tools; f != nil {
+		if f.Allow != nil && len(f.Allow) == 0 {
+			v.errorf(path+".tools.allow", "an empty allow list offers no tool: list tools, or leave allow out")
+		}
+		for _, list := range []struct {
+			key      string
+			patterns []string
+		}{{"allow", f.Allow}, {"deny", f.Deny}} {
+			for i, p := range list.patterns {
+				if _, err := pathpkg.Match(p, ""); err != nil || p == "" {
+					v.errorf(fmt.Sprintf("%s.tools.%s[%d]", path, list.key, i), "%q is not a tool name or pattern (path.Match)", p)
+				}
+			}
+		}
 	}
 }
 

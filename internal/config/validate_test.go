@@ -57,6 +57,14 @@ func TestValidation(t *testing.T) {
 		{"tool name", "tools: {'a b': {http: {url: 'http://h'}}}\n", "tools.a b: a tool name must match"},
 		{"tool url", "tools: {t: {http: {url: '/x'}}}\n", "tools.t.http.url: want an absolute"},
 		{"mcp name", "tools: {a__b: {mcp: {url: 'http://h'}}}\n", "cannot contain __"},
+		{"mcp neither", "tools: {m: {mcp: {timeout: 5s}}}\n", "tools.m.mcp: set exactly one of url (Streamable HTTP) and command"},
+		{"mcp both", "tools: {m: {mcp: {url: 'http://h', command: npx}}}\n", "tools.m.mcp: set exactly one of url"},
+		{"mcp url args", "tools: {m: {mcp: {url: 'http://h', args: [x]}}}\n", "tools.m.mcp: args, env and cwd apply to a command"},
+		{"mcp command headers", "tools: {m: {mcp: {command: npx, headers: {a: b}}}}\n", "tools.m.mcp.headers: headers apply to a url"},
+		{"mcp env name", "tools: {m: {mcp: {command: npx, env: {'A=B': c}}}}\n", `tools.m.mcp.env: "A=B" is not an environment variable name`},
+		{"mcp empty allow", "tools: {m: {mcp: {command: npx, tools: {allow: []}}}}\n", "tools.m.mcp.tools.allow: an empty allow list offers no tool"},
+		{"mcp bad pattern", "tools: {m: {mcp: {command: npx, tools: {deny: [echo, 'get-[']}}}}\n", `tools.m.mcp.tools.deny[1]: "get-[" is not a tool name or pattern`},
+		{"mcp filter key", "tools: {m: {mcp: {command: npx, tools: {only: [echo]}}}}\n", `unknown key "only" in tools.m.mcp.tools`},
 		{"runs", "runs: {max_rounds: 0}\n", "runs.max_rounds: must be positive"},
 	}
 	for _, tt := range tests {

@@ -11,7 +11,9 @@ import (
 
 // The message metadata a run sends (the client merges each object into the message's, DESIGN
 // §8): the run id and model at the start; after each round its usage, the running total,
-// the target and the attempts; the total again on finish.
+// the target, the attempts (targets tried, as X-Sluice-Attempts and the access log count
+// them: Run.Served) and the calls (every upstream call of the run, later rounds included);
+// the total again on finish.
 
 type usageJSON struct {
 	InputTokens       int  `json:"inputTokens"`
@@ -52,25 +54,27 @@ func startMeta(run, model string) []byte {
 	}{run, model})
 }
 
-func roundMeta(round int, resp *llm.Response, total llm.Usage, target string, attempts int, cost *float64) []byte {
+func roundMeta(round int, resp *llm.Response, total llm.Usage, target string, attempts, calls int, cost *float64) []byte {
 	return mustJSON(struct {
 		Round      int       `json:"round"`
 		RoundUsage usageJSON `json:"roundUsage"`
 		Usage      usageJSON `json:"usage"`
 		Target     string    `json:"target"`
 		Attempts   int       `json:"attempts"`
+		Calls      int       `json:"calls"`
 		TTFTMs     int64     `json:"ttftMs"`
 		CostUSD    *float64  `json:"costUsd,omitempty"`
-	}{round, usage(resp.Usage), usage(total), target, attempts, resp.FirstText.Milliseconds(), cost})
+	}{round, usage(resp.Usage), usage(total), target, attempts, calls, resp.FirstText.Milliseconds(), cost})
 }
 
-func finishMeta(total llm.Usage, target string, attempts int, cost *float64) []byte {
+func finishMeta(total llm.Usage, target string, attempts, calls int, cost *float64) []byte {
 	return mustJSON(struct {
 		Usage    usageJSON `json:"usage"`
 		Target   string    `json:"target"`
 		Attempts int       `json:"attempts"`
+		Calls    int       `json:"calls"`
 		CostUSD  *float64  `json:"costUsd,omitempty"`
-	}{usage(total), target, attempts, cost})
+	}{usage(total), target, attempts, calls, cost})
 }
 
 // runCost is the cost of a run's rounds so far, in nano-USD; priced stays false until a

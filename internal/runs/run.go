@@ -84,7 +84,8 @@ type Run struct {
 	pending  []Frame
 	early    error // the chain failed before commit: nothing was served
 	target   string
-	attempts int
+	attempts int // targets tried: the chain's calls but those of later rounds (Served)
+	later    int // calls of the later rounds (fallback.Run.Again), retries included
 	usage    llm.Usage
 }
 
@@ -99,7 +100,10 @@ func (r *Run) Early() error {
 	return r.early
 }
 
-// Served is the target serving the run and the attempts made so far.
+// Served is the target serving the run and its attempts so far: how many times a target was
+// tried to serve it (each fallback, retry and restart), as X-Sluice-Attempts counts them for
+// any request; the later tool rounds on the served target are not attempts (the metadata's
+// calls counts every upstream call).
 func (r *Run) Served() (target string, attempts int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -140,7 +144,14 @@ func (r *Run) emit(seq int64, b []byte) {
 func (r *Run) served(st *fallback.Stream) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.target, r.attempts = st.Target, len(r.sp.Chain.Attempts)
+	r.target, r.attempts = st.Target, len(r.sp.Chain.Attempts)-r.later
+}
+
+// counts are the run's attempts (Served) and its upstream calls so far, for the metadata.
+func (r *Run) counts() (attempts, calls int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.attempts, r.attempts + r.later
 }
 
 // loop runs the rounds, then writes the end; the keeper stores what it wrote. ctx is the
@@ -198,10 +209,11 @@ func (r *Run) loop(ctx context.Context) {
 			}
 		}
 		enc.FinishStep()
-		enc.Metadata(roundMeta(round, resp, total, st.Target, len(fr.Attempts), cost.usd()))
+		attempts, calls := r.counts()
+		enc.Metadata(roundMeta(round, resp, total, st.Target, attempts, calls, cost.usd()))
 		if len(owned) == 0 || len(owned) < len(ch.ToolCalls) {
 			st.Close()
-			enc.Finish(uistream.FinishReason(ch.Finish), finishMeta(total, st.Target, len(fr.Attempts), cost.usd()))
+			enc.Finish(uistream.FinishReason(ch.Finish), finishMeta(total, st.Target, attempts, calls, cost.usd()))
 			enc.Done()
 			return
 		}
@@ -210,7 +222,7 @@ func (r *Run) loop(ctx context.Context) {
 			// (DESIGN §8).
 			st.Close()
 			enc.Data("warning", "", warningData(r.m.o.MaxRounds), true)
-			enc.Finish("other", finishMeta(total, st.Target, len(fr.Attempts), cost.usd()))
+			enc.Finish("other", finishMeta(total, st.Target, attempts, calls, cost.usd()))
 			enc.Done()
 			return
 		}
@@ -223,7 +235,11 @@ func (r *Run) loop(ctx context.Context) {
 			}
 		}
 		prev := st
+		before := len(fr.Attempts)
 		st, err = fr.Again(ctx, prev, req)
+		r.mu.Lock()
+		r.later += len(fr.Attempts) - before
+		r.mu.Unlock()
 		prev.Close()
 		if err != nil {
 			r.end(ctx, midstream(prev.Target, err))

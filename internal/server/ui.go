@@ -65,7 +65,9 @@ func (s *Server) uiChat(c echo.Context) error {
 	}
 	in := reqInfo(c)
 	in.Usage = accessUsage(rn.Usage())
-	in.Target, _ = rn.Served() // after a restart: the target that ended the run
+	// After a restart: the target that ended the run, and the attempts with the restart's
+	// (the headers may have left before it).
+	in.Target, in.Attempts = rn.Served()
 	return err
 }
 

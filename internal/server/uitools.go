@@ -35,7 +35,12 @@ func toolsFromConfig(c *config.Config, rules *redact.Rules, log *slog.Logger) Se
 			sp.HTTP = &tools.HTTP{URL: t.HTTP.URL, Headers: t.HTTP.Headers, Timeout: t.HTTP.Timeout.Std(),
 				Liveness: t.HTTP.Liveness.Std(), Description: t.HTTP.Description, Parameters: t.HTTP.Parameters}
 		case t.MCP != nil:
-			sp.MCP = &tools.MCP{URL: t.MCP.URL, Headers: t.MCP.Headers, Timeout: t.MCP.Timeout.Std(), Liveness: t.MCP.Liveness.Std()}
+			m := t.MCP
+			sp.MCP = &tools.MCP{URL: m.URL, Headers: m.Headers, Command: m.Command, Args: m.Args, Env: m.Env, Dir: m.Cwd,
+				Timeout: m.Timeout.Std(), Liveness: m.Liveness.Std()}
+			if m.Tools != nil {
+				sp.MCP.Allow, sp.MCP.Deny = m.Tools.Allow, m.Tools.Deny
+			}
 		case t.Sim != nil:
 			sp.Sim = &tools.Sim{Steps: t.Sim.Steps, Interval: t.Sim.Interval.Std(), Fail: t.Sim.Fail,
 				Description: t.Sim.Description, Parameters: t.Sim.Parameters}

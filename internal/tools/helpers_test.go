@@ -14,10 +14,14 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/tools/mcp/mcptest"
 	"github.com/sluice-gw/sluice/internal/uistream"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	mcptest.Main() // the test binary as a local MCP server (mcpfilter_test.go)
+	goleak.VerifyTestMain(m)
+}
 
 // memNet is a listener whose connections are in-memory pipes (net.Pipe): a real HTTP server
 // and client with no socket, so that tests can run inside a synctest bubble.

@@ -101,12 +101,16 @@ func (s *server) current() []*entry {
 }
 
 // build names the server's tools for the model: server__tool, made to match
-// ^[a-zA-Z0-9_-]{1,64}$ (other characters become _, the name is cut at 64); a tool whose
-// name collides with an earlier one is left out.
+// ^[a-zA-Z0-9_-]{1,64}$ (other characters become _, the name is cut at 64); a tool the
+// filter does not pass, or whose name collides with an earlier one, is left out.
 func (s *server) build(list []mcp.Tool) []*entry {
 	var out []*entry
 	seen := map[string]bool{}
 	for _, t := range list {
+		if !s.cfg.Passes(t.Name) {
+			s.log.Debug("mcp: tool filtered out", "server", s.name, "tool", t.Name)
+			continue
+		}
 		name := modelName(s.name + "__" + t.Name)
 		if seen[name] || t.Name == "" {
 			s.log.Warn("mcp: tool left out: its name is empty or taken", "server", s.name, "tool", t.Name)

@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"strings"
 
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/uistream"
@@ -15,16 +16,30 @@ type Offer struct {
 	set         *Set
 	tools       map[string]*entry // by the name the model sees
 	defs        []llm.Tool        // in the alias's order
+	servers     []string          // the MCP servers offered: server__* names are theirs
 	redactModel bool
 }
 
 // Tools are the definitions the model is sent.
 func (o *Offer) Tools() []llm.Tool { return o.defs }
 
-// Owns reports whether the gateway runs the tool name.
+// Owns reports whether the gateway answers calls of the tool name: the tools it offers, and
+// any other server__tool name of an MCP server it offers (a tool the filter left out, or
+// one the server does not have), which Run refuses without calling the server: such a call
+// must neither reach the server nor go to the client, which cannot run it.
 func (o *Offer) Owns(name string) bool {
 	_, ok := o.tools[name]
-	return ok
+	return ok || o.serverOf(name) != ""
+}
+
+// serverOf is the offered MCP server whose namespace (server__) name is in, "" for none.
+func (o *Offer) serverOf(name string) string {
+	for _, s := range o.servers {
+		if strings.HasPrefix(name, s+"__") {
+			return s
+		}
+	}
+	return ""
 }
 
 // Run runs calls (all owned) one after the other, in call order, and returns the tool
@@ -45,6 +60,13 @@ func (o *Offer) Run(ctx context.Context, calls []llm.ToolCall, enc *uistream.Enc
 		}
 		e := o.tools[tc.Name]
 		switch {
+		case e == nil && o.serverOf(tc.Name) != "":
+			// Not offered (filtered out, or unknown): refused, the server never sees it.
+			msg := "The tool " + tc.Name + " is not offered: MCP server " + o.serverOf(tc.Name) + " has no such tool, or the gateway's filter leaves it out."
+			enc.ToolError(tc.ID, msg)
+			o.set.o.Log.Warn("tool call refused: not offered", "tool", tc.Name, "call", tc.ID)
+			out = append(out, toolMessage(tc.ID, "Error: "+msg))
+			continue
 		case e == nil: // not owned: the caller's mistake, answered rather than run
 			out = append(out, toolMessage(tc.ID, "Error: "+tc.Name+" is not a tool of this gateway."))
 			continue

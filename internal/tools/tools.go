@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"path"
 	"sync"
 	"time"
 
@@ -31,12 +32,37 @@ type HTTP struct {
 	Parameters  json.RawMessage // the JSON schema of the arguments
 }
 
-// MCP is an MCP server over Streamable HTTP; each of its tools is offered as Name__tool.
+// MCP is an MCP server, over Streamable HTTP (URL) or a local process over stdio (Command,
+// Args, Env, Dir: package mcp starts it, and starts it again when it exits); each of its
+// tools that passes the filter is offered as Name__tool.
 type MCP struct {
 	URL      string
 	Headers  map[string]string
+	Command  string
+	Args     []string
+	Env      map[string]string
+	Dir      string
 	Timeout  time.Duration // one tool call, and one listing of the tools
 	Liveness time.Duration
+	// Allow and Deny filter the server's tools by their names on the server, as path.Match
+	// patterns: a tool is offered when it matches a pattern of Allow (or Allow is empty) and
+	// none of Deny. A call of a tool that is not offered never reaches the server.
+	Allow, Deny []string
+}
+
+// Passes reports whether the server's tool name passes the filter. A malformed pattern
+// matches nothing (the configuration checks them).
+func (m *MCP) Passes(name string) bool {
+	return (len(m.Allow) == 0 || matchAny(m.Allow, name)) && !matchAny(m.Deny, name)
+}
+
+func matchAny(patterns []string, name string) bool {
+	for _, p := range patterns {
+		if ok, _ := path.Match(p, name); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // Sim is a tool run in process: Steps progress events Interval apart, then a result (or a
@@ -108,8 +134,9 @@ func New(specs []Spec, o Options) *Set {
 				kind: &simKind{steps: m.Steps, interval: m.Interval, fail: m.Fail}}
 		case sp.MCP != nil:
 			srv := &server{name: sp.Name, cfg: *sp.MCP, log: o.Log, kick: make(chan struct{}, 1)}
-			srv.client = mcp.New(mcp.Config{URL: sp.MCP.URL, Headers: sp.MCP.Headers, Client: o.Client, Log: o.Log,
-				Changed: srv.changed})
+			m := sp.MCP
+			srv.client = mcp.New(mcp.Config{URL: m.URL, Headers: m.Headers, Client: o.Client,
+				Command: m.Command, Args: m.Args, Env: m.Env, Dir: m.Dir, Log: o.Log, Changed: srv.changed})
 			s.servers[sp.Name] = srv
 			s.wg.Add(1)
 			go func() {
@@ -145,6 +172,7 @@ func (s *Set) Offer(ctx context.Context, names []string, redactModel bool) *Offe
 		if e, ok := s.static[n]; ok {
 			add(e)
 		} else if srv, ok := s.servers[n]; ok {
+			o.servers = append(o.servers, n)
 			for _, e := range srv.entries(context.WithoutCancel(ctx)) {
 				add(e)
 			}

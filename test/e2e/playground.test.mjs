@@ -220,7 +220,7 @@ test('the demo tool: progress to completion, its result, then the answer', async
   assert.equal(await tool.locator('.result').isVisible(), true);
   assert.ok((await answer.locator('.text').last().textContent()).length > 0);
   assert.match(await figure(answer, 'target'), /^sim\//);
-  assert.equal(await figure(answer, 'attempts'), '2', 'two rounds, one call each: no fallback');
+  assert.equal(await figure(answer, 'attempts'), '1', 'two rounds on one target: one attempt (the rounds are calls), no fallback');
 });
 
 test('the admin tab asks for the token and refreshes /admin/stats', async (t) => {

@@ -95,9 +95,9 @@ export class AnswerView {
     if (u || a.status !== 'streaming') rows.push(['cost', typeof m.costUsd === 'number' ? '$' + m.costUsd.toFixed(6) : 'no price']);
     if (m.target) rows.push(['target', shortTarget(m.target)]);
     if (m.attempts) {
-      // attempts counts every call of the run, one per round at least: the rest are fallbacks
-      // (or restarts).
-      const extra = m.attempts - Math.max(a.steps.filter((s) => s.meta).length, 1);
+      // attempts counts the targets tried (later rounds on the served one are calls, not
+      // attempts): past the first, each is a fallback (or a restart).
+      const extra = m.attempts - 1;
       rows.push(['attempts', extra > 0 ? `${m.attempts} (${extra} fallback${extra > 1 ? 's' : ''})` : String(m.attempts)]);
     }
     if (a.ttftMs != null) rows.push(['first token', a.ttftMs ? `${a.ttftMs} ms` : '< 1 ms']);
@@ -118,7 +118,7 @@ export class AnswerView {
     const bits = [`Step ${s.n}`];
     if (m && m.target) bits.push(shortTarget(m.target));
     const prev = a.steps.find((x) => x.n === s.n - 1)?.meta;
-    const tries = m && m.attempts ? m.attempts - (prev?.attempts || 0) : 0; // the run's count is cumulative
+    const tries = m && m.attempts ? m.attempts - (prev?.attempts || 0) : 0; // the run's count is cumulative: this step's targets
     if (tries > 1) bits.push(`${tries} attempts`);
     if (m && m.roundUsage) bits.push(`${m.roundUsage.inputTokens}+${m.roundUsage.outputTokens} tokens`);
     setText(e.head, bits.join(' · '));

@@ -53,17 +53,17 @@ type Call struct {
 	s         session
 	id        int64
 	token     string
-	st        *stream
+	st        reply
 	done      bool // the response came
 	err       error
 	streaming bool
 }
 
 // Call starts tools/call of the tool name with args (a JSON object) and a progress token.
-// alive, if set, is called whenever bytes of the answer arrive. A session the server forgot
-// is started again and the call sent again, once: the server answered 404, so the call did
-// not run. Any other failure is returned as it is: a call that may have run is never sent
-// twice.
+// alive, if set, is called whenever the answer shows a sign of life (bytes of it; a message
+// of a local server). A session the server forgot is started again and the call sent again,
+// once: the server refused it unrun (ErrSessionExpired). Any other failure, a timeout
+// included, is returned as it is: a call that may have run is never sent twice.
 func (c *Client) Call(ctx context.Context, name string, args json.RawMessage, alive func()) (*Call, error) {
 	for attempt := 0; ; attempt++ {
 		s, err := c.session(ctx)
@@ -73,18 +73,14 @@ func (c *Client) Call(ctx context.Context, name string, args json.RawMessage, al
 		id := c.ids.Add(1)
 		token := "sluice-" + strconv.FormatInt(id, 10)
 		params := map[string]any{"name": name, "arguments": args, "_meta": map[string]any{"progressToken": token}}
-		resp, err := c.post(ctx, request(id, "tools/call", params), s)
+		st, err := c.tr.post(ctx, outgoing{body: request(id, "tools/call", params), id: id, token: token, alive: alive}, s)
 		if errors.Is(err, ErrSessionExpired) && attempt == 0 {
 			continue
 		}
 		if err != nil {
 			return nil, err
 		}
-		st, err := newStream(resp, alive)
-		if err != nil {
-			return nil, err
-		}
-		return &Call{c: c, s: s, id: id, token: token, st: st, streaming: st.sse != nil}, nil
+		return &Call{c: c, s: s, id: id, token: token, st: st, streaming: st.streams()}, nil
 	}
 }
 

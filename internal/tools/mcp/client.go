@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,15 +16,29 @@ import (
 // Version is the protocol version the client asks for; it speaks whatever the server answers.
 const Version = "2025-06-18"
 
-// Config says how to reach one MCP server.
+// Config says how to reach one MCP server: over Streamable HTTP (URL) or as a local process
+// over stdio (Command). Exactly one of URL and Command is set.
 type Config struct {
 	URL     string
 	Headers map[string]string // sent with every request (credentials)
 	// Client makes the requests (nil: a client with no timeout: calls bound themselves).
 	Client *http.Client
-	Log    *slog.Logger
-	// Changed, if set, is called when the server says its tool list changed: the caller may
-	// read it again at once. It must not block.
+
+	// Command, with Args, Env and Dir, is a local server the client starts and keeps
+	// running (stdio.go). Env is added to a minimal inherited environment (defaultEnv): the
+	// gateway's own environment, with its provider keys, is not passed on.
+	Command string
+	Args    []string
+	Env     map[string]string
+	Dir     string
+	// Backoff is the first pause before a process that exited is started again (default
+	// 100ms); it doubles up to 30s, and starts over after a process that ran for a minute.
+	Backoff time.Duration
+
+	Log *slog.Logger
+	// Changed, if set, is called when the server says its tool list changed, or when a
+	// local server's process was started again: the caller may read it again at once. It
+	// must not block.
 	Changed func()
 }
 
@@ -34,6 +46,7 @@ type Config struct {
 // server forgets it. Safe for concurrent use.
 type Client struct {
 	cfg Config
+	tr  transport
 	ids atomic.Int64 // JSON-RPC request ids
 
 	start sync.Mutex // held while a session starts: one initialize at a time
@@ -44,19 +57,54 @@ type Client struct {
 	changed bool // the tool list changed since it was last read (or was never read)
 	closed  bool
 
-	listen context.Context // of the GET listeners; canceled by Close
+	listen context.Context // of the client's goroutines (listeners, the process); canceled by Close
 	stop   context.CancelFunc
 	wg     sync.WaitGroup
 }
 
 // session is what requests of one session carry.
 type session struct {
-	id, proto   string // Mcp-Session-Id ("" when the server keeps none), the negotiated version
+	// id is the transport's name of the session: the Mcp-Session-Id ("" when the server
+	// keeps none), or the process a local server's session lives in.
+	id, proto   string // and the negotiated version
 	gen         int
 	listChanged bool // the server announced tools.listChanged
 }
 
-// New returns a client of the server cfg names; nothing is sent before the first use.
+// transport carries the messages of a client to its server: Streamable HTTP (http.go) or a
+// local process's stdin and stdout (stdio.go).
+type transport interface {
+	// post sends one message of session s (the zero session before one started) and
+	// returns what answers it: a request's response, after the progress of its token; an
+	// empty reply for a notification or a response. ErrSessionExpired: the server does not
+	// know s, and the message did not run.
+	post(ctx context.Context, out outgoing, s session) (reply, error)
+	// opened is told of every session that started.
+	opened(s session)
+	// close ends the transport after the client closed; s was its last session.
+	close(s session)
+}
+
+// outgoing is one message to send: id and token name what answers it (0 and "": nothing);
+// alive, if set, is called whenever the answer shows a sign of life.
+type outgoing struct {
+	body  []byte
+	id    int64
+	token string
+	alive func()
+}
+
+// reply is the messages that answer one message, pull-style. Not safe for concurrent use;
+// Close unblocks next.
+type reply interface {
+	next() (message, error) // io.EOF when the answer ended
+	Close() error
+	streams() bool   // the answer streams (an SSE body): its liveness is watched
+	session() string // the session the server named in its answer (initialize)
+}
+
+// New returns a client of the server cfg names. Nothing is sent to a server over HTTP
+// before the first use; a local server's process is started at once.
 func New(cfg Config) *Client {
 	if cfg.Client == nil {
 		cfg.Client = &http.Client{}
@@ -65,7 +113,13 @@ func New(cfg Config) *Client {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Client{cfg: cfg, changed: true, listen: ctx, stop: cancel}
+	c := &Client{cfg: cfg, changed: true, listen: ctx, stop: cancel}
+	if cfg.Command != "" {
+		c.tr = startStdio(c)
+	} else {
+		c.tr = &httpTransport{c: c}
+	}
+	return c
 }
 
 // Changed reports whether the server's tool list may have changed since Tools last read it.
@@ -95,7 +149,7 @@ func (c *Client) session(ctx context.Context) (session, error) {
 	cur, closed := c.cur, c.closed
 	c.mu.Unlock()
 	if closed {
-		return session{}, errors.New("mcp: client closed")
+		return session{}, errClosed
 	}
 	if cur.gen != 0 {
 		return cur, nil
@@ -111,7 +165,9 @@ func (c *Client) session(ctx context.Context) (session, error) {
 	return c.initialize(ctx)
 }
 
-// expire forgets s after the server answered 404 to it; a newer session is kept.
+var errClosed = errors.New("mcp: client closed")
+
+// expire forgets s after the server said it does not know it; a newer session is kept.
 func (c *Client) expire(s session) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -126,12 +182,12 @@ func (c *Client) initialize(ctx context.Context) (session, error) {
 	id := c.ids.Add(1)
 	params := map[string]any{"protocolVersion": Version, "capabilities": map[string]any{},
 		"clientInfo": map[string]any{"name": "sluice", "version": "1"}}
-	resp, err := c.post(ctx, request(id, "initialize", params), session{})
+	r, err := c.tr.post(ctx, outgoing{body: request(id, "initialize", params), id: id}, session{})
 	if err != nil {
 		return session{}, fmt.Errorf("mcp initialize: %w", err)
 	}
-	sid := resp.Header.Get("Mcp-Session-Id")
-	raw, err := c.result(resp, id, session{}, nil)
+	sid := r.session()
+	raw, err := c.result(r, id, session{id: sid})
 	if err != nil {
 		return session{}, fmt.Errorf("mcp initialize: %w", err)
 	}
@@ -148,76 +204,21 @@ func (c *Client) initialize(ctx context.Context) (session, error) {
 	}
 	s := session{id: sid, proto: res.ProtocolVersion}
 	s.listChanged = res.Capabilities.Tools != nil && res.Capabilities.Tools.ListChanged
-	ack, err := c.post(ctx, notification("notifications/initialized", nil), s)
+	ack, err := c.tr.post(ctx, outgoing{body: notification("notifications/initialized", nil)}, s)
 	if err != nil {
 		return session{}, fmt.Errorf("mcp initialized: %w", err)
 	}
-	drain(ack)
+	ack.Close()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
-		return session{}, errors.New("mcp: client closed")
+		return session{}, errClosed
 	}
 	c.gen++
 	s.gen = c.gen
 	c.cur, c.changed = s, true // a new session may serve another list
-	if s.listChanged {
-		c.wg.Add(1)
-		go c.listenLoop(s)
-	}
+	c.tr.opened(s)
 	return s, nil
-}
-
-// post sends one message of session s and returns the answer (202: an empty one). A 404 to
-// a request that carried the session's id is ErrSessionExpired, and the session is forgotten.
-func (c *Client) post(ctx context.Context, body []byte, s session) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.cfg.URL, bytes.NewReader(body))
-	if err != nil {
-		return nil, err
-	}
-	c.headers(req, s)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := c.cfg.Client.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode == http.StatusNotFound && s.id != "" {
-		drain(resp)
-		c.expire(s)
-		return nil, ErrSessionExpired
-	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, statusError(resp)
-	}
-	return resp, nil
-}
-
-func (c *Client) headers(req *http.Request, s session) {
-	for k, v := range c.cfg.Headers {
-		req.Header.Set(k, v)
-	}
-	if s.id != "" {
-		req.Header.Set("Mcp-Session-Id", s.id)
-	}
-	if s.proto != "" {
-		req.Header.Set("Mcp-Protocol-Version", s.proto)
-	}
-}
-
-// statusError is a short, single-line account of an error answer (it may reach a client,
-// after redaction): the status and the start of the body.
-func statusError(resp *http.Response) error {
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-	resp.Body.Close()
-	msg := strings.Join(strings.Fields(string(b)), " ")
-	if len(msg) > 200 {
-		msg = msg[:200] + "…"
-	}
-	if msg == "" {
-		return fmt.Errorf("the MCP server answered HTTP %d", resp.StatusCode)
-	}
-	return fmt.Errorf("the MCP server answered HTTP %d: %s", resp.StatusCode, msg)
 }
 
 func drain(resp *http.Response) {
@@ -225,16 +226,12 @@ func drain(resp *http.Response) {
 	resp.Body.Close()
 }
 
-// result reads resp until the response to request id and returns its result, handling what
+// result reads r until the response to request id and returns its result, handling what
 // comes before it (notifications, the server's own requests) as any stream's messages.
-func (c *Client) result(resp *http.Response, id int64, s session, alive func()) (json.RawMessage, error) {
-	st, err := newStream(resp, alive)
-	if err != nil {
-		return nil, err
-	}
-	defer st.Close()
+func (c *Client) result(r reply, id int64, s session) (json.RawMessage, error) {
+	defer r.Close()
 	for {
-		m, err := st.next()
+		m, err := r.next()
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				err = errors.New("the answer ended without a response")
@@ -272,15 +269,24 @@ func (c *Client) handle(m message, s session) {
 func (c *Client) send(body []byte, s session) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if resp, err := c.post(ctx, body, s); err == nil {
-		drain(resp)
+	if r, err := c.tr.post(ctx, outgoing{body: body}, s); err == nil {
+		r.Close()
 	} else {
-		c.cfg.Log.Debug("mcp: a message to the server failed", "url", c.cfg.URL, "err", err.Error())
+		c.cfg.Log.Debug("mcp: a message to the server failed", "server", c.name(), "err", err.Error())
 	}
 }
 
-// Close ends the session (an HTTP DELETE, as the transport asks of a client that leaves)
-// and its listener, and waits for them.
+// name is how logs name the server: its URL, or its command.
+func (c *Client) name() string {
+	if c.cfg.Command != "" {
+		return c.cfg.Command
+	}
+	return c.cfg.URL
+}
+
+// Close ends the session (over HTTP, a DELETE, as the transport asks of a client that
+// leaves; a local server's process is stopped) and the client's goroutines, and waits for
+// them.
 func (c *Client) Close() error {
 	c.mu.Lock()
 	c.closed = true
@@ -288,19 +294,7 @@ func (c *Client) Close() error {
 	c.cur = session{}
 	c.mu.Unlock()
 	c.stop()
+	c.tr.close(s)
 	c.wg.Wait()
-	if s.id == "" {
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, c.cfg.URL, nil)
-	if err != nil {
-		return err
-	}
-	c.headers(req, s)
-	if resp, err := c.cfg.Client.Do(req); err == nil {
-		drain(resp)
-	}
 	return nil
 }

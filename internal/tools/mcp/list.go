@@ -49,11 +49,11 @@ func (c *Client) list(ctx context.Context, s session) ([]Tool, error) {
 			params["cursor"] = cursor
 		}
 		id := c.ids.Add(1)
-		resp, err := c.post(ctx, request(id, "tools/list", params), s)
+		r, err := c.tr.post(ctx, outgoing{body: request(id, "tools/list", params), id: id}, s)
 		if err != nil {
 			return nil, err
 		}
-		raw, err := c.result(resp, id, s, nil)
+		raw, err := c.result(r, id, s)
 		if err != nil {
 			return nil, fmt.Errorf("mcp tools/list: %w", err)
 		}

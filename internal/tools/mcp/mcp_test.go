@@ -1,12 +1,15 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,7 +18,10 @@ import (
 	"github.com/sluice-gw/sluice/internal/tools/mcp/mcptest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	mcptest.Main() // the test binary as a local server (stdio_test.go)
+	goleak.VerifyTestMain(m)
+}
 
 // count answers how many times it ran, with a progress notification per step.
 func count(steps int) mcptest.Tool {
@@ -77,24 +83,58 @@ func TestSessionAndCall(t *testing.T) {
 	}
 }
 
-// A tools/call the server answers 404 (it forgot the session) did not run: the client starts
-// a new session and sends it again, once. The call runs once.
+// A server that forgot the session (it restarted) answers 404, as the specification says, or
+// 400 about the session, as server-everything and the MCP Python SDK do: the listing is asked
+// again, and a tools/call sent again, once, in a new session. Each call runs once.
 func TestExpiredSessionRetriedOnce(t *testing.T) {
+	for _, status := range []int{http.StatusNotFound, http.StatusBadRequest} {
+		t.Run(strconv.Itoa(status), func(t *testing.T) {
+			srv := mcptest.New(count(1))
+			srv.ExpiredStatus = status
+			c := start(t, srv)
+			if _, err := c.Tools(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			srv.Expire()
+			if tools, err := c.Tools(t.Context()); err != nil || len(tools) != 1 {
+				t.Fatalf("got %v, %v after the restart; want the list", tools, err)
+			}
+			srv.Expire()
+			k, err := c.Call(t.Context(), "count", json.RawMessage(`{}`), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, text, err := events(t, k); err != nil || text != "counted" {
+				t.Fatalf("got %q, %v; want the result", text, err)
+			}
+			if srv.Inits() != 3 || srv.Runs("count") != 1 {
+				t.Errorf("got %d sessions and %d runs, want 3 and 1", srv.Inits(), srv.Runs("count"))
+			}
+		})
+	}
+}
+
+// Only a refusal that names the session is a forgotten session: any other 400, or a 404 to a
+// request without a session id, is the answer, and the call is not sent again.
+func TestOther400NotRetried(t *testing.T) {
 	srv := mcptest.New(count(1))
-	c := start(t, srv)
-	if _, err := c.Tools(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	srv.Expire()
-	k, err := c.Call(t.Context(), "count", json.RawMessage(`{}`), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, text, err := events(t, k); err != nil || text != "counted" {
-		t.Fatalf("got %q, %v; want the result", text, err)
-	}
-	if srv.Inits() != 2 || srv.Runs("count") != 1 {
-		t.Errorf("got %d sessions and %d runs, want 2 and 1", srv.Inits(), srv.Runs("count"))
+	var calls atomic.Int32
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		if bytes.Contains(b, []byte(`"tools/call"`)) {
+			calls.Add(1)
+			http.Error(w, `{"jsonrpc":"2.0","id":null,"error":{"code":-32602,"message":"Bad Request: invalid params"}}`, http.StatusBadRequest)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		srv.ServeHTTP(w, r)
+	}))
+	defer hs.Close()
+	c := New(Config{URL: hs.URL})
+	defer c.Close()
+	_, err := c.Call(t.Context(), "count", json.RawMessage(`{}`), nil)
+	if err == nil || errors.Is(err, ErrSessionExpired) || calls.Load() != 1 || srv.Inits() != 1 {
+		t.Errorf("got %v, %d calls, %d sessions; want the 400, one call, one session", err, calls.Load(), srv.Inits())
 	}
 }
 
@@ -112,6 +152,29 @@ func TestCutCallNotRetried(t *testing.T) {
 	ps, _, err := events(t, k)
 	if err == nil || len(ps) != 1 || srv.Runs("cut") != 1 {
 		t.Errorf("got progress %v, err %v, %d runs; want the progress, an error, one run", ps, err, srv.Runs("cut"))
+	}
+}
+
+// A call that timed out may have run: it is not sent again, even in a new session.
+func TestTimedOutCallNotRetried(t *testing.T) {
+	running := make(chan struct{})
+	srv := mcptest.New(mcptest.Tool{Name: "slow", Run: func(ctx context.Context, _ json.RawMessage, progress func(float64, float64, string)) (string, bool) {
+		close(running)
+		<-ctx.Done()
+		return "", true
+	}})
+	c := start(t, srv)
+	ctx, cancel := context.WithCancelCause(t.Context())
+	go func() {
+		<-running
+		cancel(context.DeadlineExceeded) // the tool's timeout, once it runs
+	}()
+	k, err := c.Call(ctx, "slow", json.RawMessage(`{}`), nil)
+	if err == nil {
+		_, _, err = events(t, k)
+	}
+	if err == nil || srv.Runs("slow") != 1 || srv.Inits() != 1 {
+		t.Errorf("got %v, %d runs, %d sessions; want an error, one run, one session", err, srv.Runs("slow"), srv.Inits())
 	}
 }
 

@@ -73,14 +73,16 @@ const (
 	maxEvent = 8 << 20
 )
 
-// ErrSessionExpired reports a request the server answered 404 with the session's id: it
-// does not know the session (MCP Streamable HTTP, "Session Management"), so the request did
-// not run. The client starts a new session.
+// ErrSessionExpired reports a message the server did not take because it does not know the
+// session: over HTTP, a 404 (MCP Streamable HTTP, "Session Management") or a 400 about the
+// session to a request that carried its id; over stdio, a session of a process that has
+// since exited. The message did not run; the client starts a new session.
 var ErrSessionExpired = errors.New("mcp: the server no longer knows the session")
 
 // stream reads the messages of one answer: a JSON body (one message or a batch) or an SSE
 // stream of messages. Not safe for concurrent use; Close unblocks next.
 type stream struct {
+	sid   string // the Mcp-Session-Id of the answer
 	body  io.ReadCloser
 	sse   *sse.Reader // nil: a JSON body, already in queue
 	queue []message
@@ -93,7 +95,7 @@ func newStream(resp *http.Response, alive func()) (*stream, error) {
 		src = &aliveReader{r: resp.Body, alive: alive}
 	}
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	s := &stream{body: resp.Body}
+	s := &stream{sid: resp.Header.Get("Mcp-Session-Id"), body: resp.Body}
 	switch mt {
 	case "text/event-stream":
 		s.sse = sse.NewReader(src, maxEvent)
@@ -149,7 +151,9 @@ func (s *stream) next() (message, error) {
 	}
 }
 
-func (s *stream) Close() error { return s.body.Close() }
+func (s *stream) Close() error    { return s.body.Close() }
+func (s *stream) streams() bool   { return s.sse != nil }
+func (s *stream) session() string { return s.sid }
 
 // aliveReader calls alive whenever bytes arrive: any byte is a sign of life (liveness).
 type aliveReader struct {

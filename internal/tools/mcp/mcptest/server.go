@@ -1,8 +1,9 @@
-// Package mcptest is an MCP server over Streamable HTTP for tests: a real session life cycle
-// (initialize, Mcp-Session-Id, 404 for a session it does not know, DELETE), tools/list,
-// tools/call answered as an event stream with progress notifications, a GET stream that
-// carries notifications/tools/list_changed, and what a test needs to check a client: a forced
-// session expiry, counts of initializations and runs, and the cancellations received.
+// Package mcptest is an MCP server for tests, over Streamable HTTP and over stdio
+// (stdio.go): a real session life cycle (initialize, Mcp-Session-Id, 404 or 400 for a session
+// it does not know, DELETE), tools/list, tools/call answered as an event stream with progress
+// notifications, a GET stream that carries notifications/tools/list_changed, and what a test
+// needs to check a client: a forced session expiry (a restart), counts of initializations
+// and runs, and the cancellations received. Main makes a test binary a stdio server.
 package mcptest
 
 import (
@@ -35,6 +36,9 @@ type Server struct {
 	cancelled []string
 	// NoListen answers GET with 405, as a server without a GET stream does.
 	NoListen bool
+	// ExpiredStatus is the answer to a session it does not know: 404 (the default, as the
+	// specification says), or 400 with the JSON-RPC error server-everything sends.
+	ExpiredStatus int
 }
 
 // New returns a server offering tools.
@@ -54,7 +58,7 @@ func (s *Server) SetTools(tools ...Tool) {
 }
 
 // Expire forgets every session, as a server that restarted: the next request of a client
-// is answered 404.
+// is answered ExpiredStatus.
 func (s *Server) Expire() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -111,6 +115,18 @@ func (s *Server) known(r *http.Request) bool {
 	return s.sessions[r.Header.Get("Mcp-Session-Id")]
 }
 
+// unknown answers a request of a session the server does not know.
+func (s *Server) unknown(w http.ResponseWriter) {
+	if s.ExpiredStatus == http.StatusBadRequest {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		w.Write(mustJSON(message{ID: json.RawMessage("null"), Error: map[string]any{"code": -32000,
+			"message": "Bad Request: No valid session ID provided"}}))
+		return
+	}
+	http.Error(w, "unknown session", http.StatusNotFound)
+}
+
 func (s *Server) post(w http.ResponseWriter, r *http.Request) {
 	var m message
 	if err := json.NewDecoder(r.Body).Decode(&m); err != nil {
@@ -128,39 +144,21 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request) {
 		s.sessions[id] = true
 		s.mu.Unlock()
 		w.Header().Set("Mcp-Session-Id", id)
-		writeJSON(w, message{ID: m.ID, Result: map[string]any{"protocolVersion": "2025-06-18",
-			"capabilities": map[string]any{"tools": map[string]any{"listChanged": !s.NoListen}},
-			"serverInfo":   map[string]any{"name": "mcptest", "version": "1"}}})
+		writeJSON(w, message{ID: m.ID, Result: s.initialized(!s.NoListen)})
 		return
 	}
 	if !s.known(r) {
-		http.Error(w, "unknown session", http.StatusNotFound)
+		s.unknown(w)
 		return
 	}
 	switch {
 	case m.Method == "notifications/cancelled":
-		var p struct {
-			RequestID json.RawMessage `json:"requestId"`
-		}
-		_ = json.Unmarshal(m.Params, &p)
-		s.mu.Lock()
-		s.cancelled = append(s.cancelled, string(p.RequestID))
-		s.mu.Unlock()
+		s.cancel(m)
 		w.WriteHeader(http.StatusAccepted)
 	case len(m.ID) == 0 || m.Method == "":
 		w.WriteHeader(http.StatusAccepted) // notifications and responses
 	case m.Method == "tools/list":
-		s.mu.Lock()
-		var list []map[string]any
-		for _, t := range s.tools {
-			schema := t.Schema
-			if schema == nil {
-				schema = json.RawMessage(`{"type":"object"}`)
-			}
-			list = append(list, map[string]any{"name": t.Name, "description": t.Description, "inputSchema": schema})
-		}
-		s.mu.Unlock()
-		writeJSON(w, message{ID: m.ID, Result: map[string]any{"tools": list}})
+		writeJSON(w, message{ID: m.ID, Result: s.list()})
 	case m.Method == "tools/call":
 		s.call(w, r, m)
 	default:
@@ -168,48 +166,114 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// call runs a tool and answers as an event stream: progress notifications, then the result.
-func (s *Server) call(w http.ResponseWriter, r *http.Request, m message) {
-	var p struct {
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-		Meta      struct {
-			Token json.RawMessage `json:"progressToken"`
-		} `json:"_meta"`
-	}
-	_ = json.Unmarshal(m.Params, &p)
-	var tool *Tool
+func (s *Server) initialized(listChanged bool) map[string]any {
 	s.mu.Lock()
+	defer s.mu.Unlock()
+	return map[string]any{"protocolVersion": "2025-06-18",
+		"capabilities": map[string]any{"tools": map[string]any{"listChanged": listChanged}},
+		"serverInfo":   map[string]any{"name": "mcptest", "version": "1"}}
+}
+
+func (s *Server) list() map[string]any {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	list := []map[string]any{}
+	for _, t := range s.tools {
+		schema := t.Schema
+		if schema == nil {
+			schema = json.RawMessage(`{"type":"object"}`)
+		}
+		list = append(list, map[string]any{"name": t.Name, "description": t.Description, "inputSchema": schema})
+	}
+	return map[string]any{"tools": list}
+}
+
+// callParams are a tools/call's.
+type callParams struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+	Meta      struct {
+		Token json.RawMessage `json:"progressToken"`
+	} `json:"_meta"`
+}
+
+// lookup finds the call's tool and counts its run; nil: the server has none of that name.
+func (s *Server) lookup(m message) (*Tool, callParams) {
+	var p callParams
+	_ = json.Unmarshal(m.Params, &p)
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	for i := range s.tools {
 		if s.tools[i].Name == p.Name {
-			tool = &s.tools[i]
+			if s.runs == nil {
+				s.runs = map[string]int{}
+			}
+			s.runs[p.Name]++
+			t := s.tools[i]
+			return &t, p
 		}
 	}
-	if tool != nil {
-		if s.runs == nil {
-			s.runs = map[string]int{}
+	return nil, p
+}
+
+// run runs the call's tool, sending its progress and then its result with out.
+func run(ctx context.Context, m message, tool *Tool, p callParams, out func(message)) {
+	progress := func(done, total float64, msg string) {
+		if len(p.Meta.Token) == 0 {
+			return
 		}
-		s.runs[p.Name]++
+		out(message{Method: "notifications/progress", Params: mustJSON(map[string]any{
+			"progressToken": p.Meta.Token, "progress": done, "total": total, "message": msg})})
 	}
-	s.mu.Unlock()
+	text, isErr := tool.Run(ctx, p.Arguments, progress)
+	out(message{ID: m.ID, Result: map[string]any{
+		"content": []map[string]any{{"type": "text", "text": text}}, "isError": isErr}})
+}
+
+func unknownTool(m message, p callParams) message {
+	return message{ID: m.ID, Error: map[string]any{"code": -32602, "message": "unknown tool " + p.Name}}
+}
+
+// call runs a tool and answers as an event stream: progress notifications, then the result.
+func (s *Server) call(w http.ResponseWriter, r *http.Request, m message) {
+	tool, p := s.lookup(m)
 	if tool == nil {
-		writeJSON(w, message{ID: m.ID, Error: map[string]any{"code": -32602, "message": "unknown tool " + p.Name}})
+		writeJSON(w, unknownTool(m, p))
 		return
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
 	_ = rc.Flush()
-	progress := func(done, total float64, msg string) {
-		if len(p.Meta.Token) == 0 {
-			return
-		}
-		event(w, rc, message{Method: "notifications/progress", Params: mustJSON(map[string]any{
-			"progressToken": p.Meta.Token, "progress": done, "total": total, "message": msg})})
+	run(r.Context(), m, tool, p, func(m message) { event(w, rc, m) })
+}
+
+// cancel records a notifications/cancelled and returns the id of the request it cancels.
+func (s *Server) cancel(m message) string {
+	var p struct {
+		RequestID json.RawMessage `json:"requestId"`
 	}
-	text, isErr := tool.Run(r.Context(), p.Arguments, progress)
-	event(w, rc, message{ID: m.ID, Result: map[string]any{
-		"content": []map[string]any{{"type": "text", "text": text}}, "isError": isErr}})
+	_ = json.Unmarshal(m.Params, &p)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cancelled = append(s.cancelled, string(p.RequestID))
+	return string(p.RequestID)
+}
+
+// subscribe returns a channel signaled when the tools change, until unsubscribe.
+func (s *Server) subscribe() (ch chan struct{}, unsubscribe func()) {
+	ch = make(chan struct{}, 1)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.listeners == nil {
+		s.listeners = map[chan struct{}]bool{}
+	}
+	s.listeners[ch] = true
+	return ch, func() {
+		s.mu.Lock()
+		delete(s.listeners, ch)
+		s.mu.Unlock()
+	}
 }
 
 // listen serves a GET stream: notifications/tools/list_changed whenever the tools change.
@@ -219,21 +283,11 @@ func (s *Server) listen(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !s.known(r) {
-		http.Error(w, "unknown session", http.StatusNotFound)
+		s.unknown(w)
 		return
 	}
-	ch := make(chan struct{}, 1)
-	s.mu.Lock()
-	if s.listeners == nil {
-		s.listeners = map[chan struct{}]bool{}
-	}
-	s.listeners[ch] = true
-	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		delete(s.listeners, ch)
-		s.mu.Unlock()
-	}()
+	ch, unsubscribe := s.subscribe()
+	defer unsubscribe()
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
