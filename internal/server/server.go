@@ -131,6 +131,11 @@ func reqInfo(c echo.Context) *telemetry.Access { return c.Get(infoKey).(*telemet
 func (s *Server) access(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		start := time.Now()
+		// The handlers' context ends when the client left, not at a half-close (presence.go).
+		ctx, w, stop := watchClient(c.Request(), c.Response().Writer)
+		defer stop() // before the abort below, and before net/http writes after the handler
+		c.SetRequest(c.Request().WithContext(ctx))
+		c.Response().Writer = w
 		in := &telemetry.Access{ID: requestID(c.Request().Header.Get("X-Request-Id")), Kind: llm.KindNone.String(), Start: start}
 		c.Set(infoKey, in)
 		c.Response().Header().Set("X-Request-Id", in.ID)
@@ -145,6 +150,11 @@ func (s *Server) access(next echo.HandlerFunc) echo.HandlerFunc {
 		in.Method, in.Path, in.Status, in.Duration = r.Method, r.URL.Path, c.Response().Status, time.Since(start)
 		end()
 		telemetry.LogAccess(r.Context(), s.o.Log, in)
+		if in.Status == 499 && !c.Response().Committed {
+			// The client left before the answer: close the connection without one, rather
+			// than let net/http send an empty 200 that the log would contradict.
+			panic(http.ErrAbortHandler)
+		}
 		return nil
 	}
 }
