@@ -14,6 +14,7 @@ func TestAdminStrictBody(t *testing.T) {
 	const admin = "admin-token-for-tests"
 	url := serveGate(t, simConfig+"auth: {admin_token: "+admin+"}\n", nil, time.Minute, nil)
 	id, _ := createKey(t, url, admin, `{"name":"kept","models":["fast"]}`)
+	sc := newSpecCheck(t, &gateway{url: url})
 	bad := []struct{ name, body, want string }{
 		{"null", `null`, "must be a JSON object"},
 		{"array", `[{"name":"x"}]`, "must be a JSON object"},
@@ -33,7 +34,9 @@ func TestAdminStrictBody(t *testing.T) {
 		}
 		for _, tt := range bad {
 			t.Run(method+"/"+tt.name, func(t *testing.T) {
-				r := do(t, method, url+path, admin, tt.body)
+				x := sc.do(t, method, path, tt.body, "Authorization", "Bearer "+admin)
+				sc.response(t, x)
+				r := reply{status: x.resp.StatusCode, body: x.body}
 				var e struct {
 					Error struct{ Message, Type string } `json:"error"`
 				}

@@ -22,6 +22,7 @@ func TestBodyTimeout(t *testing.T) {
 	var log logBuffer
 	url := serveGate(t, simConfig+"auth: {admin_token: "+admin+"}\nlimits: {body_timeout: 100ms}\n", nil, time.Minute, &log)
 	_, key := createKey(t, url, admin, `{"models":["*"]}`)
+	sc := newSpecCheck(t, &gateway{url: url})
 	addr := strings.TrimPrefix(url, "http://")
 	for _, tt := range []struct{ path, token string }{
 		{"/v1/chat/completions", key}, {"/v1/responses", key}, {"/v1/embeddings", key}, {"/v1/ui/chat", key},
@@ -52,6 +53,8 @@ func TestBodyTimeout(t *testing.T) {
 			if len(e.Error) != 4 || resp.Header.Get("Content-Type") != "application/json" || !resp.Close {
 				t.Errorf("got %v %s, want exactly message, type, param, code as JSON, and Connection: close", resp.Header, body)
 			}
+			req, _ := http.NewRequest("POST", url+tt.path, strings.NewReader(`{"model":`))
+			sc.response(t, &exchange{req: req, reqBody: []byte(`{"model":`), resp: resp, body: body})
 		})
 	}
 	if n := len(regexp.MustCompile(`status=408`).FindAllString(log.String(), -1)); n != 5 {
