@@ -142,6 +142,37 @@ func TestHalfCloseIsServed(t *testing.T) {
 	}
 }
 
+// A half-close after the answer started changes nothing on the wire: the stream goes on to
+// [DONE], and no probe lands inside it.
+func TestHalfCloseMidStream(t *testing.T) {
+	addr, _, log := halfCloseGateway(t)
+	c := sendRaw(t, addr, "mid-stream", chatBody("mock/text?len=400&chunk=40&delay=20ms", true, ""))
+	c.SetReadDeadline(time.Now().Add(30 * time.Second)) // a safety net, not a timing assertion
+	br := bufio.NewReader(c)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("got %v %v, want a 200 stream", resp, err)
+	}
+	first := make([]byte, 1)
+	if _, err := io.ReadFull(resp.Body, first); err != nil { // the answer has begun
+		t.Fatal(err)
+	}
+	if err := c.CloseWrite(); err != nil {
+		t.Fatal(err)
+	}
+	rest, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("got %v after %q, want the rest of the stream", err, rest)
+	}
+	f := frames(t, bytes.NewReader(append(first, rest...)))
+	if len(f) < 10 || f[len(f)-1] != "[DONE]" || bytes.Contains(rest, []byte("100 Continue")) {
+		t.Errorf("got %d frames ending %q, want the whole stream, [DONE] and no probe", len(f), f[max(len(f)-1, 0):])
+	}
+	if line := log.line(t, "mid-stream"); !strings.Contains(line, " status=200 ") || !strings.Contains(line, " kind=none ") {
+		t.Errorf("got access line %s, want status=200 kind=none", line)
+	}
+}
+
 // A client that closes its connection (not a half-close) before the answer has left: the
 // upstream call is canceled, the access line says 499, and no status line is written.
 func TestClientCloseCancelsUpstream(t *testing.T) {
