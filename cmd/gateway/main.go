@@ -78,8 +78,9 @@ func run(ctx context.Context, path string, grace time.Duration) error {
 		return err
 	}
 	// No WriteTimeout: it would cut every stream longer than it (DESIGN §10).
+	// ConnContext: a client that half-closes its connection still gets its answer.
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
-		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn), ConnContext: server.ConnContext}
 	log.Info("listening", "addr", "http://"+ln.Addr().String())
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()

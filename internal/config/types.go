@@ -33,6 +33,7 @@ func (c *Config) setDefaults() {
 	c.Redis.Timeout = millis(250)
 	c.Redis.Spool = 10_000
 	c.Limits.MaxBodyBytes = 10 << 20
+	c.Limits.BodyTimeout = seconds(30)
 	c.HeartbeatInterval = seconds(10)
 	c.Redaction.WindowBytes = 128
 	c.Redaction.MaxMatchBytes = 4096
@@ -67,6 +68,9 @@ type CORS struct {
 // Limits are the gateway-wide request limits.
 type Limits struct {
 	MaxBodyBytes int64 `yaml:"max_body_bytes"`
+	// BodyTimeout is how long a client may take to send a whole request body (default 30s):
+	// a slower one is cut with 408, so a trickling body cannot hold a handler for ever.
+	BodyTimeout Duration `yaml:"body_timeout"`
 }
 
 // Provider says how to reach one upstream.

@@ -35,6 +35,7 @@ func TestValidation(t *testing.T) {
 		{"listen", "listen: localhost\n", "config.yaml:1: listen: want host:port"},
 		{"heartbeat zero", "heartbeat_interval: 0s\n", "heartbeat_interval: must be positive"},
 		{"body", "limits: {max_body_bytes: 0}\n", "limits.max_body_bytes: must be positive"},
+		{"body timeout", "limits: {body_timeout: 0s}\n", "limits.body_timeout: must be positive"},
 		{"pattern regex", "redaction:\n  patterns:\n    - {name: x, regex: '('}\n", "config.yaml:3: redaction.patterns[0].regex: error parsing regexp"},
 		{"pattern name", "redaction: {patterns: [{regex: a}]}\n", "redaction.patterns[0].name: want a unique"},
 		{"guardrail stage", "guardrails: {g: {kind: pii}}\n", `guardrails.g.stage: want input or output, got ""`},

@@ -105,9 +105,16 @@ func badKey(param, msg string) error {
 	return &llm.Error{Kind: llm.Invalid, Param: param, Type: "invalid_request_error", Message: msg}
 }
 
+// decodeKeyInput decodes the body of POST and PATCH as strictly as /v1 decodes its bodies
+// (scanObject: exactly one JSON object, UTF-8, no duplicate member), then into keyInput,
+// which refuses unknown members. A lenient decoder took null for an empty object: a key for
+// every model.
 func (s *Server) decodeKeyInput(c echo.Context) (*keyInput, error) {
 	body, err := s.readBody(c)
 	if err != nil {
+		return nil, err
+	}
+	if err := scanObject(body, func(string, json.RawMessage) error { return nil }); err != nil {
 		return nil, err
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))

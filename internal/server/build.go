@@ -24,6 +24,7 @@ func FromConfig(c *config.Config, log *slog.Logger) (*Server, error) {
 		Chains:       map[string]*fallback.Chain{},
 		Providers:    map[string]fallback.Provider{},
 		MaxBodyBytes: c.Limits.MaxBodyBytes,
+		BodyTimeout:  c.Limits.BodyTimeout.Std(),
 		Heartbeat:    c.HeartbeatInterval.Std(),
 		Log:          log,
 		Timeouts: fallback.Timeouts{Connect: 5 * time.Second, FirstEvent: 120 * time.Second,

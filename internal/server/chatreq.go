@@ -1,11 +1,8 @@
 package server
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"math"
 
 	"github.com/sluice-gw/sluice/internal/llm"
@@ -26,40 +23,14 @@ func invalid(param, format string, args ...any) *llm.Error {
 // decodeChat parses and validates a Chat Completions body. Modelled fields are checked for
 // type and range; the rest are kept raw, in order, for OpenAI-compatible upstreams.
 func decodeChat(body []byte) (*chatRequest, error) {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, invalid("", "We could not parse the JSON body of your request: %s", jsonMsg(err))
-	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return nil, invalid("", "The request body must be a JSON object.")
-	}
 	cr := &chatRequest{}
 	seen := map[string]bool{}
-	for dec.More() {
-		kt, err := dec.Token()
-		if err != nil {
-			return nil, invalid("", "We could not parse the JSON body of your request: %s", jsonMsg(err))
-		}
-		key := kt.(string)
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return nil, invalid("", "We could not parse the JSON body of your request: %s", jsonMsg(err))
-		}
-		if seen[key] {
-			return nil, invalid(key, "Duplicate field '%s'.", key)
-		}
+	err := scanObject(body, func(key string, raw json.RawMessage) error {
 		seen[key] = true
-		if err := cr.field(key, raw); err != nil {
-			return nil, err
-		}
-	}
-	if _, err := dec.Token(); err != nil {
-		return nil, invalid("", "We could not parse the JSON body of your request: %s", jsonMsg(err))
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, invalid("", "We could not parse the JSON body of your request: data after the top-level object")
+		return cr.field(key, raw)
+	})
+	if err != nil {
+		return nil, err
 	}
 	if cr.Model == "" {
 		return nil, invalid("model", "Missing required parameter: 'model'.")
@@ -71,17 +42,6 @@ func decodeChat(body []byte) (*chatRequest, error) {
 		return nil, invalid("messages", "Invalid 'messages': empty array. Expected an array with minimum length 1.")
 	}
 	return cr, nil
-}
-
-func jsonMsg(err error) string {
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		return fmt.Sprintf("%s (at byte %d)", se.Error(), se.Offset)
-	}
-	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-		return "unexpected end of JSON input"
-	}
-	return err.Error()
 }
 
 func isNull(raw json.RawMessage) bool { return string(raw) == "null" }

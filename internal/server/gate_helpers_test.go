@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -48,7 +47,7 @@ func serveServer(t *testing.T, yaml string, vars map[string]string, window time.
 	}
 	srv := buildConfig(t, yaml, vars, log)
 	server.SetLimitWindow(srv, window)
-	hs := httptest.NewServer(srv)
+	hs := listen(srv)
 	t.Cleanup(func() {
 		hs.Close()
 		srv.Close()

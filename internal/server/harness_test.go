@@ -55,7 +55,16 @@ func newGateway(t *testing.T, yaml string) *gateway {
 // loopback. The caller closes it (before the upstreams it uses, so handlers end first).
 func serveConfig(t *testing.T, yaml string, vars map[string]string) *httptest.Server {
 	t.Helper()
-	return httptest.NewServer(buildConfig(t, yaml, vars, io.Discard))
+	return listen(buildConfig(t, yaml, vars, io.Discard))
+}
+
+// listen serves h over loopback as the gateway binary does: with server.ConnContext, so that
+// a half-closed connection is not a client that left.
+func listen(h http.Handler) *httptest.Server {
+	hs := httptest.NewUnstartedServer(h)
+	hs.Config.ConnContext = server.ConnContext
+	hs.Start()
+	return hs
 }
 
 // buildConfig builds the gateway yaml describes, with ${VAR} taken from vars only and its log

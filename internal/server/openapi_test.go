@@ -56,7 +56,8 @@ type exchange struct {
 	body    []byte
 }
 
-func (sc *specCheck) do(t *testing.T, method, path, body string) *exchange {
+// do sends one request with the header pairs given.
+func (sc *specCheck) do(t *testing.T, method, path, body string, header ...string) *exchange {
 	t.Helper()
 	req, err := http.NewRequest(method, sc.url+path, strings.NewReader(body))
 	if err != nil {
@@ -64,6 +65,9 @@ func (sc *specCheck) do(t *testing.T, method, path, body string) *exchange {
 	}
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
 	}
 	return sc.send(t, req, body)
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 
 	"github.com/sluice-gw/sluice/internal/llm"
@@ -26,49 +25,6 @@ type respEcho struct {
 	// Encrypted: the client asked for reasoning items' encrypted content
 	// (include: ["reasoning.encrypted_content"]).
 	Encrypted bool
-}
-
-// scanObject calls field for each member of the JSON object body, in order, with the
-// OpenAI-format 400 for malformed JSON, a non-object or a duplicate member.
-func scanObject(body []byte, field func(key string, raw json.RawMessage) error) error {
-	bad := func(err error) error {
-		return invalid("", "We could not parse the JSON body of your request: %s", jsonMsg(err))
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	tok, err := dec.Token()
-	if err != nil {
-		return bad(err)
-	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return invalid("", "The request body must be a JSON object.")
-	}
-	seen := map[string]bool{}
-	for dec.More() {
-		kt, err := dec.Token()
-		if err != nil {
-			return bad(err)
-		}
-		key := kt.(string)
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return bad(err)
-		}
-		if seen[key] {
-			return invalid(key, "Duplicate field '%s'.", key)
-		}
-		seen[key] = true
-		if err := field(key, raw); err != nil {
-			return err
-		}
-	}
-	if _, err := dec.Token(); err != nil {
-		return bad(err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return invalid("", "We could not parse the JSON body of your request: data after the top-level object")
-	}
-	return nil
 }
 
 // compact returns raw without insignificant whitespace: raw JSON echoed inside an SSE data

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -35,6 +36,9 @@ type Options struct {
 	// Models lists, in order, what GET /v1/models shows: the aliases, then direct targets.
 	Models       []string
 	MaxBodyBytes int64
+	// BodyTimeout bounds the reading of a whole request body (default 30s): a slower client
+	// is answered 408.
+	BodyTimeout time.Duration
 	// NewWindow, RedactJSON and RedactText are the redaction rules (nil: off).
 	NewWindow  func() relay.Window
 	RedactJSON func(string) string
@@ -92,6 +96,9 @@ func New(o Options) *Server {
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = 10 << 20
 	}
+	if o.BodyTimeout <= 0 {
+		o.BodyTimeout = 30 * time.Second
+	}
 	s := &Server{o: o, echo: echo.New(), obs: newObserver(o)}
 	e := s.echo
 	e.HideBanner, e.HidePort = true, true
@@ -124,6 +131,11 @@ func reqInfo(c echo.Context) *telemetry.Access { return c.Get(infoKey).(*telemet
 func (s *Server) access(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		start := time.Now()
+		// The handlers' context ends when the client left, not at a half-close (presence.go).
+		ctx, w, stop := watchClient(c.Request(), c.Response().Writer)
+		defer stop() // before the abort below, and before net/http writes after the handler
+		c.SetRequest(c.Request().WithContext(ctx))
+		c.Response().Writer = w
 		in := &telemetry.Access{ID: requestID(c.Request().Header.Get("X-Request-Id")), Kind: llm.KindNone.String(), Start: start}
 		c.Set(infoKey, in)
 		c.Response().Header().Set("X-Request-Id", in.ID)
@@ -138,6 +150,11 @@ func (s *Server) access(next echo.HandlerFunc) echo.HandlerFunc {
 		in.Method, in.Path, in.Status, in.Duration = r.Method, r.URL.Path, c.Response().Status, time.Since(start)
 		end()
 		telemetry.LogAccess(r.Context(), s.o.Log, in)
+		if in.Status == 499 && !c.Response().Committed {
+			// The client left before the answer: close the connection without one, rather
+			// than let net/http send an empty 200 that the log would contradict.
+			panic(http.ErrAbortHandler)
+		}
 		return nil
 	}
 }
@@ -199,7 +216,9 @@ func (s *Server) resolve(model string) (*fallback.Chain, error) {
 }
 
 // readBody reads the body up to the limit: a larger one is a 413, whatever its
-// Content-Length said.
+// Content-Length said. The whole body must arrive within BodyTimeout, else 408: a read
+// deadline on this request's connection, not the server's ReadTimeout, which would also
+// bound the response streams.
 func (s *Server) readBody(c echo.Context) ([]byte, error) {
 	r := c.Request()
 	tooLarge := &llm.Error{Kind: llm.TooLarge, Code: "request_too_large", Type: "invalid_request_error",
@@ -207,13 +226,28 @@ func (s *Server) readBody(c echo.Context) ([]byte, error) {
 	if r.ContentLength > s.o.MaxBodyBytes {
 		return nil, tooLarge
 	}
+	rc := http.NewResponseController(c.Response())
+	timed := rc.SetReadDeadline(time.Now().Add(s.o.BodyTimeout)) == nil // not under a recorder
 	body, err := io.ReadAll(http.MaxBytesReader(c.Response(), r.Body, s.o.MaxBodyBytes))
 	if err != nil {
 		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
+		switch {
+		case errors.As(err, &mbe):
 			return nil, tooLarge
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			// The deadline stays: the rest of the body is not worth waiting for, and the
+			// connection closes after the answer.
+			c.Response().Header().Set("Connection", "close")
+			return nil, &llm.Error{Kind: llm.Invalid, Status: http.StatusRequestTimeout, Code: "request_timeout",
+				Type: "invalid_request_error", Message: "The request body did not arrive within " + s.o.BodyTimeout.String() +
+					" (the gateway's limits.body_timeout)."}
 		}
 		return nil, &llm.Error{Kind: llm.Canceled, Message: "reading the request body failed", Err: err}
+	}
+	if timed {
+		// net/http clears it once the body is read, but not when the key check read the
+		// body first and this read is of the copy it kept.
+		_ = rc.SetReadDeadline(time.Time{})
 	}
 	return body, nil
 }

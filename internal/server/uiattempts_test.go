@@ -1,25 +1,12 @@
 package server_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"regexp"
 	"strconv"
 	"testing"
 	"time"
 )
-
-// accessLog hands each access line ("msg=request") of a gateway's log to a channel.
-type accessLog chan string
-
-func (a accessLog) Write(p []byte) (int, error) {
-	for _, line := range bytes.Split(p, []byte("\n")) {
-		if bytes.Contains(line, []byte("msg=request")) {
-			a <- string(line)
-		}
-	}
-	return len(p), nil
-}
 
 var attemptsField = regexp.MustCompile(` attempts=(\d+) `)
 
@@ -40,7 +27,7 @@ func TestRunAttemptsAgree(t *testing.T) {
 		{"restart", `{targets: ["sim/text?len=80&fail=cut&after=3", "sim/echo"], on_midstream_failure: restart}`, 1, 2, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			log := make(accessLog, 8)
+			log := newAccessLog()
 			url := serveGate(t, `providers: {sim: {kind: sim}}
 runs: {max_rounds: 3}
 models:
@@ -75,7 +62,7 @@ tools:
 					t.Errorf("got metadata %v, want %d attempts in every round", m, tc.attempts)
 				}
 			}
-			line := <-log
+			line := log.line(t, resp.Header.Get("X-Request-Id"))
 			if m := attemptsField.FindStringSubmatch(line); m == nil || m[1] != strconv.Itoa(tc.attempts) {
 				t.Errorf("got access line %s, want attempts=%d", line, tc.attempts)
 			}

@@ -22,6 +22,9 @@ var uiChatFields = []string{"tools", "tool_choice", "temperature", "top_p", "max
 	"stop", "seed", "user"}
 
 func decodeUI(body []byte) (*uiRequest, error) {
+	if err := validUTF8(body); err != nil {
+		return nil, err
+	}
 	var m map[string]json.RawMessage // as the gate reads the model: the last duplicate wins
 	if err := json.Unmarshal(body, &m); err != nil {
 		return nil, invalid("", "We could not parse the JSON body of your request: %s", jsonMsg(err))
