@@ -20,6 +20,10 @@ import (
 // moment after [DONE], before it closes the body. Closing at [DONE] would cost every call a
 // new connection (a TLS handshake upstream).
 func TestCompleteAnswerKeepsConnection(t *testing.T) {
+	// The drain's bound is generous here: under load, the upstream's 20 ms pause could
+	// outlast the production bound (100 ms) and the test would measure the scheduler.
+	defer func(w time.Duration) { drainWait = w }(drainWait)
+	drainWait = time.Minute
 	u := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		io.WriteString(w, `data: {"id":"c1","choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":"stop"}]}`+"\n\n"+
