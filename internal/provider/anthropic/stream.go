@@ -12,7 +12,6 @@ import (
 
 	"github.com/r3labs/sse/v2"
 
-	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
 	isse "github.com/sluice-gw/sluice/internal/sse"
 )
@@ -128,7 +127,7 @@ func (s *stream) next() error {
 
 // stopped is the error for a stream the caller stopped: its ctx, or Close.
 func (s *stream) stopped() error {
-	if err := fallback.ContextError(s.ctx); err != nil {
+	if err := llm.ContextError(s.ctx); err != nil {
 		return err
 	}
 	if s.closed.Load() {

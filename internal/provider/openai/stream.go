@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/sse"
 )
@@ -242,7 +241,7 @@ func (s *stream) end(msg string) error {
 
 // stopped is the error for a stream the caller stopped: its ctx, or Close.
 func (s *source) stopped() error {
-	if err := fallback.ContextError(s.ctx); err != nil {
+	if err := llm.ContextError(s.ctx); err != nil {
 		return err
 	}
 	if s.closed.Load() {
