@@ -13,6 +13,7 @@ import (
 	"github.com/r3labs/sse/v2"
 
 	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/provider/transport"
 	isse "github.com/sluice-gw/sluice/internal/sse"
 )
 
@@ -32,10 +33,8 @@ type stream struct {
 	closeOnce sync.Once
 	closed    atomic.Bool
 
-	msg   message
-	queue []llm.Event // events of the current wire event; queue[qi:] not yet returned
-	qi    int
-	err   error // sticky: io.EOF after message_stop
+	msg message
+	q   transport.Queue // events of the current wire event; the error is io.EOF after message_stop
 }
 
 func newStream(ctx context.Context, o origin, body io.ReadCloser) *stream {
@@ -56,33 +55,20 @@ const (
 // RateLimited or Auth (streamError); an event whose data is not JSON is Unavailable, since
 // the upstream is not speaking the protocol. If ctx was canceled or the stream closed, the
 // error is Canceled (or Timeout), whatever the read saw. Errors are sticky.
-func (s *stream) Recv() (llm.Event, error) {
-	for {
-		if s.qi < len(s.queue) {
-			ev := s.queue[s.qi]
-			s.queue[s.qi] = llm.Event{} // drop references held by the queue
-			s.qi++
-			return ev, nil
-		}
-		if s.err != nil {
-			return llm.Event{}, s.err
-		}
-		s.queue, s.qi = s.queue[:0], 0
-		if s.msg.stopped {
-			// Nothing after message_stop matters; reading the body's end, briefly and
-			// bounded, keeps the connection for the next call (internal/sse.Drain).
-			s.err = io.EOF
-			if s.wait != nil {
-				s.wait()
-			}
-			s.closeOnce.Do(func() { isse.Drain(s.body, drainLimit, drainWait) })
-			continue
-		}
-		if err := s.next(); err != nil {
-			s.err = err
-			s.closeBody()
-		}
+func (s *stream) Recv() (llm.Event, error) { return s.q.Recv(s) }
+
+// End implements transport.Source. Nothing after message_stop matters; reading the body's
+// end, briefly and bounded, keeps the connection for the next call (internal/sse.Drain). A
+// failure closes the body.
+func (s *stream) End(err error) {
+	if err != io.EOF {
+		s.closeBody()
+		return
 	}
+	if s.wait != nil {
+		s.wait()
+	}
+	s.closeOnce.Do(func() { isse.Drain(s.body, drainLimit, drainWait) })
 }
 
 // BeforeWait implements llm.Waiter: f runs before each read of the body, and before the
@@ -106,9 +92,9 @@ func (s *stream) closeBody() {
 	s.closeOnce.Do(func() { s.body.Close() })
 }
 
-// next reads one SSE event and queues its llm.Events, or returns the error that ends the
-// stream.
-func (s *stream) next() error {
+// Fill implements transport.Source: it reads one SSE event and queues its llm.Events, or
+// returns the error that ends the stream (io.EOF once message_stop came).
+func (s *stream) Fill() error {
 	raw, err := s.rd.ReadEvent()
 	if err != nil {
 		return s.endError(err)
@@ -121,8 +107,13 @@ func (s *stream) next() error {
 		return &llm.Error{Kind: llm.Truncated, Message: s.name + ": stream cut inside its last event"}
 	}
 	typ, data := parseEvent(raw)
-	s.queue, err = s.msg.event(s.queue, typ, data)
-	return err
+	if err := s.msg.event(&s.q, typ, data); err != nil {
+		return err
+	}
+	if s.msg.stopped {
+		return io.EOF
+	}
+	return nil
 }
 
 // stopped is the error for a stream the caller stopped: its ctx, or Close.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/provider/transport"
 	"github.com/sluice-gw/sluice/internal/sse"
 )
 
@@ -51,13 +52,11 @@ type stream struct {
 	json *decoder
 
 	chunk   chunk
-	queue   []llm.Event // events of the current chunk; queue[qi:] not yet returned
-	qi      int
+	q       transport.Queue // events of the current chunk; the error is io.EOF after a complete answer
 	started bool
 	// state per choice index: 0 not seen, 1 open, 2 finished.
 	state          []uint8
 	seen, finished int
-	err            error // sticky: io.EOF after a complete answer
 }
 
 func newStream(ctx context.Context, o origin, body io.ReadCloser) *stream {
@@ -71,26 +70,15 @@ func newStream(ctx context.Context, o origin, body io.ReadCloser) *stream {
 // Unavailable, since the upstream is not speaking the protocol (a last event cut at EOF
 // is Truncated instead). If ctx was canceled, the error is Canceled (or Timeout), whatever
 // the read saw. Errors are sticky.
-func (s *stream) Recv() (llm.Event, error) {
-	for {
-		if s.qi < len(s.queue) {
-			ev := s.queue[s.qi]
-			s.queue[s.qi] = llm.Event{} // drop references held by the queue
-			s.qi++
-			return ev, nil
-		}
-		if s.err != nil {
-			return llm.Event{}, s.err
-		}
-		s.queue, s.qi = s.queue[:0], 0
-		if err := s.next(); err != nil {
-			s.err = err
-			if err == io.EOF {
-				s.drain()
-			} else {
-				s.closeBody()
-			}
-		}
+func (s *stream) Recv() (llm.Event, error) { return s.q.Recv(s) }
+
+// End implements transport.Source, for both streams: a complete answer drains the body (the
+// closing chunk), which keeps the connection; a failure closes it.
+func (s *source) End(err error) {
+	if err == io.EOF {
+		s.drain()
+	} else {
+		s.closeBody()
 	}
 }
 
@@ -131,9 +119,9 @@ const (
 	drainWait  = 100 * time.Millisecond
 )
 
-// next reads one SSE event and queues its llm.Events, or returns the error that ends the
+// Fill implements transport.Source: it reads one SSE event and queues its llm.Events, or returns the error that ends the
 // stream.
-func (s *stream) next() error {
+func (s *stream) Fill() error {
 	ev, err := s.dec.Next()
 	if err != nil {
 		return s.readError(err, func() error { return s.end("stream ended before every choice finished") })
@@ -163,7 +151,7 @@ func (s *stream) next() error {
 		s.started = true
 		var h head
 		json.Unmarshal(data, &h) // cannot fail: the same bytes decoded above
-		s.queue = append(s.queue, llm.Event{Type: llm.EvStart, ID: h.ID, Model: h.Model})
+		s.q.Push(llm.Event{Type: llm.EvStart, ID: h.ID, Model: h.Model})
 	}
 	for i := range s.chunk.Choices {
 		if err := s.choice(&s.chunk.Choices[i]); err != nil {
@@ -171,7 +159,7 @@ func (s *stream) next() error {
 		}
 	}
 	if u := s.chunk.Usage; u != nil {
-		s.queue = append(s.queue, llm.Event{Type: llm.EvUsage, Usage: &llm.Usage{
+		s.q.Push(llm.Event{Type: llm.EvUsage, Usage: &llm.Usage{
 			PromptTokens:     u.PromptTokens,
 			CompletionTokens: u.CompletionTokens,
 			TotalTokens:      u.TotalTokens,
@@ -198,23 +186,23 @@ func (s *stream) choice(c *wireChoice) error {
 		s.seen++
 	}
 	if c.Logprobs != nil {
-		s.queue = append(s.queue, llm.Event{Type: llm.EvLogprobs, Choice: i, Raw: json.RawMessage(c.Logprobs)})
+		s.q.Push(llm.Event{Type: llm.EvLogprobs, Choice: i, Raw: json.RawMessage(c.Logprobs)})
 	}
 	d := &c.Delta
 	if d.Reasoning != "" {
-		s.queue = append(s.queue, llm.Event{Type: llm.EvReasoning, Choice: i, Text: string(d.Reasoning), Field: "reasoning"})
+		s.q.Push(llm.Event{Type: llm.EvReasoning, Choice: i, Text: string(d.Reasoning), Field: "reasoning"})
 	}
 	if d.ReasoningContent != "" {
-		s.queue = append(s.queue, llm.Event{Type: llm.EvReasoning, Choice: i, Text: string(d.ReasoningContent), Field: "reasoning_content"})
+		s.q.Push(llm.Event{Type: llm.EvReasoning, Choice: i, Text: string(d.ReasoningContent), Field: "reasoning_content"})
 	}
 	if d.Content != "" {
-		s.queue = append(s.queue, llm.Event{Type: llm.EvText, Choice: i, Text: string(d.Content)})
+		s.q.Push(llm.Event{Type: llm.EvText, Choice: i, Text: string(d.Content)})
 	}
 	if d.Refusal != "" {
-		s.queue = append(s.queue, llm.Event{Type: llm.EvRefusal, Choice: i, Text: string(d.Refusal)})
+		s.q.Push(llm.Event{Type: llm.EvRefusal, Choice: i, Text: string(d.Refusal)})
 	}
 	for _, tc := range d.ToolCalls {
-		s.queue = append(s.queue, llm.Event{Type: llm.EvToolCall, Choice: i, Tool: llm.ToolDelta{
+		s.q.Push(llm.Event{Type: llm.EvToolCall, Choice: i, Tool: llm.ToolDelta{
 			Index: tc.Index, ID: tc.ID, Name: tc.Function.Name, Args: string(tc.Function.Arguments),
 		}})
 	}
@@ -222,7 +210,7 @@ func (s *stream) choice(c *wireChoice) error {
 		// Only the first finish of a choice counts; some servers repeat it.
 		s.state[i] = 2
 		s.finished++
-		s.queue = append(s.queue, llm.Event{Type: llm.EvDone, Choice: i, Finish: string(c.FinishReason)})
+		s.q.Push(llm.Event{Type: llm.EvDone, Choice: i, Finish: string(c.FinishReason)})
 	}
 	return nil
 }

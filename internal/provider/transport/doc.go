@@ -1,6 +1,7 @@
 // Package transport is what the HTTP adapters share below their wire formats: the pooled
-// HTTP client and its dialer, the mapping of a call that got no answer to an *llm.Error, and
-// the Retry-After header.
+// HTTP client and its dialer, the mapping of a call that got no answer to an *llm.Error, the
+// Retry-After header, and the queue that hands out, one per Recv, the llm events one upstream
+// event produced.
 //
 // It decides nothing about any wire and knows nothing of the fallback chain: the attempt's
 // connect timeout and its cancel cause reach it through llm (ConnectTimeout, ContextError).
