@@ -6,32 +6,22 @@ import (
 	"crypto/rand"
 	"errors"
 	"io"
-	"sync"
-	"sync/atomic"
-	"time"
 
 	"github.com/r3labs/sse/v2"
 
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/provider/transport"
-	isse "github.com/sluice-gw/sluice/internal/sse"
 )
 
 // stream is a Messages answer as an llm.Stream. Not safe for concurrent use, except Close,
 // which unblocks a Recv in progress by closing the body.
 type stream struct {
-	// ctx is the call's context, kept only to tell a client that left or a chain timeout
-	// from an upstream failure when a read fails: the transport's error does not say, and
-	// r3labs reports a cancellation as io.EOF.
-	ctx  context.Context
+	// Body tells a client that left or a chain timeout from an upstream failure when a read
+	// fails: the transport's error does not say, and r3labs reports a cancellation as io.EOF.
+	transport.Body
 	name string
-	body io.ReadCloser
 	src  *endReader
 	rd   *sse.EventStreamReader
-
-	wait      func() // see BeforeWait; nil: none
-	closeOnce sync.Once
-	closed    atomic.Bool
 
 	msg message
 	q   transport.Queue // events of the current wire event; the error is io.EOF after message_stop
@@ -39,15 +29,9 @@ type stream struct {
 
 func newStream(ctx context.Context, o origin, body io.ReadCloser) *stream {
 	src := newEndReader(body)
-	return &stream{ctx: ctx, name: o.name, body: body, src: src,
+	return &stream{Body: transport.NewBody(ctx, o.name, body), name: o.name, src: src,
 		rd: sse.NewEventStreamReader(src, maxEvent), msg: message{origin: o}}
 }
-
-// drainLimit and drainWait bound the read of what follows message_stop.
-const (
-	drainLimit = 4 << 10
-	drainWait  = 100 * time.Millisecond
-)
 
 // Recv returns the next event. io.EOF means the answer is complete: message_stop came (what
 // follows it is not read). A stream that ends or is cut before that, or whose last event
@@ -57,40 +41,14 @@ const (
 // error is Canceled (or Timeout), whatever the read saw. Errors are sticky.
 func (s *stream) Recv() (llm.Event, error) { return s.q.Recv(s) }
 
-// End implements transport.Source. Nothing after message_stop matters; reading the body's
-// end, briefly and bounded, keeps the connection for the next call (internal/sse.Drain). A
-// failure closes the body.
-func (s *stream) End(err error) {
-	if err != io.EOF {
-		s.closeBody()
-		return
-	}
-	if s.wait != nil {
-		s.wait()
-	}
-	s.closeOnce.Do(func() { isse.Drain(s.body, drainLimit, drainWait) })
-}
-
 // BeforeWait implements llm.Waiter: f runs before each read of the body, and before the
 // drain that follows message_stop.
 func (s *stream) BeforeWait(f func()) {
-	s.wait = f
+	s.OnWait(f)
 	s.src.wait = f
 }
 
 var _ llm.Waiter = (*stream)(nil)
-
-// Close releases the connection and unblocks a Recv in progress. Safe to call more than
-// once and concurrently with Recv.
-func (s *stream) Close() error {
-	s.closed.Store(true)
-	s.closeBody()
-	return nil
-}
-
-func (s *stream) closeBody() {
-	s.closeOnce.Do(func() { s.body.Close() })
-}
 
 // Fill implements transport.Source: it reads one SSE event and queues its llm.Events, or
 // returns the error that ends the stream (io.EOF once message_stop came).
@@ -101,7 +59,7 @@ func (s *stream) Fill() error {
 	}
 	if s.src.isCut(raw) {
 		// DESIGN §10: r3labs returns the bytes after the last blank line as an event.
-		if e := s.stopped(); e != nil {
+		if e := s.Stopped(); e != nil {
 			return e
 		}
 		return &llm.Error{Kind: llm.Truncated, Message: s.name + ": stream cut inside its last event"}
@@ -116,22 +74,11 @@ func (s *stream) Fill() error {
 	return nil
 }
 
-// stopped is the error for a stream the caller stopped: its ctx, or Close.
-func (s *stream) stopped() error {
-	if err := llm.ContextError(s.ctx); err != nil {
-		return err
-	}
-	if s.closed.Load() {
-		return &llm.Error{Kind: llm.Canceled, Message: s.name + ": stream closed"}
-	}
-	return nil
-}
-
 // endError maps the error that ended the reader. r3labs says io.EOF for a clean end and for
 // a context.Canceled read alike, so the caller's context and the body's own ending, kept by
 // endReader, decide.
 func (s *stream) endError(err error) error {
-	if e := s.stopped(); e != nil {
+	if e := s.Stopped(); e != nil {
 		return e
 	}
 	if errors.Is(err, bufio.ErrTooLong) {

@@ -52,14 +52,14 @@ func (s *respStream) push(ev llm.Event) { s.q.Push(ev) }
 
 // atEOF is the end of the body before a terminal event.
 func (s *respStream) atEOF() error {
-	if err := s.stopped(); err != nil {
+	if err := s.Stopped(); err != nil {
 		return err
 	}
 	return &llm.Error{Kind: llm.Truncated, Message: s.name + ": stream ended before response.completed"}
 }
 
-// Fill implements transport.Source: it reads one SSE event and queues its llm.Events, or returns the error that ends the
-// stream (io.EOF after a terminal event).
+// Fill implements transport.Source: it reads one SSE event and queues its llm.Events, or
+// returns the error that ends the stream (io.EOF after a terminal event).
 func (s *respStream) Fill() error {
 	sev, err := s.dec.Next()
 	if err != nil {

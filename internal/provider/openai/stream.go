@@ -6,9 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"sync"
-	"sync/atomic"
-	"time"
 
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/provider/transport"
@@ -23,16 +20,9 @@ const maxChoices = 1024
 // Responses streams: it decides how a read that failed ends the stream. Not safe for
 // concurrent use, except Close.
 type source struct {
-	// ctx is the call's context, kept only to tell a client that left or a chain timeout
-	// from an upstream failure when a read fails: the transport's error does not say.
-	ctx context.Context
 	origin
-	body io.ReadCloser
-	dec  *sse.Reader
-	wait func() // see BeforeWait; nil: none
-
-	closeOnce sync.Once
-	closed    atomic.Bool
+	transport.Body
+	dec *sse.Reader
 }
 
 var (
@@ -42,7 +32,7 @@ var (
 
 // newSource reads body with events of at most max bytes.
 func newSource(ctx context.Context, o origin, body io.ReadCloser, max int) source {
-	return source{ctx: ctx, origin: o, body: body, dec: sse.NewReader(body, max)}
+	return source{origin: o, Body: transport.NewBody(ctx, o.name, body), dec: sse.NewReader(body, max)}
 }
 
 // stream is a Chat Completions answer as an llm.Stream. Not safe for concurrent use, except
@@ -72,55 +62,17 @@ func newStream(ctx context.Context, o origin, body io.ReadCloser) *stream {
 // the read saw. Errors are sticky.
 func (s *stream) Recv() (llm.Event, error) { return s.q.Recv(s) }
 
-// End implements transport.Source, for both streams: a complete answer drains the body (the
-// closing chunk), which keeps the connection; a failure closes it.
-func (s *source) End(err error) {
-	if err == io.EOF {
-		s.drain()
-	} else {
-		s.closeBody()
-	}
-}
-
 // BeforeWait implements llm.Waiter: f runs before each read of the body, and before the
 // drain that follows a complete answer.
 func (s *source) BeforeWait(f func()) {
-	s.wait = f
+	s.OnWait(f)
 	s.dec.BeforeRead(f)
-}
-
-// Close releases the connection and unblocks a Recv in progress. Safe to call more than
-// once and concurrently with Recv.
-func (s *source) Close() error {
-	s.closed.Store(true)
-	s.closeBody()
-	return nil
-}
-
-func (s *source) closeBody() {
-	s.closeOnce.Do(func() { s.body.Close() })
-}
-
-// drain reads what follows a complete answer (the closing chunk) and closes the body, which
-// keeps the connection for the next call.
-func (s *source) drain() {
-	if s.wait != nil {
-		s.wait()
-	}
-	s.closeOnce.Do(func() { sse.Drain(s.body, drainLimit, drainWait) })
 }
 
 var done = []byte("[DONE]")
 
-// drainLimit and drainWait bound the read of what follows a complete answer (the closing
-// chunk), which keeps the connection for the next call.
-const (
-	drainLimit = 4 << 10
-	drainWait  = 100 * time.Millisecond
-)
-
-// Fill implements transport.Source: it reads one SSE event and queues its llm.Events, or returns the error that ends the
-// stream.
+// Fill implements transport.Source: it reads one SSE event and queues its llm.Events, or
+// returns the error that ends the stream.
 func (s *stream) Fill() error {
 	ev, err := s.dec.Next()
 	if err != nil {
@@ -218,24 +170,13 @@ func (s *stream) choice(c *wireChoice) error {
 // end is the end of the body or [DONE]: complete when at least one choice was seen and all
 // seen have finished, else Truncated with msg.
 func (s *stream) end(msg string) error {
-	if err := s.stopped(); err != nil {
+	if err := s.Stopped(); err != nil {
 		return err
 	}
 	if s.finished > 0 && s.finished == s.seen {
 		return io.EOF
 	}
 	return &llm.Error{Kind: llm.Truncated, Message: s.name + ": " + msg}
-}
-
-// stopped is the error for a stream the caller stopped: its ctx, or Close.
-func (s *source) stopped() error {
-	if err := llm.ContextError(s.ctx); err != nil {
-		return err
-	}
-	if s.closed.Load() {
-		return &llm.Error{Kind: llm.Canceled, Message: s.name + ": stream closed"}
-	}
-	return nil
 }
 
 // readError is the error that ends the stream after the read failure err; atEOF decides a
@@ -245,12 +186,12 @@ func (s *source) readError(err error, atEOF func() error) error {
 	case err == io.EOF:
 		return atEOF()
 	case errors.Is(err, sse.ErrCut):
-		if e := s.stopped(); e != nil {
+		if e := s.Stopped(); e != nil {
 			return e
 		}
 		return &llm.Error{Kind: llm.Truncated, Message: s.name + ": stream cut inside its last event", Err: err}
 	}
-	if e := s.stopped(); e != nil {
+	if e := s.Stopped(); e != nil {
 		return e
 	}
 	if errors.Is(err, sse.ErrTooLarge) {
