@@ -104,6 +104,43 @@ func TestDependencyOwners(t *testing.T) {
 	}
 }
 
+// never says which packages of the module a part must not import, directly or through
+// another package (DESIGN §11): part and the forbidden packages are paths under the module,
+// each standing for itself and the packages below it.
+var never = []struct {
+	part   string
+	banned []string
+	why    string
+}{
+	{"internal/provider", []string{"internal/fallback", "internal/relay", "internal/server"},
+		"adapters know nothing of the chain, the relay or the HTTP server"},
+}
+
+// under reports whether the import path imp is the module's package dir or one below it.
+func under(imp, dir string) bool {
+	dir = module + "/" + dir
+	return imp == dir || strings.HasPrefix(imp, dir+"/")
+}
+
+// TestNeverImports holds the never rules over each package's build, not its tests: a test
+// may assemble what the package must not know (openai's tests run a fallback chain).
+func TestNeverImports(t *testing.T) {
+	for _, p := range list(t) {
+		for _, n := range never {
+			if !under(p.ImportPath, n.part) {
+				continue
+			}
+			for _, dep := range p.Deps {
+				for _, b := range n.banned {
+					if under(dep, b) {
+						t.Errorf("%s depends on %s: %s", p.ImportPath, dep, n.why)
+					}
+				}
+			}
+		}
+	}
+}
+
 // TestStandardLibraryOnly keeps the vocabulary and the redaction rules free of dependencies,
 // direct or indirect (other packages of the module excepted for redact: none today).
 func TestStandardLibraryOnly(t *testing.T) {

@@ -17,7 +17,7 @@ import (
 // Timeouts bound one attempt. Zero fields are off.
 type Timeouts struct {
 	// Connect bounds opening a connection to the upstream. The chain cannot see a dial, so it
-	// hands the value to the provider in the attempt's context (see ConnectTimeout); a
+	// hands the value to the provider in the attempt's context (see llm.ConnectTimeout); a
 	// provider that dials applies it.
 	Connect time.Duration
 	// FirstEvent bounds the time from the attempt's start to its first healthy event:
@@ -400,7 +400,7 @@ func (r *Run) attempt(ctx context.Context, t *Target) (*Stream, error) {
 	req.Model = t.Model
 	pctx := actx
 	if t.Timeouts.Connect > 0 {
-		pctx = context.WithValue(actx, connectKey{}, t.Timeouts.Connect)
+		pctx = llm.WithConnectTimeout(actx, t.Timeouts.Connect)
 	}
 	up, err := t.Provider.Stream(pctx, req)
 	if err != nil {

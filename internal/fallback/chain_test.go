@@ -405,7 +405,7 @@ func TestConnectTimeoutPassed(t *testing.T) {
 	var got time.Duration
 	var set bool
 	p := providerFunc(func(ctx context.Context, _ *llm.Request) (llm.Stream, error) {
-		got, set = fallback.ConnectTimeout(ctx)
+		got, set = llm.ConnectTimeout(ctx)
 		return newFake(ok).Stream(ctx, nil)
 	})
 	ta := target("p/a", p)

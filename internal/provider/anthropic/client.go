@@ -12,8 +12,8 @@ import (
 
 	"go.opentelemetry.io/otel/propagation"
 
-	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/provider/transport"
 )
 
 // Config configures one Anthropic Messages provider.
@@ -52,7 +52,7 @@ type Client struct {
 	maxTokens func(model string) int
 }
 
-var _ fallback.Provider = (*Client)(nil)
+var _ llm.Provider = (*Client)(nil)
 
 // maxErrorBody caps how much of a non-2xx body is read: enough for any error object, and an
 // upstream that answers an error with megabytes cannot hold the attempt.
@@ -87,7 +87,7 @@ func New(c Config) *Client {
 	}
 	hc := c.HTTPClient
 	if hc == nil {
-		hc = fallback.HTTPClient
+		hc = transport.HTTPClient
 	}
 	return &Client{origin: origin{name: c.Name, scrub: c.Scrub}, url: base + "/v1/messages", header: h, hc: hc, maxTokens: c.DefaultMaxTokens}
 }
@@ -117,7 +117,7 @@ func (c *Client) Stream(ctx context.Context, req *llm.Request) (llm.Stream, erro
 	if res.StatusCode < 200 || res.StatusCode > 299 {
 		b, _ := io.ReadAll(io.LimitReader(res.Body, maxErrorBody))
 		res.Body.Close()
-		if e := fallback.ContextError(ctx); e != nil {
+		if e := llm.ContextError(ctx); e != nil {
 			return nil, e
 		}
 		return nil, c.statusError(res.StatusCode, res.Header, b)
@@ -146,5 +146,5 @@ func (c *Client) defaultMaxTokens(model string) int {
 
 // callError maps a failed call to an *llm.Error.
 func (c *Client) callError(ctx context.Context, err error) error {
-	return fallback.TransportError(ctx, c.name, err)
+	return transport.Error(ctx, c.name, err)
 }

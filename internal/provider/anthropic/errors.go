@@ -4,12 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/provider/transport"
 )
 
 // wireError is Anthropic's error object, as in {"type":"error","error":{"type","message"}}.
@@ -84,34 +84,15 @@ func (c *Client) statusError(status int, h http.Header, body []byte) *llm.Error 
 		e.Kind = llm.Auth
 		e.Message = fmt.Sprintf("%s refused the gateway's credentials (HTTP %d)", c.name, s)
 	case s == 429:
-		e.Kind, e.RetryAfter = llm.RateLimited, retryAfter(h, time.Now())
+		e.Kind, e.RetryAfter = llm.RateLimited, transport.RetryAfter(h, time.Now())
 		e.Message = fmt.Sprintf("%s rate limit (HTTP 429): %s", c.name, msg)
 	default:
 		// 408, 409, 5xx and 529 (overloaded), and anything unexpected: the upstream's failure,
 		// not the request's, so the chain may fall back. Anthropic may say when to come back.
-		e.Kind, e.RetryAfter = llm.Unavailable, retryAfter(h, time.Now())
+		e.Kind, e.RetryAfter = llm.Unavailable, transport.RetryAfter(h, time.Now())
 		e.Message = fmt.Sprintf("%s answered HTTP %d: %s", c.name, s, msg)
 	}
 	return c.scrub.Error(e)
-}
-
-// retryAfter parses Retry-After (seconds or an HTTP date, RFC 9110 §10.2.3); 0 when absent
-// or unparseable.
-func retryAfter(h http.Header, now time.Time) time.Duration {
-	v := strings.TrimSpace(h.Get("Retry-After"))
-	if v == "" {
-		return 0
-	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil {
-		if s > 0 {
-			return time.Duration(s * float64(time.Second))
-		}
-		return 0
-	}
-	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return t.Sub(now)
-	}
-	return 0
 }
 
 // streamError maps an error event inside a 200 stream (or a JSON error with status 200).

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/provider/transport"
 )
 
 // parseEvent reads the fields of one raw event as r3labs returns it (the bytes before its
@@ -111,30 +112,30 @@ type message struct {
 	usage                          bool
 }
 
-// event appends to q the llm.Events of one wire event (its type from the event: line, its
+// event queues on q the llm.Events of one wire event (its type from the event: line, its
 // data), or returns the error it stands for.
-func (m *message) event(q []llm.Event, typ string, data []byte) ([]llm.Event, error) {
+func (m *message) event(q *transport.Queue, typ string, data []byte) error {
 	if typ == "error" {
 		// {"type":"error","error":{"type":"overloaded_error","message":...}}, or whatever
 		// a proxy made of it, even nothing.
-		return q, m.streamError(parseErrorBody(data))
+		return m.streamError(parseErrorBody(data))
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
-		return q, nil // a comment, or an event without data
+		return nil // a comment, or an event without data
 	}
 	var ev wireEvent
 	if err := json.Unmarshal(data, &ev); err != nil {
-		return q, &llm.Error{Kind: llm.Unavailable, Message: m.name + " sent an event that is not JSON", Err: err}
+		return &llm.Error{Kind: llm.Unavailable, Message: m.name + " sent an event that is not JSON", Err: err}
 	}
 	if ev.Type == "error" {
-		return q, m.streamError(parseErrorBody(data))
+		return m.streamError(parseErrorBody(data))
 	}
 	switch ev.Type {
 	case "message_start":
 		if ev.Message != nil && !m.started {
 			m.started = true
 			m.addUsage(ev.Message.Usage)
-			q = append(q, llm.Event{Type: llm.EvStart, ID: ev.Message.ID, Model: ev.Message.Model})
+			q.Push(llm.Event{Type: llm.EvStart, ID: ev.Message.ID, Model: ev.Message.Model})
 		}
 	case "content_block_start":
 		if ev.ContentBlock != nil {
@@ -153,7 +154,7 @@ func (m *message) event(q []llm.Event, typ string, data []byte) ([]llm.Event, er
 			if in := compactOr(b.input, "{}"); in[0] == '{' {
 				args = string(in)
 			}
-			q = append(q, llm.Event{Type: llm.EvToolCall, Tool: llm.ToolDelta{Index: b.tool, Args: args}})
+			q.Push(llm.Event{Type: llm.EvToolCall, Tool: llm.ToolDelta{Index: b.tool, Args: args}})
 		}
 	case "message_delta":
 		if ev.Delta != nil && ev.Delta.StopReason != "" {
@@ -163,16 +164,16 @@ func (m *message) event(q []llm.Event, typ string, data []byte) ([]llm.Event, er
 	case "message_stop":
 		m.stopped = true
 		if m.usage {
-			q = append(q, llm.Event{Type: llm.EvUsage, Usage: m.total()})
+			q.Push(llm.Event{Type: llm.EvUsage, Usage: m.total()})
 		}
-		q = append(q, llm.Event{Type: llm.EvDone, Finish: finishReason(m.reason)})
+		q.Push(llm.Event{Type: llm.EvDone, Finish: finishReason(m.reason)})
 	}
 	// ping, and event types added after this adapter was written, carry nothing for us
 	// (Anthropic: "new event types may be added"; handle unknown ones gracefully).
-	return q, nil
+	return nil
 }
 
-func (m *message) blockStart(q []llm.Event, ev *wireEvent) ([]llm.Event, error) {
+func (m *message) blockStart(q *transport.Queue, ev *wireEvent) error {
 	cb := ev.ContentBlock
 	if m.blocks == nil {
 		m.blocks = map[int]*blockState{}
@@ -182,58 +183,58 @@ func (m *message) blockStart(q []llm.Event, ev *wireEvent) ([]llm.Event, error) 
 	switch cb.Type {
 	case "text":
 		if cb.Text != "" {
-			q = append(q, llm.Event{Type: llm.EvText, Text: cb.Text})
+			q.Push(llm.Event{Type: llm.EvText, Text: cb.Text})
 		}
 	case "thinking":
 		if cb.Thinking != "" {
-			q = append(q, llm.Event{Type: llm.EvReasoning, Text: cb.Thinking, Field: reasoningField})
+			q.Push(llm.Event{Type: llm.EvReasoning, Text: cb.Thinking, Field: reasoningField})
 		}
 		if cb.Signature != "" {
-			q = append(q, llm.Event{Type: llm.EvReasoning, Encrypted: cb.Signature, Field: reasoningField})
+			q.Push(llm.Event{Type: llm.EvReasoning, Encrypted: cb.Signature, Field: reasoningField})
 		}
 	case "redacted_thinking":
 		// Opaque: carried as a signature with no text before it (see the package comment).
 		if cb.Data != "" {
-			q = append(q, llm.Event{Type: llm.EvReasoning, Encrypted: cb.Data, Field: reasoningField})
+			q.Push(llm.Event{Type: llm.EvReasoning, Encrypted: cb.Data, Field: reasoningField})
 		}
 	case "tool_use":
 		b.tool, b.input = m.tools, cb.Input
 		m.tools++
 		// The first fragment names the call, as a Chat stream's does, with no arguments yet.
-		q = append(q, llm.Event{Type: llm.EvToolCall, Tool: llm.ToolDelta{Index: b.tool, ID: cb.ID, Name: cb.Name}})
+		q.Push(llm.Event{Type: llm.EvToolCall, Tool: llm.ToolDelta{Index: b.tool, ID: cb.ID, Name: cb.Name}})
 	}
 	// Server tools (server_tool_use, web_search_tool_result, ...) run at Anthropic; a Chat
 	// client has no place for them, and the model's text reports what they found.
-	return q, nil
+	return nil
 }
 
-func (m *message) delta(q []llm.Event, ev *wireEvent) ([]llm.Event, error) {
+func (m *message) delta(q *transport.Queue, ev *wireEvent) error {
 	d := ev.Delta
 	switch d.Type {
 	case "text_delta":
 		if d.Text != "" {
-			q = append(q, llm.Event{Type: llm.EvText, Text: d.Text})
+			q.Push(llm.Event{Type: llm.EvText, Text: d.Text})
 		}
 	case "thinking_delta":
 		if d.Thinking != "" {
-			q = append(q, llm.Event{Type: llm.EvReasoning, Text: d.Thinking, Field: reasoningField})
+			q.Push(llm.Event{Type: llm.EvReasoning, Text: d.Thinking, Field: reasoningField})
 		}
 	case "signature_delta":
 		if d.Signature != "" {
-			q = append(q, llm.Event{Type: llm.EvReasoning, Encrypted: d.Signature, Field: reasoningField})
+			q.Push(llm.Event{Type: llm.EvReasoning, Encrypted: d.Signature, Field: reasoningField})
 		}
 	case "input_json_delta":
 		b := m.blocks[ev.Index]
 		if b == nil {
-			return q, llm.Errorf(llm.Unavailable, "%s sent tool input for block %d, which never started", m.name, ev.Index)
+			return llm.Errorf(llm.Unavailable, "%s sent tool input for block %d, which never started", m.name, ev.Index)
 		}
 		if b.kind != "tool_use" || d.PartialJSON == "" {
-			return q, nil // a server tool's input, or the empty first fragment
+			return nil // a server tool's input, or the empty first fragment
 		}
 		b.args = true
-		q = append(q, llm.Event{Type: llm.EvToolCall, Tool: llm.ToolDelta{Index: b.tool, Args: d.PartialJSON}})
+		q.Push(llm.Event{Type: llm.EvToolCall, Tool: llm.ToolDelta{Index: b.tool, Args: d.PartialJSON}})
 	}
-	return q, nil
+	return nil
 }
 
 func (m *message) addUsage(u *wireUsage) {

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/provider/providertest"
+	"github.com/sluice-gw/sluice/internal/provider/transport"
 )
 
 func TestStatusErrors(t *testing.T) {
@@ -87,28 +87,6 @@ func TestStatusErrors(t *testing.T) {
 	}
 }
 
-func TestRetryAfter(t *testing.T) {
-	now := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
-	tests := []struct {
-		name string
-		h    http.Header
-		want time.Duration
-	}{
-		{"none", http.Header{}, 0},
-		{"seconds", http.Header{"Retry-After": {"20"}}, 20 * time.Second},
-		{"http date", http.Header{"Retry-After": {"Wed, 01 Jan 2025 12:00:30 GMT"}}, 30 * time.Second},
-		{"date in the past", http.Header{"Retry-After": {"Wed, 01 Jan 2025 11:00:00 GMT"}}, 0},
-		{"garbage", http.Header{"Retry-After": {"soon"}}, 0},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := retryAfter(tt.h, now); got != tt.want {
-				t.Errorf("got %v, want %v", got, tt.want)
-			}
-		})
-	}
-}
-
 func TestConnectionRefused(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -122,7 +100,7 @@ func TestConnectionRefused(t *testing.T) {
 	if strings.Contains(err.Error(), "SECRET") {
 		t.Errorf("error %q holds the key", err)
 	}
-	fallback.HTTPClient.CloseIdleConnections()
+	transport.HTTPClient.CloseIdleConnections()
 }
 
 type roundTripFunc func(*http.Request) (*http.Response, error)

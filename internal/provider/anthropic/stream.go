@@ -6,50 +6,32 @@ import (
 	"crypto/rand"
 	"errors"
 	"io"
-	"sync"
-	"sync/atomic"
-	"time"
 
 	"github.com/r3labs/sse/v2"
 
-	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
-	isse "github.com/sluice-gw/sluice/internal/sse"
+	"github.com/sluice-gw/sluice/internal/provider/transport"
 )
 
 // stream is a Messages answer as an llm.Stream. Not safe for concurrent use, except Close,
 // which unblocks a Recv in progress by closing the body.
 type stream struct {
-	// ctx is the call's context, kept only to tell a client that left or a chain timeout
-	// from an upstream failure when a read fails: the transport's error does not say, and
-	// r3labs reports a cancellation as io.EOF.
-	ctx  context.Context
+	// Body tells a client that left or a chain timeout from an upstream failure when a read
+	// fails: the transport's error does not say, and r3labs reports a cancellation as io.EOF.
+	transport.Body
 	name string
-	body io.ReadCloser
 	src  *endReader
 	rd   *sse.EventStreamReader
 
-	wait      func() // see BeforeWait; nil: none
-	closeOnce sync.Once
-	closed    atomic.Bool
-
-	msg   message
-	queue []llm.Event // events of the current wire event; queue[qi:] not yet returned
-	qi    int
-	err   error // sticky: io.EOF after message_stop
+	msg message
+	q   transport.Queue // events of the current wire event; the error is io.EOF after message_stop
 }
 
 func newStream(ctx context.Context, o origin, body io.ReadCloser) *stream {
 	src := newEndReader(body)
-	return &stream{ctx: ctx, name: o.name, body: body, src: src,
+	return &stream{Body: transport.NewBody(ctx, o.name, body), name: o.name, src: src,
 		rd: sse.NewEventStreamReader(src, maxEvent), msg: message{origin: o}}
 }
-
-// drainLimit and drainWait bound the read of what follows message_stop.
-const (
-	drainLimit = 4 << 10
-	drainWait  = 100 * time.Millisecond
-)
 
 // Recv returns the next event. io.EOF means the answer is complete: message_stop came (what
 // follows it is not read). A stream that ends or is cut before that, or whose last event
@@ -57,82 +39,37 @@ const (
 // RateLimited or Auth (streamError); an event whose data is not JSON is Unavailable, since
 // the upstream is not speaking the protocol. If ctx was canceled or the stream closed, the
 // error is Canceled (or Timeout), whatever the read saw. Errors are sticky.
-func (s *stream) Recv() (llm.Event, error) {
-	for {
-		if s.qi < len(s.queue) {
-			ev := s.queue[s.qi]
-			s.queue[s.qi] = llm.Event{} // drop references held by the queue
-			s.qi++
-			return ev, nil
-		}
-		if s.err != nil {
-			return llm.Event{}, s.err
-		}
-		s.queue, s.qi = s.queue[:0], 0
-		if s.msg.stopped {
-			// Nothing after message_stop matters; reading the body's end, briefly and
-			// bounded, keeps the connection for the next call (internal/sse.Drain).
-			s.err = io.EOF
-			if s.wait != nil {
-				s.wait()
-			}
-			s.closeOnce.Do(func() { isse.Drain(s.body, drainLimit, drainWait) })
-			continue
-		}
-		if err := s.next(); err != nil {
-			s.err = err
-			s.closeBody()
-		}
-	}
-}
+func (s *stream) Recv() (llm.Event, error) { return s.q.Recv(s) }
 
 // BeforeWait implements llm.Waiter: f runs before each read of the body, and before the
 // drain that follows message_stop.
 func (s *stream) BeforeWait(f func()) {
-	s.wait = f
+	s.OnWait(f)
 	s.src.wait = f
 }
 
 var _ llm.Waiter = (*stream)(nil)
 
-// Close releases the connection and unblocks a Recv in progress. Safe to call more than
-// once and concurrently with Recv.
-func (s *stream) Close() error {
-	s.closed.Store(true)
-	s.closeBody()
-	return nil
-}
-
-func (s *stream) closeBody() {
-	s.closeOnce.Do(func() { s.body.Close() })
-}
-
-// next reads one SSE event and queues its llm.Events, or returns the error that ends the
-// stream.
-func (s *stream) next() error {
+// Fill implements transport.Source: it reads one SSE event and queues its llm.Events, or
+// returns the error that ends the stream (io.EOF once message_stop came).
+func (s *stream) Fill() error {
 	raw, err := s.rd.ReadEvent()
 	if err != nil {
 		return s.endError(err)
 	}
 	if s.src.isCut(raw) {
 		// DESIGN §10: r3labs returns the bytes after the last blank line as an event.
-		if e := s.stopped(); e != nil {
+		if e := s.Stopped(); e != nil {
 			return e
 		}
 		return &llm.Error{Kind: llm.Truncated, Message: s.name + ": stream cut inside its last event"}
 	}
 	typ, data := parseEvent(raw)
-	s.queue, err = s.msg.event(s.queue, typ, data)
-	return err
-}
-
-// stopped is the error for a stream the caller stopped: its ctx, or Close.
-func (s *stream) stopped() error {
-	if err := fallback.ContextError(s.ctx); err != nil {
+	if err := s.msg.event(&s.q, typ, data); err != nil {
 		return err
 	}
-	if s.closed.Load() {
-		return &llm.Error{Kind: llm.Canceled, Message: s.name + ": stream closed"}
+	if s.msg.stopped {
+		return io.EOF
 	}
 	return nil
 }
@@ -141,7 +78,7 @@ func (s *stream) stopped() error {
 // a context.Canceled read alike, so the caller's context and the body's own ending, kept by
 // endReader, decide.
 func (s *stream) endError(err error) error {
-	if e := s.stopped(); e != nil {
+	if e := s.Stopped(); e != nil {
 		return e
 	}
 	if errors.Is(err, bufio.ErrTooLong) {

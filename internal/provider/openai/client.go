@@ -12,8 +12,8 @@ import (
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
-	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/provider/transport"
 )
 
 // Config configures one OpenAI-compatible provider.
@@ -49,7 +49,7 @@ type conn struct {
 	sdk sdk.Client
 }
 
-var _ fallback.Provider = (*Client)(nil)
+var _ llm.Provider = (*Client)(nil)
 
 // maxErrorBody caps how much of a non-2xx body is read: enough for any error object, and an
 // upstream that answers an error with megabytes cannot hold the attempt.
@@ -73,7 +73,7 @@ func newConn(c Config) conn {
 	}
 	hc := c.HTTPClient
 	if hc == nil {
-		hc = fallback.HTTPClient
+		hc = transport.HTTPClient
 	}
 	// The options are built here rather than with sdk.NewClient, which reads OPENAI_API_KEY,
 	// OPENAI_BASE_URL and friends from the environment: a provider's configuration must
@@ -177,7 +177,7 @@ func wholeBody(req *http.Request, next option.MiddlewareNext) (*http.Response, e
 
 // callError maps a failed call to an *llm.Error.
 func (c *conn) callError(ctx context.Context, err error) error {
-	if e := fallback.ContextError(ctx); e != nil {
+	if e := llm.ContextError(ctx); e != nil {
 		return e
 	}
 	var se *statusError
@@ -188,5 +188,5 @@ func (c *conn) callError(ctx context.Context, err error) error {
 	if errors.As(err, &le) {
 		return le
 	}
-	return fallback.TransportError(ctx, c.name, err)
+	return transport.Error(ctx, c.name, err)
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/openai/openai-go/v3/option"
 
-	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
 )
 
@@ -41,7 +40,7 @@ func (c *conn) Embed(ctx context.Context, model string, body []byte) ([]byte, er
 	defer res.Body.Close()
 	out, err := io.ReadAll(io.LimitReader(res.Body, maxEmbeddingBody+1))
 	if err != nil {
-		if e := fallback.ContextError(ctx); e != nil {
+		if e := llm.ContextError(ctx); e != nil {
 			return nil, e
 		}
 		return nil, &llm.Error{Kind: llm.Unavailable, Message: c.name + ": reading the embeddings answer failed", Err: err}

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/provider/transport"
 )
 
 // wireError is the OpenAI error object, as in {"error": {...}}. Code is raw because servers
@@ -116,28 +117,15 @@ func (c *conn) statusError(se *statusError) *llm.Error {
 	return c.scrub.Error(e)
 }
 
-// retryAfter parses retry-after-ms (OpenAI, milliseconds) or Retry-After (seconds or an
-// HTTP date, RFC 9110 §10.2.3); 0 when absent or unparseable.
+// retryAfter parses retry-after-ms (OpenAI, milliseconds), else Retry-After
+// (transport.RetryAfter); 0 when absent or unparseable.
 func retryAfter(h http.Header, now time.Time) time.Duration {
 	if v := h.Get("Retry-After-Ms"); v != "" {
 		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 {
 			return time.Duration(ms * float64(time.Millisecond))
 		}
 	}
-	v := strings.TrimSpace(h.Get("Retry-After"))
-	if v == "" {
-		return 0
-	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil {
-		if s > 0 {
-			return time.Duration(s * float64(time.Second))
-		}
-		return 0
-	}
-	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return t.Sub(now)
-	}
-	return 0
+	return transport.RetryAfter(h, now)
 }
 
 // inStreamError maps a provider error sent inside a 200 answer. Whatever its code, it is the

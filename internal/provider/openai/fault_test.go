@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/provider/providertest"
+	"github.com/sluice-gw/sluice/internal/provider/transport"
 )
 
 func TestStatusErrors(t *testing.T) {
@@ -124,7 +124,7 @@ func TestConnectionRefused(t *testing.T) {
 	if strings.Contains(err.Error(), "SECRET") {
 		t.Errorf("error %q holds the query's secret", err)
 	}
-	fallback.HTTPClient.CloseIdleConnections()
+	transport.HTTPClient.CloseIdleConnections()
 }
 
 const (

@@ -4,7 +4,6 @@ import (
 	"context"
 	"slices"
 
-	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
 )
 
@@ -16,7 +15,7 @@ type Responses struct {
 	conn
 }
 
-var _ fallback.Provider = (*Responses)(nil)
+var _ llm.Provider = (*Responses)(nil)
 
 // NewResponses returns a Responses for c. NoStreamOptions does not apply: a Responses
 // stream always reports its usage in response.completed.

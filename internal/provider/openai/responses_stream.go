@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/provider/transport"
 )
 
 // maxRespEvent caps one Responses event. Larger than maxEvent: response.created and
@@ -25,8 +26,7 @@ type respStream struct {
 	// encrypted says the client asked for reasoning.encrypted_content.
 	encrypted bool
 
-	queue   []llm.Event // events of the current wire event; queue[qi:] not yet returned
-	qi      int
+	q       transport.Queue // events of the current wire event; the error is io.EOF after a terminal event
 	started bool
 	items   []itemState // output items, in the order they were announced
 	calls   int         // function calls so far: the Tool.Index of the next one
@@ -34,7 +34,6 @@ type respStream struct {
 	// the next part is set apart as the Responses API sets summary parts apart.
 	lastPart  reasoningPart
 	reasoning bool
-	err       error // sticky: io.EOF after a terminal event
 }
 
 func newResponsesStream(ctx context.Context, o origin, body io.ReadCloser, encrypted bool) *respStream {
@@ -47,45 +46,21 @@ func newResponsesStream(ctx context.Context, o origin, body io.ReadCloser, encry
 // are Unavailable or RateLimited, with the upstream's code; an event that is not JSON is
 // Unavailable. If ctx was canceled, the error is Canceled (or Timeout), whatever the read
 // saw. Errors are sticky.
-func (s *respStream) Recv() (llm.Event, error) {
-	for {
-		if s.qi < len(s.queue) {
-			ev := s.queue[s.qi]
-			s.queue[s.qi] = llm.Event{} // drop references held by the queue
-			s.qi++
-			return ev, nil
-		}
-		if s.err != nil {
-			if s.err == io.EOF {
-				// Once the last event is out, not before: a slow closing chunk must not
-				// hold back the finish.
-				s.drain()
-			}
-			return llm.Event{}, s.err
-		}
-		s.queue, s.qi = s.queue[:0], 0
-		if err := s.next(); err != nil {
-			s.err = err
-			if err != io.EOF {
-				s.closeBody()
-			}
-		}
-	}
-}
+func (s *respStream) Recv() (llm.Event, error) { return s.q.Recv(s) }
 
-func (s *respStream) push(ev llm.Event) { s.queue = append(s.queue, ev) }
+func (s *respStream) push(ev llm.Event) { s.q.Push(ev) }
 
 // atEOF is the end of the body before a terminal event.
 func (s *respStream) atEOF() error {
-	if err := s.stopped(); err != nil {
+	if err := s.Stopped(); err != nil {
 		return err
 	}
 	return &llm.Error{Kind: llm.Truncated, Message: s.name + ": stream ended before response.completed"}
 }
 
-// next reads one SSE event and queues its llm.Events, or returns the error that ends the
-// stream (io.EOF after a terminal event).
-func (s *respStream) next() error {
+// Fill implements transport.Source: it reads one SSE event and queues its llm.Events, or
+// returns the error that ends the stream (io.EOF after a terminal event).
+func (s *respStream) Fill() error {
 	sev, err := s.dec.Next()
 	if err != nil {
 		return s.readError(err, s.atEOF)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/provider/providertest"
+	"github.com/sluice-gw/sluice/internal/provider/transport"
 )
 
 // TestCompleteAnswerKeepsConnection checks that a complete answer leaves its connection to
@@ -22,8 +23,8 @@ import (
 func TestCompleteAnswerKeepsConnection(t *testing.T) {
 	// The drain's bound is generous here: under load, the upstream's 20 ms pause could
 	// outlast the production bound (100 ms) and the test would measure the scheduler.
-	defer func(w time.Duration) { drainWait = w }(drainWait)
-	drainWait = time.Minute
+	defer func(w time.Duration) { transport.DrainWait = w }(transport.DrainWait)
+	transport.DrainWait = time.Minute
 	u := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		io.WriteString(w, `data: {"id":"c1","choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":"stop"}]}`+"\n\n"+

@@ -6,12 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"sync"
-	"sync/atomic"
-	"time"
 
-	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/provider/transport"
 	"github.com/sluice-gw/sluice/internal/sse"
 )
 
@@ -23,16 +20,9 @@ const maxChoices = 1024
 // Responses streams: it decides how a read that failed ends the stream. Not safe for
 // concurrent use, except Close.
 type source struct {
-	// ctx is the call's context, kept only to tell a client that left or a chain timeout
-	// from an upstream failure when a read fails: the transport's error does not say.
-	ctx context.Context
 	origin
-	body io.ReadCloser
-	dec  *sse.Reader
-	wait func() // see BeforeWait; nil: none
-
-	closeOnce sync.Once
-	closed    atomic.Bool
+	transport.Body
+	dec *sse.Reader
 }
 
 var (
@@ -42,7 +32,7 @@ var (
 
 // newSource reads body with events of at most max bytes.
 func newSource(ctx context.Context, o origin, body io.ReadCloser, max int) source {
-	return source{ctx: ctx, origin: o, body: body, dec: sse.NewReader(body, max)}
+	return source{origin: o, Body: transport.NewBody(ctx, o.name, body), dec: sse.NewReader(body, max)}
 }
 
 // stream is a Chat Completions answer as an llm.Stream. Not safe for concurrent use, except
@@ -52,13 +42,11 @@ type stream struct {
 	json *decoder
 
 	chunk   chunk
-	queue   []llm.Event // events of the current chunk; queue[qi:] not yet returned
-	qi      int
+	q       transport.Queue // events of the current chunk; the error is io.EOF after a complete answer
 	started bool
 	// state per choice index: 0 not seen, 1 open, 2 finished.
 	state          []uint8
 	seen, finished int
-	err            error // sticky: io.EOF after a complete answer
 }
 
 func newStream(ctx context.Context, o origin, body io.ReadCloser) *stream {
@@ -72,70 +60,20 @@ func newStream(ctx context.Context, o origin, body io.ReadCloser) *stream {
 // Unavailable, since the upstream is not speaking the protocol (a last event cut at EOF
 // is Truncated instead). If ctx was canceled, the error is Canceled (or Timeout), whatever
 // the read saw. Errors are sticky.
-func (s *stream) Recv() (llm.Event, error) {
-	for {
-		if s.qi < len(s.queue) {
-			ev := s.queue[s.qi]
-			s.queue[s.qi] = llm.Event{} // drop references held by the queue
-			s.qi++
-			return ev, nil
-		}
-		if s.err != nil {
-			return llm.Event{}, s.err
-		}
-		s.queue, s.qi = s.queue[:0], 0
-		if err := s.next(); err != nil {
-			s.err = err
-			if err == io.EOF {
-				s.drain()
-			} else {
-				s.closeBody()
-			}
-		}
-	}
-}
+func (s *stream) Recv() (llm.Event, error) { return s.q.Recv(s) }
 
 // BeforeWait implements llm.Waiter: f runs before each read of the body, and before the
 // drain that follows a complete answer.
 func (s *source) BeforeWait(f func()) {
-	s.wait = f
+	s.OnWait(f)
 	s.dec.BeforeRead(f)
-}
-
-// Close releases the connection and unblocks a Recv in progress. Safe to call more than
-// once and concurrently with Recv.
-func (s *source) Close() error {
-	s.closed.Store(true)
-	s.closeBody()
-	return nil
-}
-
-func (s *source) closeBody() {
-	s.closeOnce.Do(func() { s.body.Close() })
-}
-
-// drain reads what follows a complete answer (the closing chunk) and closes the body, which
-// keeps the connection for the next call.
-func (s *source) drain() {
-	if s.wait != nil {
-		s.wait()
-	}
-	s.closeOnce.Do(func() { sse.Drain(s.body, drainLimit, drainWait) })
 }
 
 var done = []byte("[DONE]")
 
-// drainLimit and drainWait bound the read of what follows a complete answer (the closing
-// chunk), which keeps the connection for the next call.
-const drainLimit = 4 << 10
-
-// drainWait is a variable for TestCompleteAnswerKeepsConnection only, whose outcome must
-// not depend on how fast a loaded machine schedules its upstream.
-var drainWait = 100 * time.Millisecond
-
-// next reads one SSE event and queues its llm.Events, or returns the error that ends the
-// stream.
-func (s *stream) next() error {
+// Fill implements transport.Source: it reads one SSE event and queues its llm.Events, or
+// returns the error that ends the stream.
+func (s *stream) Fill() error {
 	ev, err := s.dec.Next()
 	if err != nil {
 		return s.readError(err, func() error { return s.end("stream ended before every choice finished") })
@@ -165,7 +103,7 @@ func (s *stream) next() error {
 		s.started = true
 		var h head
 		json.Unmarshal(data, &h) // cannot fail: the same bytes decoded above
-		s.queue = append(s.queue, llm.Event{Type: llm.EvStart, ID: h.ID, Model: h.Model})
+		s.q.Push(llm.Event{Type: llm.EvStart, ID: h.ID, Model: h.Model})
 	}
 	for i := range s.chunk.Choices {
 		if err := s.choice(&s.chunk.Choices[i]); err != nil {
@@ -173,7 +111,7 @@ func (s *stream) next() error {
 		}
 	}
 	if u := s.chunk.Usage; u != nil {
-		s.queue = append(s.queue, llm.Event{Type: llm.EvUsage, Usage: &llm.Usage{
+		s.q.Push(llm.Event{Type: llm.EvUsage, Usage: &llm.Usage{
 			PromptTokens:     u.PromptTokens,
 			CompletionTokens: u.CompletionTokens,
 			TotalTokens:      u.TotalTokens,
@@ -200,23 +138,23 @@ func (s *stream) choice(c *wireChoice) error {
 		s.seen++
 	}
 	if c.Logprobs != nil {
-		s.queue = append(s.queue, llm.Event{Type: llm.EvLogprobs, Choice: i, Raw: json.RawMessage(c.Logprobs)})
+		s.q.Push(llm.Event{Type: llm.EvLogprobs, Choice: i, Raw: json.RawMessage(c.Logprobs)})
 	}
 	d := &c.Delta
 	if d.Reasoning != "" {
-		s.queue = append(s.queue, llm.Event{Type: llm.EvReasoning, Choice: i, Text: string(d.Reasoning), Field: "reasoning"})
+		s.q.Push(llm.Event{Type: llm.EvReasoning, Choice: i, Text: string(d.Reasoning), Field: "reasoning"})
 	}
 	if d.ReasoningContent != "" {
-		s.queue = append(s.queue, llm.Event{Type: llm.EvReasoning, Choice: i, Text: string(d.ReasoningContent), Field: "reasoning_content"})
+		s.q.Push(llm.Event{Type: llm.EvReasoning, Choice: i, Text: string(d.ReasoningContent), Field: "reasoning_content"})
 	}
 	if d.Content != "" {
-		s.queue = append(s.queue, llm.Event{Type: llm.EvText, Choice: i, Text: string(d.Content)})
+		s.q.Push(llm.Event{Type: llm.EvText, Choice: i, Text: string(d.Content)})
 	}
 	if d.Refusal != "" {
-		s.queue = append(s.queue, llm.Event{Type: llm.EvRefusal, Choice: i, Text: string(d.Refusal)})
+		s.q.Push(llm.Event{Type: llm.EvRefusal, Choice: i, Text: string(d.Refusal)})
 	}
 	for _, tc := range d.ToolCalls {
-		s.queue = append(s.queue, llm.Event{Type: llm.EvToolCall, Choice: i, Tool: llm.ToolDelta{
+		s.q.Push(llm.Event{Type: llm.EvToolCall, Choice: i, Tool: llm.ToolDelta{
 			Index: tc.Index, ID: tc.ID, Name: tc.Function.Name, Args: string(tc.Function.Arguments),
 		}})
 	}
@@ -224,7 +162,7 @@ func (s *stream) choice(c *wireChoice) error {
 		// Only the first finish of a choice counts; some servers repeat it.
 		s.state[i] = 2
 		s.finished++
-		s.queue = append(s.queue, llm.Event{Type: llm.EvDone, Choice: i, Finish: string(c.FinishReason)})
+		s.q.Push(llm.Event{Type: llm.EvDone, Choice: i, Finish: string(c.FinishReason)})
 	}
 	return nil
 }
@@ -232,24 +170,13 @@ func (s *stream) choice(c *wireChoice) error {
 // end is the end of the body or [DONE]: complete when at least one choice was seen and all
 // seen have finished, else Truncated with msg.
 func (s *stream) end(msg string) error {
-	if err := s.stopped(); err != nil {
+	if err := s.Stopped(); err != nil {
 		return err
 	}
 	if s.finished > 0 && s.finished == s.seen {
 		return io.EOF
 	}
 	return &llm.Error{Kind: llm.Truncated, Message: s.name + ": " + msg}
-}
-
-// stopped is the error for a stream the caller stopped: its ctx, or Close.
-func (s *source) stopped() error {
-	if err := fallback.ContextError(s.ctx); err != nil {
-		return err
-	}
-	if s.closed.Load() {
-		return &llm.Error{Kind: llm.Canceled, Message: s.name + ": stream closed"}
-	}
-	return nil
 }
 
 // readError is the error that ends the stream after the read failure err; atEOF decides a
@@ -259,12 +186,12 @@ func (s *source) readError(err error, atEOF func() error) error {
 	case err == io.EOF:
 		return atEOF()
 	case errors.Is(err, sse.ErrCut):
-		if e := s.stopped(); e != nil {
+		if e := s.Stopped(); e != nil {
 			return e
 		}
 		return &llm.Error{Kind: llm.Truncated, Message: s.name + ": stream cut inside its last event", Err: err}
 	}
-	if e := s.stopped(); e != nil {
+	if e := s.Stopped(); e != nil {
 		return e
 	}
 	if errors.Is(err, sse.ErrTooLarge) {

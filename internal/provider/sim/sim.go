@@ -9,7 +9,7 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/sluice-gw/sluice/internal/fallback"
+	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/mockllm"
 	"github.com/sluice-gw/sluice/internal/provider/anthropic"
 	"github.com/sluice-gw/sluice/internal/provider/openai"
@@ -21,7 +21,7 @@ var APIs = []string{"chat", "responses", "anthropic"}
 // New returns a provider that answers with the mock's scripts without a socket, over api:
 // "" or "chat" (Chat Completions), "responses" or "anthropic". The adapters and the wire bytes
 // are the real ones; only the transport is in-process.
-func New(name, api string) (fallback.Provider, error) {
+func New(name, api string) (llm.Provider, error) {
 	hc := &http.Client{Transport: mockllm.New(mockllm.Options{}).Transport()}
 	oc := openai.Config{Name: name, BaseURL: "http://sim.invalid/v1", APIKey: "sim", HTTPClient: hc}
 	switch api {

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
 	"go.uber.org/goleak"
 )
@@ -48,7 +47,7 @@ func TestEveryAPI(t *testing.T) {
 	}
 }
 
-func run(t *testing.T, p fallback.Provider, req *llm.Request) (text string, calls int, finish string, _ error) {
+func run(t *testing.T, p llm.Provider, req *llm.Request) (text string, calls int, finish string, _ error) {
 	t.Helper()
 	s, err := p.Stream(t.Context(), req)
 	if err != nil {
