@@ -169,10 +169,8 @@ func (t *stdio) wait(p *proc) error {
 	werr := p.cmd.Wait()
 	t.mu.Lock()
 	if t.cur == p {
-		t.cur = nil
+		t.cur = nil // no new call goes to it
 	}
-	waiting := p.ids
-	p.ids, p.tokens = nil, nil
 	t.mu.Unlock()
 	p.stdin.Close()
 	signalGroup(p.cmd.Process, true) // what it started, which may hold its stdout open
@@ -182,6 +180,12 @@ func (t *stdio) wait(p *proc) error {
 	p.readers.Wait()
 	p.stdout.Close()
 	p.stderr.Close()
+	// Only now, once its stdout was read to the end: what the process wrote before it
+	// ended (a progress report, even an answer) still reaches the call that waits for it.
+	t.mu.Lock()
+	waiting := p.ids
+	p.ids, p.tokens = nil, nil
+	t.mu.Unlock()
 	err := errors.New("the process exited")
 	if werr != nil {
 		err = fmt.Errorf("the process ended: %w", werr)
