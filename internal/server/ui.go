@@ -26,7 +26,7 @@ func (s *Server) uiChat(c echo.Context) error {
 		return s.reject(c, invalid("x-sluice-ui-protocol", "Invalid x-sluice-ui-protocol header: want v5, v6 or v7."))
 	}
 	var ur *uiRequest
-	var offered runs.Tools // the alias's server-side tools (uitools.go)
+	var offered runs.Tools // the alias's server-side tools (uiopts.go)
 	chain, run, req, err := s.start(c, func(b []byte) (string, *llm.Request, error) {
 		r, err := decodeUI(b)
 		if err != nil {
