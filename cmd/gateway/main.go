@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/sluice-gw/sluice/internal/config"
+	"github.com/sluice-gw/sluice/internal/gateway"
 	"github.com/sluice-gw/sluice/internal/server"
 	"github.com/sluice-gw/sluice/internal/telemetry"
 )
@@ -68,7 +69,7 @@ func run(ctx context.Context, path string, grace time.Duration) error {
 		defer cancel()
 		_ = sdk.Shutdown(sctx)
 	}()
-	srv, err := server.FromConfig(cfg, log)
+	srv, err := gateway.New(cfg, log)
 	if err != nil {
 		return err
 	}

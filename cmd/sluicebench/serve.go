@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/sluice-gw/sluice/internal/config"
+	"github.com/sluice-gw/sluice/internal/gateway"
 	"github.com/sluice-gw/sluice/internal/mockllm"
 	"github.com/sluice-gw/sluice/internal/server"
 	"github.com/sluice-gw/sluice/internal/telemetry"
@@ -61,7 +62,7 @@ func newGateway(upstream, redisURL string, log *slog.Logger) (*server.Server, er
 	if err != nil {
 		return nil, err
 	}
-	return server.FromConfig(cfg, log)
+	return gateway.New(cfg, log)
 }
 
 // newProxy is the physical floor: a bare reverse proxy in front of the mock. Its transport

@@ -13,6 +13,14 @@ import (
 // Prefix starts every key the gateway makes.
 const Prefix = "sk-sluice-"
 
+// Metadata caps of a key, OpenAI's: 16 pairs, keys of 64 characters, values of 512. The
+// configuration's keys and the admin API's are held to them alike.
+const (
+	MaxMetadataPairs = 16
+	MaxMetadataKey   = 64
+	MaxMetadataValue = 512
+)
+
 // Key is a virtual key as stored: everything but the key itself. A *Key handed out by a
 // Store or Keys is shared: callers must not modify it (Store.Update hands its function a copy).
 type Key struct {

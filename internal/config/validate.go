@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/sluice-gw/sluice/internal/auth"
 )
 
 // validator checks a decoded config; every error carries the line of the path it is about.
@@ -41,20 +43,13 @@ var (
 	sha256Hex = regexp.MustCompile(`^[0-9a-f]{64}$`)
 )
 
-// Metadata caps, OpenAI's: 16 pairs, keys of 64 characters, values of 512.
-const (
-	MaxMetadataPairs = 16
-	MaxMetadataKey   = 64
-	MaxMetadataValue = 512
-)
-
 func (v *validator) metadata(path string, m map[string]string) {
-	if len(m) > MaxMetadataPairs {
-		v.errorf(path, "at most %d pairs", MaxMetadataPairs)
+	if len(m) > auth.MaxMetadataPairs {
+		v.errorf(path, "at most %d pairs", auth.MaxMetadataPairs)
 	}
 	for _, k := range sortedKeys(m) {
-		if k == "" || len(k) > MaxMetadataKey || len(m[k]) > MaxMetadataValue {
-			v.errorf(path, "keys of 1 to %d bytes, values of at most %d", MaxMetadataKey, MaxMetadataValue)
+		if k == "" || len(k) > auth.MaxMetadataKey || len(m[k]) > auth.MaxMetadataValue {
+			v.errorf(path, "keys of 1 to %d bytes, values of at most %d", auth.MaxMetadataKey, auth.MaxMetadataValue)
 			return
 		}
 	}

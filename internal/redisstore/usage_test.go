@@ -117,7 +117,7 @@ func TestBudgetsOutage(t *testing.T) {
 	srv.Stop(t)
 	ctx := context.Background()
 	r := usage.NewReservation("k", usage.Budget{Daily: 10}, 6, time.Now())
-	local := open.Budgets()                          // one per server, as FromConfig makes it: its fallback is its own
+	local := open.Budgets()                          // one per server, as gateway.New makes it: its fallback is its own
 	for i, want := range []bool{true, true, false} { // 0, 6, then 12 >= 10
 		if v, err := local.Reserve(ctx, r); err != nil || v.OK != want {
 			t.Errorf("open, reservation %d: got %+v %v, want ok %v from the local budget", i, v, err, want)

@@ -11,7 +11,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/sluice-gw/sluice/internal/auth"
-	"github.com/sluice-gw/sluice/internal/config"
 	"github.com/sluice-gw/sluice/internal/llm"
 )
 
@@ -167,7 +166,7 @@ func (in *keyInput) apply(k *auth.Key, now time.Time) error {
 		return badKey("models", `models must list 1 to 256 model aliases or provider/model targets; ["*"] allows all.`)
 	case k.RPM < 0 || k.TPM < 0:
 		return badKey("rpm", "rpm and tpm must not be negative (0: unlimited).")
-	case len(k.Metadata) > config.MaxMetadataPairs:
+	case len(k.Metadata) > auth.MaxMetadataPairs:
 		return badKey("metadata", "metadata holds at most 16 pairs.")
 	}
 	for _, m := range k.Models {
@@ -176,7 +175,7 @@ func (in *keyInput) apply(k *auth.Key, now time.Time) error {
 		}
 	}
 	for n, v := range k.Metadata {
-		if n == "" || len(n) > config.MaxMetadataKey || len(v) > config.MaxMetadataValue {
+		if n == "" || len(n) > auth.MaxMetadataKey || len(v) > auth.MaxMetadataValue {
 			return badKey("metadata", "metadata keys are 1 to 64 bytes, values at most 512.")
 		}
 	}

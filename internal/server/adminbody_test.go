@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -74,6 +75,35 @@ func TestV1InvalidUTF8(t *testing.T) {
 		r := do(t, "POST", url+tt.path, "", tt.body)
 		if r.status != 400 || !strings.Contains(string(r.body), "invalid UTF-8") {
 			t.Errorf("%s: got %d %s, want 400 naming invalid UTF-8", tt.path, r.status, r.body)
+		}
+	}
+}
+
+// The admin API holds a key's metadata to the caps the configuration's keys have (auth's:
+// 16 pairs, keys of 1 to 64 bytes, values of at most 512): at the caps a key is made, one
+// over is a 400 on metadata.
+func TestAdminMetadataCaps(t *testing.T) {
+	const admin = "admin-token-for-tests"
+	url := serveGate(t, simConfig+"auth: {admin_token: "+admin+"}\n", nil, time.Minute, nil)
+	meta := func(pairs, key, value int) string {
+		m := map[string]string{}
+		for i := range pairs {
+			m[fmt.Sprintf("%0*d", key, i)] = strings.Repeat("v", value)
+		}
+		b, _ := json.Marshal(map[string]any{"name": "m", "models": []string{"*"}, "metadata": m})
+		return string(b)
+	}
+	if r := do(t, "POST", url+"/admin/keys", admin, meta(16, 64, 512)); r.status != 201 {
+		t.Errorf("at the caps: got %d %s, want 201", r.status, r.body)
+	}
+	for name, body := range map[string]string{"17 pairs": meta(17, 2, 1), "a 65-byte key": meta(1, 65, 1),
+		"a 513-byte value": meta(1, 1, 513)} {
+		var e struct {
+			Error struct{ Param string } `json:"error"`
+		}
+		r := do(t, "POST", url+"/admin/keys", admin, body)
+		if _ = json.Unmarshal(r.body, &e); r.status != 400 || e.Error.Param != "metadata" {
+			t.Errorf("%s: got %d %s, want 400 on metadata", name, r.status, r.body)
 		}
 	}
 }

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/sluice-gw/sluice/internal/config"
-	"github.com/sluice-gw/sluice/internal/server"
+	gw "github.com/sluice-gw/sluice/internal/gateway"
 )
 
 // flushLog is a ResponseWriter that keeps what each Flush sent.
@@ -95,7 +95,7 @@ func TestStreamFlushesWhenUpstreamWaits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := server.FromConfig(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	s, err := gw.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/sluice-gw/sluice/internal/config"
+	gw "github.com/sluice-gw/sluice/internal/gateway"
 	"github.com/sluice-gw/sluice/internal/mockllm"
 	"github.com/sluice-gw/sluice/internal/server"
 )
@@ -37,7 +38,7 @@ models:
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv, err := server.FromConfig(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	srv, err := gw.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		b.Fatal(err)
 	}

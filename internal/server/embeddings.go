@@ -5,12 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"strings"
 
 	"github.com/labstack/echo/v4"
-	"github.com/sluice-gw/sluice/internal/config"
 	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
 )
@@ -29,6 +27,16 @@ type embedder interface {
 type embedProvider struct{ e embedder }
 
 var _ fallback.Provider = embedProvider{}
+
+// EmbeddingsTarget is p as the target of an embeddings chain; false when p does not serve
+// embeddings (not OpenAI-compatible, or nil).
+func EmbeddingsTarget(p fallback.Provider) (fallback.Provider, bool) {
+	e, ok := p.(embedder)
+	if !ok {
+		return nil, false
+	}
+	return embedProvider{e}, true
+}
 
 func (p embedProvider) Stream(ctx context.Context, req *llm.Request) (llm.Stream, error) {
 	b := []byte{'{'}
@@ -218,30 +226,4 @@ func embeddingInput(raw json.RawMessage) error {
 		return typeErr("input", "a string, an array of strings, or an array of token arrays")
 	}
 	return nil
-}
-
-// embeddingChains builds the chains of the embeddings aliases into o and lists the aliases
-// in o.Models after the chat aliases. A target whose provider cannot serve embeddings (not
-// OpenAI-compatible, or left out) is dropped with a warning, like a provider without a key.
-func embeddingChains(c *config.Config, o *Options, health fallback.Health, log *slog.Logger) {
-	o.Embeddings = map[string]*fallback.Chain{}
-	for _, alias := range c.EmbeddingNames() {
-		ch := buildChain(alias, c.Embeddings[alias].Targets, func(t, pn string) (fallback.Provider, bool) {
-			em, ok := o.Providers[pn].(embedder)
-			if !ok {
-				if o.Providers[pn] != nil {
-					log.Warn("embeddings target left out: its provider does not serve embeddings", "alias", alias, "target", t)
-				}
-				return nil, false
-			}
-			return embedProvider{em}, true
-		})
-		if ch == nil {
-			log.Warn("embeddings alias left out: none of its targets is served", "alias", alias)
-			continue
-		}
-		ch.CommitOnReasoning, ch.Health, ch.Log = true, health, log
-		o.Embeddings[alias] = ch
-		o.Models = append(o.Models, alias)
-	}
 }

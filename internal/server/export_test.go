@@ -11,4 +11,7 @@ import (
 func SetLimitWindow(s *Server, d time.Duration) { s.o.Gate.Window = d }
 
 // RedisStore is the server's Redis store; nil without Redis.
-func RedisStore(s *Server) *redisstore.Store { return s.o.Gate.redis }
+func RedisStore(s *Server) *redisstore.Store {
+	rs, _ := s.o.Gate.Shared.(*redisstore.Store)
+	return rs
+}

@@ -17,7 +17,6 @@ import (
 	"github.com/sluice-gw/sluice/internal/jsonscan"
 	"github.com/sluice-gw/sluice/internal/limit"
 	"github.com/sluice-gw/sluice/internal/llm"
-	"github.com/sluice-gw/sluice/internal/redisstore"
 )
 
 // Gate guards /v1 (DESIGN §6): who may call (virtual keys), which models, how often (rate
@@ -36,15 +35,19 @@ type Gate struct {
 	Shared Shared
 	// FailOpen is redis.on_failure: open (/readyz stays 200 while Redis is down).
 	FailOpen bool
-
-	closer io.Closer
-	redis  *redisstore.Store // nil without Redis; the account and budgets live there too
+	// Closer releases the shared state's connections at Server.Close; nil: nothing to close.
+	Closer io.Closer
 }
 
 // Shared is the shared state as readiness sees it.
 type Shared interface {
 	Ping(ctx context.Context) error
 }
+
+// ErrSharedDown is in the chain of a store's error when the shared state (Redis) cannot be
+// reached: the assembly's store adapters (package gateway) mark the store's own errors so,
+// and the handlers answer 503 redis_unavailable without knowing the store.
+var ErrSharedDown = errors.New("shared state unavailable")
 
 // Close releases the gate's connections (Redis). The server must not serve after it.
 func (s *Server) Close() error {
@@ -55,8 +58,8 @@ func (s *Server) Close() error {
 	if s.obs.fleet != nil {
 		s.obs.fleet.close() // no more statistics to publish: the store closes
 	}
-	if s.o.Gate.closer != nil {
-		return s.o.Gate.closer.Close()
+	if s.o.Gate.Closer != nil {
+		return s.o.Gate.Closer.Close()
 	}
 	return nil
 }

@@ -7,7 +7,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/sluice-gw/sluice/internal/auth"
-	"github.com/sluice-gw/sluice/internal/config"
 	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/guard"
 	"github.com/sluice-gw/sluice/internal/llm"
@@ -25,26 +24,6 @@ type Guards struct {
 
 // guardrails is what one request is judged by.
 type guardrails []*guard.Guardrail
-
-// guardsFromConfig compiles the guardrails and attaches them to their aliases. A guardrail
-// that does not compile (a bad schema) stops the gateway at start.
-func guardsFromConfig(c *config.Config) (Guards, error) {
-	gs := Guards{ByName: map[string]*guard.Guardrail{}, ByAlias: map[string][]*guard.Guardrail{}}
-	for name, g := range c.Guardrails {
-		compiled, err := guard.New(guard.Spec{Name: name, Stage: g.Stage, Kind: g.Kind, Mode: g.Mode, Action: g.Action,
-			Terms: g.Terms, Pattern: g.Pattern, Schema: g.Schema, MaxBytes: g.MaxBytes, MaxTokens: g.MaxTokens})
-		if err != nil {
-			return Guards{}, err
-		}
-		gs.ByName[name] = compiled
-	}
-	for alias, a := range c.Models {
-		for _, name := range a.Guardrails {
-			gs.ByAlias[alias] = append(gs.ByAlias[alias], gs.ByName[name])
-		}
-	}
-	return gs, nil
-}
 
 // of is what a request on alias by key is judged by: the alias's guardrails, then the key's
 // (each once). A name the configuration no longer has is skipped.

@@ -13,7 +13,7 @@ import (
 
 	"github.com/sluice-gw/sluice/internal/auth"
 	"github.com/sluice-gw/sluice/internal/config"
-	"github.com/sluice-gw/sluice/internal/server"
+	gw "github.com/sluice-gw/sluice/internal/gateway"
 )
 
 // guardConfig attaches guardrails to aliases of the mock's echo script, which answers the
@@ -120,7 +120,7 @@ models:
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, err := server.FromConfig(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		s, err := gw.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/sluice-gw/sluice/internal/config"
+	gw "github.com/sluice-gw/sluice/internal/gateway"
 	"github.com/sluice-gw/sluice/internal/mockllm"
 	"github.com/sluice-gw/sluice/internal/server"
 	"go.uber.org/goleak"
@@ -78,7 +79,7 @@ func buildConfig(t *testing.T, yaml string, vars map[string]string, log io.Write
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.FromConfig(cfg, slog.New(slog.NewTextHandler(log, nil)))
+	srv, err := gw.New(cfg, slog.New(slog.NewTextHandler(log, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"testing/synctest"
 
 	"github.com/sluice-gw/sluice/internal/config"
+	gw "github.com/sluice-gw/sluice/internal/gateway"
 	"github.com/sluice-gw/sluice/internal/server"
 )
 
@@ -47,7 +48,7 @@ func simGateway(t *testing.T, models string) *server.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := server.FromConfig(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	s, err := gw.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,12 +1,10 @@
 package server
 
 import (
-	"context"
 	"strconv"
 	"time"
 
 	"github.com/labstack/echo/v4"
-	"github.com/sluice-gw/sluice/internal/config"
 	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/relay"
@@ -100,31 +98,4 @@ func (s *Server) observeRoutes(e *echo.Echo) {
 	if s.o.Gate.AdminToken != "" && s.o.Gate.Keys != nil {
 		e.GET("/admin/stats", s.adminStats, s.adminAuth)
 	}
-}
-
-// telemetryOptions are the telemetry: block's per-server options.
-func telemetryOptions(c *config.Config) telemetry.Options {
-	o := telemetry.Options{CaptureContent: c.Telemetry.CaptureContent, Window: c.Telemetry.StatsWindow.Std(),
-		Providers: map[string]string{}}
-	for name, p := range c.Providers {
-		switch p.Kind {
-		case "openai", "anthropic": // the conventions' well-known gen_ai.provider.name values
-			o.Providers[name] = p.Kind
-		default:
-			o.Providers[name] = name
-		}
-	}
-	return o
-}
-
-// cooldowns counts the targets a failure puts (back) in cooldown: a decorator, so that
-// fallback needs no telemetry of its own.
-type cooldowns struct{ fallback.Health }
-
-func (h cooldowns) Failure(ctx context.Context, target string, retryAfter time.Duration) time.Duration {
-	left := h.Health.Failure(ctx, target, retryAfter)
-	if left > 0 {
-		telemetry.Cooldown(ctx, target, left)
-	}
-	return left
 }

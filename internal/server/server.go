@@ -61,7 +61,7 @@ type Options struct {
 	// guardrails (guard.go).
 	Usage  Usage
 	Guards Guards
-	// UI is frontend runs and CORS (uibuild.go).
+	// UI is frontend runs and CORS (uiopts.go).
 	UI UI
 }
 
@@ -113,7 +113,7 @@ func New(o Options) *Server {
 	e.GET("/readyz", s.readyz)
 	s.adminRoutes(e)
 	s.observeRoutes(e)
-	s.uiRoutes(e)         // uibuild.go: frontend runs, CORS
+	s.uiRoutes(e)         // uiopts.go: frontend runs, CORS
 	s.playgroundRoutes(e) // playground.go: the web page at /
 	return s
 }

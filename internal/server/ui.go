@@ -11,7 +11,6 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
-	"github.com/sluice-gw/sluice/internal/redisstore"
 	"github.com/sluice-gw/sluice/internal/runs"
 	"github.com/sluice-gw/sluice/internal/uistream"
 )
@@ -26,7 +25,7 @@ func (s *Server) uiChat(c echo.Context) error {
 		return s.reject(c, invalid("x-sluice-ui-protocol", "Invalid x-sluice-ui-protocol header: want v5, v6 or v7."))
 	}
 	var ur *uiRequest
-	var offered runs.Tools // the alias's server-side tools (uitools.go)
+	var offered runs.Tools // the alias's server-side tools (uiopts.go)
 	chain, run, req, err := s.start(c, func(b []byte) (string, *llm.Request, error) {
 		r, err := decodeUI(b)
 		if err != nil {
@@ -149,7 +148,7 @@ func kindOfReadEnd(err error) string {
 	if errors.Is(err, runs.ErrBehind) || errors.Is(err, runs.ErrTrimmed) {
 		return llm.Canceled.String() // this connection was let go; the run is fine
 	}
-	if llm.KindOf(err) == llm.Unavailable || errors.Is(err, redisstore.ErrUnavailable) {
+	if llm.KindOf(err) == llm.Unavailable || errors.Is(err, ErrSharedDown) {
 		return llm.Unavailable.String()
 	}
 	return llm.KindNone.String()
@@ -167,7 +166,7 @@ func runError(err error) error {
 	case errors.Is(err, runs.ErrTrimmed):
 		return &llm.Error{Kind: llm.Invalid, Status: http.StatusGone, Code: "run_log_trimmed", Type: "invalid_request_error",
 			Message: "The run's frames after Last-Event-ID are no longer kept (the run is longer than its log's length cap); start the chat's next message instead."}
-	case errors.Is(err, redisstore.ErrUnavailable):
+	case errors.Is(err, ErrSharedDown):
 		return &llm.Error{Kind: llm.Unavailable, Status: http.StatusServiceUnavailable, Code: "redis_unavailable", Type: "server_error",
 			Message: "The gateway cannot reach its shared state (Redis), where runs are kept. Retry shortly."}
 	}

@@ -231,3 +231,22 @@ func TestUIResumeFlushesByPage(t *testing.T) {
 		t.Errorf("the resume of %d frames took %d flushes, want one per page of the Store (256 frames) or so", len(full)-1, n)
 	}
 }
+
+// Redis down under on_failure: closed: a frontend run is refused, and so is its resume, with
+// 503 redis_unavailable in the runs' wording. The run log's failure reaches the handlers as
+// server.ErrSharedDown (package gateway marks redisstore's errors so), not as a 500.
+func TestUIRedisDownClosed(t *testing.T) {
+	srv := redistest.Start(t)
+	yaml := simConfig + "redis: {url: \"${REDIS_URL}\", timeout: 1s, on_failure: closed}\n"
+	url, _ := serveServer(t, yaml, map[string]string{"REDIS_URL": srv.URL}, time.Hour, nil)
+	srv.Stop(t)
+	for _, c := range []struct{ method, path, body string }{
+		{"POST", "/v1/ui/chat", uiBody("chat-down", "default", "Hello.")},
+		{"GET", "/v1/ui/chat/chat-down/stream", ""},
+	} {
+		r := do(t, c.method, url+c.path, "", c.body)
+		if r.status != 503 || r.errCode() != "redis_unavailable" || !strings.Contains(string(r.body), "where runs are kept") {
+			t.Errorf("%s %s: got %d %s, want 503 redis_unavailable about the runs", c.method, c.path, r.status, r.body)
+		}
+	}
+}

@@ -13,15 +13,15 @@ import (
 	"time"
 
 	"github.com/sluice-gw/sluice/internal/config"
+	gw "github.com/sluice-gw/sluice/internal/gateway"
 	"github.com/sluice-gw/sluice/internal/mockllm"
-	"github.com/sluice-gw/sluice/internal/server"
 )
 
 // The embedded default's demo: the model calls demo_progress (a simulated tool: ten steps of
 // progress), then answers with its result, all in one run.
 func TestDemoToolAlias(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s, err := server.FromConfig(config.Default(), slog.New(slog.DiscardHandler))
+		s, err := gw.New(config.Default(), slog.New(slog.DiscardHandler))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -83,7 +83,7 @@ tools:
 		t.Fatal(err)
 	}
 	var log logBuffer
-	s, err := server.FromConfig(cfg, slog.New(slog.NewTextHandler(&log, nil)))
+	s, err := gw.New(cfg, slog.New(slog.NewTextHandler(&log, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}

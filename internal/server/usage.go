@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
-	"github.com/sluice-gw/sluice/internal/config"
 	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/usage"
@@ -23,26 +22,6 @@ type Usage struct {
 	Store usage.Store
 	// Budgets enforces the keys' budgets; nil: none.
 	Budgets usage.Budgets
-}
-
-// usageFromConfig builds the account: in Redis when the gate has it, in memory otherwise.
-func usageFromConfig(c *config.Config, g Gate) Usage {
-	over := map[string]usage.Price{}
-	for name, p := range c.Prices {
-		pr := usage.Price{Input: p.Input, Output: p.Output, CachedInput: p.Input, CacheWrite: p.Input}
-		if p.CachedInput != nil {
-			pr.CachedInput = *p.CachedInput
-		}
-		if p.CacheWrite != nil {
-			pr.CacheWrite = *p.CacheWrite
-		}
-		over[name] = pr
-	}
-	u := Usage{Prices: usage.NewPrices(over), Store: &usage.Memory{}, Budgets: &usage.MemoryBudgets{}}
-	if g.redis != nil {
-		u.Store, u.Budgets = g.redis.Usage(), g.redis.Budgets()
-	}
-	return u
 }
 
 const meterKey = "sluice.meter"

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/sluice-gw/sluice/internal/config"
+	"github.com/sluice-gw/sluice/internal/gateway"
 	"github.com/sluice-gw/sluice/internal/mockllm"
-	"github.com/sluice-gw/sluice/internal/server"
 	"github.com/sluice-gw/sluice/internal/uistream"
 )
 
@@ -80,7 +80,7 @@ tools:
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.FromConfig(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	srv, err := gateway.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}

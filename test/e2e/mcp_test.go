@@ -22,8 +22,8 @@ import (
 	"time"
 
 	"github.com/sluice-gw/sluice/internal/config"
+	"github.com/sluice-gw/sluice/internal/gateway"
 	"github.com/sluice-gw/sluice/internal/mockllm"
-	"github.com/sluice-gw/sluice/internal/server"
 	"github.com/sluice-gw/sluice/internal/tools/mcp/mcptest"
 )
 
@@ -91,7 +91,7 @@ func serveYAML(t *testing.T, yaml string, vars map[string]string, log *slog.Logg
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.FromConfig(cfg, log)
+	srv, err := gateway.New(cfg, log)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/sluice-gw/sluice/internal/config"
-	"github.com/sluice-gw/sluice/internal/server"
+	"github.com/sluice-gw/sluice/internal/gateway"
 )
 
 var update = flag.Bool("update", false, "rewrite docs/playground.png with the browser test's screenshot")
@@ -54,7 +54,7 @@ func TestPlayground(t *testing.T) {
 	sum := sha256.Sum256([]byte(key))
 	cfg.Keys = append(cfg.Keys, config.Key{Name: "playground", Hash: hex.EncodeToString(sum[:]), Models: []string{"*"}})
 	cfg.Auth.AdminToken = admin
-	srv, err := server.FromConfig(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	srv, err := gateway.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}

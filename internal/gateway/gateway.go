@@ -1,4 +1,8 @@
-package server
+// Package gateway assembles the gateway from its configuration (DESIGN §11): the provider
+// clients, the shared state (Redis or memory), the chains, rules, guardrails, tools and
+// telemetry, handed to server.New as options, so that the HTTP edge knows none of them by
+// their concrete types.
+package gateway
 
 import (
 	"fmt"
@@ -14,13 +18,14 @@ import (
 	"github.com/sluice-gw/sluice/internal/provider/sim"
 	"github.com/sluice-gw/sluice/internal/redact"
 	"github.com/sluice-gw/sluice/internal/relay"
+	"github.com/sluice-gw/sluice/internal/server"
 )
 
-// FromConfig builds the server a configuration describes: one provider client per provider,
+// New builds the server a configuration describes: one provider client per provider,
 // one chain per alias. Providers of a kind this build does not serve yet are left out with a
 // warning, like providers without a key.
-func FromConfig(c *config.Config, log *slog.Logger) (*Server, error) {
-	o := Options{
+func New(c *config.Config, log *slog.Logger) (*server.Server, error) {
+	o := server.Options{
 		Chains:       map[string]*fallback.Chain{},
 		Providers:    map[string]fallback.Provider{},
 		MaxBodyBytes: c.Limits.MaxBodyBytes,
@@ -65,19 +70,19 @@ func FromConfig(c *config.Config, log *slog.Logger) (*Server, error) {
 		}
 	}
 	// One health store for every chain: a target's cooldown holds whichever alias calls it
-	// (in Redis when configured: every replica's chains; gatebuild.go).
-	gate, health, err := gateFromConfig(c, log)
+	// (in Redis when configured: every replica's chains; gate.go).
+	gate, health, rs, err := gateFromConfig(c, log)
 	if err != nil {
 		return nil, err
 	}
-	// Cooldowns are counted, and the telemetry: block configures spans and metrics (observe.go).
+	// Cooldowns are counted, and the telemetry: block configures spans and metrics (parts.go).
 	health, o.Telemetry = cooldowns{health}, telemetryOptions(c)
-	o.Gate, o.Usage = gate, usageFromConfig(c, gate)     // usage.go
-	if o.Guards, err = guardsFromConfig(c); err != nil { // guard.go
+	o.Gate, o.Usage = gate, usageFromConfig(c, rs)       // gate.go
+	if o.Guards, err = guardsFromConfig(c); err != nil { // parts.go
 		return nil, err
 	}
-	o.UI = uiFromConfig(c, gate, log) // uibuild.go
-	o.Health, o.Policies = health, map[string]Policy{}
+	o.UI = uiFromConfig(c, rs, log) // ui.go
+	o.Health, o.Policies = health, map[string]server.Policy{}
 	for _, alias := range c.AliasNames() {
 		a := c.Models[alias]
 		ch := buildChain(alias, a.Targets, func(t, pn string) (fallback.Provider, bool) {
@@ -90,11 +95,11 @@ func FromConfig(c *config.Config, log *slog.Logger) (*Server, error) {
 		}
 		ch.CommitOnReasoning, ch.Health, ch.Log = a.CommitOnReasoning, health, log
 		o.Chains[alias] = ch
-		o.Policies[alias] = Policy{ThinkFilter: a.ThinkFilter, RedactInput: a.RedactInput,
+		o.Policies[alias] = server.Policy{ThinkFilter: a.ThinkFilter, RedactInput: a.RedactInput,
 			Coalesce: relay.Coalesce{Events: a.Coalesce.Events, Interval: a.Coalesce.Interval.Std()}}
 		o.Models = append(o.Models, alias)
 	}
-	embeddingChains(c, &o, health, log) // embeddings.go
+	embeddingChains(c, &o, health, log) // parts.go
 	for _, t := range c.Targets() {
 		if pn, _, _ := config.SplitTarget(t); o.Providers[pn] != nil {
 			o.Models = append(o.Models, t)
@@ -107,8 +112,8 @@ func FromConfig(c *config.Config, log *slog.Logger) (*Server, error) {
 	o.NewWindow = func() relay.Window { return rules.NewWindow() }
 	o.RedactJSON = rules.RedactJSON
 	o.RedactText = rules.Redact
-	o.UI.Tools = toolsFromConfig(c, rules, log) // uitools.go
-	return New(o), nil
+	o.UI.Tools = toolsFromConfig(c, rules, log) // tools.go
+	return server.New(o), nil
 }
 
 // buildChain is the chain of alias: its elements with the targets provider serves (false

@@ -1,0 +1,72 @@
+package gateway
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/sluice-gw/sluice/internal/auth"
+	"github.com/sluice-gw/sluice/internal/config"
+	"github.com/sluice-gw/sluice/internal/fallback"
+	"github.com/sluice-gw/sluice/internal/limit"
+	"github.com/sluice-gw/sluice/internal/redisstore"
+	"github.com/sluice-gw/sluice/internal/server"
+	"github.com/sluice-gw/sluice/internal/usage"
+)
+
+// gateFromConfig builds the gate and the health store: in Redis when redis.url is set, in
+// memory otherwise (rs is then nil). Auth is on when keys or an admin token are configured
+// (DESIGN §6).
+func gateFromConfig(c *config.Config, log *slog.Logger) (g server.Gate, health fallback.Health, rs *redisstore.Store, err error) {
+	g = server.Gate{Window: time.Minute, AdminToken: c.Auth.AdminToken}
+	var (
+		store auth.Store    = &auth.Memory{}
+		lim   limit.Limiter = &limit.Memory{}
+	)
+	health = &fallback.Memory{}
+	if c.Redis.URL != "" {
+		rs, err = redisstore.New(redisstore.Options{URL: c.Redis.URL, FailOpen: c.Redis.OnFailure == "open",
+			Timeout: c.Redis.Timeout.Std(), Spool: c.Redis.Spool, Log: log})
+		if err != nil {
+			return g, nil, nil, err
+		}
+		store, lim, health = rs.Keys(), rs.Limiter(), rs.Health()
+		g.Shared, g.FailOpen, g.Closer = rs, rs.FailOpen(), rs
+	}
+	g.Limiter = lim
+	if c.AuthEnabled() {
+		g.Keys = auth.NewKeys(staticKeys(c.Keys), store)
+	}
+	return g, health, rs, nil
+}
+
+// staticKeys are the keys of the file. Their ids derive from their hashes: stable across
+// restarts and replicas (the limit logs are keyed by id), and never the key.
+func staticKeys(ks []config.Key) []*auth.Key {
+	out := make([]*auth.Key, len(ks))
+	for i, k := range ks {
+		out[i] = &auth.Key{ID: "cfg_" + k.Hash[:16], Name: k.Name, Hash: k.Hash, Models: k.Models,
+			RPM: k.Limits.RPM, TPM: k.Limits.TPM, ExpiresAt: k.ExpiresAt.Time, Metadata: k.Metadata,
+			DailyUSD: k.Budget.DailyUSD, MonthlyUSD: k.Budget.MonthlyUSD, Guardrails: k.Guardrails}
+	}
+	return out
+}
+
+// usageFromConfig builds the account: in Redis when the gate has it, in memory otherwise.
+func usageFromConfig(c *config.Config, rs *redisstore.Store) server.Usage {
+	over := map[string]usage.Price{}
+	for name, p := range c.Prices {
+		pr := usage.Price{Input: p.Input, Output: p.Output, CachedInput: p.Input, CacheWrite: p.Input}
+		if p.CachedInput != nil {
+			pr.CachedInput = *p.CachedInput
+		}
+		if p.CacheWrite != nil {
+			pr.CacheWrite = *p.CacheWrite
+		}
+		over[name] = pr
+	}
+	u := server.Usage{Prices: usage.NewPrices(over), Store: &usage.Memory{}, Budgets: &usage.MemoryBudgets{}}
+	if rs != nil {
+		u.Store, u.Budgets = rs.Usage(), rs.Budgets()
+	}
+	return u
+}

@@ -1,0 +1,86 @@
+package gateway
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/sluice-gw/sluice/internal/config"
+	"github.com/sluice-gw/sluice/internal/fallback"
+	"github.com/sluice-gw/sluice/internal/guard"
+	"github.com/sluice-gw/sluice/internal/server"
+	"github.com/sluice-gw/sluice/internal/telemetry"
+)
+
+// guardsFromConfig compiles the guardrails and attaches them to their aliases. A guardrail
+// that does not compile (a bad schema) stops the gateway at start.
+func guardsFromConfig(c *config.Config) (server.Guards, error) {
+	gs := server.Guards{ByName: map[string]*guard.Guardrail{}, ByAlias: map[string][]*guard.Guardrail{}}
+	for name, g := range c.Guardrails {
+		compiled, err := guard.New(guard.Spec{Name: name, Stage: g.Stage, Kind: g.Kind, Mode: g.Mode, Action: g.Action,
+			Terms: g.Terms, Pattern: g.Pattern, Schema: g.Schema, MaxBytes: g.MaxBytes, MaxTokens: g.MaxTokens})
+		if err != nil {
+			return server.Guards{}, err
+		}
+		gs.ByName[name] = compiled
+	}
+	for alias, a := range c.Models {
+		for _, name := range a.Guardrails {
+			gs.ByAlias[alias] = append(gs.ByAlias[alias], gs.ByName[name])
+		}
+	}
+	return gs, nil
+}
+
+// embeddingChains builds the chains of the embeddings aliases into o and lists the aliases
+// in o.Models after the chat aliases. A target whose provider cannot serve embeddings (not
+// OpenAI-compatible, or left out) is dropped with a warning, like a provider without a key.
+func embeddingChains(c *config.Config, o *server.Options, health fallback.Health, log *slog.Logger) {
+	o.Embeddings = map[string]*fallback.Chain{}
+	for _, alias := range c.EmbeddingNames() {
+		ch := buildChain(alias, c.Embeddings[alias].Targets, func(t, pn string) (fallback.Provider, bool) {
+			em, ok := server.EmbeddingsTarget(o.Providers[pn])
+			if !ok {
+				if o.Providers[pn] != nil {
+					log.Warn("embeddings target left out: its provider does not serve embeddings", "alias", alias, "target", t)
+				}
+				return nil, false
+			}
+			return em, true
+		})
+		if ch == nil {
+			log.Warn("embeddings alias left out: none of its targets is served", "alias", alias)
+			continue
+		}
+		ch.CommitOnReasoning, ch.Health, ch.Log = true, health, log
+		o.Embeddings[alias] = ch
+		o.Models = append(o.Models, alias)
+	}
+}
+
+// telemetryOptions are the telemetry: block's per-server options.
+func telemetryOptions(c *config.Config) telemetry.Options {
+	o := telemetry.Options{CaptureContent: c.Telemetry.CaptureContent, Window: c.Telemetry.StatsWindow.Std(),
+		Providers: map[string]string{}}
+	for name, p := range c.Providers {
+		switch p.Kind {
+		case "openai", "anthropic": // the conventions' well-known gen_ai.provider.name values
+			o.Providers[name] = p.Kind
+		default:
+			o.Providers[name] = name
+		}
+	}
+	return o
+}
+
+// cooldowns counts the targets a failure puts (back) in cooldown: a decorator, so that
+// fallback needs no telemetry of its own.
+type cooldowns struct{ fallback.Health }
+
+func (h cooldowns) Failure(ctx context.Context, target string, retryAfter time.Duration) time.Duration {
+	left := h.Health.Failure(ctx, target, retryAfter)
+	if left > 0 {
+		telemetry.Cooldown(ctx, target, left)
+	}
+	return left
+}

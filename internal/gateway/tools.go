@@ -1,0 +1,47 @@
+package gateway
+
+import (
+	"log/slog"
+	"maps"
+	"slices"
+
+	"github.com/sluice-gw/sluice/internal/config"
+	"github.com/sluice-gw/sluice/internal/redact"
+	"github.com/sluice-gw/sluice/internal/server"
+	"github.com/sluice-gw/sluice/internal/tools"
+)
+
+// toolsFromConfig builds the tools: block, their outputs and progress passing rules.
+func toolsFromConfig(c *config.Config, rules *redact.Rules, log *slog.Logger) server.ServerTools {
+	st := server.ServerTools{Offers: map[string][]string{}}
+	if len(c.Tools) == 0 {
+		return st
+	}
+	var specs []tools.Spec
+	for _, name := range slices.Sorted(maps.Keys(c.Tools)) {
+		t, sp := c.Tools[name], tools.Spec{Name: name}
+		switch {
+		case t.HTTP != nil:
+			sp.HTTP = &tools.HTTP{URL: t.HTTP.URL, Headers: t.HTTP.Headers, Timeout: t.HTTP.Timeout.Std(),
+				Liveness: t.HTTP.Liveness.Std(), Description: t.HTTP.Description, Parameters: t.HTTP.Parameters}
+		case t.MCP != nil:
+			m := t.MCP
+			sp.MCP = &tools.MCP{URL: m.URL, Headers: m.Headers, Command: m.Command, Args: m.Args, Env: m.Env, Dir: m.Cwd,
+				Timeout: m.Timeout.Std(), Liveness: m.Liveness.Std()}
+			if m.Tools != nil {
+				sp.MCP.Allow, sp.MCP.Deny = m.Tools.Allow, m.Tools.Deny
+			}
+		case t.Sim != nil:
+			sp.Sim = &tools.Sim{Steps: t.Sim.Steps, Interval: t.Sim.Interval.Std(), Fail: t.Sim.Fail,
+				Description: t.Sim.Description, Parameters: t.Sim.Parameters}
+		}
+		specs = append(specs, sp)
+	}
+	st.Set = tools.New(specs, tools.Options{RedactJSON: rules.RedactJSON, RedactText: rules.Redact, Log: log})
+	for alias, a := range c.Models {
+		if len(a.Tools) > 0 {
+			st.Offers[alias] = a.Tools
+		}
+	}
+	return st
+}
