@@ -86,7 +86,13 @@ type Run struct {
 	target   string
 	attempts int // targets tried: the chain's calls but those of later rounds (Served)
 	later    int // calls of the later rounds (fallback.Run.Again), retries included
-	usage    llm.Usage
+	// head is Served at the first commit (Headed); headed once it is set.
+	head struct {
+		target   string
+		attempts int
+	}
+	headed bool
+	usage  llm.Usage
 }
 
 // ID is the run's id.
@@ -107,6 +113,21 @@ func (r *Run) Early() error {
 func (r *Run) Served() (target string, attempts int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	return r.target, r.attempts
+}
+
+// Headed is what the response headers of the connection that starts the run say: the
+// target of the run's first commit and the attempts until then (Served before the first
+// commit). Those headers leave with the first frames, which follow that commit; when they
+// actually leave depends on the reader's pace, and taking Served then would make a later
+// restart show in them or not by scheduling. A restart is told by the frames (reset-step,
+// the metadata) and counted by the access line (Served at the end).
+func (r *Run) Headed() (target string, attempts int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.headed {
+		return r.head.target, r.head.attempts
+	}
 	return r.target, r.attempts
 }
 
@@ -145,6 +166,9 @@ func (r *Run) served(st *fallback.Stream) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.target, r.attempts = st.Target, len(r.sp.Chain.Attempts)-r.later
+	if !r.headed {
+		r.head.target, r.head.attempts, r.headed = r.target, r.attempts, true
+	}
 }
 
 // counts are the run's attempts (Served) and its upstream calls so far, for the metadata.

@@ -95,7 +95,7 @@ func (s *Server) serveRun(c echo.Context, rn *runs.Run, rd *runs.Reader) error {
 		if rn == nil {
 			return
 		}
-		in.Target, in.Attempts = rn.Served()
+		in.Target, in.Attempts = rn.Headed()
 		if in.Target != "" {
 			h.Set("X-Sluice-Target", in.Target)
 		}

@@ -13,8 +13,8 @@ var attemptsField = regexp.MustCompile(` attempts=(\d+) `)
 // TestRunAttemptsAgree: "attempts" counts the targets tried for the request, the same in
 // X-Sluice-Attempts, the UI stream's message-metadata (each round's and finish's) and the
 // access line; the metadata's calls counts every upstream call, later tool rounds included.
-// A restart after the headers left is counted by the metadata and the access line (the
-// header said what was known when it left).
+// A restart after the first commit is counted by the metadata and the access line; the
+// headers say the first commit's (runs.Run.Headed), whenever the reader sends them.
 func TestRunAttemptsAgree(t *testing.T) {
 	for _, tc := range []struct {
 		name                    string
