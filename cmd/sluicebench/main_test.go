@@ -2,13 +2,13 @@ package main
 
 import (
 	"context"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/sluice-gw/sluice/internal/redisstore/redistest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -58,9 +58,7 @@ func TestUnknownScenario(t *testing.T) {
 // TestRedisHungInProcess runs the redis-hung scenario at a tiny rate: four rows, every
 // request served (on_failure: open) with Redis answering and with it stopped.
 func TestRedisHungInProcess(t *testing.T) {
-	if _, err := exec.LookPath("redis-server"); err != nil && os.Getenv("CI") == "" {
-		t.Skip("redis-server is not installed")
-	}
+	redistest.Binary(t) // the scenario starts its own
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	rep, err := measure(ctx, options{duration: 400 * time.Millisecond, scenarios: []string{"redis-hung"},

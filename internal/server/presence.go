@@ -62,7 +62,7 @@ type presence struct {
 	sock      peerSocket
 	probes    bool // HTTP/1.1: an interim response may go before the answer
 
-	wmu     sync.Mutex  // held by the answer's writes and the probe
+	wmu     sync.Mutex  // held by the probe and by the write that starts the answer
 	started atomic.Bool // the answer started: no probe may go before it
 
 	mu    sync.Mutex // guards what follows
@@ -147,31 +147,36 @@ func (p *presence) stop() {
 	p.cancel(context.Canceled)
 }
 
-// presenceWriter is the request's ResponseWriter while presence may probe: each write
-// excludes the probe, and marks the answer started.
+// presenceWriter is the request's ResponseWriter while presence may probe: the first write
+// excludes the probe and marks the answer started; once started, no probe can go (readEnded
+// checks started under wmu), so later writes, a stream's every event, take no lock.
 type presenceWriter struct {
 	http.ResponseWriter
 	p *presence
 }
 
-func (w *presenceWriter) WriteHeader(code int) {
+// start marks the answer started, excluding a probe being written.
+func (w *presenceWriter) start() {
+	if w.p.started.Load() {
+		return
+	}
 	w.p.wmu.Lock()
-	defer w.p.wmu.Unlock()
 	w.p.started.Store(true)
+	w.p.wmu.Unlock()
+}
+
+func (w *presenceWriter) WriteHeader(code int) {
+	w.start()
 	w.ResponseWriter.WriteHeader(code)
 }
 
 func (w *presenceWriter) Write(b []byte) (int, error) {
-	w.p.wmu.Lock()
-	defer w.p.wmu.Unlock()
-	w.p.started.Store(true)
+	w.start()
 	return w.ResponseWriter.Write(b)
 }
 
 func (w *presenceWriter) FlushError() error {
-	w.p.wmu.Lock()
-	defer w.p.wmu.Unlock()
-	w.p.started.Store(true)
+	w.start()
 	return http.NewResponseController(w.ResponseWriter).Flush()
 }
 

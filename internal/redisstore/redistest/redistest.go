@@ -31,8 +31,9 @@ type Server struct {
 	bin string
 }
 
-// Start starts redis-server and waits until it answers.
-func Start(t testing.TB) *Server {
+// Binary is the path of redis-server. Without one the test is skipped, or fails under CI
+// (CI must install it).
+func Binary(t testing.TB) string {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
@@ -41,6 +42,13 @@ func Start(t testing.TB) *Server {
 		}
 		t.Skipf("redis-server is not installed: %v", err)
 	}
+	return bin
+}
+
+// Start starts redis-server and waits until it answers.
+func Start(t testing.TB) *Server {
+	t.Helper()
+	bin := Binary(t)
 	dir := t.TempDir()
 	if len(dir) > 80 {
 		// A unix socket path is limited to ~104 bytes; a long test name makes a long TempDir.
