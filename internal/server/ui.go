@@ -45,11 +45,17 @@ func (s *Server) uiChat(c echo.Context) error {
 	if msgID == "" && ur.trigger == "regenerate-message" {
 		msgID = ur.messageID
 	}
+	sp := runs.Spec{Chat: ur.chat, Key: keyID(c), Version: v, MessageID: msgID, Model: ur.model, Request: req,
+		Chain: run, Relay: s.roundOptions(c, chain), Restart: s.o.UI.Restart[chain.Alias], Tools: offered,
+		Prices: s.o.Usage.Prices} // nil: the built-in table
+	if m := meterOf(c); m != nil {
+		sp.Guards = m.guards
+	}
 	admit := s.admitRound(c) // uiadmit.go
-	rn, rd, err := s.o.UI.Runs.Start(c.Request().Context(), runs.Spec{Chat: ur.chat, Key: keyID(c), Version: v,
-		MessageID: msgID, Model: ur.model, Request: req, Chain: run, Relay: s.roundOptions(c, chain),
-		Restart: s.o.UI.Restart[chain.Alias], Screen: s.runScreen(c), Hold: holding(c), Admit: admit.spec(), Cost: s.roundCost,
-		Tools: offered})
+	if admit != nil {
+		sp.Admit = admit
+	}
+	rn, rd, err := s.o.UI.Runs.Start(c.Request().Context(), sp)
 	if err != nil {
 		return s.reject(c, runError(err))
 	}

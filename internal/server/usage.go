@@ -9,6 +9,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/sluice-gw/sluice/internal/fallback"
+	"github.com/sluice-gw/sluice/internal/guard"
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/usage"
 )
@@ -37,7 +38,7 @@ type meter struct {
 	cost    int64 // nano-USD
 	target  string
 	budgets []usage.Reservation
-	guards  guardrails
+	guards  guard.Set
 	charged bool // some round was charged (its usage reported or estimated)
 }
 
@@ -111,6 +112,16 @@ func (s *Server) record(ctx context.Context, c echo.Context, m *meter) {
 	_ = s.o.Usage.Store.Add(ctx, m.start.UTC().Format(usage.DayLayout), l, n) // a Redis failure is counted and logged there
 }
 
+// roundMeter is the request's meter as turn sees it.
+type roundMeter struct {
+	s *Server
+	c echo.Context
+}
+
+func (rm roundMeter) Round(st *fallback.Stream, resp *llm.Response, err error) {
+	rm.s.meterRound(rm.c, st, resp, err)
+}
+
 // meterRound accounts for one round, or one attempt that failed after it committed: what
 // the provider reported, else an estimate (a stream that ended without usage, or failed),
 // marked as such. Every serve path calls it once per relay.Run.
@@ -137,13 +148,6 @@ func (s *Server) charge(m *meter, target, model string, u llm.Usage) {
 	m.usage.ReasoningTokens += u.ReasoningTokens
 	m.usage.Estimated = m.usage.Estimated || u.Estimated
 	m.target, m.charged = target, true
-}
-
-// roundCost prices a round of a frontend run for its metadata (costUsd), in nano-USD; false
-// when the target has no price.
-func (s *Server) roundCost(target, model string, u llm.Usage) (int64, bool) {
-	p, ok := s.o.Usage.Prices.Lookup(target, model)
-	return usage.Cost(p, u), ok
 }
 
 // costHeader sets X-Sluice-Cost-Usd, the request's cost so far, on h: the headers of an
