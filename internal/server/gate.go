@@ -44,11 +44,6 @@ type Shared interface {
 	Ping(ctx context.Context) error
 }
 
-// ErrSharedDown is in the chain of a store's error when the shared state (Redis) cannot be
-// reached: the assembly's store adapters (package gateway) mark the store's own errors so,
-// and the handlers answer 503 redis_unavailable without knowing the store.
-var ErrSharedDown = errors.New("shared state unavailable")
-
 // Close releases the gate's connections (Redis). The server must not serve after it.
 func (s *Server) Close() error {
 	_ = s.o.UI.Runs.Close() // runs first: they write their end to the store

@@ -154,7 +154,7 @@ func kindOfReadEnd(err error) string {
 	if errors.Is(err, runs.ErrBehind) || errors.Is(err, runs.ErrTrimmed) {
 		return llm.Canceled.String() // this connection was let go; the run is fine
 	}
-	if llm.KindOf(err) == llm.Unavailable || errors.Is(err, ErrSharedDown) {
+	if llm.KindOf(err) == llm.Unavailable {
 		return llm.Unavailable.String()
 	}
 	return llm.KindNone.String()
@@ -172,7 +172,7 @@ func runError(err error) error {
 	case errors.Is(err, runs.ErrTrimmed):
 		return &llm.Error{Kind: llm.Invalid, Status: http.StatusGone, Code: "run_log_trimmed", Type: "invalid_request_error",
 			Message: "The run's frames after Last-Event-ID are no longer kept (the run is longer than its log's length cap); start the chat's next message instead."}
-	case errors.Is(err, ErrSharedDown):
+	case llm.KindOf(err) == llm.Unavailable: // the store's failure to reach Redis
 		return &llm.Error{Kind: llm.Unavailable, Status: http.StatusServiceUnavailable, Code: "redis_unavailable", Type: "server_error",
 			Message: "The gateway cannot reach its shared state (Redis), where runs are kept. Retry shortly."}
 	}
