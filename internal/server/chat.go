@@ -59,7 +59,7 @@ func (w *chatWire) body(st *fallback.Stream, resp *llm.Response) []byte {
 }
 
 func (s *Server) reject(c echo.Context, err error) error {
-	reqInfo(c).Kind = llm.KindOf(err).String()
+	reqInfo(c).Kind = llm.KindOf(err)
 	return writeError(c, err)
 }
 

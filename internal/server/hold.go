@@ -38,7 +38,7 @@ func (s *Server) serveHeld(c echo.Context, chain *fallback.Chain, run *fallback.
 		return s.heldFail(c, ew, w, run, st, err)
 	}
 	if err := w.end(&resp.Usage); err != nil {
-		in.Kind = llm.Canceled.String() // the client stopped reading
+		in.Kind = llm.Canceled // the client stopped reading
 	}
 	return nil
 }
@@ -69,7 +69,7 @@ func (hc *heldClient) Restart(string) {}
 // left, else the wire's in-band failure (none for a client that left).
 func (s *Server) heldFail(c echo.Context, ew *eventWriter, w wire, run *fallback.Run, st *fallback.Stream, err error) error {
 	in := reqInfo(c)
-	in.Kind = llm.KindOf(err).String()
+	in.Kind = llm.KindOf(err)
 	if !ew.quiet() {
 		served(c, run, st)
 		costHeader(c, c.Response().Header())

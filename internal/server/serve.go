@@ -42,7 +42,7 @@ func (s *Server) serveStream(c echo.Context, chain *fallback.Chain, run *fallbac
 	defer ew.close()
 	st, err := run.Next(ctx)
 	if err != nil {
-		in.Kind = llm.KindOf(err).String()
+		in.Kind = llm.KindOf(err)
 		if !ew.begun() {
 			served(c, run, nil)
 			return writeError(c, err)
@@ -64,7 +64,7 @@ func (s *Server) serveStream(c echo.Context, chain *fallback.Chain, run *fallbac
 			err = &llm.Error{Kind: llm.Canceled, Err: err} // the client stopped reading
 		}
 	}
-	in.Kind = llm.KindOf(err).String()
+	in.Kind = llm.KindOf(err)
 	if err != nil && llm.KindOf(err) != llm.Canceled {
 		_ = w.fail(ew, err) // a refusal, or the target's failure after the answer started
 	}

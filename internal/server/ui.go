@@ -128,7 +128,7 @@ func (s *Server) serveRun(c echo.Context, rn *runs.Run, rd *runs.Reader) error {
 		if first && rn != nil {
 			if early := rn.Early(); early != nil && !ew.begun() {
 				served(c.Response().Header())
-				in.Kind = llm.KindOf(early).String()
+				in.Kind = llm.KindOf(early)
 				return writeError(c, early)
 			}
 			if err := ew.start(served); err != nil {
@@ -136,7 +136,7 @@ func (s *Server) serveRun(c echo.Context, rn *runs.Run, rd *runs.Reader) error {
 			}
 		}
 		if err := ew.frame(b); err != nil {
-			in.Kind = llm.Canceled.String()
+			in.Kind = llm.Canceled
 			return nil
 		}
 		if rn != nil && in.FirstText == 0 && !in.Start.IsZero() && bytes.Contains(b, textDelta) {
@@ -150,14 +150,14 @@ func (s *Server) serveRun(c echo.Context, rn *runs.Run, rd *runs.Reader) error {
 // textDelta marks the frame of a text delta, as the UI stream encoder writes it.
 var textDelta = []byte(`"type":"text-delta"`)
 
-func kindOfReadEnd(err error) string {
+func kindOfReadEnd(err error) llm.Kind {
 	if errors.Is(err, runs.ErrBehind) || errors.Is(err, runs.ErrTrimmed) {
-		return llm.Canceled.String() // this connection was let go; the run is fine
+		return llm.Canceled // this connection was let go; the run is fine
 	}
 	if llm.KindOf(err) == llm.Unavailable {
-		return llm.Unavailable.String()
+		return llm.Unavailable
 	}
-	return llm.KindNone.String()
+	return llm.KindNone
 }
 
 // runError maps the runs manager's refusals to HTTP answers.

@@ -25,8 +25,6 @@ type Usage struct {
 	Budgets usage.Budgets
 }
 
-const meterKey = "sluice.meter"
-
 // meter is the account of one request as it is served: the usage and cost of its rounds (and
 // of attempts that failed after producing output), its budget reservations, and what the
 // output guardrails need. The request's goroutine owns it.
@@ -43,14 +41,11 @@ type meter struct {
 }
 
 // meterOf is the request's meter; nil outside the model routes.
-func meterOf(c echo.Context) *meter {
-	m, _ := c.Get(meterKey).(*meter)
-	return m
-}
+func meterOf(c echo.Context) *meter { return exchangeOf(c).meter }
 
 // account meters every model call of /v1: after the handler, it settles the key's budget
 // reservations with the real cost and records the request in the account. It runs inside
-// the gate (guard), so a request the gate refused is not accounted for.
+// the gate (gate.go), so a request the gate refused is not accounted for.
 func (s *Server) account(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		r := c.Request()
@@ -58,7 +53,7 @@ func (s *Server) account(next echo.HandlerFunc) echo.HandlerFunc {
 			return next(c)
 		}
 		m := &meter{start: time.Now()}
-		c.Set(meterKey, m)
+		exchangeOf(c).meter = m
 		if err := next(c); err != nil {
 			c.Error(err)
 		}
@@ -87,8 +82,8 @@ func (s *Server) record(ctx context.Context, c echo.Context, m *meter) {
 	n := usage.Counts{Requests: 1, InputTokens: int64(m.usage.PromptTokens), OutputTokens: int64(m.usage.CompletionTokens),
 		CachedTokens: int64(m.usage.CachedTokens), CostNano: m.cost}
 	switch in.Kind {
-	case llm.Canceled.String(): // the client left: not an error of the call
-	case llm.KindNone.String():
+	case llm.Canceled: // the client left: not an error of the call
+	case llm.KindNone:
 		if c.Response().Status >= 400 {
 			n.Errors = 1
 		}
