@@ -16,6 +16,7 @@ import (
 	"github.com/sluice-gw/sluice/internal/auth"
 	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/presence"
 	"github.com/sluice-gw/sluice/internal/relay"
 	"github.com/sluice-gw/sluice/internal/telemetry"
 )
@@ -82,6 +83,12 @@ type Server struct {
 	draining atomic.Bool
 }
 
+// ConnContext is the http.Server hook (http.Server.ConnContext) that lets the server tell a
+// client that half-closed its connection after a complete request from one that left
+// (package presence). Without it an EOF on the read side counts as a departure, as in
+// net/http.
+var ConnContext = presence.ConnContext
+
 // Drain makes /readyz fail from now on, so load balancers stop sending new requests while
 // the process lets its open streams finish (SIGTERM; the caller then shuts the listener).
 func (s *Server) Drain() { s.draining.Store(true) }
@@ -145,8 +152,8 @@ func reqInfo(c echo.Context) *telemetry.Access { return &exchangeOf(c).access }
 func (s *Server) access(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		start := time.Now()
-		// The handlers' context ends when the client left, not at a half-close (presence.go).
-		ctx, w, stop := watchClient(c.Request(), c.Response().Writer)
+		// The handlers' context ends when the client left, not at a half-close (presence).
+		ctx, w, stop := presence.Watch(c.Request(), c.Response().Writer)
 		defer stop() // before the abort below, and before net/http writes after the handler
 		c.SetRequest(c.Request().WithContext(ctx))
 		c.Response().Writer = w
