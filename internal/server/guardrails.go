@@ -45,7 +45,7 @@ func (gs *Guards) of(alias string, key *auth.Key) guard.Set {
 func (s *Server) admit(c echo.Context, chain *fallback.Chain, req *llm.Request, bodyLen int) error {
 	gs := s.o.Guards.of(chain.Alias, callerKey(c))
 	if m := meterOf(c); m != nil {
-		m.req, m.prompt, m.guards = req, usage.PromptTokens(req), gs
+		m.req, m.Prompt, m.guards = req, usage.PromptTokens(req), gs
 	}
 	if r := gs.Input(c.Request().Context(), req); r != nil {
 		return &llm.Error{Kind: llm.Refused, Status: http.StatusBadRequest, Code: "guardrail_blocked",

@@ -102,7 +102,7 @@ func (s *Server) serveOnce(c echo.Context, chain *fallback.Chain, run *fallback.
 func (s *Server) turn(c echo.Context, chain *fallback.Chain, run *fallback.Run, mode turn.Mode) *turn.Turn {
 	t := &turn.Turn{Run: run, Mode: mode, Relay: s.roundOptions(c, chain)}
 	if m := meterOf(c); m != nil {
-		t.Guards, t.Request, t.Meter = m.guards, m.req, roundMeter{s, c}
+		t.Guards, t.Request, t.Meter = m.guards, m.req, roundMeter{m}
 	}
 	return t
 }

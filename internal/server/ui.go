@@ -66,7 +66,7 @@ func (s *Server) uiChat(c echo.Context) error {
 	// of it: the handler returns when the run ended. On shutdown the drain's grace bounds it.
 	<-rn.Ended()
 	if m := meterOf(c); m != nil {
-		m.budgets = append(m.budgets, admit.reservations()...) // settled with the request's
+		m.Held = append(m.Held, admit.reservations()...) // settled with the request's
 	}
 	in := reqInfo(c)
 	in.Usage = accessUsage(rn.Usage())

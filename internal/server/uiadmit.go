@@ -32,7 +32,7 @@ func (s *Server) admitRound(c echo.Context) *roundAdmit {
 		return nil
 	}
 	if m := meterOf(c); m != nil {
-		for _, r := range m.budgets {
+		for _, r := range m.Held {
 			a.held += r.Amount // the start's reservation covers the first rounds' cost
 		}
 	}
