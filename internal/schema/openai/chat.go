@@ -1,0 +1,159 @@
+package openai
+
+import "encoding/json"
+
+// The Chat Completions wire (POST /v1/chat/completions), fields in the order OpenAI sends
+// them (recordings in internal/provider/openai/testdata/openai-chat-*.sse).
+
+// ChatRequest is the part of a Chat Completions request body a lenient upstream reads (the
+// mock): the model, the conversation, n and the streaming options. Everything else a client
+// may send is left to the reader, since the gateway's adapter writes the request itself.
+type ChatRequest struct {
+	Model         string         `json:"model"`
+	Messages      []ChatMessage  `json:"messages"`
+	N             *int           `json:"n"`
+	Stream        bool           `json:"stream"`
+	StreamOptions *StreamOptions `json:"stream_options"`
+}
+
+// ChatMessage is one message of a request's conversation. Content is raw: a string, an
+// array of content parts, or null (an assistant turn of only tool calls).
+type ChatMessage struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+}
+
+// StreamOptions is a streamed request's stream_options: include_usage asks for a last chunk
+// with usage (and "usage":null on every chunk before it).
+type StreamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
+}
+
+// ChatCompletion is the non-streamed answer, object "chat.completion".
+type ChatCompletion struct {
+	ID                string       `json:"id"`
+	Object            string       `json:"object"`
+	Created           int64        `json:"created"`
+	Model             string       `json:"model"`
+	SystemFingerprint string       `json:"system_fingerprint,omitempty"`
+	Choices           []ChatChoice `json:"choices"`
+	Usage             Usage        `json:"usage"`
+}
+
+// ChatChoice is one choice of a ChatCompletion. Logprobs nil encodes as null.
+type ChatChoice struct {
+	Index        int              `json:"index"`
+	Message      AssistantMessage `json:"message"`
+	Logprobs     json.RawMessage  `json:"logprobs"`
+	FinishReason string           `json:"finish_reason"`
+}
+
+// AssistantMessage is the message of a choice. Content and Refusal are null when nil (a
+// refusal has null content, an answer null refusal, a tool-call-only answer null content);
+// reasoning (OpenRouter, vLLM) or reasoning_content (DeepSeek) is present only when set.
+type AssistantMessage struct {
+	Role             string     `json:"role"`
+	Content          *string    `json:"content"`
+	Refusal          *string    `json:"refusal"`
+	Reasoning        *string    `json:"reasoning,omitempty"`
+	ReasoningContent *string    `json:"reasoning_content,omitempty"`
+	ToolCalls        []ToolCall `json:"tool_calls,omitempty"`
+}
+
+// ToolCall is a function call of the model: whole in a message (no index), a fragment in a
+// chunk's delta (index set; the first fragment of a call carries its id, type and name, the
+// later ones only arguments).
+type ToolCall struct {
+	Index    *int         `json:"index,omitempty"`
+	ID       string       `json:"id,omitempty"`
+	Type     string       `json:"type,omitempty"`
+	Function FunctionCall `json:"function"`
+}
+
+// FunctionCall is a tool call's function: its name, and its arguments as the model's JSON
+// text, a string.
+type FunctionCall struct {
+	Name      string `json:"name,omitempty"`
+	Arguments string `json:"arguments"`
+}
+
+// ChatCompletionChunk is one event of a streamed answer, object "chat.completion.chunk".
+// Usage is raw for the three shapes the wire has: absent (include_usage not asked), null
+// (asked, on every chunk but the last) and the Usage object (the last chunk, with no
+// choices).
+type ChatCompletionChunk struct {
+	ID                string          `json:"id"`
+	Object            string          `json:"object"`
+	Created           int64           `json:"created"`
+	Model             string          `json:"model"`
+	SystemFingerprint string          `json:"system_fingerprint,omitempty"`
+	Choices           []ChunkChoice   `json:"choices"`
+	Usage             json.RawMessage `json:"usage,omitempty"`
+}
+
+// ChunkChoice is one choice of a chunk. Logprobs nil and FinishReason nil encode as null.
+type ChunkChoice struct {
+	Index        int             `json:"index"`
+	Delta        ChunkDelta      `json:"delta"`
+	Logprobs     json.RawMessage `json:"logprobs"`
+	FinishReason *string         `json:"finish_reason"`
+}
+
+// ChunkDelta is what a chunk adds to a choice. Content and Refusal are raw so that a writer
+// can say each of the wire's forms: absent (nil), null, "" (the role chunk says
+// "content":"" before text, "content":null before a refusal) and text.
+type ChunkDelta struct {
+	Role             string          `json:"role,omitempty"`
+	Content          json.RawMessage `json:"content,omitempty"`
+	Refusal          json.RawMessage `json:"refusal,omitempty"`
+	Reasoning        *string         `json:"reasoning,omitempty"`
+	ReasoningContent *string         `json:"reasoning_content,omitempty"`
+	ToolCalls        []ToolCall      `json:"tool_calls,omitempty"`
+}
+
+// TokenLogprob is one token of a choice's logprobs.content (or .refusal) list.
+type TokenLogprob struct {
+	Token       string     `json:"token"`
+	Logprob     float64    `json:"logprob"`
+	Bytes       []int      `json:"bytes"`
+	TopLogprobs []struct{} `json:"top_logprobs"`
+}
+
+// Usage is the token count of an answer. prompt_tokens include the cached ones, and
+// completion_tokens the reasoning ones. PromptTokensDetails is left out when nil, as older
+// models and many compatible servers do.
+type Usage struct {
+	PromptTokens            int                     `json:"prompt_tokens"`
+	CompletionTokens        int                     `json:"completion_tokens"`
+	TotalTokens             int                     `json:"total_tokens"`
+	PromptTokensDetails     *PromptTokensDetails    `json:"prompt_tokens_details,omitempty"`
+	CompletionTokensDetails CompletionTokensDetails `json:"completion_tokens_details"`
+}
+
+// PromptTokensDetails is usage.prompt_tokens_details: how many prompt tokens came from the
+// prompt cache.
+type PromptTokensDetails struct {
+	CachedTokens int `json:"cached_tokens"`
+}
+
+// CompletionTokensDetails is usage.completion_tokens_details: how many completion tokens
+// the model spent reasoning.
+type CompletionTokensDetails struct {
+	ReasoningTokens int `json:"reasoning_tokens"`
+}
+
+// ErrorResponse is the body of every OpenAI error, an HTTP answer's or one sent inside a
+// stream: {"error": {...}}.
+type ErrorResponse struct {
+	Error Error `json:"error"`
+}
+
+// Error is OpenAI's error object. Param and Code are raw because servers send each as a
+// string, a number or null; status_code is Groq's, inside its in-stream errors.
+type Error struct {
+	Message    string          `json:"message"`
+	Type       string          `json:"type"`
+	Param      json.RawMessage `json:"param"`
+	Code       json.RawMessage `json:"code"`
+	StatusCode int             `json:"status_code,omitempty"`
+}
