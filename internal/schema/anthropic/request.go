@@ -39,9 +39,9 @@ type Content []Block
 // MarshalJSON implements json.Marshaler, without HTML escaping ("<" and "&" go as written).
 func (c Content) MarshalJSON() ([]byte, error) {
 	if len(c) == 1 && c[0].Type == "text" && c[0].CacheControl == nil && c[0].Citations == nil {
-		return marshal(c[0].Text)
+		return Marshal(c[0].Text)
 	}
-	return marshal([]Block(c))
+	return Marshal([]Block(c))
 }
 
 // UnmarshalJSON implements json.Unmarshaler: a string is one text block, null no blocks.
@@ -64,8 +64,11 @@ func (c *Content) UnmarshalJSON(b []byte) error {
 	return errors.New("anthropic: content is neither a string nor a list of blocks")
 }
 
-// marshal is json.Marshal without HTML escaping and without the encoder's newline.
-func marshal(v any) ([]byte, error) {
+// Marshal encodes v as json.Marshal does, but without HTML escaping ("<" and "&" go as the
+// client wrote them, and a body stays readable in logs and tests) and without the encoder's
+// newline. Encode a request with it: json.Marshal would escape the content that Content
+// encodes itself.
+func Marshal(v any) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
