@@ -147,12 +147,11 @@ func (a *answer) deltas(i int, ch choice) []openai.ChunkChoice {
 		out = append(out, cc)
 	}
 	for j, cl := range ch.calls {
-		idx := j
-		out = append(out, openai.ChunkChoice{Index: i, Delta: openai.ChunkDelta{ToolCalls: []openai.ToolCall{{Index: &idx,
-			ID: cl.id, Type: "function", Function: openai.FunctionCall{Name: cl.name}}}}})
+		out = append(out, openai.ChunkChoice{Index: i, Delta: openai.ChunkDelta{ToolCalls: []openai.ToolCallDelta{{Index: j,
+			ID: cl.id, Type: "function", Function: openai.FunctionDelta{Name: cl.name}}}}})
 		for _, f := range cl.frags {
-			out = append(out, openai.ChunkChoice{Index: i, Delta: openai.ChunkDelta{ToolCalls: []openai.ToolCall{{Index: &idx,
-				Function: openai.FunctionCall{Arguments: f}}}}})
+			out = append(out, openai.ChunkChoice{Index: i, Delta: openai.ChunkDelta{ToolCalls: []openai.ToolCallDelta{{Index: j,
+				Function: openai.FunctionDelta{Arguments: openai.Text(f)}}}}})
 		}
 	}
 	return out

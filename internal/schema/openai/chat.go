@@ -60,21 +60,35 @@ type AssistantMessage struct {
 	ToolCalls        []ToolCall `json:"tool_calls,omitempty"`
 }
 
-// ToolCall is a function call of the model: whole in a message (no index), a fragment in a
-// chunk's delta (index set; the first fragment of a call carries its id, type and name, the
-// later ones only arguments).
+// ToolCall is a function call of the model, whole, in a message.
 type ToolCall struct {
-	Index    *int         `json:"index,omitempty"`
-	ID       string       `json:"id,omitempty"`
-	Type     string       `json:"type,omitempty"`
+	ID       string       `json:"id"`
+	Type     string       `json:"type"`
 	Function FunctionCall `json:"function"`
 }
 
 // FunctionCall is a tool call's function: its name, and its arguments as the model's JSON
 // text, a string.
 type FunctionCall struct {
-	Name      string `json:"name,omitempty"`
+	Name      string `json:"name"`
 	Arguments string `json:"arguments"`
+}
+
+// ToolCallDelta is a fragment of a tool call in a chunk's delta. Index says which call of
+// the choice it adds to; the first fragment of a call carries its id, type and name, the
+// later ones only arguments.
+type ToolCallDelta struct {
+	Index    int           `json:"index"`
+	ID       string        `json:"id,omitempty"`
+	Type     string        `json:"type,omitempty"`
+	Function FunctionDelta `json:"function"`
+}
+
+// FunctionDelta is a fragment of a tool call's function: the name (first fragment only) and
+// more of the arguments' text.
+type FunctionDelta struct {
+	Name      string `json:"name,omitempty"`
+	Arguments Text   `json:"arguments"`
 }
 
 // ChatCompletionChunk is one event of a streamed answer, object "chat.completion.chunk".
@@ -108,7 +122,7 @@ type ChunkDelta struct {
 	Refusal          json.RawMessage `json:"refusal,omitempty"`
 	Reasoning        *string         `json:"reasoning,omitempty"`
 	ReasoningContent *string         `json:"reasoning_content,omitempty"`
-	ToolCalls        []ToolCall      `json:"tool_calls,omitempty"`
+	ToolCalls        []ToolCallDelta `json:"tool_calls,omitempty"`
 }
 
 // TokenLogprob is one token of a choice's logprobs.content (or .refusal) list.
@@ -156,4 +170,42 @@ type Error struct {
 	Param      json.RawMessage `json:"param"`
 	Code       json.RawMessage `json:"code"`
 	StatusCode int             `json:"status_code,omitempty"`
+}
+
+// ToolChoice is a request's tool_choice when it is an object (the strings none, auto and
+// required are plain JSON strings): a named function, a named custom tool, or allowed_tools,
+// a mode (auto or required) and the tools the model may pick from, each in ToolChoice's
+// shape (raw).
+type ToolChoice struct {
+	Type         string        `json:"type"`
+	Function     *ToolName     `json:"function,omitempty"`
+	Custom       *ToolName     `json:"custom,omitempty"`
+	AllowedTools *AllowedTools `json:"allowed_tools,omitempty"`
+}
+
+// ToolName names a tool in a ToolChoice.
+type ToolName struct {
+	Name string `json:"name"`
+}
+
+// AllowedTools is the allowed_tools member of a ToolChoice.
+type AllowedTools struct {
+	Mode  string            `json:"mode"`
+	Tools []json.RawMessage `json:"tools"`
+}
+
+// ResponseFormat is a request's response_format: text, json_object, or json_schema with
+// its JSONSchema.
+type ResponseFormat struct {
+	Type       string      `json:"type"`
+	JSONSchema *JSONSchema `json:"json_schema,omitempty"`
+}
+
+// JSONSchema is the json_schema member of a ResponseFormat; Schema is the JSON schema the
+// answer must follow, raw.
+type JSONSchema struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Schema      json.RawMessage `json:"schema,omitempty"`
+	Strict      *bool           `json:"strict,omitempty"`
 }
