@@ -17,10 +17,30 @@ type ChatRequest struct {
 }
 
 // ChatMessage is one message of a request's conversation. Content is raw: a string, an
-// array of content parts, or null (an assistant turn of only tool calls).
+// array of ContentPart, or null (an assistant turn of only tool calls). Name is the
+// participant's name; an assistant turn may carry its refusal and its tool calls, a tool
+// message the id of the call it answers.
 type ChatMessage struct {
-	Role    string          `json:"role"`
-	Content json.RawMessage `json:"content"`
+	Role       string          `json:"role"`
+	Content    json.RawMessage `json:"content"`
+	Name       string          `json:"name,omitempty"`
+	Refusal    *string         `json:"refusal,omitempty"`
+	ToolCallID string          `json:"tool_call_id,omitempty"`
+	ToolCalls  []ToolCall      `json:"tool_calls,omitempty"`
+}
+
+// ContentPart is one part of a message's content: text, or image_url with its ImageURL.
+type ContentPart struct {
+	Type     string    `json:"type"`
+	Text     *string   `json:"text,omitempty"`
+	ImageURL *ImageURL `json:"image_url,omitempty"`
+}
+
+// ImageURL is an image_url part's image: a URL (https: or a data: URL) and the detail
+// (auto, low, high) the model should see it at.
+type ImageURL struct {
+	URL    string `json:"url"`
+	Detail string `json:"detail,omitempty"`
 }
 
 // StreamOptions is a streamed request's stream_options: include_usage asks for a last chunk

@@ -25,13 +25,33 @@ type ResponsesRequest struct {
 	Stream             bool            `json:"stream"`
 }
 
-// InputItem is the part of one input item a reader needs to tell them apart: a message
-// (role and content, a string or parts), or a function_call_output (call output).
+// InputItem is one item of a request's input, with the members of every item type; its
+// type decides which apply: a message (role, and content: a string or InputPart values; type
+// "message" or left out), a function_call (call_id, name, arguments), a
+// function_call_output (call_id, output: a string or parts), a reasoning item handed back
+// (id, summary, encrypted_content).
 type InputItem struct {
-	Type    string          `json:"type"`
-	Role    string          `json:"role"`
-	Content json.RawMessage `json:"content"`
-	Output  json.RawMessage `json:"output"`
+	Type             string          `json:"type,omitempty"`
+	ID               string          `json:"id,omitempty"`
+	Role             string          `json:"role,omitempty"`
+	Content          json.RawMessage `json:"content,omitempty"`
+	CallID           string          `json:"call_id,omitempty"`
+	Name             string          `json:"name,omitempty"`
+	Arguments        *string         `json:"arguments,omitempty"`
+	Output           json.RawMessage `json:"output,omitempty"`
+	Summary          []SummaryPart   `json:"summary,omitempty"`
+	EncryptedContent string          `json:"encrypted_content,omitempty"`
+}
+
+// InputPart is one part of an input message's content: input_text or output_text (Text),
+// refusal (Refusal), input_image (ImageURL or FileID, and Detail).
+type InputPart struct {
+	Type     string  `json:"type"`
+	Text     *string `json:"text,omitempty"`
+	Refusal  *string `json:"refusal,omitempty"`
+	ImageURL string  `json:"image_url,omitempty"`
+	FileID   string  `json:"file_id,omitempty"`
+	Detail   string  `json:"detail,omitempty"`
 }
 
 // Response is the Response object: in response.created, .in_progress, .completed,
