@@ -116,6 +116,10 @@ var never = []struct {
 }{
 	{"internal/provider", []string{"internal/fallback", "internal/relay", "internal/server"},
 		"adapters know nothing of the chain, the relay or the HTTP server", false},
+	// internal/dialect and internal/turn may not exist yet: a rule about a package that is
+	// not there holds trivially.
+	{"internal/provider", []string{"internal/dialect", "internal/turn"},
+		"adapters speak their upstream's wire: the client's wire and the round are above them", false},
 	{"internal/server", []string{"internal/provider", "internal/redisstore", "internal/config"},
 		"the edge gets its parts from internal/gateway, the store behind interfaces it defines", false},
 	// The guardrails (internal/guard) use the redaction detectors: the edge must only not
@@ -193,6 +197,28 @@ func TestStandardLibraryOnly(t *testing.T) {
 				t.Errorf("%s depends on %s; it must use the standard library only", path, imp)
 			}
 		}
+	}
+}
+
+// TestSchemaImportsNothing keeps the wire types (internal/schema/...) free of the module and
+// of dependencies, direct or indirect: the adapters, the dialects and the mock all import
+// them, so a schema that imported any of those would tie them together.
+func TestSchemaImportsNothing(t *testing.T) {
+	n := 0
+	for _, p := range list(t) {
+		if !under(p.ImportPath, "internal/schema") {
+			continue
+		}
+		n++
+		for _, dep := range p.Deps {
+			first, _, _ := strings.Cut(dep, "/")
+			if strings.HasPrefix(dep, module+"/") || strings.Contains(first, ".") {
+				t.Errorf("%s depends on %s; a schema uses the standard library only", p.ImportPath, dep)
+			}
+		}
+	}
+	if n < 2 {
+		t.Errorf("found %d packages under internal/schema, want openai and anthropic at least", n)
 	}
 }
 

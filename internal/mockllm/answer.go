@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/sluice-gw/sluice/internal/schema/openai"
 )
 
 // request is what a script needs from a request, whatever its dialect: each dialect's parse
@@ -32,7 +34,7 @@ type answer struct {
 	sc           *script
 	req          *request
 	choices      []choice
-	usage        usage
+	usage        openai.Usage
 	includeUsage bool // the stream carries "usage":null on chunks and a usage chunk
 }
 

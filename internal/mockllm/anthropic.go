@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+
+	"github.com/sluice-gw/sluice/internal/schema/anthropic"
 )
 
 // anthropicDialect speaks Anthropic Messages: POST .../v1/messages, streamed as the API does
@@ -69,13 +71,7 @@ func (anthropicDialect) serves(sc *script) error { return notEmbeddings(sc) }
 func (anthropicDialect) last() []byte { return nil }
 
 // anthropicError is the body of every Anthropic error, in a response or an error event.
-type anthropicError struct {
-	Type  string `json:"type"` // "error"
-	Error struct {
-		Type    string `json:"type"`
-		Message string `json:"message"`
-	} `json:"error"`
-}
+type anthropicError = anthropic.ErrorResponse
 
 func newAnthropicError(typ, msg string) anthropicError {
 	e := anthropicError{Type: "error"}
@@ -193,44 +189,44 @@ func stopReason(a *answer) string {
 func (anthropicDialect) frames(a *answer) (pre, body [][]byte) {
 	start := a.message()
 	start.Content, start.StopReason, start.Usage.OutputTokens = []any{}, nil, 1
-	pre = [][]byte{eventFrame("message_start", messageStart{"message_start", start})}
-	ping := eventFrame("ping", typeOnly{"ping"})
+	pre = [][]byte{eventFrame("message_start", anthropic.MessageStartEvent{Type: "message_start", Message: start})}
+	ping := eventFrame("ping", anthropic.TypeEvent{Type: "ping"})
 	delta := func(i int, d any) []byte {
-		return eventFrame("content_block_delta", blockDelta{"content_block_delta", i, d})
+		return eventFrame("content_block_delta", anthropic.ContentBlockDeltaEvent{Type: "content_block_delta", Index: i, Delta: d})
 	}
 	blocks := anthropicBlocks(a)
 	for i, b := range blocks {
 		var first any
 		switch b.kind {
 		case "thinking":
-			first = thinkingBlock{Type: "thinking"}
+			first = anthropic.ThinkingBlock{Type: "thinking"}
 		case "text":
-			first = textBlock{Type: "text"}
+			first = anthropic.TextBlock{Type: "text"}
 		case "tool_use":
-			first = toolUseBlock{"tool_use", b.id, b.name, json.RawMessage("{}")}
+			first = anthropic.ToolUseBlock{Type: "tool_use", ID: b.id, Name: b.name, Input: json.RawMessage("{}")}
 		}
-		body = append(body, eventFrame("content_block_start", blockStart{"content_block_start", i, first}))
+		body = append(body, eventFrame("content_block_start", anthropic.ContentBlockStartEvent{Type: "content_block_start", Index: i, ContentBlock: first}))
 		if i == 0 {
 			body = append(body, ping)
 		}
 		if b.kind == "tool_use" {
 			// The API's first input_json_delta of a tool call is always empty.
-			body = append(body, delta(i, jsonDelta{"input_json_delta", ""}))
+			body = append(body, delta(i, anthropic.InputJSONDelta{Type: "input_json_delta"}))
 		}
 		for _, d := range b.deltas {
 			switch b.kind {
 			case "thinking":
-				body = append(body, delta(i, thinkingDelta{"thinking_delta", d}))
+				body = append(body, delta(i, anthropic.ThinkingDelta{Type: "thinking_delta", Thinking: d}))
 			case "text":
-				body = append(body, delta(i, textDelta{"text_delta", d}))
+				body = append(body, delta(i, anthropic.TextDelta{Type: "text_delta", Text: d}))
 			case "tool_use":
-				body = append(body, delta(i, jsonDelta{"input_json_delta", d}))
+				body = append(body, delta(i, anthropic.InputJSONDelta{Type: "input_json_delta", PartialJSON: d}))
 			}
 		}
 		if b.kind == "thinking" {
-			body = append(body, delta(i, signatureDelta{"signature_delta", signature(b.whole)}))
+			body = append(body, delta(i, anthropic.SignatureDelta{Type: "signature_delta", Signature: signature(b.whole)}))
 		}
-		body = append(body, eventFrame("content_block_stop", blockStop{"content_block_stop", i}))
+		body = append(body, eventFrame("content_block_stop", anthropic.ContentBlockStopEvent{Type: "content_block_stop", Index: i}))
 	}
 	if len(blocks) == 0 {
 		body = append(body, ping)
@@ -238,30 +234,30 @@ func (anthropicDialect) frames(a *answer) (pre, body [][]byte) {
 	if a.sc.end == "nofinish" {
 		return pre, body
 	}
-	md := messageDelta{Type: "message_delta", Usage: a.message().Usage}
+	md := anthropic.MessageDeltaEvent{Type: "message_delta", Usage: a.message().Usage.Delta()}
 	md.Delta.StopReason = stopReason(a)
 	body = append(body, eventFrame("message_delta", md))
 	if a.sc.end == "done" {
-		body = append(body, eventFrame("message_stop", typeOnly{"message_stop"}))
+		body = append(body, eventFrame("message_stop", anthropic.TypeEvent{Type: "message_stop"}))
 	}
 	return pre, body
 }
 
 // message is the answer as a Message object, its content whole.
-func (a *answer) message() anthropicMessage {
+func (a *answer) message() anthropic.Message {
 	reason := stopReason(a)
-	m := anthropicMessage{ID: fmt.Sprintf("msg_mock_%d", a.seq), Type: "message", Role: "assistant",
+	m := anthropic.Message{ID: fmt.Sprintf("msg_mock_%d", a.seq), Type: "message", Role: "assistant",
 		Model: a.model, Content: []any{}, StopReason: &reason}
 	m.Usage.InputTokens, m.Usage.OutputTokens = a.usage.PromptTokens, a.usage.CompletionTokens
 	for _, b := range anthropicBlocks(a) {
 		switch b.kind {
 		case "thinking":
-			m.Content = append(m.Content, thinkingBlock{"thinking", b.whole, signature(b.whole)})
+			m.Content = append(m.Content, anthropic.ThinkingBlock{Type: "thinking", Thinking: b.whole, Signature: signature(b.whole)})
 		case "text":
-			m.Content = append(m.Content, textBlock{"text", b.whole})
+			m.Content = append(m.Content, anthropic.TextBlock{Type: "text", Text: b.whole})
 		case "tool_use":
 			if json.Valid([]byte(b.whole)) { // arguments cut by max= have no object to give
-				m.Content = append(m.Content, toolUseBlock{"tool_use", b.id, b.name, json.RawMessage(b.whole)})
+				m.Content = append(m.Content, anthropic.ToolUseBlock{Type: "tool_use", ID: b.id, Name: b.name, Input: json.RawMessage(b.whole)})
 			}
 		}
 	}

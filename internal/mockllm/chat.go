@@ -5,28 +5,15 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+
+	"github.com/sluice-gw/sluice/internal/schema/openai"
 )
 
 // chatDialect speaks OpenAI Chat Completions: POST .../chat/completions.
 type chatDialect struct{ openaiErrors }
 
-// chatRequest is the part of a Chat Completions request the mock reads; everything else is
-// ignored, as a lenient upstream would.
-type chatRequest struct {
-	Model    string `json:"model"`
-	Messages []struct {
-		Role    string          `json:"role"`
-		Content json.RawMessage `json:"content"`
-	} `json:"messages"`
-	N             *int `json:"n"`
-	Stream        bool `json:"stream"`
-	StreamOptions *struct {
-		IncludeUsage bool `json:"include_usage"`
-	} `json:"stream_options"`
-}
-
 func (chatDialect) parse(_ http.Header, raw []byte) (*request, *reqError) {
-	var req chatRequest
+	var req openai.ChatRequest
 	if err := json.Unmarshal(raw, &req); err != nil {
 		return nil, badJSON(err)
 	}
@@ -68,14 +55,14 @@ func (chatDialect) inband(_ *answer, sc *script, _ int) [][]byte {
 
 func (chatDialect) last() []byte { return doneFrame }
 
-func (a *answer) chunk(choices ...chunkChoice) chunk {
-	c := chunk{ID: a.id, Object: "chat.completion.chunk", Created: a.created, Model: a.model,
+func (a *answer) chunk(choices ...openai.ChunkChoice) openai.ChatCompletionChunk {
+	c := openai.ChatCompletionChunk{ID: a.id, Object: "chat.completion.chunk", Created: a.created, Model: a.model,
 		SystemFingerprint: "fp_mockllm", Choices: choices}
 	if a.includeUsage {
 		c.Usage = json.RawMessage("null")
 	}
 	if choices == nil {
-		c.Choices = []chunkChoice{}
+		c.Choices = []openai.ChunkChoice{}
 	}
 	return c
 }
@@ -87,11 +74,11 @@ func (a *answer) preamble() [][]byte {
 	}
 	var out [][]byte
 	for i := range a.choices {
-		d := delta{Role: "assistant", Content: json.RawMessage(`""`)}
+		d := openai.ChunkDelta{Role: "assistant", Content: json.RawMessage(`""`)}
 		if a.sc.refuse {
-			d = delta{Role: "assistant", Content: json.RawMessage("null"), Refusal: json.RawMessage(`""`)}
+			d = openai.ChunkDelta{Role: "assistant", Content: json.RawMessage("null"), Refusal: json.RawMessage(`""`)}
 		}
-		cc := chunkChoice{Index: i, Delta: d}
+		cc := openai.ChunkChoice{Index: i, Delta: d}
 		if a.sc.logprobs {
 			cc.Logprobs = json.RawMessage(`{"content":[],"refusal":null}`)
 		}
@@ -103,7 +90,7 @@ func (a *answer) preamble() [][]byte {
 // body is every frame after the preamble: the choices' deltas interleaved round robin, then
 // each choice's finish chunk, the usage chunk and [DONE], as the script's end= allows.
 func (a *answer) body() [][]byte {
-	per := make([][]chunkChoice, len(a.choices))
+	per := make([][]openai.ChunkChoice, len(a.choices))
 	for i, ch := range a.choices {
 		per[i] = a.deltas(i, ch)
 	}
@@ -124,7 +111,7 @@ func (a *answer) body() [][]byte {
 		return out
 	}
 	for i, ch := range a.choices {
-		out = append(out, dataFrame(a.chunk(chunkChoice{Index: i, FinishReason: &ch.finish})))
+		out = append(out, dataFrame(a.chunk(openai.ChunkChoice{Index: i, FinishReason: &ch.finish})))
 	}
 	if a.includeUsage {
 		c := a.chunk()
@@ -139,33 +126,32 @@ func (a *answer) body() [][]byte {
 
 // deltas are the chunk choices of one choice: reasoning, then text (or refusal), then tool
 // calls, the first fragment of each call carrying its id and name with empty arguments.
-func (a *answer) deltas(i int, ch choice) []chunkChoice {
-	var out []chunkChoice
+func (a *answer) deltas(i int, ch choice) []openai.ChunkChoice {
+	var out []openai.ChunkChoice
 	for _, r := range ch.reasoning {
-		d := delta{ReasoningContent: &r}
+		d := openai.ChunkDelta{ReasoningContent: &r}
 		if a.sc.field == "reasoning" {
-			d = delta{Reasoning: &r}
+			d = openai.ChunkDelta{Reasoning: &r}
 		}
-		out = append(out, chunkChoice{Index: i, Delta: d})
+		out = append(out, openai.ChunkChoice{Index: i, Delta: d})
 	}
 	for k, t := range ch.content {
-		d := delta{Content: marshal(t)}
+		d := openai.ChunkDelta{Content: marshal(t)}
 		if a.sc.refuse {
-			d = delta{Refusal: marshal(t)}
+			d = openai.ChunkDelta{Refusal: marshal(t)}
 		}
-		cc := chunkChoice{Index: i, Delta: d}
+		cc := openai.ChunkChoice{Index: i, Delta: d}
 		if a.sc.logprobs {
 			cc.Logprobs = a.logprobs([]string{t}, k)
 		}
 		out = append(out, cc)
 	}
 	for j, cl := range ch.calls {
-		idx := j
-		out = append(out, chunkChoice{Index: i, Delta: delta{ToolCalls: []toolCall{{Index: &idx,
-			ID: cl.id, Type: "function", Function: function{Name: cl.name}}}}})
+		out = append(out, openai.ChunkChoice{Index: i, Delta: openai.ChunkDelta{ToolCalls: []openai.ToolCallDelta{{Index: j,
+			ID: cl.id, Type: "function", Function: openai.FunctionDelta{Name: cl.name}}}}})
 		for _, f := range cl.frags {
-			out = append(out, chunkChoice{Index: i, Delta: delta{ToolCalls: []toolCall{{Index: &idx,
-				Function: function{Arguments: f}}}}})
+			out = append(out, openai.ChunkChoice{Index: i, Delta: openai.ChunkDelta{ToolCalls: []openai.ToolCallDelta{{Index: j,
+				Function: openai.FunctionDelta{Arguments: openai.Text(f)}}}}})
 		}
 	}
 	return out
@@ -174,13 +160,13 @@ func (a *answer) deltas(i int, ch choice) []chunkChoice {
 // logprobs is a choice's logprobs object for the tokens starting at token number k; the
 // values are made up but deterministic.
 func (a *answer) logprobs(toks []string, k int) json.RawMessage {
-	lps := make([]logprob, len(toks))
+	lps := make([]openai.TokenLogprob, len(toks))
 	for j, t := range toks {
 		b := make([]int, len(t))
 		for x := range len(t) {
 			b[x] = int(t[x])
 		}
-		lps[j] = logprob{Token: t, Logprob: -float64((k+j)*37%100+1) / 1000, Bytes: b, TopLogprobs: []struct{}{}}
+		lps[j] = openai.TokenLogprob{Token: t, Logprob: -float64((k+j)*37%100+1) / 1000, Bytes: b, TopLogprobs: []struct{}{}}
 	}
 	field := "content"
 	if a.sc.refuse {
@@ -191,16 +177,16 @@ func (a *answer) logprobs(toks []string, k int) json.RawMessage {
 }
 
 // completion is the non-streamed answer.
-func (a *answer) completion() completion {
-	c := completion{ID: a.id, Object: "chat.completion", Created: a.created, Model: a.model,
+func (a *answer) completion() openai.ChatCompletion {
+	c := openai.ChatCompletion{ID: a.id, Object: "chat.completion", Created: a.created, Model: a.model,
 		SystemFingerprint: "fp_mockllm", Usage: a.usage}
 	for i, ch := range a.choices {
 		body := strings.Join(ch.content, "")
-		m := message{Role: "assistant", Content: marshal(body), Refusal: json.RawMessage("null")}
+		m := openai.AssistantMessage{Role: "assistant", Content: &body}
 		if a.sc.refuse {
-			m.Content, m.Refusal = json.RawMessage("null"), marshal(body)
+			m.Content, m.Refusal = nil, &body
 		} else if body == "" && len(ch.calls) > 0 {
-			m.Content = json.RawMessage("null")
+			m.Content = nil
 		}
 		if len(ch.reasoning) > 0 {
 			r := strings.Join(ch.reasoning, "")
@@ -211,10 +197,10 @@ func (a *answer) completion() completion {
 			}
 		}
 		for _, cl := range ch.calls {
-			m.ToolCalls = append(m.ToolCalls, toolCall{ID: cl.id, Type: "function",
-				Function: function{Name: cl.name, Arguments: cl.args}})
+			m.ToolCalls = append(m.ToolCalls, openai.ToolCall{ID: cl.id, Type: "function",
+				Function: openai.FunctionCall{Name: cl.name, Arguments: cl.args}})
 		}
-		cc := completionChoice{Index: i, Message: m, FinishReason: ch.finish}
+		cc := openai.ChatChoice{Index: i, Message: m, FinishReason: ch.finish}
 		if a.sc.logprobs {
 			cc.Logprobs = a.logprobs(ch.content, 0)
 		}

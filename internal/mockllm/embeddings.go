@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/sluice-gw/sluice/internal/schema/openai"
 )
 
 // embeddingsDialect speaks OpenAI embeddings: POST .../embeddings, answered by the embed
@@ -123,22 +125,6 @@ func (embeddingsDialect) inband(*answer, *script, int) [][]byte { return nil }
 
 func (embeddingsDialect) last() []byte { return nil }
 
-type embeddingList struct {
-	Object string      `json:"object"`
-	Data   []embedding `json:"data"`
-	Model  string      `json:"model"`
-	Usage  struct {
-		PromptTokens int `json:"prompt_tokens"`
-		TotalTokens  int `json:"total_tokens"`
-	} `json:"usage"`
-}
-
-type embedding struct {
-	Object    string `json:"object"`
-	Index     int    `json:"index"`
-	Embedding any    `json:"embedding"` // []float32, or a base64 string of little-endian float32s
-}
-
 func (embeddingsDialect) whole(a *answer) any {
 	e := a.req.embed
 	dims := a.sc.dims
@@ -148,7 +134,7 @@ func (embeddingsDialect) whole(a *answer) any {
 	if dims == 0 {
 		dims = 8
 	}
-	l := embeddingList{Object: "list", Data: []embedding{}, Model: a.model}
+	l := openai.EmbeddingList{Object: "list", Data: []openai.Embedding{}, Model: a.model}
 	for i, in := range e.inputs {
 		v := vector(in, a.sc.seed, dims)
 		var enc any = v
@@ -159,7 +145,7 @@ func (embeddingsDialect) whole(a *answer) any {
 			}
 			enc = base64.StdEncoding.EncodeToString(b)
 		}
-		l.Data = append(l.Data, embedding{"embedding", i, enc})
+		l.Data = append(l.Data, openai.Embedding{Object: "embedding", Index: i, Embedding: enc})
 	}
 	l.Usage.PromptTokens, l.Usage.TotalTokens = e.tokens, e.tokens
 	return l

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sluice-gw/sluice/internal/schema/openai"
 )
 
 // mode is one way to reach a Server: over a real socket or through Transport.
@@ -65,7 +67,7 @@ type facts struct {
 	finish    []string
 	deltas    int // content, refusal and reasoning deltas, all choices
 	logprobs  int // deltas carrying logprobs content
-	usage     *usage
+	usage     *openai.Usage
 	usageNull int // chunks with "usage":null
 	done      bool
 	errCode   string // code of an in-stream error, or its type when code is null
@@ -95,7 +97,7 @@ type wireChunk struct {
 			} `json:"tool_calls"`
 		} `json:"delta"`
 		Logprobs *struct {
-			Content []logprob `json:"content"`
+			Content []openai.TokenLogprob `json:"content"`
 		} `json:"logprobs"`
 		FinishReason *string `json:"finish_reason"`
 	} `json:"choices"`
@@ -150,7 +152,7 @@ func parseStream(t *testing.T, body []byte) facts {
 		if string(c.Usage) == "null" {
 			f.usageNull++
 		} else if c.Usage != nil {
-			f.usage = new(usage)
+			f.usage = new(openai.Usage)
 			json.Unmarshal(c.Usage, f.usage)
 		}
 		for _, ch := range c.Choices {

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/sluice-gw/sluice/internal/schema/openai"
 )
 
 // responsesDialect speaks the OpenAI Responses API: POST .../responses, streamed as the API
@@ -21,7 +23,7 @@ func (responsesDialect) last() []byte { return nil }
 
 // response is the answer's Response object with status and output; usage is set once the
 // response is over.
-func (a *answer) response(status string, output []any) *responseObject {
+func (a *answer) response(status string, output []any) *openai.Response {
 	e := a.req.responses
 	if e == nil { // a request of another dialect
 		e = &responsesEcho{}
@@ -29,7 +31,7 @@ func (a *answer) response(status string, output []any) *responseObject {
 	if output == nil {
 		output = []any{}
 	}
-	r := &responseObject{ID: fmt.Sprintf("resp_mock_%d", a.seq), Object: "response", CreatedAt: a.created,
+	r := &openai.Response{ID: fmt.Sprintf("resp_mock_%d", a.seq), Object: "response", CreatedAt: a.created,
 		Status: status, Instructions: rawOr(e.instructions, "null"), MaxOutputTokens: e.maxOutputTokens,
 		Model: a.model, Output: output, ParallelToolCalls: true, PreviousResponseID: e.previousResponseID,
 		Reasoning: rawOr(e.reasoning, "null"), ServiceTier: "default", Store: e.store,
@@ -37,16 +39,16 @@ func (a *answer) response(status string, output []any) *responseObject {
 		ToolChoice: rawOr(e.toolChoice, `"auto"`), Tools: rawOr(e.tools, "[]"), TopP: e.topP,
 		Truncation: "disabled", Metadata: rawOr(e.metadata, "{}")}
 	if status == "completed" || status == "incomplete" {
-		u := &responsesUsage{InputTokens: a.usage.PromptTokens, OutputTokens: a.usage.CompletionTokens,
+		u := &openai.ResponseUsage{InputTokens: a.usage.PromptTokens, OutputTokens: a.usage.CompletionTokens,
 			TotalTokens: a.usage.TotalTokens}
 		u.OutputTokensDetails.ReasoningTokens = a.usage.CompletionTokensDetails.ReasoningTokens
 		r.Usage = u
 	}
 	switch a.choices[0].finish {
 	case "length":
-		r.IncompleteDetails = &incomplete{"max_output_tokens"}
+		r.IncompleteDetails = &openai.IncompleteDetails{Reason: "max_output_tokens"}
 	case "content_filter":
-		r.IncompleteDetails = &incomplete{"content_filter"}
+		r.IncompleteDetails = &openai.IncompleteDetails{Reason: "content_filter"}
 	}
 	if status != "incomplete" {
 		r.IncompleteDetails = nil
@@ -103,24 +105,24 @@ func responsesItems(a *answer) []item {
 func (it item) done(a *answer, added bool) any {
 	switch it.kind {
 	case "reasoning":
-		r := reasoningItem{ID: it.id, Type: "reasoning", Summary: []summaryPart{}}
+		r := openai.ReasoningItem{ID: it.id, Type: "reasoning", Summary: []openai.SummaryPart{}}
 		if a.req.responses != nil && a.req.responses.encrypted {
 			sum := sha256.Sum256([]byte("mockllm:" + it.whole))
 			r.EncryptedContent = "gAAAAA" + base64.URLEncoding.EncodeToString(sum[:])
 		}
 		if !added {
-			r.Summary = []summaryPart{{"summary_text", it.whole}}
+			r.Summary = []openai.SummaryPart{{Type: "summary_text", Text: it.whole}}
 		}
 		return r
 	case "message":
-		m := messageItem{ID: it.id, Type: "message", Status: it.status, Content: []any{it.part(a, it.whole)},
+		m := openai.MessageItem{ID: it.id, Type: "message", Status: it.status, Content: []any{it.part(a, it.whole)},
 			Role: "assistant"}
 		if added {
 			m.Status, m.Content = "in_progress", []any{}
 		}
 		return m
 	}
-	f := functionCallItem{ID: it.id, Type: "function_call", Status: it.status, Arguments: it.whole,
+	f := openai.FunctionCallItem{ID: it.id, Type: "function_call", Status: it.status, Arguments: it.whole,
 		CallID: it.call.id, Name: it.call.name}
 	if added {
 		f.Status, f.Arguments = "in_progress", ""
@@ -131,9 +133,9 @@ func (it item) done(a *answer, added bool) any {
 // part is the message's content part holding s: output_text, or refusal for refuse.
 func (it item) part(a *answer, s string) any {
 	if a.sc.refuse {
-		return refusalPart{"refusal", s}
+		return openai.RefusalPart{Type: "refusal", Refusal: s}
 	}
-	return outputText{Type: "output_text", Annotations: []struct{}{}, Logprobs: []struct{}{}, Text: s}
+	return openai.OutputText{Type: "output_text", Annotations: []struct{}{}, Logprobs: []struct{}{}, Text: s}
 }
 
 func (responsesDialect) whole(a *answer) any {
@@ -150,26 +152,26 @@ type responsesFrames struct {
 	lastDelta int // frames up to and including the last delta, for end=nofinish
 }
 
-func (f *responsesFrames) emit(e responsesEvent) {
+func (f *responsesFrames) emit(e openai.ResponseEvent) {
 	e.SequenceNumber = len(f.frames)
 	f.frames = append(f.frames, eventFrame(e.Type, e))
 }
 
 func (responsesDialect) frames(a *answer) (pre, body [][]byte) {
 	var f responsesFrames
-	f.emit(responsesEvent{Type: "response.created", Response: a.response("in_progress", nil)})
-	f.emit(responsesEvent{Type: "response.in_progress", Response: a.response("in_progress", nil)})
+	f.emit(openai.ResponseEvent{Type: "response.created", Response: a.response("in_progress", nil)})
+	f.emit(openai.ResponseEvent{Type: "response.in_progress", Response: a.response("in_progress", nil)})
 	var output []any
 	for i, it := range responsesItems(a) {
-		ev := func(typ string) responsesEvent {
-			return responsesEvent{Type: typ, ItemID: it.id, OutputIndex: &i}
+		ev := func(typ string) openai.ResponseEvent {
+			return openai.ResponseEvent{Type: typ, ItemID: it.id, OutputIndex: &i}
 		}
-		f.emit(responsesEvent{Type: "response.output_item.added", OutputIndex: &i, Item: it.done(a, true)})
+		f.emit(openai.ResponseEvent{Type: "response.output_item.added", OutputIndex: &i, Item: it.done(a, true)})
 		zero := 0
 		switch it.kind {
 		case "reasoning":
 			e := ev("response.reasoning_summary_part.added")
-			e.SummaryIndex, e.Part = &zero, summaryPart{"summary_text", ""}
+			e.SummaryIndex, e.Part = &zero, openai.SummaryPart{Type: "summary_text", Text: ""}
 			f.emit(e)
 			for _, d := range it.deltas {
 				e := ev("response.reasoning_summary_text.delta")
@@ -181,7 +183,7 @@ func (responsesDialect) frames(a *answer) (pre, body [][]byte) {
 			e.SummaryIndex, e.Text = &zero, &it.whole
 			f.emit(e)
 			e = ev("response.reasoning_summary_part.done")
-			e.SummaryIndex, e.Part = &zero, summaryPart{"summary_text", it.whole}
+			e.SummaryIndex, e.Part = &zero, openai.SummaryPart{Type: "summary_text", Text: it.whole}
 			f.emit(e)
 		case "message":
 			kind := "output_text"
@@ -223,11 +225,11 @@ func (responsesDialect) frames(a *answer) (pre, body [][]byte) {
 			f.emit(e)
 		}
 		done := it.done(a, false)
-		f.emit(responsesEvent{Type: "response.output_item.done", OutputIndex: &i, Item: done})
+		f.emit(openai.ResponseEvent{Type: "response.output_item.done", OutputIndex: &i, Item: done})
 		output = append(output, done)
 	}
 	status := a.terminal()
-	f.emit(responsesEvent{Type: "response." + status, Response: a.response(status, output)})
+	f.emit(openai.ResponseEvent{Type: "response." + status, Response: a.response(status, output)})
 	pre, body = f.frames[:2], f.frames[2:]
 	switch a.sc.end {
 	case "nofinish": // the stream ends after the last delta, or after the preamble
@@ -250,11 +252,11 @@ func (responsesDialect) inband(a *answer, sc *script, seq int) [][]byte {
 	typ, code, msg = or(sc.typ, typ), or(sc.code, code), or(sc.msg, msg)
 	var out [][]byte
 	if sc.fail != "event" {
-		e := responsesEvent{Type: "error", SequenceNumber: seq}
+		e := openai.ResponseEvent{Type: "error", SequenceNumber: seq}
 		if sc.flat {
 			e.Code, e.Message, e.Param = &code, &msg, json.RawMessage("null")
 		} else {
-			e.Error = &responsesNestedError{typ, code, msg, json.RawMessage("null")}
+			e.Error = &openai.NestedError{Type: typ, Code: code, Message: msg, Param: json.RawMessage("null")}
 		}
 		out = append(out, eventFrame("error", e))
 		seq++
@@ -263,7 +265,7 @@ func (responsesDialect) inband(a *answer, sc *script, seq int) [][]byte {
 		}
 	}
 	r := a.response("failed", nil)
-	r.Error = &responseError{code, msg}
-	return append(out, eventFrame("response.failed", responsesEvent{Type: "response.failed",
+	r.Error = &openai.ResponseError{Code: code, Message: msg}
+	return append(out, eventFrame("response.failed", openai.ResponseEvent{Type: "response.failed",
 		SequenceNumber: seq, Response: r}))
 }

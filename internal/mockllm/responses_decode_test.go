@@ -3,6 +3,8 @@ package mockllm
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/sluice-gw/sluice/internal/schema/openai"
 )
 
 // respEvent is the union of the Responses stream events the tests read.
@@ -24,16 +26,16 @@ type respEvent struct {
 }
 
 type respObject struct {
-	ID                string            `json:"id"`
-	Object            string            `json:"object"`
-	Status            string            `json:"status"`
-	Model             string            `json:"model"`
-	Output            []json.RawMessage `json:"output"`
-	Usage             *responsesUsage   `json:"usage"`
-	IncompleteDetails *incomplete       `json:"incomplete_details"`
-	Error             *responseError    `json:"error"`
-	Instructions      *string           `json:"instructions"`
-	Store             bool              `json:"store"`
+	ID                string                    `json:"id"`
+	Object            string                    `json:"object"`
+	Status            string                    `json:"status"`
+	Model             string                    `json:"model"`
+	Output            []json.RawMessage         `json:"output"`
+	Usage             *openai.ResponseUsage     `json:"usage"`
+	IncompleteDetails *openai.IncompleteDetails `json:"incomplete_details"`
+	Error             *openai.ResponseError     `json:"error"`
+	Instructions      *string                   `json:"instructions"`
+	Store             bool                      `json:"store"`
 }
 
 type respItem struct {
@@ -49,7 +51,7 @@ type respItem struct {
 		Text    string `json:"text"`
 		Refusal string `json:"refusal"`
 	} `json:"content"`
-	Summary []summaryPart `json:"summary"`
+	Summary []openai.SummaryPart `json:"summary"`
 }
 
 // respResult is a Responses stream accumulated as a client does.

@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/sluice-gw/sluice/internal/schema/openai"
 )
 
 func responsesBody(model string, stream bool, extra map[string]any) string {
@@ -76,7 +78,7 @@ func TestResponsesStream(t *testing.T) {
 		{name: "text", model: "text?len=20&chunk=4", check: func(t *testing.T, r respResult, events []sseEvent) {
 			want(t, "text", r.text, generate(20, 1))
 			want(t, "terminal", r.terminalType, "response.completed")
-			want(t, "usage", *r.terminal.Usage, responsesUsage{InputTokens: tokens(len("Be brief.firstsunnysay this")),
+			want(t, "usage", *r.terminal.Usage, openai.ResponseUsage{InputTokens: tokens(len("Be brief.firstsunnysay this")),
 				OutputTokens: 5, TotalTokens: 5 + tokens(len("Be brief.firstsunnysay this"))})
 			want(t, "ids", []string{r.terminal.ID, r.items[0].ID}, []string{"resp_mock_1", "msg_mock_1"})
 			want(t, "instructions", *r.terminal.Instructions, "Be brief.")
@@ -128,7 +130,7 @@ func TestResponsesStream(t *testing.T) {
 		{name: "error nested", model: "text?fail=error", check: func(t *testing.T, r respResult, events []sseEvent) {
 			want(t, "names", names(events), []string{"response.created", "response.in_progress", "error", "response.failed"})
 			want(t, "error", [2]any{r.errCode, r.errFlat}, [2]any{"server_error", false})
-			want(t, "failed", *r.terminal.Error, responseError{"server_error", "The server had an error while processing your request. Sorry about that!"})
+			want(t, "failed", *r.terminal.Error, openai.ResponseError{Code: "server_error", Message: "The server had an error while processing your request. Sorry about that!"})
 		}},
 		{name: "error flat after text", model: "text?len=20&chunk=10&fail=error&after=3&errshape=flat&code=boom",
 			check: func(t *testing.T, r respResult, events []sseEvent) {

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/sluice-gw/sluice/internal/schema/openai"
 )
 
 func TestHTTPErrors(t *testing.T) {
@@ -161,14 +163,14 @@ type completionWire struct {
 	Model   string `json:"model"`
 	Choices []struct {
 		Message struct {
-			Content          *string    `json:"content"`
-			Refusal          *string    `json:"refusal"`
-			ReasoningContent string     `json:"reasoning_content"`
-			ToolCalls        []toolCall `json:"tool_calls"`
+			Content          *string           `json:"content"`
+			Refusal          *string           `json:"refusal"`
+			ReasoningContent string            `json:"reasoning_content"`
+			ToolCalls        []openai.ToolCall `json:"tool_calls"`
 		} `json:"message"`
 		FinishReason string `json:"finish_reason"`
 	} `json:"choices"`
-	Usage usage `json:"usage"`
+	Usage openai.Usage `json:"usage"`
 }
 
 func TestRequestsAndRoutes(t *testing.T) {

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/sluice-gw/sluice/internal/schema/openai"
 )
 
 func TestStreamScripts(t *testing.T) {
@@ -48,7 +50,7 @@ func TestStreamScripts(t *testing.T) {
 			want(t, "finish", f.finish, []string{"stop", "stop", "stop"})
 		}},
 		{name: "usage chunk", model: "text?len=8", user: "12345678", usage: true, check: func(t *testing.T, f facts) {
-			want(t, "usage", *f.usage, usage{PromptTokens: 2, CompletionTokens: 2, TotalTokens: 4})
+			want(t, "usage", *f.usage, openai.Usage{PromptTokens: 2, CompletionTokens: 2, TotalTokens: 4})
 			want(t, "usage:null chunks", f.usageNull > 0, true)
 		}},
 		{name: "usage never", model: "text?len=8&usage=never", usage: true, check: func(t *testing.T, f facts) {

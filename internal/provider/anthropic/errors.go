@@ -10,26 +10,21 @@ import (
 
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/provider/transport"
+	wire "github.com/sluice-gw/sluice/internal/schema/anthropic"
 )
 
-// wireError is Anthropic's error object, as in {"type":"error","error":{"type","message"}}.
-type wireError struct {
-	Type    string `json:"type"`
-	Message string `json:"message"`
-}
-
-// parseErrorBody extracts the error object of a body: Anthropic's shape, a proxy's
+// parseErrorBody extracts the error object of a body: Anthropic's shape (wire.ErrorResponse), a proxy's
 // {"error":"text"} or flat {"message":...}; the zero value when it has none.
-func parseErrorBody(b []byte) wireError {
+func parseErrorBody(b []byte) wire.Error {
 	var eb struct {
 		Type    string          `json:"type"`
 		Error   json.RawMessage `json:"error"`
 		Message string          `json:"message"`
 	}
 	if json.Unmarshal(b, &eb) != nil {
-		return wireError{}
+		return wire.Error{}
 	}
-	var we wireError
+	var we wire.Error
 	switch {
 	case len(eb.Error) > 0 && eb.Error[0] == '{':
 		json.Unmarshal(eb.Error, &we)
@@ -101,7 +96,7 @@ func (c *Client) statusError(status int, h http.Header, body []byte) *llm.Error 
 // errors (Auth, without the upstream's message). invalid_request_error too is Unavailable: a
 // request Anthropic refuses up front comes as HTTP 400, which is Invalid. The error is
 // scrubbed.
-func (o origin) streamError(we wireError) *llm.Error {
+func (o origin) streamError(we wire.Error) *llm.Error {
 	e := &llm.Error{Kind: llm.Unavailable, Type: we.Type}
 	msg := we.Message
 	if msg == "" {

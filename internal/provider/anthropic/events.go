@@ -6,6 +6,7 @@ import (
 
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/provider/transport"
+	wire "github.com/sluice-gw/sluice/internal/schema/anthropic"
 )
 
 // parseEvent reads the fields of one raw event as r3labs returns it (the bytes before its
@@ -46,15 +47,19 @@ func parseEvent(raw []byte) (typ string, data []byte) {
 	return typ, data
 }
 
-// wireEvent holds every event shape of the Messages stream; only the fields of its type are
-// set. https://docs.anthropic.com/en/docs/build-with-claude/streaming
+// wireEvent is the adapter's view of any event of the Messages stream (the typed events of
+// package schema/anthropic): only the members it reads, of every event type at once, since
+// the type is known only once the event is decoded; only those of its type are set. It
+// declares its blocks and deltas itself, with the members it reads and nothing else, so that
+// a block it does not know (a server tool's result, whose content is no wire.Content) never
+// fails the decode. https://docs.anthropic.com/en/docs/build-with-claude/streaming
 type wireEvent struct {
 	Type    string `json:"type"`
 	Index   int    `json:"index"`
 	Message *struct {
-		ID    string     `json:"id"`
-		Model string     `json:"model"`
-		Usage *wireUsage `json:"usage"`
+		ID    string           `json:"id"`
+		Model string           `json:"model"`
+		Usage *wire.DeltaUsage `json:"usage"`
 	} `json:"message"`
 	ContentBlock *struct {
 		Type      string          `json:"type"`
@@ -74,23 +79,14 @@ type wireEvent struct {
 		Signature   string `json:"signature"`
 		StopReason  string `json:"stop_reason"`
 	} `json:"delta"`
-	Usage *wireUsage `json:"usage"`
-}
-
-// wireUsage is Anthropic's usage object. message_delta repeats it cumulatively, sometimes
-// only output_tokens: a field that is absent keeps its last value.
-type wireUsage struct {
-	InputTokens              *int `json:"input_tokens"`
-	OutputTokens             *int `json:"output_tokens"`
-	CacheReadInputTokens     *int `json:"cache_read_input_tokens"`
-	CacheCreationInputTokens *int `json:"cache_creation_input_tokens"`
+	Usage *wire.DeltaUsage `json:"usage"`
 }
 
 // reasoningField is the Chat Completions field thinking goes out in: reasoning_content, as
 // DeepSeek and LiteLLM's Anthropic translation name it, and the server's default.
 const reasoningField = "reasoning_content"
 
-// blockState is what the stream keeps of one content block.
+// blockState is what the stream keeps of one wire.Content block.
 type blockState struct {
 	kind  string // content_block.type
 	tool  int    // index of a tool_use among the message's tool calls
@@ -237,7 +233,7 @@ func (m *message) delta(q *transport.Queue, ev *wireEvent) error {
 	return nil
 }
 
-func (m *message) addUsage(u *wireUsage) {
+func (m *message) addUsage(u *wire.DeltaUsage) {
 	if u == nil {
 		return
 	}

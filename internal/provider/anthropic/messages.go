@@ -8,19 +8,20 @@ import (
 	"strings"
 
 	"github.com/sluice-gw/sluice/internal/llm"
+	wire "github.com/sluice-gw/sluice/internal/schema/anthropic"
 )
 
 // translateMessages turns Chat messages into the system prompt and the alternating turns the
 // Messages API requires: system and developer messages become the system prompt, tool results
 // become tool_result blocks of a user turn, and adjacent messages of the same role are merged
 // into one turn.
-func translateMessages(msgs []llm.Message) (content, []turn, error) {
-	var system content
-	var turns []turn
+func translateMessages(msgs []llm.Message) (wire.Content, []wire.MessageParam, error) {
+	var system wire.Content
+	var turns []wire.MessageParam
 	for i := range msgs {
 		m := &msgs[i]
 		var role string
-		var blocks content
+		var blocks wire.Content
 		var err error
 		switch m.Role {
 		case llm.RoleSystem, llm.RoleDeveloper:
@@ -28,7 +29,7 @@ func translateMessages(msgs []llm.Message) (content, []turn, error) {
 			// the middle of it moves there too, in order.
 			for _, p := range m.Parts {
 				if p.Type == llm.PartText && p.Text != "" {
-					system = append(system, block{Type: "text", Text: p.Text})
+					system = append(system, wire.Block{Type: "text", Text: p.Text})
 				}
 			}
 			continue
@@ -37,9 +38,9 @@ func translateMessages(msgs []llm.Message) (content, []turn, error) {
 			blocks, err = userBlocks(m.Parts, i)
 		case llm.RoleTool:
 			role = "user"
-			var c content
+			var c wire.Content
 			c, err = userBlocks(m.Parts, i)
-			blocks = content{{Type: "tool_result", ToolUseID: toolID(m.ToolCallID), Content: c}}
+			blocks = wire.Content{{Type: "tool_result", ToolUseID: toolID(m.ToolCallID), Content: c}}
 		case llm.RoleAssistant:
 			role = "assistant"
 			blocks, err = assistantBlocks(m, i)
@@ -55,14 +56,14 @@ func translateMessages(msgs []llm.Message) (content, []turn, error) {
 		if n := len(turns); n > 0 && turns[n-1].Role == role {
 			turns[n-1].Content = append(turns[n-1].Content, blocks...)
 		} else {
-			turns = append(turns, turn{Role: role, Content: blocks})
+			turns = append(turns, wire.MessageParam{Role: role, Content: blocks})
 		}
 	}
 	for i := range turns {
 		if turns[i].Role == "user" {
 			// "tool_result blocks must come first in the content array" of their user turn
 			// (Anthropic, tool use: handling results); a stable sort keeps the rest in order.
-			slices.SortStableFunc(turns[i].Content, func(a, b block) int {
+			slices.SortStableFunc(turns[i].Content, func(a, b wire.Block) int {
 				return boolInt(b.Type == "tool_result") - boolInt(a.Type == "tool_result")
 			})
 		}
@@ -82,8 +83,8 @@ func boolInt(b bool) int {
 
 // userBlocks translates the parts of a user or tool message. Empty text parts are left out:
 // the API refuses empty text blocks.
-func userBlocks(parts []llm.Part, i int) (content, error) {
-	var c content
+func userBlocks(parts []llm.Part, i int) (wire.Content, error) {
+	var c wire.Content
 	for _, p := range parts {
 		switch p.Type {
 		case llm.PartImage:
@@ -94,7 +95,7 @@ func userBlocks(parts []llm.Part, i int) (content, error) {
 			c = append(c, b)
 		default:
 			if p.Text != "" {
-				c = append(c, block{Type: "text", Text: p.Text})
+				c = append(c, wire.Block{Type: "text", Text: p.Text})
 			}
 		}
 	}
@@ -103,50 +104,50 @@ func userBlocks(parts []llm.Part, i int) (content, error) {
 
 // imageBlock is an image part as a URL source, or a base64 source for a data: URL (RFC 2397).
 // The detail hint has no Anthropic equivalent and is dropped.
-func imageBlock(u string, i int) (block, error) {
+func imageBlock(u string, i int) (wire.Block, error) {
 	if len(u) < 5 || !strings.EqualFold(u[:5], "data:") {
-		return block{Type: "image", Source: &imageSource{Type: "url", URL: u}}, nil
+		return wire.Block{Type: "image", Source: &wire.Source{Type: "url", URL: u}}, nil
 	}
 	meta, data, ok := strings.Cut(u[5:], ",")
 	if !ok || len(meta) < 7 || !strings.EqualFold(meta[len(meta)-7:], ";base64") {
-		return block{}, invalid("messages", "messages[%d]: an image data: URL must be base64-encoded", i)
+		return wire.Block{}, invalid("messages", "messages[%d]: an image data: URL must be base64-encoded", i)
 	}
 	mt, _, _ := strings.Cut(meta[:len(meta)-7], ";")
 	if mt == "" {
-		return block{}, invalid("messages", "messages[%d]: an image data: URL must name its media type", i)
+		return wire.Block{}, invalid("messages", "messages[%d]: an image data: URL must name its media type", i)
 	}
-	return block{Type: "image", Source: &imageSource{Type: "base64", MediaType: strings.ToLower(mt), Data: data}}, nil
+	return wire.Block{Type: "image", Source: &wire.Source{Type: "base64", MediaType: strings.ToLower(mt), Data: data}}, nil
 }
 
 // assistantBlocks translates an assistant message: its reasoning first (the API wants thinking
 // blocks before the rest of the turn), then text, refusal and tool calls.
-func assistantBlocks(m *llm.Message, i int) (content, error) {
-	var c content
+func assistantBlocks(m *llm.Message, i int) (wire.Content, error) {
+	var c wire.Content
 	for _, r := range m.Reasoning {
 		switch {
 		case r.Encrypted == "":
 			// Thinking without its signature cannot be handed back (the API checks it);
 			// reasoning another provider wrote is dropped here.
 		case r.Text == "":
-			c = append(c, block{Type: "redacted_thinking", Data: r.Encrypted})
+			c = append(c, wire.Block{Type: "redacted_thinking", Data: r.Encrypted})
 		default:
-			c = append(c, block{Type: "thinking", Thinking: r.Text, Signature: r.Encrypted})
+			c = append(c, wire.Block{Type: "thinking", Thinking: r.Text, Signature: r.Encrypted})
 		}
 	}
 	for _, p := range m.Parts {
 		if p.Type == llm.PartText && p.Text != "" {
-			c = append(c, block{Type: "text", Text: p.Text})
+			c = append(c, wire.Block{Type: "text", Text: p.Text})
 		}
 	}
 	if m.Refusal != "" {
-		c = append(c, block{Type: "text", Text: m.Refusal})
+		c = append(c, wire.Block{Type: "text", Text: m.Refusal})
 	}
 	for j, tc := range m.ToolCalls {
 		in, err := toolInput(tc.Arguments)
 		if err != nil {
 			return nil, invalid("messages", "messages[%d].tool_calls[%d].function.arguments: %v", i, j, err)
 		}
-		c = append(c, block{Type: "tool_use", ID: toolID(tc.ID), Name: tc.Name, Input: in})
+		c = append(c, wire.Block{Type: "tool_use", ID: toolID(tc.ID), Name: tc.Name, Input: in})
 	}
 	return c, nil
 }

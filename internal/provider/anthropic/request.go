@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/sluice-gw/sluice/internal/llm"
+	wire "github.com/sluice-gw/sluice/internal/schema/anthropic"
 )
 
 // Thinking budgets per reasoning_effort: the Messages API takes a token budget, not a level.
@@ -56,10 +57,10 @@ func encodeRequest(req *llm.Request, defaultMax int) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := wireRequest{Model: req.Model, System: system, Messages: turns, Stream: true}
+	w := wire.MessagesRequest{Model: req.Model, System: system, Messages: turns, Stream: true}
 	for _, t := range req.Tools {
 		schema := compactOr(t.Parameters, `{"type":"object","properties":{}}`)
-		w.Tools = append(w.Tools, wireTool{Name: t.Name, Description: t.Description, InputSchema: schema})
+		w.Tools = append(w.Tools, wire.Tool{Name: t.Name, Description: t.Description, InputSchema: schema})
 	}
 	var parallel json.RawMessage
 	var effort string
@@ -98,10 +99,10 @@ func encodeRequest(req *llm.Request, defaultMax int) ([]byte, error) {
 		w.TopP = req.TopP
 	}
 	if req.User != "" {
-		w.Metadata = &metadata{UserID: req.User}
+		w.Metadata = &wire.Metadata{UserID: req.User}
 	}
 	setTokens(&w, req, defaultMax, effort)
-	b, err := marshal(&w)
+	b, err := wire.Marshal(&w)
 	if err != nil {
 		return nil, &llm.Error{Kind: llm.Internal, Message: "anthropic: cannot encode the request", Err: err}
 	}
@@ -109,7 +110,7 @@ func encodeRequest(req *llm.Request, defaultMax int) ([]byte, error) {
 }
 
 // setTokens sets max_tokens and, when reasoning_effort asks for it, extended thinking.
-func setTokens(w *wireRequest, req *llm.Request, defaultMax int, effort string) {
+func setTokens(w *wire.MessagesRequest, req *llm.Request, defaultMax int, effort string) {
 	limit := req.MaxTokens
 	if limit == nil {
 		limit = req.MaxCompletionTokens
@@ -135,7 +136,7 @@ func setTokens(w *wireRequest, req *llm.Request, defaultMax int, effort string) 
 	} else {
 		w.MaxTokens = budget + defaultMax // room for the answer after the thinking
 	}
-	w.Thinking = &thinking{Type: "enabled", BudgetTokens: budget}
+	w.Thinking = &wire.Thinking{Type: "enabled", BudgetTokens: budget}
 	// With thinking on, the API refuses temperature and top_k, and top_p below 0.95.
 	w.Temperature, w.TopK = nil, nil
 	if w.TopP != nil && *w.TopP < 0.95 {
@@ -145,8 +146,8 @@ func setTokens(w *wireRequest, req *llm.Request, defaultMax int, effort string) 
 
 // translateToolChoice maps a Chat tool_choice (raw, validated by the server) to Anthropic's;
 // disableParallel is parallel_tool_calls: false.
-func translateToolChoice(raw json.RawMessage, disableParallel bool) (*toolChoice, error) {
-	tc := &toolChoice{Type: "auto"}
+func translateToolChoice(raw json.RawMessage, disableParallel bool) (*wire.ToolChoice, error) {
+	tc := &wire.ToolChoice{Type: "auto"}
 	var s string
 	if len(raw) > 0 && json.Unmarshal(raw, &s) != nil {
 		var o struct {
@@ -165,7 +166,7 @@ func translateToolChoice(raw json.RawMessage, disableParallel bool) (*toolChoice
 		tc.Type = "any"
 	case "none":
 		// {"type":"none"} takes no other field.
-		return &toolChoice{Type: "none"}, nil
+		return &wire.ToolChoice{Type: "none"}, nil
 	}
 	if !disableParallel && len(raw) == 0 {
 		return nil, nil // the API's default is auto: say nothing

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/provider/providertest"
+	wire "github.com/sluice-gw/sluice/internal/schema/anthropic"
 )
 
 const (
@@ -39,7 +40,7 @@ func stop(index int) string {
 }
 
 func quote(s string) string {
-	b, _ := marshal(s)
+	b, _ := wire.Marshal(s)
 	return string(b)
 }
 

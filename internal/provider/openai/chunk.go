@@ -4,17 +4,22 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"unicode/utf8"
+
+	wire "github.com/sluice-gw/sluice/internal/schema/openai"
 )
 
-// chunk is the part of a chat.completion.chunk the adapter reads; unknown members
-// (object, created, system_fingerprint, obfuscation, x_groq, ...) are skipped unread. It is
-// decoded into again for every event: reset clears what the last one left.
+// chunk is the decoder's view of a wire.ChatCompletionChunk: only the members the adapter
+// reads, with the reader's types (wire.Text takes what compatible servers send for a string,
+// wire.Raw passes logprobs on unread); unknown members (object, created,
+// system_fingerprint, obfuscation, x_groq, ...) are skipped unread. It is a view of its own,
+// not the writer's type, because decodeFast must decode exactly what encoding/json decodes
+// into it (FuzzDecodeFast), and a member it does not read would have to be decoded by both.
+// It is decoded into again for every event: reset clears what the last one left.
 type chunk struct {
 	Choices []wireChoice `json:"choices"`
-	Usage   *wireUsage   `json:"usage"`
+	Usage   *wire.Usage  `json:"usage"`
 	// Error is set on a provider error inside the stream ({"error": {...}}).
-	Error rawJSON `json:"error"`
+	Error wire.Raw `json:"error"`
 }
 
 // head is decoded from the first chunk only, for EvStart: later chunks repeat it.
@@ -23,86 +28,26 @@ type head struct {
 	Model string `json:"model"`
 }
 
+// wireChoice is the decoder's view of a wire.ChunkChoice.
 type wireChoice struct {
 	Index        int       `json:"index"`
 	Delta        wireDelta `json:"delta"`
-	Logprobs     rawJSON   `json:"logprobs"`
-	FinishReason text      `json:"finish_reason"`
+	Logprobs     wire.Raw  `json:"logprobs"`
+	FinishReason wire.Text `json:"finish_reason"`
 }
 
+// wireDelta is the decoder's view of a wire.ChunkDelta: its text members as wire.Text.
 type wireDelta struct {
-	Content          text           `json:"content"`
-	Refusal          text           `json:"refusal"`
-	Reasoning        text           `json:"reasoning"`
-	ReasoningContent text           `json:"reasoning_content"`
-	ToolCalls        []wireToolCall `json:"tool_calls"`
-}
-
-type wireToolCall struct {
-	Index    int    `json:"index"`
-	ID       string `json:"id"`
-	Function struct {
-		Name      string `json:"name"`
-		Arguments text   `json:"arguments"`
-	} `json:"function"`
-}
-
-type wireUsage struct {
-	PromptTokens        int `json:"prompt_tokens"`
-	CompletionTokens    int `json:"completion_tokens"`
-	TotalTokens         int `json:"total_tokens"`
-	PromptTokensDetails struct {
-		CachedTokens int `json:"cached_tokens"`
-	} `json:"prompt_tokens_details"`
-	CompletionTokensDetails struct {
-		ReasoningTokens int `json:"reasoning_tokens"`
-	} `json:"completion_tokens_details"`
+	Content          wire.Text            `json:"content"`
+	Refusal          wire.Text            `json:"refusal"`
+	Reasoning        wire.Text            `json:"reasoning"`
+	ReasoningContent wire.Text            `json:"reasoning_content"`
+	ToolCalls        []wire.ToolCallDelta `json:"tool_calls"`
 }
 
 func (c *chunk) reset() {
 	clear(c.Choices[:cap(c.Choices)]) // Unmarshal appends into the old elements otherwise
 	*c = chunk{Choices: c.Choices[:0]}
-}
-
-// text is a delta string that tolerates what compatible servers send instead of a string:
-// null (empty) and an array of content parts (their "text" members joined). Unmarshal hands
-// it the raw bytes uncopied, so a plain string costs one allocation.
-type text string
-
-func (t *text) UnmarshalJSON(b []byte) error {
-	switch {
-	case len(b) >= 2 && b[0] == '"':
-		s := b[1 : len(b)-1]
-		if bytes.IndexByte(s, '\\') < 0 && utf8.Valid(s) {
-			*t = text(s)
-			return nil
-		}
-		return json.Unmarshal(b, (*string)(t))
-	case len(b) > 0 && b[0] == '[':
-		var parts []struct {
-			Text string `json:"text"`
-		}
-		if err := json.Unmarshal(b, &parts); err != nil {
-			return err
-		}
-		var s string
-		for _, p := range parts {
-			s += p.Text
-		}
-		*t = text(s)
-	}
-	return nil // null, and anything else: no text
-}
-
-// rawJSON is json.RawMessage without null: null leaves it nil instead of costing a copy of
-// "null" per chunk. Otherwise it holds its own copy of the bytes.
-type rawJSON []byte
-
-func (r *rawJSON) UnmarshalJSON(b []byte) error {
-	if string(b) != "null" {
-		*r = append(rawJSON(nil), b...)
-	}
-	return nil
 }
 
 // decoder decodes one event's data at a time with a reused json.Decoder: unlike

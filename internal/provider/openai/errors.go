@@ -11,19 +11,10 @@ import (
 
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/provider/transport"
+	wire "github.com/sluice-gw/sluice/internal/schema/openai"
 )
 
-// wireError is the OpenAI error object, as in {"error": {...}}. Code is raw because servers
-// send it as a string, a number or null.
-type wireError struct {
-	Message    string          `json:"message"`
-	Type       string          `json:"type"`
-	Param      json.RawMessage `json:"param"`
-	Code       json.RawMessage `json:"code"`
-	StatusCode int             `json:"status_code"` // Groq
-}
-
-// errorBody holds the shapes error bodies come in: OpenAI's {"error":{...}}, a flat
+// errorBody holds the shapes error bodies come in: OpenAI's {"error":{...}} (wire.ErrorResponse), a flat
 // {"message":...}, and FastAPI's {"detail":"..."} (vLLM and other Python servers).
 type errorBody struct {
 	Error   json.RawMessage `json:"error"`
@@ -34,12 +25,12 @@ type errorBody struct {
 }
 
 // parseErrorBody extracts the error object of a body; the zero value when it has none.
-func parseErrorBody(b []byte) wireError {
+func parseErrorBody(b []byte) wire.Error {
 	var eb errorBody
 	if json.Unmarshal(b, &eb) != nil {
-		return wireError{}
+		return wire.Error{}
 	}
-	var we wireError
+	var we wire.Error
 	if len(eb.Error) > 0 && eb.Error[0] == '{' && json.Unmarshal(eb.Error, &we) == nil {
 		return we
 	}
@@ -133,7 +124,7 @@ func retryAfter(h http.Header, now time.Time) time.Duration {
 // Unavailable, or RateLimited when it says so: a rate limit, or insufficient_quota, which
 // OpenAI otherwise answers with HTTP 429 (and which a Responses stream sends in-band). The
 // error is scrubbed.
-func (o origin) inStreamError(we wireError) *llm.Error {
+func (o origin) inStreamError(we wire.Error) *llm.Error {
 	code := rawText(we.Code)
 	e := &llm.Error{Kind: llm.Unavailable, Code: code, Type: we.Type, Param: rawText(we.Param)}
 	if strings.Contains(code, "rate_limit") || strings.Contains(we.Type, "rate_limit") || we.StatusCode == 429 || code == "429" ||

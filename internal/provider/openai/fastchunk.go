@@ -1,6 +1,9 @@
 package openai
 
-import "github.com/sluice-gw/sluice/internal/jsonscan"
+import (
+	"github.com/sluice-gw/sluice/internal/jsonscan"
+	wire "github.com/sluice-gw/sluice/internal/schema/openai"
+)
 
 // decodeFast is a hand-written decoder for the common shape of a chunk: an object whose
 // members are "choices" (objects with "index", "delta" of text fields, "logprobs" and
@@ -67,7 +70,7 @@ func (p *fastParser) chunk(c *chunk) bool {
 			if p.Peek() == 'n' {
 				return 2, p.Lit("null") // encoding/json leaves the pointer as it is: nil after reset
 			}
-			c.Usage = &wireUsage{}
+			c.Usage = &wire.Usage{}
 			return 2, p.usage(c.Usage)
 		case "error":
 			return 4, p.raw(&c.Error)
@@ -139,7 +142,7 @@ func (p *fastParser) delta(d *wireDelta) bool {
 }
 
 // usage reads a usage object: integer counts.
-func (p *fastParser) usage(u *wireUsage) bool {
+func (p *fastParser) usage(u *wire.Usage) bool {
 	return p.object(false, func(k []byte) (uint8, bool) {
 		switch string(k) {
 		case "prompt_tokens":
@@ -149,6 +152,10 @@ func (p *fastParser) usage(u *wireUsage) bool {
 		case "total_tokens":
 			return 4, p.Integer(&u.TotalTokens)
 		case "prompt_tokens_details":
+			if p.Peek() == 'n' {
+				return 8, p.Lit("null") // a nil pointer, as encoding/json leaves it
+			}
+			u.PromptTokensDetails = &wire.PromptTokensDetails{}
 			return 8, p.detail("cached_tokens", &u.PromptTokensDetails.CachedTokens)
 		case "completion_tokens_details":
 			return 16, p.detail("reasoning_tokens", &u.CompletionTokensDetails.ReasoningTokens)
@@ -168,7 +175,7 @@ func (p *fastParser) detail(name string, v *int) bool {
 }
 
 // text reads a string or null into *t.
-func (p *fastParser) text(t *text) bool {
+func (p *fastParser) text(t *wire.Text) bool {
 	switch p.Peek() {
 	case 'n':
 		return p.Lit("null")
@@ -180,7 +187,7 @@ func (p *fastParser) text(t *text) bool {
 }
 
 // raw reads any value into *r, as encoding/json does for an Unmarshaler.
-func (p *fastParser) raw(r *rawJSON) bool {
+func (p *fastParser) raw(r *wire.Raw) bool {
 	v, ok := p.Value()
 	return ok && r.UnmarshalJSON(v) == nil
 }

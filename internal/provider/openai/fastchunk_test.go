@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+
+	wire "github.com/sluice-gw/sluice/internal/schema/openai"
 )
 
 // fastSeeds are chunk payloads for FuzzDecodeFast: the common shapes, and the edges where
@@ -112,8 +114,8 @@ func checkFastAgrees(t *testing.T, data []byte) bool {
 	if !reflect.DeepEqual(fast, full) {
 		t.Fatalf("%q:\nfast %+v\nfull %+v", data, fast, full)
 	}
-	dirty := chunk{Choices: make([]wireChoice, 3, 8), Error: rawJSON("x"), Usage: &wireUsage{TotalTokens: 1}}
-	dirty.Choices[0] = wireChoice{Index: 7, Delta: wireDelta{Content: "old", ToolCalls: []wireToolCall{{ID: "t"}}}, Logprobs: rawJSON("1"), FinishReason: "stop"}
+	dirty := chunk{Choices: make([]wireChoice, 3, 8), Error: wire.Raw("x"), Usage: &wire.Usage{TotalTokens: 1}}
+	dirty.Choices[0] = wireChoice{Index: 7, Delta: wireDelta{Content: "old", ToolCalls: []wire.ToolCallDelta{{ID: "t"}}}, Logprobs: wire.Raw("1"), FinishReason: "stop"}
 	dirty.reset()
 	if !decodeFast(data, &dirty) {
 		t.Fatalf("fast path accepted %q into a fresh chunk but not a reused one", data)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/sluice-gw/sluice/internal/llm"
+	wire "github.com/sluice-gw/sluice/internal/schema/openai"
 )
 
 // itemWriter writes the input items of a Responses body, one or more per message.
@@ -168,20 +169,10 @@ func writeInputParts(b *bytes.Buffer, parts []llm.Part) {
 	b.WriteByte(']')
 }
 
-// chatResponseFormat is a Chat response_format; json_schema moves its inner object up a
-// level in the Responses text.format.
-type chatResponseFormat struct {
-	Type       string `json:"type"`
-	JSONSchema *struct {
-		Name        string          `json:"name"`
-		Description string          `json:"description"`
-		Schema      json.RawMessage `json:"schema"`
-		Strict      *bool           `json:"strict"`
-	} `json:"json_schema"`
-}
-
 // writeText writes the text member (format from response_format, and verbosity) when
-// either is set, and reports whether it wrote one.
+// either is set, and reports whether it wrote one. A Chat response_format
+// (wire.ResponseFormat) of type json_schema moves its inner object up a level in the
+// Responses text.format.
 func writeText(b *bytes.Buffer, format, verbosity json.RawMessage) (bool, error) {
 	if string(format) == "null" {
 		format = nil
@@ -197,7 +188,7 @@ func writeText(b *bytes.Buffer, format, verbosity json.RawMessage) (bool, error)
 	b.WriteString(`,"text":{`)
 	if len(format) > 0 {
 		b.WriteString(`"format":`)
-		var rf chatResponseFormat
+		var rf wire.ResponseFormat
 		if json.Unmarshal(format, &rf) == nil && rf.Type == "json_schema" && rf.JSONSchema != nil {
 			s := rf.JSONSchema
 			b.WriteString(`{"type":"json_schema","name":`)

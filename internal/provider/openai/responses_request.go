@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/sluice-gw/sluice/internal/llm"
+	wire "github.com/sluice-gw/sluice/internal/schema/openai"
 )
 
 // responsesSkip names the Extra members not passed on to a Responses upstream: the members
@@ -203,21 +204,6 @@ func writeResponsesTools(b *bytes.Buffer, tools []llm.Tool) error {
 	return nil
 }
 
-// chatToolRef is a tool named the Chat Completions way, in tool_choice.
-type chatToolRef struct {
-	Type     string `json:"type"`
-	Function *struct {
-		Name string `json:"name"`
-	} `json:"function"`
-	Custom *struct {
-		Name string `json:"name"`
-	} `json:"custom"`
-	AllowedTools *struct {
-		Mode  string            `json:"mode"`
-		Tools []json.RawMessage `json:"tools"`
-	} `json:"allowed_tools"`
-}
-
 // writeResponsesToolChoice translates a Chat tool_choice: the strings are the same; a named
 // function, a named custom tool and allowed_tools lose their inner object.
 func writeResponsesToolChoice(b *bytes.Buffer, raw json.RawMessage) error {
@@ -233,7 +219,7 @@ func writeResponsesToolChoice(b *bytes.Buffer, raw json.RawMessage) error {
 // terms. A shape it does not know (already in Responses terms, a hosted tool) is written
 // unchanged.
 func writeToolRef(b *bytes.Buffer, raw json.RawMessage) {
-	var t chatToolRef
+	var t wire.ToolChoice
 	if raw[0] != '{' || json.Unmarshal(raw, &t) != nil {
 		b.Write(raw)
 		return

@@ -8,6 +8,7 @@ import (
 
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/provider/transport"
+	wire "github.com/sluice-gw/sluice/internal/schema/openai"
 )
 
 // maxRespEvent caps one Responses event. Larger than maxEvent: response.created and
@@ -149,13 +150,13 @@ func (s *respStream) Fill() error {
 		}
 		return s.end(ev.Response, finish)
 	case "response.failed":
-		we := wireError{Message: "response.failed without an error"}
+		we := wire.Error{Message: "response.failed without an error"}
 		if r := ev.Response; r != nil && r.Error != nil {
 			we = *r.Error
 		}
 		return s.inStreamError(we)
 	case "error":
-		we := wireError{Message: ev.Message, Code: ev.Code, Param: ev.Param}
+		we := wire.Error{Message: ev.Message, Code: ev.Code, Param: ev.Param}
 		switch {
 		case len(ev.Error) > 0 && ev.Error[0] == '{':
 			// Nested: its members win over the flat ones, when a server sends both.

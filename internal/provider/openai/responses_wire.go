@@ -1,22 +1,26 @@
 package openai
 
-import "encoding/json"
+import (
+	"encoding/json"
 
-// respEvent is the part of a Responses stream event the adapter reads. One struct serves
-// every event type, since the type is known only once the event is decoded; unknown members
-// (sequence_number, obfuscation, logprobs, the response's output and tools, ...) are skipped
-// unread.
+	wire "github.com/sluice-gw/sluice/internal/schema/openai"
+)
+
+// respEvent is the adapter's view of a Responses stream event (wire.ResponseEvent): the part
+// it reads. One struct serves every event type, since the type is known only once the event
+// is decoded; unknown members (sequence_number, obfuscation, logprobs, the response's output
+// and tools, ...) are skipped unread.
 type respEvent struct {
 	Type string `json:"type"`
 	// Delta is the text of the *.delta events.
-	Delta text `json:"delta"`
+	Delta wire.Text `json:"delta"`
 	// ItemID and OutputIndex name the output item a delta belongs to; servers that omit
 	// the id still send the index.
 	ItemID       string `json:"item_id"`
 	OutputIndex  *int   `json:"output_index"`
 	SummaryIndex int    `json:"summary_index"`
 	// Arguments is the whole argument text of response.function_call_arguments.done.
-	Arguments text `json:"arguments"`
+	Arguments wire.Text `json:"arguments"`
 	// Item is the output item of response.output_item.added and .done.
 	Item *respItem `json:"item"`
 	// Response is the response of response.created, .completed, .incomplete and .failed.
@@ -29,14 +33,15 @@ type respEvent struct {
 	Error   json.RawMessage `json:"error"`
 }
 
-// respItem is an output item: a message, a function call or a reasoning item.
+// respItem is the adapter's view of an output item, whatever its type (wire.MessageItem,
+// wire.FunctionCallItem, wire.ReasoningItem): the members it reads of each.
 type respItem struct {
-	Type             string `json:"type"`
-	ID               string `json:"id"`
-	CallID           string `json:"call_id"`
-	Name             string `json:"name"`
-	Arguments        text   `json:"arguments"`
-	EncryptedContent string `json:"encrypted_content"`
+	Type             string    `json:"type"`
+	ID               string    `json:"id"`
+	CallID           string    `json:"call_id"`
+	Name             string    `json:"name"`
+	Arguments        wire.Text `json:"arguments"`
+	EncryptedContent string    `json:"encrypted_content"`
 	Summary          []struct {
 		Text string `json:"text"`
 	} `json:"summary"`
@@ -48,27 +53,14 @@ type respItem struct {
 	} `json:"content"`
 }
 
-// respResponse is the part of a response object the adapter reads.
+// respResponse is the part of a response object (wire.Response) the adapter reads. Its
+// error is a wire.Error, which takes a code that is a number or null as well.
 type respResponse struct {
-	ID                string     `json:"id"`
-	Model             string     `json:"model"`
-	Error             *wireError `json:"error"`
-	IncompleteDetails *struct {
-		Reason string `json:"reason"`
-	} `json:"incomplete_details"`
-	Usage *respUsage `json:"usage"`
-}
-
-type respUsage struct {
-	InputTokens        int `json:"input_tokens"`
-	OutputTokens       int `json:"output_tokens"`
-	TotalTokens        int `json:"total_tokens"`
-	InputTokensDetails struct {
-		CachedTokens int `json:"cached_tokens"`
-	} `json:"input_tokens_details"`
-	OutputTokensDetails struct {
-		ReasoningTokens int `json:"reasoning_tokens"`
-	} `json:"output_tokens_details"`
+	ID                string                  `json:"id"`
+	Model             string                  `json:"model"`
+	Error             *wire.Error             `json:"error"`
+	IncompleteDetails *wire.IncompleteDetails `json:"incomplete_details"`
+	Usage             *wire.ResponseUsage     `json:"usage"`
 }
 
 // respHandled reports whether the adapter reads events of type t: such an event that does

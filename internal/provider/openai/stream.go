@@ -111,11 +111,15 @@ func (s *stream) Fill() error {
 		}
 	}
 	if u := s.chunk.Usage; u != nil {
+		cached := 0
+		if d := u.PromptTokensDetails; d != nil {
+			cached = d.CachedTokens
+		}
 		s.q.Push(llm.Event{Type: llm.EvUsage, Usage: &llm.Usage{
 			PromptTokens:     u.PromptTokens,
 			CompletionTokens: u.CompletionTokens,
 			TotalTokens:      u.TotalTokens,
-			CachedTokens:     u.PromptTokensDetails.CachedTokens,
+			CachedTokens:     cached,
 			ReasoningTokens:  u.CompletionTokensDetails.ReasoningTokens,
 		}})
 	}
