@@ -12,7 +12,9 @@ import (
 // settles records what Settle was asked.
 type settles struct{ got []int64 }
 
-func (s *settles) Reserve(context.Context, Reservation) (Verdict, error) { return Verdict{OK: true}, nil }
+func (s *settles) Reserve(context.Context, Reservation) (Verdict, error) {
+	return Verdict{OK: true}, nil
+}
 func (s *settles) Settle(_ context.Context, _ Reservation, cost int64) error {
 	s.got = append(s.got, cost)
 	return nil
