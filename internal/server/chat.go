@@ -12,6 +12,7 @@ import (
 	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/relay"
+	"github.com/sluice-gw/sluice/internal/sse"
 	"github.com/sluice-gw/sluice/internal/telemetry"
 )
 
@@ -43,14 +44,14 @@ type chatWire struct {
 	sink         *chatSink
 }
 
-func (w *chatWire) open(ew *eventWriter, st *fallback.Stream) (relay.Sink, error) {
+func (w *chatWire) open(ew *sse.Writer, st *fallback.Stream) (relay.Sink, error) {
 	w.sink = newChatSink(ew, w.id, w.created, st.Model, w.includeUsage)
 	return w.sink, nil
 }
 
 func (w *chatWire) end(u *llm.Usage) error { return w.sink.end(u) }
 
-func (w *chatWire) fail(ew *eventWriter, err error) error { return ew.frame(inband(errorBody(err))) }
+func (w *chatWire) fail(ew *sse.Writer, err error) error { return ew.Frame(inband(errorBody(err))) }
 
 func (w *chatWire) attempt(*fallback.Stream) relay.Sink { return discard{} }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/relay"
+	"github.com/sluice-gw/sluice/internal/sse"
 )
 
 // serveHeld serves a streaming client whose round an output guardrail in mode hold judges
@@ -19,8 +20,8 @@ import (
 func (s *Server) serveHeld(c echo.Context, chain *fallback.Chain, run *fallback.Run, w wire) error {
 	ctx := c.Request().Context()
 	in := reqInfo(c)
-	ew := newEventWriter(c.Response(), s.o.Heartbeat, s.o.WriteTimeout)
-	defer ew.close()
+	ew := s.eventWriter(c)
+	defer ew.Close()
 	for {
 		st, err := run.Next(ctx)
 		if err != nil {
@@ -43,7 +44,7 @@ func (s *Server) serveHeld(c echo.Context, chain *fallback.Chain, run *fallback.
 		if err := s.screen(c, resp); err != nil {
 			return s.heldFail(c, ew, w, run, st, err)
 		}
-		if err := ew.start(func(h http.Header) { setServed(in, run, st, h); costHeader(c, h) }); err != nil {
+		if err := ew.Start(func(h http.Header) { setServed(in, run, st, h); costHeader(c, h) }); err != nil {
 			in.Kind = llm.Canceled.String()
 			return nil
 		}
@@ -63,10 +64,10 @@ func (s *Server) serveHeld(c echo.Context, chain *fallback.Chain, run *fallback.
 
 // heldFail answers err for a held stream: a plain HTTP error while the headers have not
 // left, else the wire's in-band failure (none for a client that left).
-func (s *Server) heldFail(c echo.Context, ew *eventWriter, w wire, run *fallback.Run, st *fallback.Stream, err error) error {
+func (s *Server) heldFail(c echo.Context, ew *sse.Writer, w wire, run *fallback.Run, st *fallback.Stream, err error) error {
 	in := reqInfo(c)
 	in.Kind = llm.KindOf(err).String()
-	if !ew.quiet() {
+	if !ew.Quiet() {
 		served(c, run, st)
 		costHeader(c, c.Response().Header())
 		return writeError(c, err)
@@ -76,19 +77,4 @@ func (s *Server) heldFail(c echo.Context, ew *eventWriter, w wire, run *fallback
 		_ = w.fail(ew, err)
 	}
 	return nil
-}
-
-// quiet stops the heartbeat unless the headers have left, and reports whether they had. It
-// decides under ew.mu, so no keepalive can start the stream between the check and a plain
-// HTTP answer.
-func (ew *eventWriter) quiet() (begun bool) {
-	ew.mu.Lock()
-	defer ew.mu.Unlock()
-	if !ew.started {
-		ew.closed = true
-		if ew.timer != nil {
-			ew.timer.Stop()
-		}
-	}
-	return ew.started
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/relay"
+	"github.com/sluice-gw/sluice/internal/sse"
 )
 
 // responsesAPI is implemented by providers that may speak the Responses API upstream. Only
@@ -61,7 +62,7 @@ type respWire struct {
 	sink *responsesSink
 }
 
-func (w *respWire) open(ew *eventWriter, st *fallback.Stream) (relay.Sink, error) {
+func (w *respWire) open(ew *sse.Writer, st *fallback.Stream) (relay.Sink, error) {
 	w.meta.model = st.Model
 	w.sink = newResponsesSink(ew, w.meta, w.id)
 	return w.sink, w.sink.begin()
@@ -69,7 +70,7 @@ func (w *respWire) open(ew *eventWriter, st *fallback.Stream) (relay.Sink, error
 
 func (w *respWire) end(u *llm.Usage) error { return w.sink.end(u) }
 
-func (w *respWire) fail(ew *eventWriter, err error) error {
+func (w *respWire) fail(ew *sse.Writer, err error) error {
 	if w.sink == nil {
 		w.sink = newResponsesSink(ew, w.meta, w.id)
 	}

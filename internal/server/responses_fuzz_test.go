@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/sse"
 )
 
 // Any body decodes, or fails with a 400 invalid_request_error: never a panic, never another
@@ -42,8 +43,8 @@ func FuzzResponsesSink(f *testing.F) {
 	f.Add([]byte{2, 2, 0, 1, 0, 4, 4, 5})
 	f.Fuzz(func(t *testing.T, script []byte) {
 		rec := httptest.NewRecorder()
-		ew := newEventWriter(rec, 0, 0)
-		defer ew.close()
+		ew := sse.NewWriter(rec, sse.WriterOptions{})
+		defer ew.Close()
 		meta := &respMeta{id: "resp_x", model: "m", echo: &respEcho{Encrypted: true}}
 		s := newResponsesSink(ew, meta, "x")
 		if err := s.begin(); err != nil {

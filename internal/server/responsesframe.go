@@ -35,7 +35,7 @@ func (s *responsesSink) ref(b []byte, it *outItem) []byte {
 func (s *responsesSink) send(b []byte) error {
 	b = append(b, "}\n\n"...)
 	s.buf = b
-	return s.ew.frame(b)
+	return s.ew.Frame(b)
 }
 
 // begin announces the response at commit: response.created, then response.in_progress.

@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/sse"
 )
 
 // responsesSink turns released events into the output items of a Response and, when ew is
@@ -15,7 +16,7 @@ import (
 // item, text and refusal deltas the content parts of a message item, and each tool call,
 // released whole at the end of the round, is a function_call item with one arguments delta.
 type responsesSink struct {
-	ew     *eventWriter
+	ew     *sse.Writer
 	meta   *respMeta
 	base   string // the request id, for item ids
 	seq    int
@@ -25,7 +26,7 @@ type responsesSink struct {
 	buf    []byte
 }
 
-func newResponsesSink(ew *eventWriter, meta *respMeta, base string) *responsesSink {
+func newResponsesSink(ew *sse.Writer, meta *respMeta, base string) *responsesSink {
 	return &responsesSink{ew: ew, meta: meta, base: base}
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/relay"
+	"github.com/sluice-gw/sluice/internal/sse"
 )
 
 // wire is what differs between the client-facing APIs (Chat Completions, Responses) once a
@@ -16,12 +17,12 @@ import (
 type wire interface {
 	// open writes the opening events of the committed stream st on ew and returns the sink
 	// the relay writes the round to.
-	open(ew *eventWriter, st *fallback.Stream) (relay.Sink, error)
+	open(ew *sse.Writer, st *fallback.Stream) (relay.Sink, error)
 	// end writes the last events after a complete round.
 	end(u *llm.Usage) error
 	// fail writes the in-band failure; open may not have been called (the chain failed after a
 	// keepalive had sent the headers).
-	fail(ew *eventWriter, err error) error
+	fail(ew *sse.Writer, err error) error
 	// attempt returns the sink of one attempt of a non-streamed answer (fresh each time: an
 	// abandoned attempt's output is not the answer), and body the answer of a complete one.
 	attempt(st *fallback.Stream) relay.Sink
@@ -36,12 +37,12 @@ func (s *Server) serveStream(c echo.Context, chain *fallback.Chain, run *fallbac
 	}
 	ctx := c.Request().Context()
 	in := reqInfo(c)
-	ew := newEventWriter(c.Response(), s.o.Heartbeat, s.o.WriteTimeout)
-	defer ew.close()
+	ew := s.eventWriter(c)
+	defer ew.Close()
 	st, err := run.Next(ctx)
 	if err != nil {
 		in.Kind = llm.KindOf(err).String()
-		if !ew.begun() {
+		if !ew.Begun() {
 			served(c, run, nil)
 			return writeError(c, err)
 		}
@@ -52,9 +53,9 @@ func (s *Server) serveStream(c echo.Context, chain *fallback.Chain, run *fallbac
 	defer st.Close()
 	// From commit on, what is written (the headers too) leaves when the upstream is about to
 	// be waited for: the headers and the first frames in one write.
-	ew.batching()
-	st.BeforeWait(ew.release)
-	if err := ew.start(func(h http.Header) { setServed(in, run, st, h) }); err != nil {
+	ew.Batching()
+	st.BeforeWait(ew.Release)
+	if err := ew.Start(func(h http.Header) { setServed(in, run, st, h) }); err != nil {
 		in.Kind = llm.Canceled.String()
 		return nil
 	}
@@ -64,7 +65,7 @@ func (s *Server) serveStream(c echo.Context, chain *fallback.Chain, run *fallbac
 		return nil
 	}
 	resp, err := relay.Run(ctx, st, sink, s.roundOptions(c, chain))
-	ew.release() // before the guardrails and the accounting, which may wait
+	ew.Release() // before the guardrails and the accounting, which may wait
 	finished(in, run, st, resp)
 	s.meterRound(c, st, resp, err) // usage.go
 	if err == nil {
@@ -80,7 +81,7 @@ func (s *Server) serveStream(c echo.Context, chain *fallback.Chain, run *fallbac
 		}
 	}
 	k := llm.KindOf(err)
-	if ctx.Err() != nil || k == llm.Canceled || ew.failed() {
+	if ctx.Err() != nil || k == llm.Canceled || ew.Failed() {
 		k = llm.Canceled // the client left or stopped reading: not the target's fault
 	}
 	in.Kind = k.String()

@@ -87,10 +87,10 @@ func (s *Server) serveRun(c echo.Context, rn *runs.Run, rd *runs.Reader) error {
 	ctx, in := c.Request().Context(), reqInfo(c)
 	in.Stream = true
 	c.Response().Header().Set("X-Vercel-Ai-Ui-Message-Stream", "v1")
-	ew := newEventWriter(c.Response(), s.o.Heartbeat, s.o.WriteTimeout)
-	defer ew.close()
-	ew.batching() // what is written leaves when the reader is about to wait
-	rd.BeforeWait(ew.release)
+	ew := s.eventWriter(c)
+	defer ew.Close()
+	ew.Batching() // what is written leaves when the reader is about to wait
+	rd.BeforeWait(ew.Release)
 	served := func(h http.Header) {
 		if rn == nil {
 			return
@@ -102,7 +102,7 @@ func (s *Server) serveRun(c echo.Context, rn *runs.Run, rd *runs.Reader) error {
 		h.Set("X-Sluice-Attempts", strconv.Itoa(in.Attempts))
 	}
 	if rn == nil {
-		if err := ew.start(served); err != nil {
+		if err := ew.Start(served); err != nil {
 			return nil
 		}
 	}
@@ -111,25 +111,25 @@ func (s *Server) serveRun(c echo.Context, rn *runs.Run, rd *runs.Reader) error {
 		if err != nil {
 			// io.EOF: the run's end; ErrBehind, ErrTrimmed: the client resumes; ctx: it left.
 			// Each ends this connection cleanly, never the run.
-			if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) && ew.begun() {
+			if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) && ew.Begun() {
 				in.Kind = kindOfReadEnd(err)
 			}
-			if !ew.begun() {
-				_ = ew.start(served)
+			if !ew.Begun() {
+				_ = ew.Start(served)
 			}
 			return nil
 		}
 		if first && rn != nil {
-			if early := rn.Early(); early != nil && !ew.begun() {
+			if early := rn.Early(); early != nil && !ew.Begun() {
 				served(c.Response().Header())
 				in.Kind = llm.KindOf(early).String()
 				return writeError(c, early)
 			}
-			if err := ew.start(served); err != nil {
+			if err := ew.Start(served); err != nil {
 				return nil
 			}
 		}
-		if err := ew.frame(b); err != nil {
+		if err := ew.Frame(b); err != nil {
 			in.Kind = llm.Canceled.String()
 			return nil
 		}
