@@ -11,7 +11,7 @@ import (
 
 // errorBody is the OpenAI error body: {"error":{"message","type","param","code"}}.
 func errorBody(err error) []byte {
-	e := publicError(err)
+	e := llm.Public(err)
 	b := append([]byte(nil), `{"error":{"message":`...)
 	b = appendString(b, e.Message)
 	b = append(b, `,"type":`...)
@@ -28,54 +28,6 @@ func appendNullable(b []byte, s string) []byte {
 		return append(b, "null"...)
 	}
 	return appendString(b, s)
-}
-
-// publicError is what a client may see of err: its kind's type and code, and a message with
-// no secret. Errors that are not *llm.Error are bugs: their text stays in the log.
-func publicError(err error) llm.Error {
-	var le *llm.Error
-	if !errors.As(err, &le) {
-		return llm.Error{Kind: llm.Internal, Type: "server_error", Code: "internal_error",
-			Message: "The gateway failed to process the request."}
-	}
-	e := *le
-	e.Message = le.Error()
-	if e.Kind == llm.Auth {
-		e.Message = le.Target + ": the provider refused the gateway's credentials (a gateway configuration problem, not your API key)"
-	}
-	if e.Type == "" {
-		switch e.Kind {
-		case llm.Invalid, llm.NotFound, llm.TooLarge, llm.Unauthenticated:
-			e.Type = "invalid_request_error"
-		case llm.RateLimited:
-			e.Type = "rate_limit_error"
-		case llm.Refused:
-			e.Type = "invalid_request_error"
-		default:
-			e.Type = "server_error"
-		}
-	}
-	if e.Code == "" {
-		switch e.Kind {
-		case llm.NotFound:
-			e.Code = "model_not_found"
-		case llm.TooLarge:
-			e.Code = "request_too_large"
-		case llm.Unauthenticated:
-			e.Code = "invalid_api_key"
-		case llm.Timeout:
-			e.Code = "upstream_timeout"
-		case llm.Truncated:
-			e.Code = "upstream_truncated"
-		case llm.Auth:
-			e.Code = "upstream_auth_failed"
-		case llm.Unavailable:
-			e.Code = "upstream_error"
-		case llm.RateLimited:
-			e.Code = "rate_limit_exceeded"
-		}
-	}
-	return e
 }
 
 // writeError answers err before the first byte: the OpenAI error body with its status.

@@ -78,7 +78,7 @@ func (s *responsesSink) body(u *llm.Usage) []byte {
 // so far. Codes are the Responses API's own (server_error, rate_limit_exceeded); the message
 // says what failed.
 func (s *responsesSink) fail(err error) error {
-	e := publicError(err)
+	e := llm.Public(err)
 	code := "server_error"
 	if e.Kind == llm.RateLimited {
 		code = "rate_limit_exceeded"

@@ -74,7 +74,7 @@ func TestDecodeResponsesErrors(t *testing.T) {
 			if e.Kind != llm.Invalid || llm.HTTPStatus(err) != 400 {
 				t.Errorf("got kind %v status %d, want invalid 400", e.Kind, llm.HTTPStatus(err))
 			}
-			if pe := publicError(err); pe.Type != "invalid_request_error" || pe.Code != tt.code {
+			if pe := llm.Public(err); pe.Type != "invalid_request_error" || pe.Code != tt.code {
 				t.Errorf("got type %q code %q, want invalid_request_error and %q", pe.Type, pe.Code, tt.code)
 			}
 			if e.Param != tt.param {
