@@ -11,6 +11,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/sluice-gw/sluice/internal/auth"
+	"github.com/sluice-gw/sluice/internal/dialect/oai"
 	"github.com/sluice-gw/sluice/internal/llm"
 )
 
@@ -113,14 +114,14 @@ func (s *Server) decodeKeyInput(c echo.Context) (*keyInput, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := scanObject(body, func(string, json.RawMessage) error { return nil }); err != nil {
+	if err := oai.Scan(body, func(string, json.RawMessage) error { return nil }); err != nil {
 		return nil, err
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	in := &keyInput{}
 	if err := dec.Decode(in); err != nil {
-		return nil, badKey("", "The body must be a JSON object with name, models, rpm, tpm, expires_at, metadata, budget and guardrails: "+jsonMsg(err))
+		return nil, badKey("", "The body must be a JSON object with name, models, rpm, tpm, expires_at, metadata, budget and guardrails: "+oai.JSONMsg(err))
 	}
 	return in, nil
 }

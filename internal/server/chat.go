@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"github.com/sluice-gw/sluice/internal/dialect/oai"
 	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/relay"
@@ -51,7 +52,7 @@ func (w *chatWire) open(ew *sse.Writer, st *fallback.Stream) (relay.Sink, error)
 
 func (w *chatWire) end(u *llm.Usage) error { return w.sink.end(u) }
 
-func (w *chatWire) fail(ew *sse.Writer, err error) error { return ew.Frame(inband(errorBody(err))) }
+func (w *chatWire) fail(ew *sse.Writer, err error) error { return ew.Frame(inband(oai.ErrorBody(err))) }
 
 func (w *chatWire) attempt(*fallback.Stream) relay.Sink { return discard{} }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/sluice-gw/sluice/internal/dialect/oai"
 	"github.com/sluice-gw/sluice/internal/llm"
 )
 
@@ -14,18 +15,12 @@ type chatRequest struct {
 	req   llm.Request
 }
 
-// invalid is a 400 invalid_request_error naming the field.
-func invalid(param, format string, args ...any) *llm.Error {
-	return &llm.Error{Kind: llm.Invalid, Type: "invalid_request_error", Param: param,
-		Message: fmt.Sprintf(format, args...)}
-}
-
 // decodeChat parses and validates a Chat Completions body. Modelled fields are checked for
 // type and range; the rest are kept raw, in order, for OpenAI-compatible upstreams.
 func decodeChat(body []byte) (*chatRequest, error) {
 	cr := &chatRequest{}
 	seen := map[string]bool{}
-	err := scanObject(body, func(key string, raw json.RawMessage) error {
+	err := oai.Scan(body, func(key string, raw json.RawMessage) error {
 		seen[key] = true
 		return cr.field(key, raw)
 	})
@@ -33,22 +28,15 @@ func decodeChat(body []byte) (*chatRequest, error) {
 		return nil, err
 	}
 	if cr.Model == "" {
-		return nil, invalid("model", "Missing required parameter: 'model'.")
+		return nil, oai.Invalid("model", "Missing required parameter: 'model'.")
 	}
 	if !seen["messages"] {
-		return nil, invalid("messages", "Missing required parameter: 'messages'.")
+		return nil, oai.Invalid("messages", "Missing required parameter: 'messages'.")
 	}
 	if len(cr.req.Messages) == 0 {
-		return nil, invalid("messages", "Invalid 'messages': empty array. Expected an array with minimum length 1.")
+		return nil, oai.Invalid("messages", "Invalid 'messages': empty array. Expected an array with minimum length 1.")
 	}
 	return cr, nil
-}
-
-func isNull(raw json.RawMessage) bool { return string(raw) == "null" }
-
-// typeErr names the field and the type it wants.
-func typeErr(param, want string) *llm.Error {
-	return invalid(param, "Invalid type for '%s': expected %s.", param, want)
 }
 
 func (cr *chatRequest) field(key string, raw json.RawMessage) error {
@@ -56,91 +44,91 @@ func (cr *chatRequest) field(key string, raw json.RawMessage) error {
 	switch key {
 	case "model":
 		if err := json.Unmarshal(raw, &cr.Model); err != nil {
-			return typeErr(key, "a string")
+			return oai.TypeErr(key, "a string")
 		}
 	case "messages":
 		return cr.messages(raw)
 	case "stream":
-		if isNull(raw) {
+		if oai.IsNull(raw) {
 			return nil
 		}
 		if err := json.Unmarshal(raw, &r.Stream); err != nil {
-			return typeErr(key, "a boolean")
+			return oai.TypeErr(key, "a boolean")
 		}
 	case "stream_options":
-		if isNull(raw) {
+		if oai.IsNull(raw) {
 			return nil
 		}
 		var so struct {
 			IncludeUsage *bool `json:"include_usage"`
 		}
 		if err := json.Unmarshal(raw, &so); err != nil {
-			return typeErr(key, "an object")
+			return oai.TypeErr(key, "an object")
 		}
 		if so.IncludeUsage != nil {
 			r.IncludeUsage = *so.IncludeUsage
 		}
 	case "n":
-		v, err := intField(key, raw, 1, 128)
+		v, err := oai.Int(key, raw, 1, 128)
 		if err != nil || v == nil {
 			return err
 		}
 		r.N = *v
 	case "max_tokens":
-		v, err := intField(key, raw, 1, math.MaxInt32)
+		v, err := oai.Int(key, raw, 1, math.MaxInt32)
 		r.MaxTokens = v
 		return err
 	case "max_completion_tokens":
-		v, err := intField(key, raw, 1, math.MaxInt32)
+		v, err := oai.Int(key, raw, 1, math.MaxInt32)
 		r.MaxCompletionTokens = v
 		return err
 	case "top_logprobs":
-		v, err := intField(key, raw, 0, 20)
+		v, err := oai.Int(key, raw, 0, 20)
 		r.TopLogprobs = v
 		return err
 	case "temperature":
-		v, err := floatField(key, raw, 0, 2)
+		v, err := oai.Float(key, raw, 0, 2)
 		r.Temperature = v
 		return err
 	case "top_p":
-		v, err := floatField(key, raw, 0, 1)
+		v, err := oai.Float(key, raw, 0, 1)
 		r.TopP = v
 		return err
 	case "seed":
-		if isNull(raw) {
+		if oai.IsNull(raw) {
 			return nil
 		}
 		var v int64
 		if err := json.Unmarshal(raw, &v); err != nil {
-			return typeErr(key, "an integer")
+			return oai.TypeErr(key, "an integer")
 		}
 		r.Seed = &v
 	case "logprobs":
-		if isNull(raw) {
+		if oai.IsNull(raw) {
 			return nil
 		}
 		if err := json.Unmarshal(raw, &r.Logprobs); err != nil {
-			return typeErr(key, "a boolean")
+			return oai.TypeErr(key, "a boolean")
 		}
 	case "user":
-		if isNull(raw) {
+		if oai.IsNull(raw) {
 			return nil
 		}
 		if err := json.Unmarshal(raw, &r.User); err != nil {
-			return typeErr(key, "a string")
+			return oai.TypeErr(key, "a string")
 		}
 	case "stop":
 		return cr.stop(raw)
 	case "tools":
 		return cr.tools(raw)
 	case "tool_choice":
-		if isNull(raw) {
+		if oai.IsNull(raw) {
 			return nil
 		}
 		var s string
 		if json.Unmarshal(raw, &s) == nil {
 			if s != "none" && s != "auto" && s != "required" {
-				return invalid(key, "Invalid value for 'tool_choice': '%s'. Supported values are: 'none', 'auto' and 'required'.", s)
+				return oai.Invalid(key, "Invalid value for 'tool_choice': '%s'. Supported values are: 'none', 'auto' and 'required'.", s)
 			}
 		} else {
 			var o struct {
@@ -150,27 +138,27 @@ func (cr *chatRequest) field(key string, raw json.RawMessage) error {
 				} `json:"function"`
 			}
 			if err := json.Unmarshal(raw, &o); err != nil || o.Type == "" {
-				return typeErr(key, "a string or an object with a 'type'")
+				return oai.TypeErr(key, "a string or an object with a 'type'")
 			}
 			if o.Type == "function" && (o.Function == nil || o.Function.Name == "") {
-				return invalid(key, "Missing required parameter: 'tool_choice.function.name'.")
+				return oai.Invalid(key, "Missing required parameter: 'tool_choice.function.name'.")
 			}
 		}
 		r.ToolChoice = raw
 	case "response_format":
-		if isNull(raw) {
+		if oai.IsNull(raw) {
 			return nil
 		}
 		var o struct {
 			Type string `json:"type"`
 		}
 		if err := json.Unmarshal(raw, &o); err != nil {
-			return typeErr(key, "an object")
+			return oai.TypeErr(key, "an object")
 		}
 		switch o.Type {
 		case "text", "json_object", "json_schema":
 		default:
-			return invalid("response_format.type", "Invalid value for 'response_format.type': '%s'. Supported values are: 'text', 'json_object' and 'json_schema'.", o.Type)
+			return oai.Invalid("response_format.type", "Invalid value for 'response_format.type': '%s'. Supported values are: 'text', 'json_object' and 'json_schema'.", o.Type)
 		}
 		r.ResponseFormat = raw
 	default:
@@ -179,41 +167,8 @@ func (cr *chatRequest) field(key string, raw json.RawMessage) error {
 	return nil
 }
 
-func intField(key string, raw json.RawMessage, lo, hi int) (*int, error) {
-	if isNull(raw) {
-		return nil, nil
-	}
-	var n json.Number
-	if err := json.Unmarshal(raw, &n); err != nil {
-		return nil, typeErr(key, "an integer")
-	}
-	v, err := n.Int64()
-	if err != nil {
-		return nil, typeErr(key, "an integer")
-	}
-	if v < int64(lo) || v > int64(hi) {
-		return nil, invalid(key, "Invalid '%s': %d is out of range [%d, %d].", key, v, lo, hi)
-	}
-	i := int(v)
-	return &i, nil
-}
-
-func floatField(key string, raw json.RawMessage, lo, hi float64) (*float64, error) {
-	if isNull(raw) {
-		return nil, nil
-	}
-	var v float64
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return nil, typeErr(key, "a number")
-	}
-	if v < lo || v > hi {
-		return nil, invalid(key, "Invalid '%s': %g is out of range [%g, %g].", key, v, lo, hi)
-	}
-	return &v, nil
-}
-
 func (cr *chatRequest) stop(raw json.RawMessage) error {
-	if isNull(raw) {
+	if oai.IsNull(raw) {
 		return nil
 	}
 	var s string
@@ -223,17 +178,17 @@ func (cr *chatRequest) stop(raw json.RawMessage) error {
 	}
 	var ss []string
 	if err := json.Unmarshal(raw, &ss); err != nil {
-		return typeErr("stop", "a string or an array of strings")
+		return oai.TypeErr("stop", "a string or an array of strings")
 	}
 	if len(ss) > 4 {
-		return invalid("stop", "Invalid 'stop': at most 4 sequences are allowed.")
+		return oai.Invalid("stop", "Invalid 'stop': at most 4 sequences are allowed.")
 	}
 	cr.req.Stop = ss
 	return nil
 }
 
 func (cr *chatRequest) tools(raw json.RawMessage) error {
-	if isNull(raw) {
+	if oai.IsNull(raw) {
 		return nil
 	}
 	var ts []struct {
@@ -246,33 +201,21 @@ func (cr *chatRequest) tools(raw json.RawMessage) error {
 		} `json:"function"`
 	}
 	if err := json.Unmarshal(raw, &ts); err != nil {
-		return typeErr("tools", "an array of tool objects")
+		return oai.TypeErr("tools", "an array of tool objects")
 	}
 	for i, t := range ts {
 		p := fmt.Sprintf("tools[%d]", i)
 		if t.Type != "function" {
-			return invalid(p+".type", "Invalid value for '%s.type': '%s'. Supported values are: 'function'.", p, t.Type)
+			return oai.Invalid(p+".type", "Invalid value for '%s.type': '%s'. Supported values are: 'function'.", p, t.Type)
 		}
 		if t.Function == nil || t.Function.Name == "" {
-			return invalid(p+".function.name", "Missing required parameter: '%s.function.name'.", p)
+			return oai.Invalid(p+".function.name", "Missing required parameter: '%s.function.name'.", p)
 		}
-		if !validToolName(t.Function.Name) {
-			return invalid(p+".function.name", "Invalid '%s.function.name': must match ^[a-zA-Z0-9_-]{1,64}$.", p)
+		if !oai.ValidToolName(t.Function.Name) {
+			return oai.Invalid(p+".function.name", "Invalid '%s.function.name': must match ^[a-zA-Z0-9_-]{1,64}$.", p)
 		}
 		cr.req.Tools = append(cr.req.Tools, llm.Tool{Name: t.Function.Name, Description: t.Function.Description,
 			Parameters: t.Function.Parameters, Strict: t.Function.Strict})
 	}
 	return nil
-}
-
-func validToolName(s string) bool {
-	if len(s) == 0 || len(s) > 64 {
-		return false
-	}
-	for _, c := range []byte(s) {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
 }

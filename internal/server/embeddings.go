@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/labstack/echo/v4"
+	"github.com/sluice-gw/sluice/internal/dialect/oai"
 	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
 )
@@ -44,7 +45,7 @@ func (p embedProvider) Stream(ctx context.Context, req *llm.Request) (llm.Stream
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendString(b, f.Name)
+		b = oai.AppendString(b, f.Name)
 		b = append(b, ':')
 		b = append(b, f.Value...)
 	}
@@ -159,11 +160,11 @@ func (s *Server) resolveEmbeddings(model string) (*fallback.Chain, error) {
 func decodeEmbeddings(body []byte) (string, *llm.Request, error) {
 	var model string
 	req := &llm.Request{}
-	err := scanObject(body, func(key string, raw json.RawMessage) error {
+	err := oai.Scan(body, func(key string, raw json.RawMessage) error {
 		switch key {
 		case "model":
 			if err := json.Unmarshal(raw, &model); err != nil {
-				return typeErr(key, "a string")
+				return oai.TypeErr(key, "a string")
 			}
 			return nil
 		case "input":
@@ -173,16 +174,16 @@ func decodeEmbeddings(body []byte) (string, *llm.Request, error) {
 		case "encoding_format":
 			var f string
 			if json.Unmarshal(raw, &f) != nil || (f != "float" && f != "base64") {
-				return invalid(key, "Invalid value for 'encoding_format'. Supported values are: 'float' and 'base64'.")
+				return oai.Invalid(key, "Invalid value for 'encoding_format'. Supported values are: 'float' and 'base64'.")
 			}
 		case "dimensions":
-			if _, err := intField(key, raw, 1, 1<<16); err != nil {
+			if _, err := oai.Int(key, raw, 1, 1<<16); err != nil {
 				return err
 			}
 		case "user":
 			var u string
 			if err := json.Unmarshal(raw, &u); err != nil {
-				return typeErr(key, "a string")
+				return oai.TypeErr(key, "a string")
 			}
 		}
 		req.Extra = append(req.Extra, llm.Field{Name: key, Value: raw})
@@ -192,14 +193,14 @@ func decodeEmbeddings(body []byte) (string, *llm.Request, error) {
 		return "", nil, err
 	}
 	if model == "" {
-		return "", nil, invalid("model", "Missing required parameter: 'model'.")
+		return "", nil, oai.Invalid("model", "Missing required parameter: 'model'.")
 	}
 	for _, f := range req.Extra {
 		if f.Name == "input" {
 			return model, req, nil
 		}
 	}
-	return "", nil, invalid("input", "Missing required parameter: 'input'.")
+	return "", nil, oai.Invalid("input", "Missing required parameter: 'input'.")
 }
 
 // embeddingInput accepts what the API does: a string, an array of strings, an array of
@@ -208,22 +209,22 @@ func embeddingInput(raw json.RawMessage) error {
 	var one string
 	if json.Unmarshal(raw, &one) == nil {
 		if one == "" {
-			return invalid("input", "Invalid 'input': empty string.")
+			return oai.Invalid("input", "Invalid 'input': empty string.")
 		}
 		return nil
 	}
 	var many []json.RawMessage
 	if err := json.Unmarshal(raw, &many); err != nil {
-		return typeErr("input", "a string, an array of strings, or an array of token arrays")
+		return oai.TypeErr("input", "a string, an array of strings, or an array of token arrays")
 	}
 	if len(many) == 0 || len(many) > 2048 {
-		return invalid("input", "Invalid 'input': expected an array of 1 to 2048 items.")
+		return oai.Invalid("input", "Invalid 'input': expected an array of 1 to 2048 items.")
 	}
 	var ss []string
 	var toks []int64
 	var arrays [][]int64
 	if json.Unmarshal(raw, &ss) != nil && json.Unmarshal(raw, &toks) != nil && json.Unmarshal(raw, &arrays) != nil {
-		return typeErr("input", "a string, an array of strings, or an array of token arrays")
+		return oai.TypeErr("input", "a string, an array of strings, or an array of token arrays")
 	}
 	return nil
 }

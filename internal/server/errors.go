@@ -6,29 +6,9 @@ import (
 	"strconv"
 
 	"github.com/labstack/echo/v4"
+	"github.com/sluice-gw/sluice/internal/dialect/oai"
 	"github.com/sluice-gw/sluice/internal/llm"
 )
-
-// errorBody is the OpenAI error body: {"error":{"message","type","param","code"}}.
-func errorBody(err error) []byte {
-	e := llm.Public(err)
-	b := append([]byte(nil), `{"error":{"message":`...)
-	b = appendString(b, e.Message)
-	b = append(b, `,"type":`...)
-	b = appendString(b, e.Type)
-	b = append(b, `,"param":`...)
-	b = appendNullable(b, e.Param)
-	b = append(b, `,"code":`...)
-	b = appendNullable(b, e.Code)
-	return append(b, `}}`...)
-}
-
-func appendNullable(b []byte, s string) []byte {
-	if s == "" {
-		return append(b, "null"...)
-	}
-	return appendString(b, s)
-}
 
 // writeError answers err before the first byte: the OpenAI error body with its status.
 // Failures that come out of the chain carry x-should-retry: false, so the OpenAI SDKs do not
@@ -52,7 +32,7 @@ func writeError(c echo.Context, err error) error {
 		c.Response().Status = status
 		return nil
 	}
-	return c.JSONBlob(status, errorBody(err))
+	return c.JSONBlob(status, oai.ErrorBody(err))
 }
 
 // httpError maps echo's own errors (unknown route, wrong method) to the OpenAI error body.
@@ -72,7 +52,7 @@ func httpError(err error, c echo.Context) {
 		default:
 			e.Message = http.StatusText(he.Code)
 		}
-		_ = c.JSONBlob(he.Code, errorBody(e))
+		_ = c.JSONBlob(he.Code, oai.ErrorBody(e))
 		return
 	}
 	_ = writeError(c, err)

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"github.com/sluice-gw/sluice/internal/dialect/oai"
 	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/relay"
@@ -37,7 +38,7 @@ func (s *Server) responses(c echo.Context) error {
 			return chain, nil
 		}
 		if chain = chain.Filter(servesResponses); chain == nil {
-			return nil, invalid("previous_response_id",
+			return nil, oai.Invalid("previous_response_id",
 				"previous_response_id can only be served by an OpenAI Responses upstream (a provider with api: responses), and model '%s' has none.", rr.Model)
 		}
 		return chain, nil

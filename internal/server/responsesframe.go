@@ -1,6 +1,7 @@
 package server
 
 import (
+	"github.com/sluice-gw/sluice/internal/dialect/oai"
 	"github.com/sluice-gw/sluice/internal/llm"
 )
 
@@ -11,9 +12,9 @@ func (s *responsesSink) head(typ string) []byte {
 	b = append(b, "event: "...)
 	b = append(b, typ...)
 	b = append(b, "\ndata: {\"type\":"...)
-	b = appendString(b, typ)
+	b = oai.AppendString(b, typ)
 	b = append(b, `,"sequence_number":`...)
-	b = appendInt(b, s.seq)
+	b = oai.AppendInt(b, s.seq)
 	s.seq++
 	return b
 }
@@ -21,13 +22,13 @@ func (s *responsesSink) head(typ string) []byte {
 // index appends the item's output_index.
 func (s *responsesSink) index(b []byte, it *outItem) []byte {
 	b = append(b, `,"output_index":`...)
-	return appendInt(b, it.index)
+	return oai.AppendInt(b, it.index)
 }
 
 // ref appends the item's id and output_index, as the events about its content name it.
 func (s *responsesSink) ref(b []byte, it *outItem) []byte {
 	b = append(b, `,"item_id":`...)
-	b = appendString(b, it.id)
+	b = oai.AppendString(b, it.id)
 	return s.index(b, it)
 }
 
@@ -87,15 +88,15 @@ func (s *responsesSink) fail(err error) error {
 	}
 	b := s.head("error")
 	b = append(b, `,"code":`...)
-	b = appendString(b, code)
+	b = oai.AppendString(b, code)
 	b = append(b, `,"message":`...)
-	b = appendString(b, e.Message)
+	b = oai.AppendString(b, e.Message)
 	b = append(b, `,"param":null,"error":{"type":`...)
-	b = appendString(b, e.Type)
+	b = oai.AppendString(b, e.Type)
 	b = append(b, `,"code":`...)
-	b = appendString(b, code)
+	b = oai.AppendString(b, code)
 	b = append(b, `,"message":`...)
-	b = appendString(b, e.Message)
+	b = oai.AppendString(b, e.Message)
 	b = append(b, '}')
 	if err := s.send(b); err != nil {
 		return err

@@ -3,6 +3,7 @@ package server
 import (
 	"strconv"
 
+	"github.com/sluice-gw/sluice/internal/dialect/oai"
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/sse"
 )
@@ -95,7 +96,7 @@ func (s *responsesSink) text(refusal bool, text string) error {
 		if s.ew != nil {
 			b := s.ref(s.head("response.content_part.added"), it)
 			b = append(b, `,"content_index":`...)
-			b = appendInt(b, len(it.parts)-1)
+			b = oai.AppendInt(b, len(it.parts)-1)
 			b = append(b, `,"part":`...)
 			b = appendPart(b, refusal, "")
 			if err := s.send(b); err != nil {
@@ -109,9 +110,9 @@ func (s *responsesSink) text(refusal bool, text string) error {
 	}
 	b := s.ref(s.head("response."+p.typ()+".delta"), it)
 	b = append(b, `,"content_index":`...)
-	b = appendInt(b, len(it.parts)-1)
+	b = oai.AppendInt(b, len(it.parts)-1)
 	b = append(b, `,"delta":`...)
-	b = appendString(b, text)
+	b = oai.AppendString(b, text)
 	if !refusal {
 		b = append(b, `,"logprobs":[]`...)
 	}
@@ -126,13 +127,13 @@ func (s *responsesSink) partDone(it *outItem, i int) error {
 	p := it.parts[i]
 	b := s.ref(s.head("response."+p.typ()+".done"), it)
 	b = append(b, `,"content_index":`...)
-	b = appendInt(b, i)
+	b = oai.AppendInt(b, i)
 	if p.refusal {
 		b = append(b, `,"refusal":`...)
-		b = appendString(b, p.text.String())
+		b = oai.AppendString(b, p.text.String())
 	} else {
 		b = append(b, `,"text":`...)
-		b = appendString(b, p.text.String())
+		b = oai.AppendString(b, p.text.String())
 		b = append(b, `,"logprobs":[]`...)
 	}
 	if err := s.send(b); err != nil {
@@ -140,7 +141,7 @@ func (s *responsesSink) partDone(it *outItem, i int) error {
 	}
 	b = s.ref(s.head("response.content_part.done"), it)
 	b = append(b, `,"content_index":`...)
-	b = appendInt(b, i)
+	b = oai.AppendInt(b, i)
 	b = append(b, `,"part":`...)
 	b = appendPart(b, p.refusal, p.text.String())
 	return s.send(b)
@@ -196,7 +197,7 @@ func (s *responsesSink) summary(it *outItem, text string) error {
 	}
 	b := s.ref(s.head("response.reasoning_summary_text.delta"), it)
 	b = append(b, `,"summary_index":0,"delta":`...)
-	b = appendString(b, text)
+	b = oai.AppendString(b, text)
 	return s.send(b)
 }
 
@@ -222,15 +223,15 @@ func (s *responsesSink) call(tc llm.ToolDelta) error {
 		}
 		b = s.ref(s.head("response.function_call_arguments.delta"), it)
 		b = append(b, `,"delta":`...)
-		b = appendString(b, tc.Args)
+		b = oai.AppendString(b, tc.Args)
 		if err := s.send(b); err != nil {
 			return err
 		}
 		b = s.ref(s.head("response.function_call_arguments.done"), it)
 		b = append(b, `,"name":`...)
-		b = appendString(b, tc.Name)
+		b = oai.AppendString(b, tc.Name)
 		b = append(b, `,"arguments":`...)
-		b = appendString(b, tc.Args)
+		b = oai.AppendString(b, tc.Args)
 		if err := s.send(b); err != nil {
 			return err
 		}
@@ -260,7 +261,7 @@ func (s *responsesSink) close(status string) error {
 		text := it.summary.String()
 		b := s.ref(s.head("response.reasoning_summary_text.done"), it)
 		b = append(b, `,"summary_index":0,"text":`...)
-		b = appendString(b, text)
+		b = oai.AppendString(b, text)
 		if err := s.send(b); err != nil {
 			return err
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/sluice-gw/sluice/internal/dialect/oai"
 	"github.com/sluice-gw/sluice/internal/llm"
 )
 
@@ -20,21 +21,21 @@ func (rr *responsesRequest) tools(raw json.RawMessage) error {
 		Strict      *bool           `json:"strict"`
 	}
 	if err := json.Unmarshal(raw, &ts); err != nil {
-		return typeErr("tools", "an array of tool objects")
+		return oai.TypeErr("tools", "an array of tool objects")
 	}
 	for i, t := range ts {
 		p := fmt.Sprintf("tools[%d]", i)
 		if t.Type != "function" {
-			return invalid(p+".type", "Invalid value for '%s.type': '%s'. The gateway supports 'function' tools only.", p, t.Type)
+			return oai.Invalid(p+".type", "Invalid value for '%s.type': '%s'. The gateway supports 'function' tools only.", p, t.Type)
 		}
 		if t.Name == "" {
-			return invalid(p+".name", "Missing required parameter: '%s.name'.", p)
+			return oai.Invalid(p+".name", "Missing required parameter: '%s.name'.", p)
 		}
-		if !validToolName(t.Name) {
-			return invalid(p+".name", "Invalid '%s.name': must match ^[a-zA-Z0-9_-]{1,64}$.", p)
+		if !oai.ValidToolName(t.Name) {
+			return oai.Invalid(p+".name", "Invalid '%s.name': must match ^[a-zA-Z0-9_-]{1,64}$.", p)
 		}
 		var params json.RawMessage
-		if len(t.Parameters) > 0 && !isNull(t.Parameters) {
+		if len(t.Parameters) > 0 && !oai.IsNull(t.Parameters) {
 			params = compact(t.Parameters)
 		}
 		rr.req.Tools = append(rr.req.Tools, llm.Tool{Name: t.Name, Description: t.Description,
@@ -53,7 +54,7 @@ func (rr *responsesRequest) toolChoice(raw json.RawMessage) error {
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
 		if s != "none" && s != "auto" && s != "required" {
-			return invalid(key, "Invalid value for 'tool_choice': '%s'. Supported values are: 'none', 'auto' and 'required'.", s)
+			return oai.Invalid(key, "Invalid value for 'tool_choice': '%s'. Supported values are: 'none', 'auto' and 'required'.", s)
 		}
 		rr.req.ToolChoice = compact(raw)
 	} else {
@@ -62,15 +63,15 @@ func (rr *responsesRequest) toolChoice(raw json.RawMessage) error {
 			Name string `json:"name"`
 		}
 		if err := json.Unmarshal(raw, &o); err != nil || o.Type == "" {
-			return typeErr(key, "a string or an object with a 'type'")
+			return oai.TypeErr(key, "a string or an object with a 'type'")
 		}
 		if o.Type != "function" {
-			return invalid(key+".type", "Invalid value for 'tool_choice.type': '%s'. The gateway supports 'function' only.", o.Type)
+			return oai.Invalid(key+".type", "Invalid value for 'tool_choice.type': '%s'. The gateway supports 'function' only.", o.Type)
 		}
 		if o.Name == "" {
-			return invalid(key+".name", "Missing required parameter: 'tool_choice.name'.")
+			return oai.Invalid(key+".name", "Missing required parameter: 'tool_choice.name'.")
 		}
-		b := append([]byte(`{"type":"function","function":{"name":`), appendString(nil, o.Name)...)
+		b := append([]byte(`{"type":"function","function":{"name":`), oai.AppendString(nil, o.Name)...)
 		rr.req.ToolChoice = append(b, "}}"...)
 	}
 	rr.echo.ToolChoice = compact(raw)
@@ -85,9 +86,9 @@ func (rr *responsesRequest) text(raw json.RawMessage) error {
 		Verbosity json.RawMessage `json:"verbosity"`
 	}
 	if err := json.Unmarshal(raw, &t); err != nil {
-		return typeErr("text", "an object")
+		return oai.TypeErr("text", "an object")
 	}
-	if len(t.Format) > 0 && !isNull(t.Format) {
+	if len(t.Format) > 0 && !oai.IsNull(t.Format) {
 		var f struct {
 			Type        string          `json:"type"`
 			Name        string          `json:"name"`
@@ -96,22 +97,22 @@ func (rr *responsesRequest) text(raw json.RawMessage) error {
 			Strict      *bool           `json:"strict"`
 		}
 		if err := json.Unmarshal(t.Format, &f); err != nil {
-			return typeErr("text.format", "an object")
+			return oai.TypeErr("text.format", "an object")
 		}
 		switch f.Type {
 		case "text", "json_object":
-			rr.req.ResponseFormat = append(append([]byte(`{"type":`), appendString(nil, f.Type)...), '}')
+			rr.req.ResponseFormat = append(append([]byte(`{"type":`), oai.AppendString(nil, f.Type)...), '}')
 		case "json_schema":
 			if f.Name == "" {
-				return invalid("text.format.name", "Missing required parameter: 'text.format.name'.")
+				return oai.Invalid("text.format.name", "Missing required parameter: 'text.format.name'.")
 			}
-			if len(f.Schema) == 0 || isNull(f.Schema) {
-				return invalid("text.format.schema", "Missing required parameter: 'text.format.schema'.")
+			if len(f.Schema) == 0 || oai.IsNull(f.Schema) {
+				return oai.Invalid("text.format.schema", "Missing required parameter: 'text.format.schema'.")
 			}
-			b := append([]byte(`{"type":"json_schema","json_schema":{"name":`), appendString(nil, f.Name)...)
+			b := append([]byte(`{"type":"json_schema","json_schema":{"name":`), oai.AppendString(nil, f.Name)...)
 			if f.Description != nil {
 				b = append(b, `,"description":`...)
-				b = appendString(b, *f.Description)
+				b = oai.AppendString(b, *f.Description)
 			}
 			b = append(b, `,"schema":`...)
 			b = append(b, compact(f.Schema)...)
@@ -121,13 +122,13 @@ func (rr *responsesRequest) text(raw json.RawMessage) error {
 			}
 			rr.req.ResponseFormat = append(b, "}}"...)
 		default:
-			return invalid("text.format.type", "Invalid value for 'text.format.type': '%s'. Supported values are: 'text', 'json_object' and 'json_schema'.", f.Type)
+			return oai.Invalid("text.format.type", "Invalid value for 'text.format.type': '%s'. Supported values are: 'text', 'json_object' and 'json_schema'.", f.Type)
 		}
 	}
-	if len(t.Verbosity) > 0 && !isNull(t.Verbosity) {
+	if len(t.Verbosity) > 0 && !oai.IsNull(t.Verbosity) {
 		var s string
 		if err := json.Unmarshal(t.Verbosity, &s); err != nil {
-			return typeErr("text.verbosity", "a string")
+			return oai.TypeErr("text.verbosity", "a string")
 		}
 		rr.req.Extra = append(rr.req.Extra, llm.Field{Name: "verbosity", Value: compact(t.Verbosity)})
 	}
@@ -144,15 +145,15 @@ func (rr *responsesRequest) reasoning(raw json.RawMessage) error {
 		Summary json.RawMessage `json:"summary"`
 	}
 	if err := json.Unmarshal(raw, &r); err != nil {
-		return typeErr("reasoning", "an object")
+		return oai.TypeErr("reasoning", "an object")
 	}
 	var s string
-	if len(r.Summary) > 0 && !isNull(r.Summary) && json.Unmarshal(r.Summary, &s) != nil {
-		return typeErr("reasoning.summary", "a string")
+	if len(r.Summary) > 0 && !oai.IsNull(r.Summary) && json.Unmarshal(r.Summary, &s) != nil {
+		return oai.TypeErr("reasoning.summary", "a string")
 	}
-	if len(r.Effort) > 0 && !isNull(r.Effort) {
+	if len(r.Effort) > 0 && !oai.IsNull(r.Effort) {
 		if err := json.Unmarshal(r.Effort, &s); err != nil {
-			return typeErr("reasoning.effort", "a string")
+			return oai.TypeErr("reasoning.effort", "a string")
 		}
 		rr.req.Extra = append(rr.req.Extra, llm.Field{Name: "reasoning_effort", Value: compact(r.Effort)})
 	}

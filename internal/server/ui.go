@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"github.com/sluice-gw/sluice/internal/dialect/oai"
 	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/runs"
@@ -22,7 +23,7 @@ import (
 func (s *Server) uiChat(c echo.Context) error {
 	v, err := uistream.ParseVersion(c.Request().Header.Get(uistream.Header))
 	if err != nil {
-		return s.reject(c, invalid("x-sluice-ui-protocol", "Invalid x-sluice-ui-protocol header: want v5, v6 or v7."))
+		return s.reject(c, oai.Invalid("x-sluice-ui-protocol", "Invalid x-sluice-ui-protocol header: want v5, v6 or v7."))
 	}
 	var ur *uiRequest
 	var offered runs.Tools // the alias's server-side tools (uiopts.go)

@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 
+	"github.com/sluice-gw/sluice/internal/dialect/oai"
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/uistream"
 )
@@ -22,24 +23,24 @@ var uiChatFields = []string{"tools", "tool_choice", "temperature", "top_p", "max
 	"stop", "seed", "user"}
 
 func decodeUI(body []byte) (*uiRequest, error) {
-	if err := validUTF8(body); err != nil {
+	if err := oai.ValidUTF8(body); err != nil {
 		return nil, err
 	}
 	var m map[string]json.RawMessage // as the gate reads the model: the last duplicate wins
 	if err := json.Unmarshal(body, &m); err != nil {
-		return nil, invalid("", "We could not parse the JSON body of your request: %s", jsonMsg(err))
+		return nil, oai.Invalid("", "We could not parse the JSON body of your request: %s", oai.JSONMsg(err))
 	}
 	ur := &uiRequest{}
 	str := func(key string, dst *string, required bool) error {
 		raw, ok := m[key]
-		if !ok || isNull(raw) {
+		if !ok || oai.IsNull(raw) {
 			if required {
-				return invalid(key, "Missing required parameter: '%s'.", key)
+				return oai.Invalid(key, "Missing required parameter: '%s'.", key)
 			}
 			return nil
 		}
 		if err := json.Unmarshal(raw, dst); err != nil {
-			return typeErr(key, "a string")
+			return oai.TypeErr(key, "a string")
 		}
 		return nil
 	}
@@ -53,19 +54,19 @@ func decodeUI(body []byte) (*uiRequest, error) {
 		}
 	}
 	if ur.model == "" {
-		return nil, invalid("model", "Missing required parameter: 'model'.")
+		return nil, oai.Invalid("model", "Missing required parameter: 'model'.")
 	}
 	if !validChatID(ur.chat) {
-		return nil, invalid("id", "Invalid 'id': a chat id is 1 to 128 letters, digits, '_', '-', '.' or ':'.")
+		return nil, oai.Invalid("id", "Invalid 'id': a chat id is 1 to 128 letters, digits, '_', '-', '.' or ':'.")
 	}
 	switch ur.trigger {
 	case "", "submit-message", "regenerate-message":
 	default:
-		return nil, invalid("trigger", "Invalid value for 'trigger': '%s'. Supported values are: 'submit-message' and 'regenerate-message'.", ur.trigger)
+		return nil, oai.Invalid("trigger", "Invalid value for 'trigger': '%s'. Supported values are: 'submit-message' and 'regenerate-message'.", ur.trigger)
 	}
 	raw, ok := m["messages"]
 	if !ok {
-		return nil, invalid("messages", "Missing required parameter: 'messages'.")
+		return nil, oai.Invalid("messages", "Missing required parameter: 'messages'.")
 	}
 	h, err := uistream.Messages(raw)
 	if err != nil {
@@ -82,10 +83,10 @@ func decodeUI(body []byte) (*uiRequest, error) {
 	}
 	ur.req = cr.req
 	ur.req.Messages, ur.req.Stream = h.Messages, true
-	if raw, ok := m["metadata"]; ok && !isNull(raw) {
+	if raw, ok := m["metadata"]; ok && !oai.IsNull(raw) {
 		var o map[string]any
 		if json.Unmarshal(raw, &o) != nil {
-			return nil, typeErr("metadata", "an object")
+			return nil, oai.TypeErr("metadata", "an object")
 		}
 		ur.req.Metadata = raw
 	}

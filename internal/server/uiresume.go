@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/labstack/echo/v4"
+	"github.com/sluice-gw/sluice/internal/dialect/oai"
 	"github.com/sluice-gw/sluice/internal/runs"
 )
 
@@ -15,7 +16,7 @@ import (
 func (s *Server) uiResume(c echo.Context) error {
 	chat := c.Param("chatId")
 	if !validChatID(chat) {
-		return s.reject(c, invalid("chatId", "Invalid chat id: 1 to 128 letters, digits, '_', '-', '.' or ':'."))
+		return s.reject(c, oai.Invalid("chatId", "Invalid chat id: 1 to 128 letters, digits, '_', '-', '.' or ':'."))
 	}
 	rd, err := s.o.UI.Runs.Open(c.Request().Context(), chat, keyID(c), c.Request().Header.Get("Last-Event-ID"))
 	if errors.Is(err, runs.ErrNoRun) {
@@ -34,7 +35,7 @@ func (s *Server) uiResume(c echo.Context) error {
 func (s *Server) uiStop(c echo.Context) error {
 	chat := c.Param("chatId")
 	if !validChatID(chat) {
-		return s.reject(c, invalid("chatId", "Invalid chat id: 1 to 128 letters, digits, '_', '-', '.' or ':'."))
+		return s.reject(c, oai.Invalid("chatId", "Invalid chat id: 1 to 128 letters, digits, '_', '-', '.' or ':'."))
 	}
 	run, err := s.o.UI.Runs.Stop(c.Request().Context(), chat, keyID(c))
 	if errors.Is(err, runs.ErrNoRun) {
@@ -43,8 +44,8 @@ func (s *Server) uiStop(c echo.Context) error {
 	if err != nil {
 		return s.reject(c, runError(err))
 	}
-	b := append([]byte(`{"object":"ui.run","id":`), appendString(nil, run)...)
+	b := append([]byte(`{"object":"ui.run","id":`), oai.AppendString(nil, run)...)
 	b = append(b, `,"chat_id":`...)
-	b = appendString(b, chat)
+	b = oai.AppendString(b, chat)
 	return c.JSONBlob(http.StatusAccepted, append(b, `,"status":"stopping"}`...))
 }
