@@ -48,12 +48,12 @@ func (s *Server) serveHeld(c echo.Context, chain *fallback.Chain, run *fallback.
 			in.Kind = llm.Canceled.String()
 			return nil
 		}
-		sink, err := w.open(ew, st)
+		sink, err := w.Open(ew, st.Model)
 		if err == nil {
 			err = rec.Replay(sink)
 		}
 		if err == nil {
-			err = w.end(&resp.Usage)
+			err = w.End(&resp.Usage)
 		}
 		if err != nil {
 			in.Kind = llm.Canceled.String() // the client stopped reading
@@ -74,7 +74,7 @@ func (s *Server) heldFail(c echo.Context, ew *sse.Writer, w wire, run *fallback.
 	}
 	setServed(in, run, st, c.Response().Header())
 	if llm.KindOf(err) != llm.Canceled {
-		_ = w.fail(ew, err)
+		_ = w.Fail(ew, err)
 	}
 	return nil
 }

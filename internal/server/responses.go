@@ -7,7 +7,6 @@ import (
 	"github.com/sluice-gw/sluice/internal/dialect/oai"
 	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
-	"github.com/sluice-gw/sluice/internal/relay"
 	"github.com/sluice-gw/sluice/internal/sse"
 )
 
@@ -63,27 +62,27 @@ type respWire struct {
 	sink *responsesSink
 }
 
-func (w *respWire) open(ew *sse.Writer, st *fallback.Stream) (relay.Sink, error) {
-	w.meta.model = st.Model
+func (w *respWire) Open(ew *sse.Writer, model string) (sink, error) {
+	w.meta.model = model
 	w.sink = newResponsesSink(ew, w.meta, w.id)
 	return w.sink, w.sink.begin()
 }
 
-func (w *respWire) end(u *llm.Usage) error { return w.sink.end(u) }
+func (w *respWire) End(u *llm.Usage) error { return w.sink.end(u) }
 
-func (w *respWire) fail(ew *sse.Writer, err error) error {
+func (w *respWire) Fail(ew *sse.Writer, err error) error {
 	if w.sink == nil {
 		w.sink = newResponsesSink(ew, w.meta, w.id)
 	}
 	return w.sink.fail(err)
 }
 
-func (w *respWire) attempt(st *fallback.Stream) relay.Sink {
-	w.meta.model = st.Model
+func (w *respWire) Attempt(model string) sink {
+	w.meta.model = model
 	w.sink = newResponsesSink(nil, w.meta, w.id)
 	return w.sink
 }
 
-func (w *respWire) body(_ *fallback.Stream, resp *llm.Response) []byte {
+func (w *respWire) Body(_ string, resp *llm.Response) []byte {
 	return w.sink.body(&resp.Usage)
 }

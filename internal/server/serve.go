@@ -15,19 +15,22 @@ import (
 // non-streamed answer. The commit point, the headers, heartbeats and trailers, and fallback
 // are the same for every API: serveStream and serveOnce. A wire serves one request.
 type wire interface {
-	// open writes the opening events of the committed stream st on ew and returns the sink
-	// the relay writes the round to.
-	open(ew *sse.Writer, st *fallback.Stream) (relay.Sink, error)
-	// end writes the last events after a complete round.
-	end(u *llm.Usage) error
-	// fail writes the in-band failure; open may not have been called (the chain failed after a
+	// Open writes the opening events of the stream committed to the served model on ew and
+	// returns the sink the relay writes the round to.
+	Open(ew *sse.Writer, model string) (sink, error)
+	// End writes the last events after a complete round.
+	End(u *llm.Usage) error
+	// Fail writes the in-band failure; Open may not have been called (the chain failed after a
 	// keepalive had sent the headers).
-	fail(ew *sse.Writer, err error) error
-	// attempt returns the sink of one attempt of a non-streamed answer (fresh each time: an
-	// abandoned attempt's output is not the answer), and body the answer of a complete one.
-	attempt(st *fallback.Stream) relay.Sink
-	body(st *fallback.Stream, resp *llm.Response) []byte
+	Fail(ew *sse.Writer, err error) error
+	// Attempt returns the sink of one attempt of a non-streamed answer (fresh each time: an
+	// abandoned attempt's output is not the answer), and Body the answer of a complete one.
+	Attempt(model string) sink
+	Body(model string, resp *llm.Response) []byte
 }
+
+// sink is relay.Sink's method set, as the dialects (which do not know the relay) name it.
+type sink = interface{ Event(*llm.Event) error }
 
 // serveStream serves a streaming client. Before commit a failure is an ordinary HTTP error,
 // unless a keepalive already sent the headers; after it, the wire's in-band failure.
@@ -47,7 +50,7 @@ func (s *Server) serveStream(c echo.Context, chain *fallback.Chain, run *fallbac
 			return writeError(c, err)
 		}
 		setServed(in, run, nil, c.Response().Header())
-		_ = w.fail(ew, err)
+		_ = w.Fail(ew, err)
 		return nil
 	}
 	defer st.Close()
@@ -59,7 +62,7 @@ func (s *Server) serveStream(c echo.Context, chain *fallback.Chain, run *fallbac
 		in.Kind = llm.Canceled.String()
 		return nil
 	}
-	sink, err := w.open(ew, st)
+	sink, err := w.Open(ew, st.Model)
 	if err != nil {
 		in.Kind = llm.Canceled.String() // the client stopped reading
 		return nil
@@ -73,10 +76,10 @@ func (s *Server) serveStream(c echo.Context, chain *fallback.Chain, run *fallbac
 			// A stream-mode output guardrail refused what the client has seen: in-band, and
 			// never the target's fault.
 			in.Kind = llm.Refused.String()
-			_ = w.fail(ew, rerr)
+			_ = w.Fail(ew, rerr)
 			return nil
 		}
-		if err = w.end(&resp.Usage); err == nil {
+		if err = w.End(&resp.Usage); err == nil {
 			return nil
 		}
 	}
@@ -89,7 +92,7 @@ func (s *Server) serveStream(c echo.Context, chain *fallback.Chain, run *fallbac
 		return nil
 	}
 	run.Fail(st, err)
-	_ = w.fail(ew, midstream(st.Target, err))
+	_ = w.Fail(ew, midstream(st.Target, err))
 	return nil
 }
 
@@ -103,7 +106,7 @@ func (s *Server) serveOnce(c echo.Context, chain *fallback.Chain, run *fallback.
 		if err != nil {
 			return s.reject(c, err)
 		}
-		resp, err := relay.Run(ctx, st, w.attempt(st), s.roundOptions(c, chain))
+		resp, err := relay.Run(ctx, st, w.Attempt(st.Model), s.roundOptions(c, chain))
 		s.meterRound(c, st, resp, err) // usage.go
 		if err == nil {
 			st.Close()
@@ -112,7 +115,7 @@ func (s *Server) serveOnce(c echo.Context, chain *fallback.Chain, run *fallback.
 			if err := s.screen(c, resp); err != nil {
 				return s.reject(c, err)
 			}
-			return c.JSONBlob(http.StatusOK, w.body(st, resp))
+			return c.JSONBlob(http.StatusOK, w.Body(st.Model, resp))
 		}
 		if llm.KindOf(err) == llm.Canceled || ctx.Err() != nil {
 			st.Close()

@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 
+	"github.com/sluice-gw/sluice/internal/dialect/chat"
 	"github.com/sluice-gw/sluice/internal/dialect/oai"
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/uistream"
@@ -73,15 +74,15 @@ func decodeUI(body []byte) (*uiRequest, error) {
 		return nil, err
 	}
 	ur.history = h
-	cr := &chatRequest{}
+	cr := &chat.Request{}
 	for _, k := range uiChatFields {
 		if raw, ok := m[k]; ok {
-			if err := cr.field(k, raw); err != nil {
+			if err := cr.Field(k, raw); err != nil {
 				return nil, err
 			}
 		}
 	}
-	ur.req = cr.req
+	ur.req = cr.Req
 	ur.req.Messages, ur.req.Stream = h.Messages, true
 	if raw, ok := m["metadata"]; ok && !oai.IsNull(raw) {
 		var o map[string]any

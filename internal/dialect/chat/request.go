@@ -1,4 +1,4 @@
-package server
+package chat
 
 import (
 	"encoding/json"
@@ -9,20 +9,21 @@ import (
 	"github.com/sluice-gw/sluice/internal/llm"
 )
 
-// chatRequest is a decoded POST /v1/chat/completions body.
-type chatRequest struct {
+// Request is a decoded POST /v1/chat/completions body: the model asked for, and the request
+// for the chain.
+type Request struct {
 	Model string
-	req   llm.Request
+	Req   llm.Request
 }
 
-// decodeChat parses and validates a Chat Completions body. Modelled fields are checked for
+// Decode parses and validates a Chat Completions body. Modelled fields are checked for
 // type and range; the rest are kept raw, in order, for OpenAI-compatible upstreams.
-func decodeChat(body []byte) (*chatRequest, error) {
-	cr := &chatRequest{}
+func Decode(body []byte) (*Request, error) {
+	cr := &Request{}
 	seen := map[string]bool{}
 	err := oai.Scan(body, func(key string, raw json.RawMessage) error {
 		seen[key] = true
-		return cr.field(key, raw)
+		return cr.Field(key, raw)
 	})
 	if err != nil {
 		return nil, err
@@ -33,14 +34,16 @@ func decodeChat(body []byte) (*chatRequest, error) {
 	if !seen["messages"] {
 		return nil, oai.Invalid("messages", "Missing required parameter: 'messages'.")
 	}
-	if len(cr.req.Messages) == 0 {
+	if len(cr.Req.Messages) == 0 {
 		return nil, oai.Invalid("messages", "Invalid 'messages': empty array. Expected an array with minimum length 1.")
 	}
 	return cr, nil
 }
 
-func (cr *chatRequest) field(key string, raw json.RawMessage) error {
-	r := &cr.req
+// Field decodes and validates the body field key into the request, or keeps an unmodelled
+// one raw in Req.Extra. A frontend's body (the UI wire) carries some of these fields too.
+func (cr *Request) Field(key string, raw json.RawMessage) error {
+	r := &cr.Req
 	switch key {
 	case "model":
 		if err := json.Unmarshal(raw, &cr.Model); err != nil {
@@ -167,13 +170,13 @@ func (cr *chatRequest) field(key string, raw json.RawMessage) error {
 	return nil
 }
 
-func (cr *chatRequest) stop(raw json.RawMessage) error {
+func (cr *Request) stop(raw json.RawMessage) error {
 	if oai.IsNull(raw) {
 		return nil
 	}
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
-		cr.req.Stop = []string{s}
+		cr.Req.Stop = []string{s}
 		return nil
 	}
 	var ss []string
@@ -183,11 +186,11 @@ func (cr *chatRequest) stop(raw json.RawMessage) error {
 	if len(ss) > 4 {
 		return oai.Invalid("stop", "Invalid 'stop': at most 4 sequences are allowed.")
 	}
-	cr.req.Stop = ss
+	cr.Req.Stop = ss
 	return nil
 }
 
-func (cr *chatRequest) tools(raw json.RawMessage) error {
+func (cr *Request) tools(raw json.RawMessage) error {
 	if oai.IsNull(raw) {
 		return nil
 	}
@@ -214,7 +217,7 @@ func (cr *chatRequest) tools(raw json.RawMessage) error {
 		if !oai.ValidToolName(t.Function.Name) {
 			return oai.Invalid(p+".function.name", "Invalid '%s.function.name': must match ^[a-zA-Z0-9_-]{1,64}$.", p)
 		}
-		cr.req.Tools = append(cr.req.Tools, llm.Tool{Name: t.Function.Name, Description: t.Function.Description,
+		cr.Req.Tools = append(cr.Req.Tools, llm.Tool{Name: t.Function.Name, Description: t.Function.Description,
 			Parameters: t.Function.Parameters, Strict: t.Function.Strict})
 	}
 	return nil

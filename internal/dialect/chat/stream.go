@@ -1,13 +1,13 @@
-package server
+package chat
 
 import (
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/sse"
 )
 
-// chatSink encodes released events as Chat Completions chunks. It is the relay.Sink of one
-// streamed chat request; not safe for concurrent use.
-type chatSink struct {
+// stream encodes released events as Chat Completions chunks. It is the Sink of one streamed
+// chat request; not safe for concurrent use.
+type stream struct {
 	ew           *sse.Writer
 	buf          []byte
 	head         []byte
@@ -17,11 +17,11 @@ type chatSink struct {
 	usage        *llm.Usage
 }
 
-func newChatSink(ew *sse.Writer, id string, created int64, model string, includeUsage bool) *chatSink {
-	return &chatSink{ew: ew, buf: make([]byte, 0, 512), head: chunkHead(id, created, model), includeUsage: includeUsage}
+func newStream(ew *sse.Writer, id string, created int64, model string, includeUsage bool) *stream {
+	return &stream{ew: ew, buf: make([]byte, 0, 512), head: chunkHead(id, created, model), includeUsage: includeUsage}
 }
 
-func (s *chatSink) Event(ev *llm.Event) error {
+func (s *stream) Event(ev *llm.Event) error {
 	switch ev.Type {
 	case llm.EvText, llm.EvRefusal, llm.EvReasoning:
 		if ev.Text == "" {
@@ -62,13 +62,13 @@ func (s *chatSink) Event(ev *llm.Event) error {
 	return s.ew.Frame(b)
 }
 
-func (s *chatSink) open(b []byte) []byte {
+func (s *stream) open(b []byte) []byte {
 	b = append(b, "data: "...)
 	return append(b, s.head...)
 }
 
 // end writes the usage chunk when the client asked for it, then [DONE].
-func (s *chatSink) end(u *llm.Usage) error {
+func (s *stream) end(u *llm.Usage) error {
 	b := s.buf[:0]
 	if s.includeUsage {
 		b = s.open(b)

@@ -1,4 +1,4 @@
-package server
+package chat
 
 import (
 	"github.com/sluice-gw/sluice/internal/dialect/oai"

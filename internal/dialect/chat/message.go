@@ -1,4 +1,4 @@
-package server
+package chat
 
 import (
 	"encoding/json"
@@ -14,14 +14,7 @@ type wireMessage struct {
 	Name       string          `json:"name"`
 	Refusal    *string         `json:"refusal"`
 	ToolCallID string          `json:"tool_call_id"`
-	ToolCalls  []struct {
-		ID       string `json:"id"`
-		Type     string `json:"type"`
-		Function struct {
-			Name      string `json:"name"`
-			Arguments string `json:"arguments"`
-		} `json:"function"`
-	} `json:"tool_calls"`
+	ToolCalls  []wireToolCall  `json:"tool_calls"`
 }
 
 type wirePart struct {
@@ -33,18 +26,18 @@ type wirePart struct {
 	} `json:"image_url"`
 }
 
-func (cr *chatRequest) messages(raw json.RawMessage) error {
+func (cr *Request) messages(raw json.RawMessage) error {
 	var msgs []json.RawMessage
 	if err := json.Unmarshal(raw, &msgs); err != nil {
 		return oai.TypeErr("messages", "an array of message objects")
 	}
-	cr.req.Messages = make([]llm.Message, 0, len(msgs))
+	cr.Req.Messages = make([]llm.Message, 0, len(msgs))
 	for i, m := range msgs {
 		msg, err := decodeMessage(i, m)
 		if err != nil {
 			return err
 		}
-		cr.req.Messages = append(cr.req.Messages, msg)
+		cr.Req.Messages = append(cr.Req.Messages, msg)
 	}
 	return nil
 }
