@@ -1,4 +1,4 @@
-package server
+package responses
 
 import (
 	"encoding/json"
@@ -12,7 +12,7 @@ import (
 // tools decodes Responses function tools ({type, name, description, parameters, strict},
 // flat, where Chat Completions nests them under "function"). strict is kept as the client
 // set it: absent means the upstream API's own default.
-func (rr *responsesRequest) tools(raw json.RawMessage) error {
+func (rr *Request) tools(raw json.RawMessage) error {
 	var ts []struct {
 		Type        string          `json:"type"`
 		Name        string          `json:"name"`
@@ -38,7 +38,7 @@ func (rr *responsesRequest) tools(raw json.RawMessage) error {
 		if len(t.Parameters) > 0 && !oai.IsNull(t.Parameters) {
 			params = compact(t.Parameters)
 		}
-		rr.req.Tools = append(rr.req.Tools, llm.Tool{Name: t.Name, Description: t.Description,
+		rr.Req.Tools = append(rr.Req.Tools, llm.Tool{Name: t.Name, Description: t.Description,
 			Parameters: params, Strict: t.Strict})
 	}
 	rr.echo.Tools = compact(raw)
@@ -49,14 +49,14 @@ func (rr *responsesRequest) tools(raw json.RawMessage) error {
 // llm.Request: the strings are the same; {"type":"function","name":N} becomes
 // {"type":"function","function":{"name":N}}. Hosted-tool and allowed_tools choices have no
 // equivalent on other upstreams.
-func (rr *responsesRequest) toolChoice(raw json.RawMessage) error {
+func (rr *Request) toolChoice(raw json.RawMessage) error {
 	const key = "tool_choice"
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
 		if s != "none" && s != "auto" && s != "required" {
 			return oai.Invalid(key, "Invalid value for 'tool_choice': '%s'. Supported values are: 'none', 'auto' and 'required'.", s)
 		}
-		rr.req.ToolChoice = compact(raw)
+		rr.Req.ToolChoice = compact(raw)
 	} else {
 		var o struct {
 			Type string `json:"type"`
@@ -72,7 +72,7 @@ func (rr *responsesRequest) toolChoice(raw json.RawMessage) error {
 			return oai.Invalid(key+".name", "Missing required parameter: 'tool_choice.name'.")
 		}
 		b := append([]byte(`{"type":"function","function":{"name":`), oai.AppendString(nil, o.Name)...)
-		rr.req.ToolChoice = append(b, "}}"...)
+		rr.Req.ToolChoice = append(b, "}}"...)
 	}
 	rr.echo.ToolChoice = compact(raw)
 	return nil
@@ -80,7 +80,7 @@ func (rr *responsesRequest) toolChoice(raw json.RawMessage) error {
 
 // text decodes text.format into the Chat Completions response_format, and passes
 // text.verbosity on as Chat Completions' top-level verbosity.
-func (rr *responsesRequest) text(raw json.RawMessage) error {
+func (rr *Request) text(raw json.RawMessage) error {
 	var t struct {
 		Format    json.RawMessage `json:"format"`
 		Verbosity json.RawMessage `json:"verbosity"`
@@ -101,7 +101,7 @@ func (rr *responsesRequest) text(raw json.RawMessage) error {
 		}
 		switch f.Type {
 		case "text", "json_object":
-			rr.req.ResponseFormat = append(append([]byte(`{"type":`), oai.AppendString(nil, f.Type)...), '}')
+			rr.Req.ResponseFormat = append(append([]byte(`{"type":`), oai.AppendString(nil, f.Type)...), '}')
 		case "json_schema":
 			if f.Name == "" {
 				return oai.Invalid("text.format.name", "Missing required parameter: 'text.format.name'.")
@@ -120,7 +120,7 @@ func (rr *responsesRequest) text(raw json.RawMessage) error {
 				b = append(b, `,"strict":`...)
 				b = strconv.AppendBool(b, *f.Strict)
 			}
-			rr.req.ResponseFormat = append(b, "}}"...)
+			rr.Req.ResponseFormat = append(b, "}}"...)
 		default:
 			return oai.Invalid("text.format.type", "Invalid value for 'text.format.type': '%s'. Supported values are: 'text', 'json_object' and 'json_schema'.", f.Type)
 		}
@@ -130,7 +130,7 @@ func (rr *responsesRequest) text(raw json.RawMessage) error {
 		if err := json.Unmarshal(t.Verbosity, &s); err != nil {
 			return oai.TypeErr("text.verbosity", "a string")
 		}
-		rr.req.Extra = append(rr.req.Extra, llm.Field{Name: "verbosity", Value: compact(t.Verbosity)})
+		rr.Req.Extra = append(rr.Req.Extra, llm.Field{Name: "verbosity", Value: compact(t.Verbosity)})
 	}
 	rr.echo.Text = compact(raw)
 	return nil
@@ -139,7 +139,7 @@ func (rr *responsesRequest) text(raw json.RawMessage) error {
 // reasoning passes reasoning.effort on as Chat Completions' reasoning_effort, which the
 // other adapters translate. reasoning.summary has no field in llm.Request: it is echoed, not
 // sent upstream (docs/responses.md).
-func (rr *responsesRequest) reasoning(raw json.RawMessage) error {
+func (rr *Request) reasoning(raw json.RawMessage) error {
 	var r struct {
 		Effort  json.RawMessage `json:"effort"`
 		Summary json.RawMessage `json:"summary"`
@@ -155,7 +155,7 @@ func (rr *responsesRequest) reasoning(raw json.RawMessage) error {
 		if err := json.Unmarshal(r.Effort, &s); err != nil {
 			return oai.TypeErr("reasoning.effort", "a string")
 		}
-		rr.req.Extra = append(rr.req.Extra, llm.Field{Name: "reasoning_effort", Value: compact(r.Effort)})
+		rr.Req.Extra = append(rr.Req.Extra, llm.Field{Name: "reasoning_effort", Value: compact(r.Effort)})
 	}
 	rr.echo.Reasoning = compact(raw)
 	return nil

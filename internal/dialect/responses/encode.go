@@ -1,4 +1,4 @@
-package server
+package responses
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package server
+package responses
 
 import (
 	"bytes"
@@ -10,11 +10,11 @@ import (
 	"github.com/sluice-gw/sluice/internal/llm"
 )
 
-// responsesRequest is a decoded POST /v1/responses body: the provider-neutral request, and
-// what the Response object echoes back to the client.
-type responsesRequest struct {
+// Request is a decoded POST /v1/responses body: the model asked for, the provider-neutral
+// request, and what the Response object echoes back to the client.
+type Request struct {
 	Model string
-	req   llm.Request
+	Req   llm.Request
 	echo  respEcho
 }
 
@@ -38,11 +38,11 @@ func compact(raw json.RawMessage) json.RawMessage {
 	return b.Bytes()
 }
 
-// decodeResponses parses and validates a Responses body. Fields the gateway cannot honour
+// Decode parses and validates a Responses body. Fields the gateway cannot honour
 // on every upstream (stored prompts, conversations, background mode) are refused rather
 // than silently dropped; unknown fields are refused as OpenAI refuses them.
-func decodeResponses(body []byte) (*responsesRequest, error) {
-	rr := &responsesRequest{}
+func Decode(body []byte) (*Request, error) {
+	rr := &Request{}
 	var input json.RawMessage
 	var instructions *string
 	err := oai.Scan(body, func(key string, raw json.RawMessage) error {
@@ -68,11 +68,11 @@ func decodeResponses(body []byte) (*responsesRequest, error) {
 	}
 	if instructions != nil {
 		// Instructions are a system message ahead of the input: what every upstream knows.
-		rr.req.Messages = append(rr.req.Messages, llm.Message{Role: llm.RoleSystem, Plain: true,
+		rr.Req.Messages = append(rr.Req.Messages, llm.Message{Role: llm.RoleSystem, Plain: true,
 			Parts: []llm.Part{{Type: llm.PartText, Text: *instructions}}})
 	}
 	if len(input) == 0 || oai.IsNull(input) {
-		if rr.req.PreviousResponseID == "" {
+		if rr.Req.PreviousResponseID == "" {
 			return nil, oai.Invalid("input", "Missing required parameter: 'input'.")
 		}
 		return rr, nil
@@ -81,12 +81,12 @@ func decodeResponses(body []byte) (*responsesRequest, error) {
 	if err != nil {
 		return nil, err
 	}
-	rr.req.Messages = append(rr.req.Messages, msgs...)
+	rr.Req.Messages = append(rr.Req.Messages, msgs...)
 	return rr, nil
 }
 
-func (rr *responsesRequest) field(key string, raw json.RawMessage) error {
-	r, e := &rr.req, &rr.echo
+func (rr *Request) field(key string, raw json.RawMessage) error {
+	r, e := &rr.Req, &rr.echo
 	if oai.IsNull(raw) && key != "model" {
 		return nil // null is the default of every optional field
 	}

@@ -1,4 +1,4 @@
-package server
+package responses
 
 import (
 	"strconv"
@@ -8,7 +8,7 @@ import (
 	"github.com/sluice-gw/sluice/internal/sse"
 )
 
-// responsesSink turns released events into the output items of a Response and, when ew is
+// stream turns released events into the output items of a Response and, when ew is
 // set, into the Responses stream events (DESIGN §5): `event: <type>` + `data:` frames with a
 // sequence_number counting from 0. With no ew it only assembles the items, for a
 // non-streamed client. It is the relay.Sink of one request; not safe for concurrent use.
@@ -16,7 +16,7 @@ import (
 // Items open and close as the kind of content changes: reasoning deltas feed a reasoning
 // item, text and refusal deltas the content parts of a message item, and each tool call,
 // released whole at the end of the round, is a function_call item with one arguments delta.
-type responsesSink struct {
+type stream struct {
 	ew     *sse.Writer
 	meta   *respMeta
 	base   string // the request id, for item ids
@@ -27,11 +27,11 @@ type responsesSink struct {
 	buf    []byte
 }
 
-func newResponsesSink(ew *sse.Writer, meta *respMeta, base string) *responsesSink {
-	return &responsesSink{ew: ew, meta: meta, base: base}
+func newStream(ew *sse.Writer, meta *respMeta, base string) *stream {
+	return &stream{ew: ew, meta: meta, base: base}
 }
 
-func (s *responsesSink) Event(ev *llm.Event) error {
+func (s *stream) Event(ev *llm.Event) error {
 	if ev.Choice != 0 {
 		return nil // the Responses API has no n: one choice
 	}
@@ -56,7 +56,7 @@ func (s *responsesSink) Event(ev *llm.Event) error {
 }
 
 // open starts a new output item and announces it.
-func (s *responsesSink) open(kind itemKind, prefix string) (*outItem, error) {
+func (s *stream) open(kind itemKind, prefix string) (*outItem, error) {
 	n := len(s.items)
 	it := &outItem{kind: kind, index: n, id: prefix + s.base + "_" + strconv.Itoa(n), status: "in_progress"}
 	s.items = append(s.items, it)
@@ -70,7 +70,7 @@ func (s *responsesSink) open(kind itemKind, prefix string) (*outItem, error) {
 	return it, s.send(b)
 }
 
-func (s *responsesSink) text(refusal bool, text string) error {
+func (s *stream) text(refusal bool, text string) error {
 	if s.cur != nil && s.cur.kind != itemMessage {
 		if err := s.close("completed"); err != nil {
 			return err
@@ -120,7 +120,7 @@ func (s *responsesSink) text(refusal bool, text string) error {
 }
 
 // partDone ends content part i of a message: its text is final.
-func (s *responsesSink) partDone(it *outItem, i int) error {
+func (s *stream) partDone(it *outItem, i int) error {
 	if s.ew == nil {
 		return nil
 	}
@@ -151,7 +151,7 @@ func (s *responsesSink) partDone(it *outItem, i int) error {
 // Responses item's encrypted_content, an Anthropic signature) ends its block (relay and
 // adapters guarantee it comes after the block's text), so it seals the item: reasoning after
 // it is another item, and each keeps its own opaque part to hand back.
-func (s *responsesSink) reasoning(ev *llm.Event) error {
+func (s *stream) reasoning(ev *llm.Event) error {
 	if ev.Text == "" && ev.Encrypted == "" {
 		return nil
 	}
@@ -179,7 +179,7 @@ func (s *responsesSink) reasoning(ev *llm.Event) error {
 }
 
 // summary appends reasoning text to the item's one summary part, opening it first.
-func (s *responsesSink) summary(it *outItem, text string) error {
+func (s *stream) summary(it *outItem, text string) error {
 	if !it.summaryOn {
 		it.summaryOn = true
 		if s.ew != nil {
@@ -202,7 +202,7 @@ func (s *responsesSink) summary(it *outItem, text string) error {
 }
 
 // call emits a whole tool call as a function_call item: added, one arguments delta, done.
-func (s *responsesSink) call(tc llm.ToolDelta) error {
+func (s *stream) call(tc llm.ToolDelta) error {
 	if err := s.close("completed"); err != nil {
 		return err
 	}
@@ -242,7 +242,7 @@ func (s *responsesSink) call(tc llm.ToolDelta) error {
 }
 
 // close ends the open item, if any, with status.
-func (s *responsesSink) close(status string) error {
+func (s *stream) close(status string) error {
 	it := s.cur
 	if it == nil {
 		return nil
