@@ -25,15 +25,15 @@ func (s *Server) uiChat(c echo.Context) error {
 	if err != nil {
 		return s.reject(c, oai.Invalid("x-sluice-ui-protocol", "Invalid x-sluice-ui-protocol header: want v5, v6 or v7."))
 	}
-	var ur *uiRequest
+	var ur *uistream.Request
 	var offered runs.Tools // the alias's server-side tools (uiopts.go)
 	chain, run, req, err := s.start(c, func(b []byte) (string, *llm.Request, error) {
-		r, err := decodeUI(b)
+		r, err := uistream.Decode(b)
 		if err != nil {
 			return "", nil, err
 		}
 		ur = r
-		return r.model, &r.req, nil
+		return r.Model, &r.Req, nil
 	}, func(ch *fallback.Chain, r *llm.Request) (*fallback.Chain, error) {
 		var err error
 		offered, err = s.offerTools(c.Request().Context(), ch.Alias, r)
@@ -42,13 +42,13 @@ func (s *Server) uiChat(c echo.Context) error {
 	if err != nil {
 		return s.reject(c, err)
 	}
-	msgID := ur.history.LastAssistant // a continuation writes on in the same message
-	if msgID == "" && ur.trigger == "regenerate-message" {
-		msgID = ur.messageID
+	msgID := ur.History.LastAssistant // a continuation writes on in the same message
+	if msgID == "" && ur.Trigger == "regenerate-message" {
+		msgID = ur.MessageID
 	}
 	admit := s.admitRound(c) // uiadmit.go
-	rn, rd, err := s.o.UI.Runs.Start(c.Request().Context(), runs.Spec{Chat: ur.chat, Key: keyID(c), Version: v,
-		MessageID: msgID, Model: ur.model, Request: req, Chain: run, Relay: s.roundOptions(c, chain),
+	rn, rd, err := s.o.UI.Runs.Start(c.Request().Context(), runs.Spec{Chat: ur.Chat, Key: keyID(c), Version: v,
+		MessageID: msgID, Model: ur.Model, Request: req, Chain: run, Relay: s.roundOptions(c, chain),
 		Restart: s.o.UI.Restart[chain.Alias], Screen: s.runScreen(c), Hold: holding(c), Admit: admit.spec(), Cost: s.roundCost,
 		Tools: offered})
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/sluice-gw/sluice/internal/dialect/oai"
 	"github.com/sluice-gw/sluice/internal/runs"
+	"github.com/sluice-gw/sluice/internal/uistream"
 )
 
 // uiResume serves GET /v1/ui/chat/{chatId}/stream on any replica: the chat's active run in
@@ -15,7 +16,7 @@ import (
 // one and no Last-Event-ID (DESIGN §8). Another key's run is a 404.
 func (s *Server) uiResume(c echo.Context) error {
 	chat := c.Param("chatId")
-	if !validChatID(chat) {
+	if !uistream.ValidChatID(chat) {
 		return s.reject(c, oai.Invalid("chatId", "Invalid chat id: 1 to 128 letters, digits, '_', '-', '.' or ':'."))
 	}
 	rd, err := s.o.UI.Runs.Open(c.Request().Context(), chat, keyID(c), c.Request().Header.Get("Last-Event-ID"))
@@ -34,7 +35,7 @@ func (s *Server) uiResume(c echo.Context) error {
 // run's id; 204 when no run is active; another key's run is a 404.
 func (s *Server) uiStop(c echo.Context) error {
 	chat := c.Param("chatId")
-	if !validChatID(chat) {
+	if !uistream.ValidChatID(chat) {
 		return s.reject(c, oai.Invalid("chatId", "Invalid chat id: 1 to 128 letters, digits, '_', '-', '.' or ':'."))
 	}
 	run, err := s.o.UI.Runs.Stop(c.Request().Context(), chat, keyID(c))

@@ -1,4 +1,4 @@
-package server
+package uistream
 
 import (
 	"encoding/json"
@@ -6,16 +6,15 @@ import (
 	"github.com/sluice-gw/sluice/internal/dialect/chat"
 	"github.com/sluice-gw/sluice/internal/dialect/oai"
 	"github.com/sluice-gw/sluice/internal/llm"
-	"github.com/sluice-gw/sluice/internal/uistream"
 )
 
-// uiRequest is a decoded POST /v1/ui/chat body: the AI SDK's request (id, messages, trigger,
+// Request is a decoded POST /v1/ui/chat body: the AI SDK's request (id, messages, trigger,
 // messageId) plus the model and the sampling fields a frontend may add through the
 // transport's body. Other fields are the application's own and are ignored.
-type uiRequest struct {
-	model, chat, trigger, messageID string
-	history                         *uistream.History
-	req                             llm.Request
+type Request struct {
+	Model, Chat, Trigger, MessageID string
+	History                         *History
+	Req                             llm.Request
 }
 
 // uiChatFields are the Chat Completions fields the body may carry, validated as on
@@ -23,7 +22,9 @@ type uiRequest struct {
 var uiChatFields = []string{"tools", "tool_choice", "temperature", "top_p", "max_tokens", "max_completion_tokens",
 	"stop", "seed", "user"}
 
-func decodeUI(body []byte) (*uiRequest, error) {
+// Decode parses and validates a frontend's body: the AI SDK's members, the UIMessage history
+// (Messages) and the Chat Completions fields of uiChatFields, checked as chat checks them.
+func Decode(body []byte) (*Request, error) {
 	if err := oai.ValidUTF8(body); err != nil {
 		return nil, err
 	}
@@ -31,7 +32,7 @@ func decodeUI(body []byte) (*uiRequest, error) {
 	if err := json.Unmarshal(body, &m); err != nil {
 		return nil, oai.Invalid("", "We could not parse the JSON body of your request: %s", oai.JSONMsg(err))
 	}
-	ur := &uiRequest{}
+	ur := &Request{}
 	str := func(key string, dst *string, required bool) error {
 		raw, ok := m[key]
 		if !ok || oai.IsNull(raw) {
@@ -49,31 +50,31 @@ func decodeUI(body []byte) (*uiRequest, error) {
 		key      string
 		dst      *string
 		required bool
-	}{{"model", &ur.model, true}, {"id", &ur.chat, true}, {"trigger", &ur.trigger, false}, {"messageId", &ur.messageID, false}} {
+	}{{"model", &ur.Model, true}, {"id", &ur.Chat, true}, {"trigger", &ur.Trigger, false}, {"messageId", &ur.MessageID, false}} {
 		if err := str(f.key, f.dst, f.required); err != nil {
 			return nil, err
 		}
 	}
-	if ur.model == "" {
+	if ur.Model == "" {
 		return nil, oai.Invalid("model", "Missing required parameter: 'model'.")
 	}
-	if !validChatID(ur.chat) {
+	if !ValidChatID(ur.Chat) {
 		return nil, oai.Invalid("id", "Invalid 'id': a chat id is 1 to 128 letters, digits, '_', '-', '.' or ':'.")
 	}
-	switch ur.trigger {
+	switch ur.Trigger {
 	case "", "submit-message", "regenerate-message":
 	default:
-		return nil, oai.Invalid("trigger", "Invalid value for 'trigger': '%s'. Supported values are: 'submit-message' and 'regenerate-message'.", ur.trigger)
+		return nil, oai.Invalid("trigger", "Invalid value for 'trigger': '%s'. Supported values are: 'submit-message' and 'regenerate-message'.", ur.Trigger)
 	}
 	raw, ok := m["messages"]
 	if !ok {
 		return nil, oai.Invalid("messages", "Missing required parameter: 'messages'.")
 	}
-	h, err := uistream.Messages(raw)
+	h, err := Messages(raw)
 	if err != nil {
 		return nil, err
 	}
-	ur.history = h
+	ur.History = h
 	cr := &chat.Request{}
 	for _, k := range uiChatFields {
 		if raw, ok := m[k]; ok {
@@ -82,20 +83,20 @@ func decodeUI(body []byte) (*uiRequest, error) {
 			}
 		}
 	}
-	ur.req = cr.Req
-	ur.req.Messages, ur.req.Stream = h.Messages, true
+	ur.Req = cr.Req
+	ur.Req.Messages, ur.Req.Stream = h.Messages, true
 	if raw, ok := m["metadata"]; ok && !oai.IsNull(raw) {
 		var o map[string]any
 		if json.Unmarshal(raw, &o) != nil {
 			return nil, oai.TypeErr("metadata", "an object")
 		}
-		ur.req.Metadata = raw
+		ur.Req.Metadata = raw
 	}
 	return ur, nil
 }
 
-// validChatID keeps chat ids to what is safe in a URL path segment and a Redis key.
-func validChatID(s string) bool {
+// ValidChatID keeps chat ids to what is safe in a URL path segment and a Redis key.
+func ValidChatID(s string) bool {
 	if len(s) == 0 || len(s) > 128 {
 		return false
 	}
