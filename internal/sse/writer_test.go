@@ -98,3 +98,26 @@ func TestWriterQuiet(t *testing.T) {
 		}
 	})
 }
+
+// discard is a ResponseWriter that drops what it is sent and can flush.
+type discard struct{ h http.Header }
+
+func (d *discard) Header() http.Header         { return d.h }
+func (d *discard) WriteHeader(int)             {}
+func (d *discard) Write(b []byte) (int, error) { return len(b), nil }
+func (d *discard) Flush()                      {}
+
+// One frame written and flushed, with the heartbeat armed and a write deadline, as a
+// relayed stream does per event.
+func BenchmarkWriterFrame(b *testing.B) {
+	ew := sse.NewWriter(&discard{h: http.Header{}}, sse.WriterOptions{Heartbeat: time.Minute, WriteTimeout: time.Minute})
+	defer ew.Close()
+	_ = ew.Start(func(http.Header) {})
+	frame := []byte("data: {\"choices\":[{\"delta\":{\"content\":\"hi\"}}]}\n\n")
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := ew.Frame(frame); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -70,3 +70,26 @@ func TestWireBody(t *testing.T) {
 		t.Errorf("got %s\nwant %s", got, want)
 	}
 }
+
+// discard is a ResponseWriter that drops what it is sent and can flush.
+type discard struct{ h http.Header }
+
+func (d *discard) Header() http.Header         { return d.h }
+func (d *discard) WriteHeader(int)             {}
+func (d *discard) Write(b []byte) (int, error) { return len(b), nil }
+func (d *discard) Flush()                      {}
+
+// The hot path of a streamed answer: one text event to one chunk on the wire.
+func BenchmarkStreamText(b *testing.B) {
+	ew := sse.NewWriter(&discard{h: http.Header{}}, sse.WriterOptions{})
+	defer ew.Close()
+	_ = ew.Start(func(http.Header) {})
+	s, _ := chat.NewWire("chatcmpl-1", 7, true).Open(ew, "gpt-4o-mini")
+	ev := llm.Event{Type: llm.EvText, Text: "Hello, \"world\" and more text."}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := s.Event(&ev); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
