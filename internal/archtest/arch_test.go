@@ -1,6 +1,7 @@
 package archtest
 
 import (
+	"bytes"
 	"encoding/json"
 	"go/parser"
 	"go/token"
@@ -126,6 +127,31 @@ var never = []struct {
 	// The guardrails (internal/guard) use the redaction detectors: the edge must only not
 	// build the rules itself.
 	{"internal/server", []string{"internal/redact"}, "the edge gets its redaction rules from internal/gateway", true},
+	{"internal/turn", []string{"internal/server", "internal/dialect", "internal/uistream", "internal/runs"},
+		"a round knows no HTTP and writes to a sink, whatever its wire", false},
+	{"internal/relay", []string{"internal/fallback", "internal/turn", "internal/server"},
+		"the relay copies one committed stream to a sink", false},
+	{"internal/fallback", []string{"internal/relay", "internal/turn", "internal/provider", "internal/redisstore"},
+		"the chain decides the target, not the output, and sees providers and health through its interfaces", false},
+}
+
+// TestOneRoundRunner keeps relay.Run to internal/turn: a round runs in one place, so every
+// wire gets the same accounting, guardrails and failure rules (tests may call it).
+func TestOneRoundRunner(t *testing.T) {
+	for _, p := range list(t) {
+		if under(p.ImportPath, "internal/turn") || under(p.ImportPath, "internal/relay") {
+			continue
+		}
+		for _, f := range p.GoFiles {
+			b, err := os.ReadFile(filepath.Join(p.Dir, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if bytes.Contains(b, []byte("relay.Run(")) {
+				t.Errorf("%s/%s calls relay.Run: rounds run in internal/turn only", p.ImportPath, f)
+			}
+		}
+	}
 }
 
 // under reports whether the import path imp is the module's package dir or one below it.

@@ -102,12 +102,12 @@ tools:
   m: {mcp: {url: "http://127.0.0.1:9/mcp"}}
 `, env())
 	a := c.Models["d"]
-	if a.Timeouts != defaultTimeouts() || a.Retries != 0 || !a.CommitOnReasoning ||
+	if a.Timeouts != DefaultTimeouts() || a.Retries != 0 || !a.CommitOnReasoning ||
 		a.OnMidstreamFailure != "fail" || a.Coalesce != (Coalesce{Events: 1}) {
 		t.Errorf("got alias %+v, want the defaults", a)
 	}
-	if got := a.Targets[0].Timeouts; got != defaultTimeouts() {
-		t.Errorf("got element timeouts %+v, want %+v", got, defaultTimeouts())
+	if got := a.Targets[0].Timeouts; got != DefaultTimeouts() {
+		t.Errorf("got element timeouts %+v, want %+v", got, DefaultTimeouts())
 	}
 	if g := c.Guardrails["g"]; g.Mode != "hold" || g.Action != "block" {
 		t.Errorf("got guardrail %+v, want mode hold, action block", g)

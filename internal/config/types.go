@@ -97,7 +97,9 @@ type Timeouts struct {
 	Total      Duration `yaml:"total"`       // one attempt, start to finish
 }
 
-func defaultTimeouts() Timeouts {
+// DefaultTimeouts are the timeouts of an alias, an embeddings alias and a direct
+// "provider/model" target that sets none.
+func DefaultTimeouts() Timeouts {
 	return Timeouts{Connect: seconds(5), FirstEvent: seconds(120), Idle: seconds(60), Total: seconds(600)}
 }
 
@@ -117,7 +119,7 @@ type Alias struct {
 }
 
 func (a *Alias) setDefaults() {
-	*a = Alias{Timeouts: defaultTimeouts(), CommitOnReasoning: true, OnMidstreamFailure: "fail",
+	*a = Alias{Timeouts: DefaultTimeouts(), CommitOnReasoning: true, OnMidstreamFailure: "fail",
 		Coalesce: Coalesce{Events: 1}}
 }
 
@@ -155,7 +157,7 @@ type Embedding struct {
 	Retries  int       `yaml:"retries"`
 }
 
-func (e *Embedding) setDefaults() { *e = Embedding{Timeouts: defaultTimeouts()} }
+func (e *Embedding) setDefaults() { *e = Embedding{Timeouts: DefaultTimeouts()} }
 
 // Redaction configures the redaction window (DESIGN §4).
 type Redaction struct {

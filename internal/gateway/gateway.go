@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"time"
 
 	"github.com/sluice-gw/sluice/internal/config"
 	"github.com/sluice-gw/sluice/internal/fallback"
@@ -32,8 +31,7 @@ func New(c *config.Config, log *slog.Logger) (*server.Server, error) {
 		BodyTimeout:  c.Limits.BodyTimeout.Std(),
 		Heartbeat:    c.HeartbeatInterval.Std(),
 		Log:          log,
-		Timeouts: fallback.Timeouts{Connect: 5 * time.Second, FirstEvent: 120 * time.Second,
-			Idle: 60 * time.Second, Total: 10 * time.Minute},
+		Timeouts:     timeouts(config.DefaultTimeouts()), // of a direct "provider/model" target
 	}
 	// The replica's name for X-Sluice-Replica: set per process (a pod name), else the host's.
 	if o.Replica = os.Getenv("SLUICE_REPLICA"); o.Replica == "" {

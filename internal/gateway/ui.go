@@ -15,7 +15,7 @@ import (
 func uiFromConfig(c *config.Config, rs *redisstore.Store, log *slog.Logger) server.UI {
 	o := runs.Options{FlushInterval: c.Runs.FlushInterval.Std(), TTL: c.Runs.TTL.Std(), MaxRounds: c.Runs.MaxRounds, Log: log}
 	if rs != nil {
-		o.Store, o.FailOpen = runLog{rs.RunLog()}, rs.FailOpen()
+		o.Store, o.FailOpen = rs.RunLog(), rs.FailOpen()
 	}
 	ui := server.UI{Runs: runs.NewManager(o), RunOptions: o, Restart: map[string]bool{}, Origins: c.CORS.AllowedOrigins}
 	for name, a := range c.Models {

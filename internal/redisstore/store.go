@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"strings"
 	"sync"
@@ -16,11 +17,13 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
 
+	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/telemetry"
 )
 
-// ErrUnavailable wraps every failure to reach Redis that the caller must handle (under
-// redis.on_failure: closed, or where no local answer exists).
+// ErrUnavailable is in the chain of every failure to reach Redis that the caller must handle
+// (under redis.on_failure: closed, or where no local answer exists); the error itself is an
+// llm.Unavailable *llm.Error.
 var ErrUnavailable = errors.New("redis unavailable")
 
 // Options configure a Store.
@@ -201,7 +204,17 @@ func (s *Store) fail(ctx context.Context, err error) error {
 		}
 		s.log.Warn("redis unavailable", "on_failure", policy, "failures", n, "err", err.Error())
 	}
-	return fmt.Errorf("%w: %w", ErrUnavailable, err)
+	return unavailable(err)
+}
+
+// unavailable is a failure to reach Redis as the rest of the gateway sees it: an
+// llm.Unavailable error, so the handlers answer 503 without knowing the store. Its text says
+// no more than that (the address stays in the store's own log line); its chain has
+// ErrUnavailable and the client's error.
+func unavailable(err error) error {
+	return &llm.Error{Kind: llm.Unavailable, Status: http.StatusServiceUnavailable, Code: "redis_unavailable",
+		Type: "server_error", Message: "the gateway cannot reach its shared state (Redis)",
+		Err: fmt.Errorf("%w: %w", ErrUnavailable, err)}
 }
 
 // isDown reports whether Redis counts as down (the breaker is open).

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sluice-gw/sluice/internal/auth"
 	"github.com/sluice-gw/sluice/internal/limit"
+	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/redisstore"
 	"github.com/sluice-gw/sluice/internal/redisstore/redistest"
 	"go.uber.org/goleak"
@@ -222,6 +223,11 @@ func TestOutage(t *testing.T) {
 	}
 	if _, err := ask(closed); !errors.Is(err, redisstore.ErrUnavailable) {
 		t.Errorf("closed, outage: got %v, want ErrUnavailable", err)
+	} else if le := (*llm.Error)(nil); !errors.As(err, &le) || le.Kind != llm.Unavailable || le.Code != "redis_unavailable" ||
+		strings.Contains(err.Error(), strings.TrimPrefix(srv.URL, "unix://")) {
+		// The handlers answer the kind without knowing the store, and the text may reach a
+		// client: no address in it.
+		t.Errorf("closed, outage: got %#v (%q), want an llm.Unavailable redis_unavailable error with no address", le, err)
 	}
 	if err := openStore.Ping(ctx); err == nil {
 		t.Errorf("got Ping ok during the outage")

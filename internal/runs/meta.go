@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/usage"
 )
 
 // The message metadata a run sends (the client merges each object into the message's, DESIGN
@@ -24,7 +25,7 @@ type usageJSON struct {
 	Estimated         bool `json:"estimated,omitempty"`
 }
 
-func usage(u llm.Usage) usageJSON {
+func usageOf(u llm.Usage) usageJSON {
 	return usageJSON{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens, TotalTokens: u.TotalTokens,
 		ReasoningTokens: u.ReasoningTokens, CachedInputTokens: u.CachedTokens, Estimated: u.Estimated}
 }
@@ -64,7 +65,7 @@ func roundMeta(round int, resp *llm.Response, total llm.Usage, target string, at
 		Calls      int       `json:"calls"`
 		TTFTMs     int64     `json:"ttftMs"`
 		CostUSD    *float64  `json:"costUsd,omitempty"`
-	}{round, usage(resp.Usage), usage(total), target, attempts, calls, resp.FirstText.Milliseconds(), cost})
+	}{round, usageOf(resp.Usage), usageOf(total), target, attempts, calls, resp.FirstText.Milliseconds(), cost})
 }
 
 func finishMeta(total llm.Usage, target string, attempts, calls int, cost *float64) []byte {
@@ -74,7 +75,7 @@ func finishMeta(total llm.Usage, target string, attempts, calls int, cost *float
 		Attempts int       `json:"attempts"`
 		Calls    int       `json:"calls"`
 		CostUSD  *float64  `json:"costUsd,omitempty"`
-	}{usage(total), target, attempts, calls, cost})
+	}{usageOf(total), target, attempts, calls, cost})
 }
 
 // runCost is the cost of a run's rounds so far, in nano-USD; priced stays false until a
@@ -84,12 +85,12 @@ type runCost struct {
 	priced bool
 }
 
-func (c *runCost) add(price func(target, model string, u llm.Usage) (int64, bool), target, model string, u llm.Usage) {
-	if price == nil {
+func (c *runCost) add(prices Pricer, target, model string, u llm.Usage) {
+	if prices == nil {
 		return
 	}
-	if n, ok := price(target, model, u); ok {
-		c.nano, c.priced = c.nano+n, true
+	if p, ok := prices.Lookup(target, model); ok {
+		c.nano, c.priced = c.nano+usage.Cost(p, u), true
 	}
 }
 
@@ -114,22 +115,6 @@ func warningData(maxRounds int) []byte {
 		Code    string `json:"code"`
 		Message string `json:"message"`
 	}{"max_rounds", "The run stopped after " + strconv.Itoa(maxRounds) + " rounds (runs.max_rounds)."})
-}
-
-// midstream is the error of a target that failed after the run's answer started.
-func midstream(target string, err error) error {
-	msg := target + " failed after the answer started"
-	var le *llm.Error
-	if errors.As(err, &le) && le.Kind != llm.Auth {
-		detail := le.Message
-		if le.Code != "" {
-			detail = le.Code + ": " + detail
-		}
-		if detail != "" {
-			msg += ": " + detail
-		}
-	}
-	return &llm.Error{Kind: llm.KindOf(err), Type: "server_error", Message: msg, Err: err}
 }
 
 // errorText is what the client's error chunk says: never a secret (an upstream's 401 message

@@ -2,79 +2,44 @@ package runs
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/relay"
-	"github.com/sluice-gw/sluice/internal/telemetry"
+	"github.com/sluice-gw/sluice/internal/turn"
 	"github.com/sluice-gw/sluice/internal/uistream"
 )
 
-// round relays one round to its end. A failure of the committed target mid-round (or a
-// guardrail's retry) restarts the round on the next target when the policy allows it: the
-// client is told to drop what it got, and the round starts again in the same step. A held
-// round (Spec.Hold) is recorded, not encoded, and reaches the client only once its output
-// guardrails passed: a refused one is never seen.
+// round runs one round of the run through turn, to its end. The run is locked to its target
+// (DESIGN §3): a failure of the committed target mid-round (or a guardrail's retry) restarts
+// the round on the next target when the policy allows it, and the client is told to drop what
+// it got; otherwise it ends the run. A held round (a guardrail in mode hold) reaches the
+// client only once its output guardrails passed: a refused one is never seen.
 func (r *Run) round(ctx context.Context, st *fallback.Stream, req *llm.Request) (*llm.Response, *fallback.Stream, error) {
-	fr := r.sp.Chain
-	for {
-		o := r.sp.Relay
-		o.Start = time.Now()
-		var out relay.Sink = sink{r.enc}
-		var rec *relay.Recorder
-		if r.sp.Hold {
-			rec = &relay.Recorder{}
-			out = rec
-		}
-		resp, err := relay.Run(ctx, st, out, o)
-		screened := false // the error is a guardrail's verdict, not the target's failure
-		if err == nil && r.sp.Screen != nil {
-			err = r.sp.Screen(ctx, resp)
-			screened = err != nil
-		}
-		if err == nil {
-			if rec != nil {
-				_ = rec.Replay(sink{r.enc}) // the encoder's sink never fails
-			}
-			return resp, st, nil
-		}
-		retry := errors.Is(err, ErrRetry)
-		if ctx.Err() != nil {
-			st.Close()
-			return nil, nil, context.Cause(ctx)
-		}
-		if !screened {
-			fr.Fail(st, err) // before Close: a closed stream gives the target no verdict
-		}
-		st.Close()
-		if screened && !retry {
-			return nil, nil, err // a refusal ends the run: another target is not asked
-		}
-		if !(r.sp.Restart || retry) || !fr.Left() {
-			if retry {
-				return nil, nil, err
-			}
-			return nil, nil, midstream(st.Target, err)
-		}
-		reason := llm.KindOf(err).String()
-		if retry {
-			reason = "guardrail_retry"
-		}
-		telemetry.Restart(ctx, st.Target, reason)
-		if rec == nil { // nothing of a held round reached the client: nothing to drop
-			r.enc.Restart(restartData(r.id, st.Target))
-		}
-		if st, err = fr.Restart(ctx, req); err != nil {
-			return nil, nil, err
-		}
-		r.served(st)
+	t := turn.Turn{Run: r.sp.Chain, Mode: turn.Live, Relay: r.sp.Relay, Guards: r.sp.Guards, Request: req,
+		Restart: r.sp.Restart, Retry: true, Locked: true}
+	t.Relay.Start = time.Time{} // each round's first text counts from its own start
+	if r.sp.Guards.Holds() {
+		t.Mode = turn.Held
 	}
+	resp, st, err := t.Round(ctx, client{r}, st)
+	if err != nil {
+		return nil, nil, err
+	}
+	return resp, st, nil
 }
 
-// sink hands the relay's released text of the first choice to the encoder; it never fails:
-// the run does not depend on any connection.
+// client is the run's side of a round: the encoder, which never fails (the run depends on
+// no connection).
+type client struct{ r *Run }
+
+func (c client) Serving(st *fallback.Stream)               { c.r.served(st) }
+func (c client) Open(*fallback.Stream) (relay.Sink, error) { return sink{c.r.enc}, nil }
+func (c client) Relayed() bool                             { return false }
+func (c client) Restart(failed string)                     { c.r.enc.Restart(restartData(c.r.id, failed)) }
+
+// sink hands the relay's released text of the first choice to the encoder; it never fails.
 type sink struct{ e *uistream.Encoder }
 
 func (s sink) Event(ev *llm.Event) error {

@@ -7,9 +7,11 @@ import (
 	"sync/atomic"
 
 	"github.com/sluice-gw/sluice/internal/fallback"
+	"github.com/sluice-gw/sluice/internal/guard"
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/relay"
 	"github.com/sluice-gw/sluice/internal/uistream"
+	"github.com/sluice-gw/sluice/internal/usage"
 )
 
 // Spec is what a run needs: who started it, the chain walk the request began, and the policy.
@@ -26,22 +28,30 @@ type Spec struct {
 	Relay     relay.Options
 	// Restart is the alias's on_midstream_failure: restart.
 	Restart bool
-	// Screen checks a round's complete response (output guardrails); an error that wraps
-	// ErrRetry restarts the round on the next target, any other ends the run. nil: none.
-	Screen func(ctx context.Context, resp *llm.Response) error
-	// Hold keeps each round from the client until Screen passed it (an output guardrail in
-	// mode hold, DESIGN §6).
-	Hold bool
+	// Guards judge each round's complete response (output guardrails): a refusal by one whose
+	// action is retry restarts the round on the next target, any other ends the run. A round
+	// is held from the client until they passed when one of them holds (mode hold, DESIGN
+	// §6).
+	Guards guard.Set
 	// Tools runs the tool calls the gateway owns; nil: every call goes to the client.
 	Tools Tools
-	// Cost prices a round's usage on target serving model, in nano-USD (false: no price),
-	// for the metadata's costUsd. nil: no cost is sent.
-	Cost func(target, model string, u llm.Usage) (int64, bool)
-	// Admit checks each round after the first before it is sent (the key's rate limits and
-	// budget, DESIGN §6: each round of a run is checked); spent is the cost of the run's
-	// rounds so far in nano-USD (by Cost; 0 without it). An error ends the run with it.
-	// nil: later rounds are not checked.
-	Admit func(ctx context.Context, req *llm.Request, spent int64) error
+	// Prices prices each round's usage for the metadata's costUsd; nil: no cost is sent.
+	Prices Pricer
+	// Admit checks each round after the first before it is sent; nil: later rounds are not
+	// checked.
+	Admit Admitter
+}
+
+// Pricer prices a target's usage (usage.Prices).
+type Pricer interface {
+	Lookup(target, model string) (usage.Price, bool)
+}
+
+// Admitter checks a later round of a run before it is sent: the key's rate limits and budget
+// (DESIGN §6: each round of a run is checked). spent is the cost of the run's rounds so far
+// in nano-USD (0 without Prices). An error ends the run with it.
+type Admitter interface {
+	Admit(ctx context.Context, req *llm.Request, spent int64) error
 }
 
 // Tools runs server-side tools (DESIGN §8; package tools): the seam of the round loop.
@@ -53,9 +63,6 @@ type Tools interface {
 	// result, not an error: Run fails only when ctx ends (the run was stopped).
 	Run(ctx context.Context, calls []llm.ToolCall, enc *uistream.Encoder) ([]llm.Message, error)
 }
-
-// ErrRetry, wrapped in a Screen error, asks for the round again on the next target.
-var ErrRetry = errors.New("retry on the next target")
 
 // Causes of a run's end that are not failures of its target.
 var (
@@ -208,7 +215,7 @@ func (r *Run) loop(ctx context.Context) {
 		}
 		st = next
 		total = addUsage(total, resp.Usage)
-		cost.add(r.sp.Cost, st.Target, st.Model, resp.Usage)
+		cost.add(r.sp.Prices, st.Target, st.Model, resp.Usage)
 		r.mu.Lock()
 		r.usage = total
 		r.mu.Unlock()
@@ -252,7 +259,7 @@ func (r *Run) loop(ctx context.Context) {
 		}
 		req = nextRequest(req, ch, results)
 		if r.sp.Admit != nil {
-			if err := r.sp.Admit(ctx, req, cost.nano); err != nil {
+			if err := r.sp.Admit.Admit(ctx, req, cost.nano); err != nil {
 				st.Close()
 				r.end(ctx, err)
 				return
@@ -266,7 +273,7 @@ func (r *Run) loop(ctx context.Context) {
 		r.mu.Unlock()
 		prev.Close()
 		if err != nil {
-			r.end(ctx, midstream(prev.Target, err))
+			r.end(ctx, llm.Midstream(prev.Target, err))
 			return
 		}
 		r.served(st)

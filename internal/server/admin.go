@@ -106,7 +106,7 @@ func badKey(param, msg string) error {
 }
 
 // decodeKeyInput decodes the body of POST and PATCH as strictly as /v1 decodes its bodies
-// (scanObject: exactly one JSON object, UTF-8, no duplicate member), then into keyInput,
+// (oai.Scan: exactly one JSON object, UTF-8, no duplicate member), then into keyInput,
 // which refuses unknown members. A lenient decoder took null for an empty object: a key for
 // every model.
 func (s *Server) decodeKeyInput(c echo.Context) (*keyInput, error) {

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 
@@ -23,7 +22,7 @@ func (s *Server) reserveBudget(c echo.Context, chain *fallback.Chain, req *llm.R
 		return nil
 	}
 	est := s.estimateCost(chain, req, bodyLen)
-	r := usage.NewReservation(key.ID, usage.Budget{Daily: usage.Nano(key.DailyUSD), Monthly: usage.Nano(key.MonthlyUSD)}, est, m.start)
+	r := usage.NewReservation(key.ID, usage.Budget{Daily: usage.Nano(key.DailyUSD), Monthly: usage.Nano(key.MonthlyUSD)}, est, m.Start)
 	v, err := b.Reserve(c.Request().Context(), r)
 	if err != nil {
 		return &llm.Error{Kind: llm.Unavailable, Status: http.StatusServiceUnavailable, Code: "redis_unavailable",
@@ -33,7 +32,7 @@ func (s *Server) reserveBudget(c echo.Context, chain *fallback.Chain, req *llm.R
 	if !v.OK {
 		return budgetExceeded(key, v)
 	}
-	m.budgets = append(m.budgets, r)
+	m.Held = append(m.Held, r)
 	return nil
 }
 
@@ -67,18 +66,6 @@ func (s *Server) estimateCost(chain *fallback.Chain, req *llm.Request, bodyLen i
 		visit(t)
 	}
 	return most
-}
-
-// settleBudgets replaces the request's reservations with its real cost: the first takes
-// the whole cost, the others nothing, so the counters end holding exactly the cost.
-func (s *Server) settleBudgets(ctx context.Context, m *meter) {
-	for i, r := range m.budgets {
-		cost := int64(0)
-		if i == 0 {
-			cost = m.cost
-		}
-		_ = s.o.Usage.Budgets.Settle(ctx, r, cost) // a Redis failure is counted and logged there
-	}
 }
 
 // budgetExceeded is the 429 of a spent budget: not worth a retry before the period ends,

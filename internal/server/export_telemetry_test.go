@@ -15,4 +15,4 @@ func SetTelemetry(s *Server, tp trace.TracerProvider, mp metric.MeterProvider, m
 }
 
 // PublishStats publishes s's statistics to the fleet now, as its timer would.
-func PublishStats(s *Server) { s.obs.fleet.publish() }
+func PublishStats(s *Server) { s.obs.fleet.Publish() }

@@ -45,11 +45,6 @@ type Shared interface {
 	Ping(ctx context.Context) error
 }
 
-// ErrSharedDown is in the chain of a store's error when the shared state (Redis) cannot be
-// reached: the assembly's store adapters (package gateway) mark the store's own errors so,
-// and the handlers answer 503 redis_unavailable without knowing the store.
-var ErrSharedDown = errors.New("shared state unavailable")
-
 // Close releases the gate's connections (Redis). The server must not serve after it.
 func (s *Server) Close() error {
 	_ = s.o.UI.Runs.Close() // runs first: they write their end to the store
@@ -57,7 +52,7 @@ func (s *Server) Close() error {
 		_ = s.o.UI.Tools.Set.Close() // no run is left to call a tool
 	}
 	if s.obs.fleet != nil {
-		s.obs.fleet.close() // no more statistics to publish: the store closes
+		s.obs.fleet.Close() // no more statistics to publish: the store closes
 	}
 	if s.o.Gate.Closer != nil {
 		return s.o.Gate.Closer.Close()
@@ -65,18 +60,13 @@ func (s *Server) Close() error {
 	return nil
 }
 
-const keyCtx = "sluice.key"
-
 // callerKey is the key a request was authenticated with; nil when auth is off.
-func callerKey(c echo.Context) *auth.Key {
-	k, _ := c.Get(keyCtx).(*auth.Key)
-	return k
-}
+func callerKey(c echo.Context) *auth.Key { return exchangeOf(c).key }
 
-// guard authenticates every /v1 request and, for a request that names a model, checks that
+// gate authenticates every /v1 request and, for a request that names a model, checks that
 // the key may use it and reserves its rate limits, reconciled once the handler is done.
 // It is server-wide middleware rather than per route, so that no /v1 route can miss it.
-func (s *Server) guard(next echo.HandlerFunc) echo.HandlerFunc {
+func (s *Server) gate(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		r := c.Request()
 		if s.o.Gate.Keys == nil || !strings.HasPrefix(r.URL.Path, "/v1/") {
@@ -89,7 +79,7 @@ func (s *Server) guard(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		in := reqInfo(c)
 		in.KeyID, in.KeyName = key.ID, key.Name
-		c.Set(keyCtx, key)
+		exchangeOf(c).key = key
 		if r.Method != http.MethodPost {
 			return next(c)
 		}
@@ -151,7 +141,7 @@ func stateUnavailable() error {
 // x-should-retry: false: a rate limit or a brief Redis outage is worth the SDK's own retry,
 // which honours Retry-After.
 func (s *Server) deny(c echo.Context, err error) error {
-	reqInfo(c).Kind = llm.KindOf(err).String()
+	reqInfo(c).Kind = llm.KindOf(err)
 	var le *llm.Error
 	if errors.As(err, &le) && le.RetryAfter > 0 {
 		h := c.Response().Header()

@@ -12,11 +12,11 @@ import (
 )
 
 // observer is the server's telemetry (DESIGN §7): spans, metrics and the statistics of
-// /admin/stats, shared with the fleet through Redis when configured (stats.go).
+// /admin/stats, shared with the fleet through Redis when configured (telemetry.Fleet).
 type observer struct {
 	tel    *telemetry.Telemetry
 	window time.Duration
-	fleet  *fleetStats // nil: one replica
+	fleet  *telemetry.Fleet // nil: one replica
 }
 
 func newObserver(o Options) *observer {
@@ -28,8 +28,8 @@ func newObserver(o Options) *observer {
 		to.Window = telemetry.DefaultWindow
 	}
 	ob := &observer{tel: telemetry.New(to), window: to.Window}
-	if st, ok := o.Gate.Shared.(StatsStore); ok {
-		ob.fleet = newFleetStats(st, ob.tel, to.Window)
+	if st, ok := o.Gate.Shared.(telemetry.StatsStore); ok {
+		ob.fleet = telemetry.NewFleet(st, ob.tel, to.Window)
 	}
 	return ob
 }
@@ -65,7 +65,7 @@ func (s *Server) observe(c echo.Context, in *telemetry.Access) (end func()) {
 	return func() {
 		rq.End(ctx, in)
 		if s.obs.fleet != nil && in.Model != "" {
-			s.obs.fleet.touch()
+			s.obs.fleet.Touch()
 		}
 	}
 }

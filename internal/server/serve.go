@@ -8,6 +8,7 @@ import (
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/relay"
 	"github.com/sluice-gw/sluice/internal/sse"
+	"github.com/sluice-gw/sluice/internal/turn"
 )
 
 // wire is what differs between the client-facing APIs (Chat Completions, Responses) once a
@@ -33,7 +34,8 @@ type wire interface {
 type sink = interface{ Event(*llm.Event) error }
 
 // serveStream serves a streaming client. Before commit a failure is an ordinary HTTP error,
-// unless a keepalive already sent the headers; after it, the wire's in-band failure.
+// unless a keepalive already sent the headers; after it, the wire's in-band failure. A round
+// an output guardrail holds is served by serveHeld.
 func (s *Server) serveStream(c echo.Context, chain *fallback.Chain, run *fallback.Run, w wire) error {
 	if holding(c) {
 		return s.serveHeld(c, chain, run, w) // hold.go
@@ -44,7 +46,7 @@ func (s *Server) serveStream(c echo.Context, chain *fallback.Chain, run *fallbac
 	defer ew.Close()
 	st, err := run.Next(ctx)
 	if err != nil {
-		in.Kind = llm.KindOf(err).String()
+		in.Kind = llm.KindOf(err)
 		if !ew.Begun() {
 			served(c, run, nil)
 			return writeError(c, err)
@@ -53,46 +55,23 @@ func (s *Server) serveStream(c echo.Context, chain *fallback.Chain, run *fallbac
 		_ = w.Fail(ew, err)
 		return nil
 	}
-	defer st.Close()
-	// From commit on, what is written (the headers too) leaves when the upstream is about to
-	// be waited for: the headers and the first frames in one write.
-	ew.Batching()
-	st.BeforeWait(ew.Release)
-	if err := ew.Start(func(h http.Header) { setServed(in, run, st, h) }); err != nil {
-		in.Kind = llm.Canceled.String()
-		return nil
+	t := s.turn(c, chain, run, turn.Live)
+	resp, st, err := t.Round(ctx, &streamClient{c: c, run: run, ew: ew, w: w}, st)
+	if st != nil {
+		defer st.Close()
+		if resp != nil {
+			finished(in, run, st, resp)
+		}
 	}
-	sink, err := w.Open(ew, st.Model)
-	if err != nil {
-		in.Kind = llm.Canceled.String() // the client stopped reading
-		return nil
-	}
-	resp, err := relay.Run(ctx, st, sink, s.roundOptions(c, chain))
-	ew.Release() // before the guardrails and the accounting, which may wait
-	finished(in, run, st, resp)
-	s.meterRound(c, st, resp, err) // usage.go
 	if err == nil {
-		if rerr := s.screen(c, resp); rerr != nil {
-			// A stream-mode output guardrail refused what the client has seen: in-band, and
-			// never the target's fault.
-			in.Kind = llm.Refused.String()
-			_ = w.Fail(ew, rerr)
-			return nil
-		}
-		if err = w.End(&resp.Usage); err == nil {
-			return nil
+		if err = w.End(&resp.Usage); err != nil {
+			err = &llm.Error{Kind: llm.Canceled, Err: err} // the client stopped reading
 		}
 	}
-	k := llm.KindOf(err)
-	if ctx.Err() != nil || k == llm.Canceled || ew.Failed() {
-		k = llm.Canceled // the client left or stopped reading: not the target's fault
+	in.Kind = llm.KindOf(err)
+	if err != nil && llm.KindOf(err) != llm.Canceled {
+		_ = w.Fail(ew, err) // a refusal, or the target's failure after the answer started
 	}
-	in.Kind = k.String()
-	if k == llm.Canceled {
-		return nil
-	}
-	run.Fail(st, err)
-	_ = w.Fail(ew, midstream(st.Target, err))
 	return nil
 }
 
@@ -100,31 +79,81 @@ func (s *Server) serveStream(c echo.Context, chain *fallback.Chain, run *fallbac
 // so a failure at any point falls back to the next target.
 func (s *Server) serveOnce(c echo.Context, chain *fallback.Chain, run *fallback.Run, w wire) error {
 	ctx := c.Request().Context()
-	for {
-		st, err := run.Next(ctx)
-		served(c, run, st)
-		if err != nil {
-			return s.reject(c, err)
-		}
-		resp, err := relay.Run(ctx, st, w.Attempt(st.Model), s.roundOptions(c, chain))
-		s.meterRound(c, st, resp, err) // usage.go
-		if err == nil {
-			st.Close()
+	st, err := run.Next(ctx)
+	if err != nil {
+		served(c, run, nil)
+		return s.reject(c, err)
+	}
+	t := s.turn(c, chain, run, turn.Whole)
+	resp, st, err := t.Round(ctx, &onceClient{c: c, run: run, w: w}, st)
+	if st == nil {
+		served(c, run, nil) // no target was left
+	} else {
+		st.Close()
+		if err == nil || llm.KindOf(err) == llm.Refused {
 			finished(reqInfo(c), run, st, resp)
 			costHeader(c, c.Response().Header())
-			if err := s.screen(c, resp); err != nil {
-				return s.reject(c, err)
-			}
-			return c.JSONBlob(http.StatusOK, w.Body(st.Model, resp))
 		}
-		if llm.KindOf(err) == llm.Canceled || ctx.Err() != nil {
-			st.Close()
-			return s.reject(c, &llm.Error{Kind: llm.Canceled, Err: err})
-		}
-		run.Fail(st, err) // before Close: a stream closed first gives the target no verdict
-		st.Close()
 	}
+	if err != nil {
+		return s.reject(c, err)
+	}
+	return c.JSONBlob(http.StatusOK, w.Body(st.Model, resp))
 }
+
+// turn is how the request's rounds run: its chain walk, the alias's relay options, its
+// output guardrails and its meter.
+func (s *Server) turn(c echo.Context, chain *fallback.Chain, run *fallback.Run, mode turn.Mode) *turn.Turn {
+	t := &turn.Turn{Run: run, Mode: mode, Relay: s.roundOptions(c, chain)}
+	if m := meterOf(c); m != nil {
+		t.Guards, t.Request, t.Meter = m.guards, m.req, roundMeter{m}
+	}
+	return t
+}
+
+// streamClient is a streamed answer as a round relays it: at commit the headers leave with
+// the first frames, and from then on what is written leaves when the upstream is about to
+// be waited for.
+type streamClient struct {
+	c   echo.Context
+	run *fallback.Run
+	ew  *sse.Writer
+	w   wire
+}
+
+func (sc *streamClient) Serving(*fallback.Stream) {}
+
+func (sc *streamClient) Open(st *fallback.Stream) (relay.Sink, error) {
+	in := reqInfo(sc.c)
+	sc.ew.Batching()
+	st.BeforeWait(sc.ew.Release)
+	if err := sc.ew.Start(func(h http.Header) { setServed(in, sc.run, st, h) }); err != nil {
+		return nil, err
+	}
+	return sc.w.Open(sc.ew, st.Model)
+}
+
+func (sc *streamClient) Relayed() bool {
+	sc.ew.Release() // before the guardrails and the accounting, which may wait
+	return sc.ew.Failed()
+}
+
+func (sc *streamClient) Restart(string) {}
+
+// onceClient is a non-streamed answer: each attempt relays to a fresh sink of the wire, and
+// the headers say who served.
+type onceClient struct {
+	c   echo.Context
+	run *fallback.Run
+	w   wire
+}
+
+func (oc *onceClient) Serving(st *fallback.Stream) { served(oc.c, oc.run, st) }
+func (oc *onceClient) Open(st *fallback.Stream) (relay.Sink, error) {
+	return oc.w.Attempt(st.Model), nil
+}
+func (oc *onceClient) Relayed() bool  { return false }
+func (oc *onceClient) Restart(string) {}
 
 // start reads and decodes a request, resolves its model to a chain, applies the alias's input
 // redaction to the decoded request, and starts a run. decode returns the model asked for and

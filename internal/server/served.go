@@ -1,7 +1,6 @@
 package server
 
 import (
-	"errors"
 	"net/http"
 	"strconv"
 	"time"
@@ -14,7 +13,7 @@ import (
 )
 
 func (s *Server) reject(c echo.Context, err error) error {
-	reqInfo(c).Kind = llm.KindOf(err).String()
+	reqInfo(c).Kind = llm.KindOf(err)
 	return writeError(c, err)
 }
 
@@ -72,29 +71,4 @@ func redactInput(req *llm.Request, text, json func(string) string) {
 			m.ToolCalls[j].Arguments = json(m.ToolCalls[j].Arguments)
 		}
 	}
-}
-
-// midstream is the in-band error of a target that failed after the answer started.
-func midstream(target string, err error) error {
-	k := llm.KindOf(err)
-	msg := target + " failed after the answer started"
-	var le *llm.Error
-	if errors.As(err, &le) {
-		detail := le.Message
-		if le.Code != "" {
-			detail = le.Code + ": " + detail
-		} else if le.Type != "" {
-			detail = le.Type + ": " + detail
-		}
-		if detail != "" && le.Kind != llm.Auth {
-			msg += ": " + detail
-		}
-	}
-	code := "upstream_error"
-	if k == llm.Truncated {
-		code = "upstream_truncated"
-	} else if k == llm.Timeout {
-		code = "upstream_timeout"
-	}
-	return &llm.Error{Kind: k, Type: "server_error", Code: code, Message: msg}
 }

@@ -13,8 +13,10 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"github.com/sluice-gw/sluice/internal/auth"
 	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/presence"
 	"github.com/sluice-gw/sluice/internal/relay"
 	"github.com/sluice-gw/sluice/internal/sse"
 	"github.com/sluice-gw/sluice/internal/telemetry"
@@ -82,6 +84,12 @@ type Server struct {
 	draining atomic.Bool
 }
 
+// ConnContext is the http.Server hook (http.Server.ConnContext) that lets the server tell a
+// client that half-closed its connection after a complete request from one that left
+// (package presence). Without it an EOF on the read side counts as a departure, as in
+// net/http.
+var ConnContext = presence.ConnContext
+
 // Drain makes /readyz fail from now on, so load balancers stop sending new requests while
 // the process lets its open streams finish (SIGTERM; the caller then shuts the listener).
 func (s *Server) Drain() { s.draining.Store(true) }
@@ -104,7 +112,7 @@ func New(o Options) *Server {
 	e := s.echo
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = httpError
-	e.Use(s.access, s.recover, s.guard, s.account)
+	e.Use(s.access, s.recover, s.gate, s.account)
 	e.POST("/v1/chat/completions", s.chat)
 	e.POST("/v1/responses", s.responses)
 	e.POST("/v1/embeddings", s.embeddings)
@@ -122,23 +130,37 @@ func New(o Options) *Server {
 // ServeHTTP serves one request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.echo.ServeHTTP(w, r) }
 
-const infoKey = "sluice.info"
+// exchange is one request as the edge serves it, from the access middleware on: its access
+// record (what its log line, span and statistics say, filled by the handlers), the key it was
+// authenticated with (nil with auth off), and on model routes its meter. It belongs to the
+// request's goroutine; a frontend run, which may outlive the handler, gets copies.
+type exchange struct {
+	access telemetry.Access
+	key    *auth.Key
+	meter  *meter
+}
 
-// reqInfo is the request's access record; handlers fill it, the access middleware logs it.
-func reqInfo(c echo.Context) *telemetry.Access { return c.Get(infoKey).(*telemetry.Access) }
+const exchangeKey = "sluice.exchange"
+
+// exchangeOf is the request's exchange; the access middleware, first of all, sets it.
+func exchangeOf(c echo.Context) *exchange { return c.Get(exchangeKey).(*exchange) }
+
+// reqInfo is the request's access record.
+func reqInfo(c echo.Context) *telemetry.Access { return &exchangeOf(c).access }
 
 // access assigns the request id and writes one log line per request: never a key, a prompt
 // or a completion.
 func (s *Server) access(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		start := time.Now()
-		// The handlers' context ends when the client left, not at a half-close (presence.go).
-		ctx, w, stop := watchClient(c.Request(), c.Response().Writer)
+		// The handlers' context ends when the client left, not at a half-close (presence).
+		ctx, w, stop := presence.Watch(c.Request(), c.Response().Writer)
 		defer stop() // before the abort below, and before net/http writes after the handler
 		c.SetRequest(c.Request().WithContext(ctx))
 		c.Response().Writer = w
-		in := &telemetry.Access{ID: requestID(c.Request().Header.Get("X-Request-Id")), Kind: llm.KindNone.String(), Start: start}
-		c.Set(infoKey, in)
+		x := &exchange{access: telemetry.Access{ID: requestID(c.Request().Header.Get("X-Request-Id")), Start: start}}
+		c.Set(exchangeKey, x)
+		in := &x.access
 		c.Response().Header().Set("X-Request-Id", in.ID)
 		if s.o.Replica != "" {
 			c.Response().Header().Set("X-Sluice-Replica", s.o.Replica)

@@ -46,11 +46,17 @@ func (s *Server) uiChat(c echo.Context) error {
 	if msgID == "" && ur.Trigger == "regenerate-message" {
 		msgID = ur.MessageID
 	}
+	sp := runs.Spec{Chat: ur.Chat, Key: keyID(c), Version: v, MessageID: msgID, Model: ur.Model, Request: req,
+		Chain: run, Relay: s.roundOptions(c, chain), Restart: s.o.UI.Restart[chain.Alias], Tools: offered,
+		Prices: s.o.Usage.Prices} // nil: the built-in table
+	if m := meterOf(c); m != nil {
+		sp.Guards = m.guards
+	}
 	admit := s.admitRound(c) // uiadmit.go
-	rn, rd, err := s.o.UI.Runs.Start(c.Request().Context(), runs.Spec{Chat: ur.Chat, Key: keyID(c), Version: v,
-		MessageID: msgID, Model: ur.Model, Request: req, Chain: run, Relay: s.roundOptions(c, chain),
-		Restart: s.o.UI.Restart[chain.Alias], Screen: s.runScreen(c), Hold: holding(c), Admit: admit.spec(), Cost: s.roundCost,
-		Tools: offered})
+	if admit != nil {
+		sp.Admit = admit
+	}
+	rn, rd, err := s.o.UI.Runs.Start(c.Request().Context(), sp)
 	if err != nil {
 		return s.reject(c, runError(err))
 	}
@@ -61,7 +67,7 @@ func (s *Server) uiChat(c echo.Context) error {
 	// of it: the handler returns when the run ended. On shutdown the drain's grace bounds it.
 	<-rn.Ended()
 	if m := meterOf(c); m != nil {
-		m.budgets = append(m.budgets, admit.reservations()...) // settled with the request's
+		m.Held = append(m.Held, admit.reservations()...) // settled with the request's
 	}
 	in := reqInfo(c)
 	in.Usage = accessUsage(rn.Usage())
@@ -123,7 +129,7 @@ func (s *Server) serveRun(c echo.Context, rn *runs.Run, rd *runs.Reader) error {
 		if first && rn != nil {
 			if early := rn.Early(); early != nil && !ew.Begun() {
 				served(c.Response().Header())
-				in.Kind = llm.KindOf(early).String()
+				in.Kind = llm.KindOf(early)
 				return writeError(c, early)
 			}
 			if err := ew.Start(served); err != nil {
@@ -131,7 +137,7 @@ func (s *Server) serveRun(c echo.Context, rn *runs.Run, rd *runs.Reader) error {
 			}
 		}
 		if err := ew.Frame(b); err != nil {
-			in.Kind = llm.Canceled.String()
+			in.Kind = llm.Canceled
 			return nil
 		}
 		if rn != nil && in.FirstText == 0 && !in.Start.IsZero() && bytes.Contains(b, textDelta) {
@@ -145,14 +151,14 @@ func (s *Server) serveRun(c echo.Context, rn *runs.Run, rd *runs.Reader) error {
 // textDelta marks the frame of a text delta, as the UI stream encoder writes it.
 var textDelta = []byte(`"type":"text-delta"`)
 
-func kindOfReadEnd(err error) string {
+func kindOfReadEnd(err error) llm.Kind {
 	if errors.Is(err, runs.ErrBehind) || errors.Is(err, runs.ErrTrimmed) {
-		return llm.Canceled.String() // this connection was let go; the run is fine
+		return llm.Canceled // this connection was let go; the run is fine
 	}
-	if llm.KindOf(err) == llm.Unavailable || errors.Is(err, ErrSharedDown) {
-		return llm.Unavailable.String()
+	if llm.KindOf(err) == llm.Unavailable {
+		return llm.Unavailable
 	}
-	return llm.KindNone.String()
+	return llm.KindNone
 }
 
 // runError maps the runs manager's refusals to HTTP answers.
@@ -167,7 +173,7 @@ func runError(err error) error {
 	case errors.Is(err, runs.ErrTrimmed):
 		return &llm.Error{Kind: llm.Invalid, Status: http.StatusGone, Code: "run_log_trimmed", Type: "invalid_request_error",
 			Message: "The run's frames after Last-Event-ID are no longer kept (the run is longer than its log's length cap); start the chat's next message instead."}
-	case errors.Is(err, ErrSharedDown):
+	case llm.KindOf(err) == llm.Unavailable: // the store's failure to reach Redis
 		return &llm.Error{Kind: llm.Unavailable, Status: http.StatusServiceUnavailable, Code: "redis_unavailable", Type: "server_error",
 			Message: "The gateway cannot reach its shared state (Redis), where runs are kept. Retry shortly."}
 	}

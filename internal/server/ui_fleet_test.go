@@ -234,7 +234,7 @@ func TestUIResumeFlushesByPage(t *testing.T) {
 
 // Redis down under on_failure: closed: a frontend run is refused, and so is its resume, with
 // 503 redis_unavailable in the runs' wording. The run log's failure reaches the handlers as
-// server.ErrSharedDown (package gateway marks redisstore's errors so), not as a 500.
+// an llm.Unavailable error (redisstore's errors are llm kinds), not as a 500.
 func TestUIRedisDownClosed(t *testing.T) {
 	srv := redistest.Start(t)
 	yaml := simConfig + "redis: {url: \"${REDIS_URL}\", timeout: 1s, on_failure: closed}\n"

@@ -12,7 +12,7 @@ import (
 	"github.com/sluice-gw/sluice/internal/usage"
 )
 
-// admitRound is runs.Spec.Admit for the caller's key (nil with auth off, or for a key with no
+// admitRound is the runs.Admitter of the caller's key (nil with auth off, or for a key with no
 // limits and no budget): each later round of a frontend run takes a request from the key's
 // rate limits and must find its token limit and its budget not yet spent (DESIGN §6). For
 // the budget, what the run's rounds cost beyond what the request reserved at its start is
@@ -32,7 +32,7 @@ func (s *Server) admitRound(c echo.Context) *roundAdmit {
 		return nil
 	}
 	if m := meterOf(c); m != nil {
-		for _, r := range m.budgets {
+		for _, r := range m.Held {
 			a.held += r.Amount // the start's reservation covers the first rounds' cost
 		}
 	}
@@ -51,8 +51,8 @@ type roundAdmit struct {
 	rsv  []usage.Reservation
 }
 
-// admit is runs.Spec.Admit; spent is what the run's rounds cost so far.
-func (a *roundAdmit) admit(ctx context.Context, _ *llm.Request, spent int64) error {
+// Admit is runs.Admitter; spent is what the run's rounds cost so far.
+func (a *roundAdmit) Admit(ctx context.Context, _ *llm.Request, spent int64) error {
 	if a.limited {
 		if err := a.s.limitRound(ctx, a.key); err != nil {
 			return err
@@ -89,14 +89,6 @@ func (a *roundAdmit) reservations() []usage.Reservation {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.rsv
-}
-
-// spec returns the runs.Spec.Admit of a (nil: rounds are not checked).
-func (a *roundAdmit) spec() func(context.Context, *llm.Request, int64) error {
-	if a == nil {
-		return nil
-	}
-	return a.admit
 }
 
 // limitRound takes one request of key's rate limit, and checks its token limit is not spent.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/sluice-gw/sluice/internal/fallback"
+	"github.com/sluice-gw/sluice/internal/guard"
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/usage"
 )
@@ -24,54 +25,44 @@ type Usage struct {
 	Budgets usage.Budgets
 }
 
-const meterKey = "sluice.meter"
-
-// meter is the account of one request as it is served: the usage and cost of its rounds (and
-// of attempts that failed after producing output), its budget reservations, and what the
-// output guardrails need. The request's goroutine owns it.
+// meter is the account of one request as it is served (usage.Meter), and what its output
+// guardrails need. The request's goroutine owns it.
 type meter struct {
-	start   time.Time
-	req     *llm.Request
-	prompt  int // the prompt's estimated tokens, for usage a provider did not report
-	usage   llm.Usage
-	cost    int64 // nano-USD
-	target  string
-	budgets []usage.Reservation
-	guards  guardrails
-	charged bool // some round was charged (its usage reported or estimated)
+	usage.Meter
+	req    *llm.Request
+	guards guard.Set
 }
 
 // meterOf is the request's meter; nil outside the model routes.
-func meterOf(c echo.Context) *meter {
-	m, _ := c.Get(meterKey).(*meter)
-	return m
-}
+func meterOf(c echo.Context) *meter { return exchangeOf(c).meter }
 
 // account meters every model call of /v1: after the handler, it settles the key's budget
 // reservations with the real cost and records the request in the account. It runs inside
-// the gate (guard), so a request the gate refused is not accounted for.
+// the gate (gate.go), so a request the gate refused is not accounted for.
 func (s *Server) account(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		r := c.Request()
 		if r.Method != http.MethodPost || !strings.HasPrefix(r.URL.Path, "/v1/") {
 			return next(c)
 		}
-		m := &meter{start: time.Now()}
-		c.Set(meterKey, m)
+		m := &meter{Meter: usage.Meter{Prices: s.o.Usage.Prices, Start: time.Now()}}
+		exchangeOf(c).meter = m
 		if err := next(c); err != nil {
 			c.Error(err)
 		}
 		in := reqInfo(c)
-		if !m.charged && in.Usage != nil && in.Target != "" {
+		if !m.Charged && in.Usage != nil && in.Target != "" {
 			// A handler that reports usage without metered rounds (a frontend run).
 			_, model, _ := strings.Cut(in.Target, "/")
-			s.charge(m, in.Target, model, llm.Usage{PromptTokens: in.Usage.Prompt, CompletionTokens: in.Usage.Completion,
+			m.Charge(in.Target, model, llm.Usage{PromptTokens: in.Usage.Prompt, CompletionTokens: in.Usage.Completion,
 				TotalTokens: in.Usage.Total, Estimated: in.Usage.Estimated})
 		}
-		in.CostUSD = usage.USD(m.cost) // the access line and the server span carry it
+		in.CostUSD = usage.USD(m.Cost) // the access line and the server span carry it
 		// The client may have left: the accounting still happens.
 		ctx := context.WithoutCancel(r.Context())
-		s.settleBudgets(ctx, m)
+		if s.o.Usage.Budgets != nil {
+			m.Settle(ctx, s.o.Usage.Budgets)
+		}
 		s.record(ctx, c, m)
 		return nil
 	}
@@ -83,24 +74,10 @@ func (s *Server) record(ctx context.Context, c echo.Context, m *meter) {
 	if s.o.Usage.Store == nil || in.Model == "" {
 		return
 	}
-	n := usage.Counts{Requests: 1, InputTokens: int64(m.usage.PromptTokens), OutputTokens: int64(m.usage.CompletionTokens),
-		CachedTokens: int64(m.usage.CachedTokens), CostNano: m.cost}
-	switch in.Kind {
-	case llm.Canceled.String(): // the client left: not an error of the call
-	case llm.KindNone.String():
-		if c.Response().Status >= 400 {
-			n.Errors = 1
-		}
-	default:
-		n.Errors = 1
-	}
-	if in.Attempts > 1 {
-		n.Fallbacks = 1
-	}
-	if m.usage.Estimated {
-		n.Estimated = 1
-	}
-	target := m.target
+	failed := in.Kind != llm.KindNone && in.Kind != llm.Canceled || // the client left: not an error of the call
+		in.Kind == llm.KindNone && c.Response().Status >= 400
+	n := m.Counts(failed, in.Attempts)
+	target := m.Target
 	if target == "" {
 		target = in.Target
 	}
@@ -108,49 +85,21 @@ func (s *Server) record(ctx context.Context, c echo.Context, m *meter) {
 	if k := callerKey(c); k != nil {
 		l.Key = k.ID
 	}
-	_ = s.o.Usage.Store.Add(ctx, m.start.UTC().Format(usage.DayLayout), l, n) // a Redis failure is counted and logged there
+	_ = s.o.Usage.Store.Add(ctx, m.Start.UTC().Format(usage.DayLayout), l, n) // a Redis failure is counted and logged there
 }
 
-// meterRound accounts for one round, or one attempt that failed after it committed: what
-// the provider reported, else an estimate (a stream that ended without usage, or failed),
-// marked as such. Every serve path calls it once per relay.Run.
-func (s *Server) meterRound(c echo.Context, st *fallback.Stream, resp *llm.Response, err error) {
-	m := meterOf(c)
-	if m == nil || resp == nil {
-		return
-	}
-	// A round that ended well has usage, reported or estimated by the relay; a failed one has
-	// it only if the report came before the failure.
-	reported := err == nil || resp.Usage != (llm.Usage{})
-	s.charge(m, st.Target, st.Model, usage.Of(resp, reported, m.prompt))
-}
+// roundMeter is the request's meter as turn sees it.
+type roundMeter struct{ m *meter }
 
-// charge adds u, used on target serving model, to the request's account.
-func (s *Server) charge(m *meter, target, model string, u llm.Usage) {
-	p, _ := s.o.Usage.Prices.Lookup(target, model)
-	m.cost += usage.Cost(p, u)
-	m.usage.PromptTokens += u.PromptTokens
-	m.usage.CompletionTokens += u.CompletionTokens
-	m.usage.TotalTokens += u.TotalTokens
-	m.usage.CachedTokens += u.CachedTokens
-	m.usage.CacheWriteTokens += u.CacheWriteTokens
-	m.usage.ReasoningTokens += u.ReasoningTokens
-	m.usage.Estimated = m.usage.Estimated || u.Estimated
-	m.target, m.charged = target, true
-}
-
-// roundCost prices a round of a frontend run for its metadata (costUsd), in nano-USD; false
-// when the target has no price.
-func (s *Server) roundCost(target, model string, u llm.Usage) (int64, bool) {
-	p, ok := s.o.Usage.Prices.Lookup(target, model)
-	return usage.Cost(p, u), ok
+func (rm roundMeter) Round(st *fallback.Stream, resp *llm.Response, err error) {
+	rm.m.Round(st.Target, st.Model, resp, err)
 }
 
 // costHeader sets X-Sluice-Cost-Usd, the request's cost so far, on h: the headers of an
 // answer that is complete before they leave (a non-streamed one, or a held stream).
 func costHeader(c echo.Context, h http.Header) {
-	if m := meterOf(c); m != nil && m.charged {
-		h.Set("X-Sluice-Cost-Usd", strconv.FormatFloat(usage.USD(m.cost), 'f', -1, 64))
+	if m := meterOf(c); m != nil && m.Charged {
+		h.Set("X-Sluice-Cost-Usd", strconv.FormatFloat(usage.USD(m.Cost), 'f', -1, 64))
 	}
 }
 
@@ -158,7 +107,7 @@ func costHeader(c echo.Context, h http.Header) {
 // its cost header.
 func (s *Server) chargeEmbeddings(c echo.Context, st *fallback.Stream, u llm.Usage) {
 	if m := meterOf(c); m != nil {
-		s.charge(m, st.Target, st.Model, u)
+		m.Charge(st.Target, st.Model, u)
 		costHeader(c, c.Response().Header())
 	}
 }

@@ -31,7 +31,7 @@ type Access struct {
 	Target   string // what served it
 	Attempts int
 	Stream   bool
-	Kind     string // outcome kind (llm.Kind), "none" when it served
+	Kind     llm.Kind // the outcome: KindNone when it served
 	// FirstEvent is the time to the first healthy upstream event, FirstText to the first text
 	// released to the client (what a reader waits for); zero when there was none.
 	FirstEvent, FirstText time.Duration
@@ -70,24 +70,40 @@ type Usage struct {
 	Estimated                 bool // the stream ended without a usage report
 }
 
-// LogAccess writes the access line: info, or warn for a 5xx. A client that left is info: not
-// an error of the gateway's, nor of a provider's.
+// LogAccess writes the access line at the level its outcome's kind says (Level).
 func LogAccess(ctx context.Context, log *slog.Logger, a *Access) {
-	lvl := slog.LevelInfo
-	if a.Status >= 500 {
-		lvl = slog.LevelWarn
-	}
+	lvl := Level(a.Kind, a.Status)
 	log.LogAttrs(ctx, lvl, "request",
 		slog.String("id", a.ID), slog.String("method", a.Method), slog.String("path", a.Path),
 		slog.Int("status", a.Status), slog.Float64("ms", ms(a.Duration)),
 		slog.String("model", a.Model), slog.String("target", a.Target),
-		slog.Int("attempts", a.Attempts), slog.Bool("stream", a.Stream), slog.String("kind", a.Kind),
+		slog.Int("attempts", a.Attempts), slog.Bool("stream", a.Stream), slog.String("kind", a.Kind.String()),
 		slog.Float64("first_event_ms", ms(a.FirstEvent)), slog.Float64("ttft_ms", ms(a.FirstText)),
 		slog.Int("redactions", a.Redactions), slog.String("key_id", a.KeyID), slog.String("key_name", a.KeyName),
 		slog.Int("tokens", a.tokens()), slog.Int("tokens_in", a.tokensIn()), slog.Int("tokens_out", a.tokensOut()),
 		slog.Float64("cost_usd", a.CostUSD), slog.Float64("overhead_ms", ms(a.Overhead)),
 		slog.Int("tools", a.Tools), slog.Int("tool_errors", a.ToolErrors), slog.Float64("tool_ms", ms(a.ToolTime)),
 		slog.String("trace_id", traceID(ctx)))
+}
+
+// Level is the level of a request's log line, by its outcome's kind, whatever its status: a
+// stream that fails after its 200 is as much a failure as a 502. The gateway's own failure
+// is an error; a provider's (unavailable, timed out, cut, refusing the gateway's
+// credentials, unable to serve the request) a warning; the client's mistakes, limits and
+// refusals, and a client that left, are information: nothing for the operator to fix. A
+// request with no kind is a warning when it answered a 5xx (an echo error, a panic).
+func Level(k llm.Kind, status int) slog.Level {
+	switch k {
+	case llm.Internal:
+		return slog.LevelError
+	case llm.Unavailable, llm.Timeout, llm.Truncated, llm.Auth, llm.Unsupported:
+		return slog.LevelWarn
+	case llm.KindNone:
+		if status >= 500 {
+			return slog.LevelWarn
+		}
+	}
+	return slog.LevelInfo
 }
 
 // traceID is the request's trace id, to find its spans from its log line; "" without one.

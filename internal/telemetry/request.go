@@ -100,7 +100,7 @@ func (rq *Request) End(ctx context.Context, in *Access) {
 			attrs = append(attrs, semconv.GenAIProviderNameKey.String(t.provider(in.Target)))
 		}
 		if failed(in.Kind) {
-			attrs = append(attrs, semconv.ErrorTypeKey.String(in.Kind))
+			attrs = append(attrs, semconv.ErrorTypeKey.String(in.Kind.String()))
 		}
 		t.inst.serverDuration.Record(ctx, in.Duration.Seconds(), t.sets.opt(attrs...))
 		if in.Stream && in.FirstText > 0 {
@@ -131,9 +131,7 @@ func operation(in *Access) string {
 }
 
 // failed reports an answer that failed; a client that left did not fail.
-func failed(kind string) bool {
-	return kind != llm.KindNone.String() && kind != llm.Canceled.String()
-}
+func failed(kind llm.Kind) bool { return kind != llm.KindNone && kind != llm.Canceled }
 
 // attempts records one child span and the client metrics per call of a target, after the
 // fact (the chain needs no telemetry of its own), and the commit and fallback events of the
@@ -143,10 +141,11 @@ func (rq *Request) attempts(ctx context.Context, in *Access, op string, end time
 	fallbacks := 0
 	for i, a := range in.Tries {
 		aEnd := attemptEnd(a, end)
-		outcome := a.Kind.String()
-		if i == len(in.Tries)-1 && a.Kind == llm.KindNone && in.Kind != llm.KindNone.String() {
-			outcome = in.Kind // the served attempt ended with the request: the client left, ...
+		kind := a.Kind
+		if i == len(in.Tries)-1 && a.Kind == llm.KindNone && in.Kind != llm.KindNone {
+			kind = in.Kind // the served attempt ended with the request: the client left, ...
 		}
+		outcome := kind.String()
 		target := t.label(a.Target)
 		t.inst.attempts.Add(ctx, 1, t.sets.opt(attrTarget.String(target), attrOutcome.String(outcome),
 			attrCommitted.Bool(a.Committed)))
@@ -154,7 +153,7 @@ func (rq *Request) attempts(ctx context.Context, in *Access, op string, end time
 		common := []attribute.KeyValue{semconv.GenAIOperationNameKey.String(cmpOr(op, "chat")),
 			semconv.GenAIProviderNameKey.String(t.provider(a.Target)), semconv.GenAIRequestModelKey.String(target)}
 		attrs := common[:len(common):len(common)] // appending copies: common stays as it is
-		if failed(outcome) {
+		if failed(kind) {
 			attrs = append(attrs, semconv.ErrorTypeKey.String(outcome))
 		}
 		t.inst.clientDuration.Record(ctx, aEnd.Sub(a.Start).Seconds(), t.sets.opt(attrs...))
@@ -186,7 +185,7 @@ func (rq *Request) attempts(ctx context.Context, in *Access, op string, end time
 		if a.Committed {
 			sattrs = append(sattrs, semconv.GenAIResponseTimeToFirstChunk(a.FirstEvent.Seconds()))
 		}
-		if failed(outcome) {
+		if failed(kind) {
 			sattrs = append(sattrs, semconv.ErrorTypeKey.String(outcome))
 			if a.Reason != "" {
 				sattrs = append(sattrs, attribute.String("sluice.reason", a.Reason)) // secret-free (llm.Attempt)
@@ -194,7 +193,7 @@ func (rq *Request) attempts(ctx context.Context, in *Access, op string, end time
 		}
 		_, sp := t.tracer.Start(ctx, cmpOr(op, "chat")+" "+model, trace.WithSpanKind(trace.SpanKindClient),
 			trace.WithTimestamp(a.Start), trace.WithAttributes(sattrs...))
-		if failed(outcome) {
+		if failed(kind) {
 			sp.SetStatus(codes.Error, outcome)
 		}
 		sp.End(trace.WithTimestamp(aEnd))

@@ -74,7 +74,7 @@ func (m *mem) request(t *testing.T, model string) *Access {
 	Guardrail(ctx, "no-secrets", "maybe")
 	Restart(ctx, "b/y", "unavailable")
 	Cooldown(ctx, "a/x", 5*time.Second)
-	in := &Access{ID: "r1", Model: model, Target: "b/y", Stream: true, Status: 200, Kind: "none", Start: start,
+	in := &Access{ID: "r1", Model: model, Target: "b/y", Stream: true, Status: 200, Kind: llm.KindNone, Start: start,
 		Duration: 2 * time.Second, FirstText: 1500 * time.Millisecond, Attempts: 2, KeyName: "team-a",
 		Tries: []llm.Attempt{
 			{Target: "a/x", Start: start.Add(10 * time.Millisecond), Kind: llm.RateLimited, Status: 429, End: start.Add(100 * time.Millisecond)},

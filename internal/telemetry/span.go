@@ -30,7 +30,7 @@ func (rq *Request) endSpan(in *Access, op string, end time.Time) {
 	if op != "" {
 		sp.SetName(op + " " + in.Model) // "{gen_ai.operation.name} {gen_ai.request.model}"
 		attrs = append(attrs, semconv.GenAIOperationNameKey.String(op), semconv.GenAIRequestModelKey.String(in.Model),
-			semconv.GenAIRequestStreamKey.Bool(in.Stream), attrOutcome.String(in.Kind),
+			semconv.GenAIRequestStreamKey.Bool(in.Stream), attrOutcome.String(in.Kind.String()),
 			attribute.Int("sluice.attempts", in.Attempts))
 		attrs = append(attrs, requestAttrs(in.Request)...)
 		attrs = append(attrs, responseAttrs(in)...)
@@ -57,13 +57,13 @@ func (rq *Request) endSpan(in *Access, op string, end time.Time) {
 		}
 	}
 	if failed(in.Kind) { // a client that left is no error of the gateway's: its outcome says so
-		attrs = append(attrs, semconv.ErrorTypeKey.String(in.Kind))
+		attrs = append(attrs, semconv.ErrorTypeKey.String(in.Kind.String()))
 	}
 	sp.SetAttributes(attrs...)
 	// A server span is in error for a 5xx, or an answer that failed after its headers (an
 	// in-band error); a 4xx is the client's error, and a client that left is no error.
 	if in.Status >= 500 || in.Status < 400 && failed(in.Kind) {
-		sp.SetStatus(codes.Error, in.Kind)
+		sp.SetStatus(codes.Error, in.Kind.String())
 	}
 	sp.End(trace.WithTimestamp(end))
 }

@@ -1,4 +1,4 @@
-package server
+package presence
 
 import (
 	"encoding/binary"

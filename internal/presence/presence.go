@@ -1,15 +1,6 @@
-package server
-
-import (
-	"context"
-	"errors"
-	"net"
-	"net/http"
-	"sync"
-	"sync/atomic"
-	"time"
-)
-
+// Package presence tells the HTTP edge when a request's client has left, as opposed to
+// half-closed its connection: the handlers of a request run on the context Watch returns.
+//
 // A client that half-closes its connection after a complete request (shutdown(SHUT_WR), as
 // `nc -N` and some proxies and load balancers do) still reads the answer; one that closes it
 // has left. net/http cannot tell them apart: both are an EOF on the read side, and it cancels
@@ -23,6 +14,17 @@ import (
 // client that half-closes and only later leaves is seen at the next write. The socket's state
 // comes from TCP_INFO (Linux); elsewhere, and for HTTP/2, an EOF is a departure, as in
 // net/http.
+package presence
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+)
 
 // ConnContext is the http.Server hook (http.Server.ConnContext) that gives the server the
 // connection of each request, so that it can tell a half-closed connection from a client
@@ -70,9 +72,9 @@ type presence struct {
 	timer *time.Timer
 }
 
-// watchClient returns the context the request's handlers run on, ended when its client
-// left, the writer they write the answer through, and stop, to call once the handler is done.
-func watchClient(r *http.Request, w http.ResponseWriter) (context.Context, http.ResponseWriter, func()) {
+// Watch returns the context the request's handlers run on, ended when its client left, the
+// writer they write the answer through, and stop, to call once the handler is done.
+func Watch(r *http.Request, w http.ResponseWriter) (context.Context, http.ResponseWriter, func()) {
 	ctx, cancel := context.WithCancelCause(context.WithoutCancel(r.Context()))
 	p := &presence{cancel: cancel}
 	if c, ok := r.Context().Value(connKey{}).(net.Conn); ok && r.ProtoMajor == 1 {

@@ -1,0 +1,60 @@
+package guard
+
+import (
+	"context"
+
+	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/telemetry"
+)
+
+// Set is what one request is judged by: the guardrails of its alias, then its key's. Its
+// checks report each verdict to telemetry. The zero value judges nothing.
+type Set []*Guardrail
+
+// Input runs the input guardrails on req (a masking one changes it) and returns the first
+// refusal.
+func (s Set) Input(ctx context.Context, req *llm.Request) *Refusal {
+	r := CheckInput(s, req)
+	s.observe(ctx, Input, r)
+	return r
+}
+
+// Output runs the output guardrails on the complete response of a round of req and returns
+// the first refusal.
+func (s Set) Output(ctx context.Context, req *llm.Request, resp *llm.Response) *Refusal {
+	if len(s) == 0 {
+		return nil
+	}
+	r := CheckOutput(s, req, resp)
+	s.observe(ctx, Output, r)
+	return r
+}
+
+// Holds reports whether an output guardrail of s holds the round until its verdict (mode
+// hold, DESIGN §6).
+func (s Set) Holds() bool {
+	for _, g := range s {
+		if g.Hold {
+			return true
+		}
+	}
+	return false
+}
+
+// observe reports a check's verdict: the refusing guardrail's block (or retry), else a pass
+// for each guardrail of the stage that ran.
+func (s Set) observe(ctx context.Context, stage string, r *Refusal) {
+	if r != nil {
+		v := telemetry.VerdictBlock
+		if r.Retry {
+			v = telemetry.VerdictRetry
+		}
+		telemetry.Guardrail(ctx, r.Guardrail, v)
+		return
+	}
+	for _, g := range s {
+		if g.Stage == stage {
+			telemetry.Guardrail(ctx, g.Name, telemetry.VerdictPass)
+		}
+	}
+}

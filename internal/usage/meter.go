@@ -1,0 +1,80 @@
+package usage
+
+import (
+	"context"
+	"time"
+
+	"github.com/sluice-gw/sluice/internal/llm"
+)
+
+// Meter is the account of one request as it is served (DESIGN §6): the usage and cost of
+// its rounds, and of attempts that failed after producing output, and the budget
+// reservations it holds until Settle. The request's goroutine owns it.
+type Meter struct {
+	Prices *Prices   // nil: the built-in table
+	Start  time.Time // the request's arrival: its day in the account
+	Prompt int       // the prompt's estimated tokens, for usage a provider did not report
+	Usage  llm.Usage // charged so far
+	Cost   int64     // nano-USD charged so far
+	Target string    // the target charged last
+	// Charged says some round was charged (its usage reported or estimated).
+	Charged bool
+	// Held are the budget reservations the request took; Settle replaces them with Cost.
+	Held []Reservation
+}
+
+// Round accounts for one relay on target serving model: what the provider reported, else an
+// estimate (a stream that ended without usage, or failed), marked as such. A relay that
+// ended well has usage, reported or estimated by the relay; a failed one has it only if the
+// report came before the failure. resp nil: nothing was relayed.
+func (m *Meter) Round(target, model string, resp *llm.Response, err error) {
+	if resp == nil {
+		return
+	}
+	reported := err == nil || resp.Usage != (llm.Usage{})
+	m.Charge(target, model, Of(resp, reported, m.Prompt))
+}
+
+// Charge adds u, used on target serving model, to the account.
+func (m *Meter) Charge(target, model string, u llm.Usage) {
+	p, _ := m.Prices.Lookup(target, model)
+	m.Cost += Cost(p, u)
+	m.Usage.PromptTokens += u.PromptTokens
+	m.Usage.CompletionTokens += u.CompletionTokens
+	m.Usage.TotalTokens += u.TotalTokens
+	m.Usage.CachedTokens += u.CachedTokens
+	m.Usage.CacheWriteTokens += u.CacheWriteTokens
+	m.Usage.ReasoningTokens += u.ReasoningTokens
+	m.Usage.Estimated = m.Usage.Estimated || u.Estimated
+	m.Target, m.Charged = target, true
+}
+
+// Settle replaces the request's reservations with its real cost: the first takes the whole
+// cost, the others nothing, so the counters end holding exactly the cost. A failure is the
+// budgets' to count and log.
+func (m *Meter) Settle(ctx context.Context, b Budgets) {
+	for i, r := range m.Held {
+		cost := int64(0)
+		if i == 0 {
+			cost = m.Cost
+		}
+		_ = b.Settle(ctx, r, cost)
+	}
+}
+
+// Counts are the request's counts in the account: one request, its tokens and cost; an
+// error unless it failed is false; a fallback when more than one target was tried.
+func (m *Meter) Counts(failed bool, attempts int) Counts {
+	n := Counts{Requests: 1, InputTokens: int64(m.Usage.PromptTokens), OutputTokens: int64(m.Usage.CompletionTokens),
+		CachedTokens: int64(m.Usage.CachedTokens), CostNano: m.Cost}
+	if failed {
+		n.Errors = 1
+	}
+	if attempts > 1 {
+		n.Fallbacks = 1
+	}
+	if m.Usage.Estimated {
+		n.Estimated = 1
+	}
+	return n
+}

@@ -1,0 +1,54 @@
+package usage
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/sluice-gw/sluice/internal/llm"
+)
+
+// settles records what Settle was asked.
+type settles struct{ got []int64 }
+
+func (s *settles) Reserve(context.Context, Reservation) (Verdict, error) { return Verdict{OK: true}, nil }
+func (s *settles) Settle(_ context.Context, _ Reservation, cost int64) error {
+	s.got = append(s.got, cost)
+	return nil
+}
+
+func TestMeter(t *testing.T) {
+	m := &Meter{Prices: NewPrices(map[string]Price{"a/x": {Input: 1, Output: 2}}), Start: time.Now(), Prompt: 40}
+	// A failed attempt with no usage report is charged an estimate: the prompt and what was
+	// relayed.
+	m.Round("a/x", "x", &llm.Response{Choices: []llm.Choice{{Text: "one two three four"}}}, errors.New("cut"))
+	if !m.Usage.Estimated || m.Usage.PromptTokens != 40 || m.Usage.CompletionTokens == 0 || !m.Charged {
+		t.Fatalf("after a failed attempt: %+v, want an estimate with the prompt's 40 tokens", m.Usage)
+	}
+	first := m.Usage
+	// The round that served reports its own.
+	m.Round("b/y", "y", &llm.Response{Usage: llm.Usage{PromptTokens: 10, CompletionTokens: 5, TotalTokens: 15}}, nil)
+	m.Round("b/y", "y", nil, errors.New("nothing relayed")) // charges nothing
+	if m.Usage.PromptTokens != 50 || m.Target != "b/y" {
+		t.Errorf("got %+v on %s, want 50 prompt tokens, last charged b/y", m.Usage, m.Target)
+	}
+	// b/y has no price: the cost is a/x's attempt alone.
+	if want := Cost(Price{Input: 1, Output: 2}, first); m.Cost != want || want == 0 {
+		t.Errorf("got cost %d nano-USD, want %d", m.Cost, want)
+	}
+	// Settle: the first reservation takes the whole cost, the others nothing.
+	b := &settles{}
+	m.Held = []Reservation{{}, {}, {}}
+	m.Settle(context.Background(), b)
+	if len(b.got) != 3 || b.got[0] != m.Cost || b.got[1] != 0 || b.got[2] != 0 {
+		t.Errorf("settled %v, want [%d 0 0]", b.got, m.Cost)
+	}
+	n := m.Counts(true, 2)
+	if n.Requests != 1 || n.Errors != 1 || n.Fallbacks != 1 || n.Estimated != 1 || n.InputTokens != 50 || n.CostNano != m.Cost {
+		t.Errorf("got counts %+v", n)
+	}
+	if n := m.Counts(false, 1); n.Errors != 0 || n.Fallbacks != 0 {
+		t.Errorf("a served request on one target: got %+v", n)
+	}
+}
