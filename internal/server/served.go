@@ -12,11 +12,14 @@ import (
 	"github.com/sluice-gw/sluice/internal/telemetry"
 )
 
+// reject answers err as a plain HTTP error and records its kind in the access line.
 func (s *Server) reject(c echo.Context, err error) error {
 	reqInfo(c).Kind = llm.KindOf(err)
 	return writeError(c, err)
 }
 
+// relayOptions are the alias's relay settings: its redaction window, think filter and
+// coalescing.
 func (s *Server) relayOptions(chain *fallback.Chain) relay.Options {
 	p := s.o.Policies[chain.Alias]
 	return relay.Options{NewWindow: s.o.NewWindow, RedactJSON: s.o.RedactJSON, Start: time.Now(),
