@@ -122,6 +122,12 @@ var never = []struct {
 		"adapters speak their upstream's wire: the client's wire and the round are above them", false},
 	{"internal/server", []string{"internal/provider", "internal/redisstore", "internal/config"},
 		"the edge gets its parts from internal/gateway, the store behind interfaces it defines", false},
+	// A client wire is a codec: it never picks a target, runs a round or knows the edge (echo
+	// is kept to the edge by owners).
+	{"internal/dialect", []string{"internal/fallback", "internal/turn", "internal/server", "internal/provider"},
+		"a dialect decodes and encodes one client wire; the round is run elsewhere", false},
+	{"internal/uistream", []string{"internal/fallback", "internal/turn", "internal/server", "internal/provider"},
+		"a dialect decodes and encodes one client wire; the round is run elsewhere", false},
 	// The guardrails (internal/guard) use the redaction detectors: the edge must only not
 	// build the rules itself.
 	{"internal/server", []string{"internal/redact"}, "the edge gets its redaction rules from internal/gateway", true},

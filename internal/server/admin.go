@@ -11,6 +11,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/sluice-gw/sluice/internal/auth"
+	"github.com/sluice-gw/sluice/internal/dialect/oai"
 	"github.com/sluice-gw/sluice/internal/llm"
 )
 
@@ -105,7 +106,7 @@ func badKey(param, msg string) error {
 }
 
 // decodeKeyInput decodes the body of POST and PATCH as strictly as /v1 decodes its bodies
-// (scanObject: exactly one JSON object, UTF-8, no duplicate member), then into keyInput,
+// (oai.Scan: exactly one JSON object, UTF-8, no duplicate member), then into keyInput,
 // which refuses unknown members. A lenient decoder took null for an empty object: a key for
 // every model.
 func (s *Server) decodeKeyInput(c echo.Context) (*keyInput, error) {
@@ -113,14 +114,14 @@ func (s *Server) decodeKeyInput(c echo.Context) (*keyInput, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := scanObject(body, func(string, json.RawMessage) error { return nil }); err != nil {
+	if err := oai.Scan(body, func(string, json.RawMessage) error { return nil }); err != nil {
 		return nil, err
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	in := &keyInput{}
 	if err := dec.Decode(in); err != nil {
-		return nil, badKey("", "The body must be a JSON object with name, models, rpm, tpm, expires_at, metadata, budget and guardrails: "+jsonMsg(err))
+		return nil, badKey("", "The body must be a JSON object with name, models, rpm, tpm, expires_at, metadata, budget and guardrails: "+oai.JSONMsg(err))
 	}
 	return in, nil
 }

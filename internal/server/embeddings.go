@@ -1,14 +1,13 @@
 package server
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
 
 	"github.com/labstack/echo/v4"
+	"github.com/sluice-gw/sluice/internal/dialect/embeddings"
 	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
 )
@@ -39,16 +38,7 @@ func EmbeddingsTarget(p fallback.Provider) (fallback.Provider, bool) {
 }
 
 func (p embedProvider) Stream(ctx context.Context, req *llm.Request) (llm.Stream, error) {
-	b := []byte{'{'}
-	for i, f := range req.Extra {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendString(b, f.Name)
-		b = append(b, ':')
-		b = append(b, f.Value...)
-	}
-	raw, err := p.e.Embed(ctx, req.Model, append(b, '}'))
+	raw, err := p.e.Embed(ctx, req.Model, embeddings.Body(req))
 	if err != nil {
 		return nil, err
 	}
@@ -80,7 +70,7 @@ func (s *Server) embeddings(c echo.Context) error {
 	if err != nil {
 		return s.reject(c, err)
 	}
-	model, req, err := decodeEmbeddings(body)
+	model, req, err := embeddings.Decode(body)
 	if err != nil {
 		return s.reject(c, err)
 	}
@@ -107,29 +97,11 @@ func (s *Server) embeddings(c echo.Context) error {
 	if err != io.EOF {
 		return s.reject(c, &llm.Error{Kind: llm.Internal, Message: "the embeddings attempt did not end cleanly", Err: err})
 	}
-	if u, ok := embeddingUsage(ev.Raw); ok {
+	if u, ok := embeddings.Usage(ev.Raw); ok {
 		in.Usage = accessUsage(u) // the limiter reconciles its token reservation with it
 		s.chargeEmbeddings(c, st, u)
 	}
 	return c.JSONBlob(http.StatusOK, ev.Raw)
-}
-
-// embeddingUsage reads the usage object of an embeddings answer without decoding its
-// vectors (megabytes of numbers): OpenAI writes usage last, and `"usage":` cannot occur in
-// the vectors, and elsewhere only escaped inside a string.
-func embeddingUsage(raw []byte) (llm.Usage, bool) {
-	i := bytes.LastIndex(raw, []byte(`"usage":`))
-	if i < 0 || (i > 0 && raw[i-1] == '\\') {
-		return llm.Usage{}, false
-	}
-	var u struct {
-		PromptTokens int `json:"prompt_tokens"`
-		TotalTokens  int `json:"total_tokens"`
-	}
-	if json.NewDecoder(bytes.NewReader(raw[i+len(`"usage":`):])).Decode(&u) != nil {
-		return llm.Usage{}, false
-	}
-	return llm.Usage{PromptTokens: u.PromptTokens, TotalTokens: u.TotalTokens}, true
 }
 
 // resolveEmbeddings finds the chain for model: an embeddings alias, or "provider/model" of a
@@ -151,79 +123,4 @@ func (s *Server) resolveEmbeddings(model string) (*fallback.Chain, error) {
 		msg = "The provider '" + p + "' does not serve embeddings (it is not OpenAI-compatible)."
 	}
 	return nil, &llm.Error{Kind: llm.NotFound, Param: "model", Code: "model_not_found", Type: "invalid_request_error", Message: msg}
-}
-
-// decodeEmbeddings checks an embeddings body and keeps every member but model, raw and in
-// order, for the upstream. Members it does not know are passed on: compatible servers take
-// extras (input_type, truncate).
-func decodeEmbeddings(body []byte) (string, *llm.Request, error) {
-	var model string
-	req := &llm.Request{}
-	err := scanObject(body, func(key string, raw json.RawMessage) error {
-		switch key {
-		case "model":
-			if err := json.Unmarshal(raw, &model); err != nil {
-				return typeErr(key, "a string")
-			}
-			return nil
-		case "input":
-			if err := embeddingInput(raw); err != nil {
-				return err
-			}
-		case "encoding_format":
-			var f string
-			if json.Unmarshal(raw, &f) != nil || (f != "float" && f != "base64") {
-				return invalid(key, "Invalid value for 'encoding_format'. Supported values are: 'float' and 'base64'.")
-			}
-		case "dimensions":
-			if _, err := intField(key, raw, 1, 1<<16); err != nil {
-				return err
-			}
-		case "user":
-			var u string
-			if err := json.Unmarshal(raw, &u); err != nil {
-				return typeErr(key, "a string")
-			}
-		}
-		req.Extra = append(req.Extra, llm.Field{Name: key, Value: raw})
-		return nil
-	})
-	if err != nil {
-		return "", nil, err
-	}
-	if model == "" {
-		return "", nil, invalid("model", "Missing required parameter: 'model'.")
-	}
-	for _, f := range req.Extra {
-		if f.Name == "input" {
-			return model, req, nil
-		}
-	}
-	return "", nil, invalid("input", "Missing required parameter: 'input'.")
-}
-
-// embeddingInput accepts what the API does: a string, an array of strings, an array of
-// tokens, or an array of token arrays, never empty.
-func embeddingInput(raw json.RawMessage) error {
-	var one string
-	if json.Unmarshal(raw, &one) == nil {
-		if one == "" {
-			return invalid("input", "Invalid 'input': empty string.")
-		}
-		return nil
-	}
-	var many []json.RawMessage
-	if err := json.Unmarshal(raw, &many); err != nil {
-		return typeErr("input", "a string, an array of strings, or an array of token arrays")
-	}
-	if len(many) == 0 || len(many) > 2048 {
-		return invalid("input", "Invalid 'input': expected an array of 1 to 2048 items.")
-	}
-	var ss []string
-	var toks []int64
-	var arrays [][]int64
-	if json.Unmarshal(raw, &ss) != nil && json.Unmarshal(raw, &toks) != nil && json.Unmarshal(raw, &arrays) != nil {
-		return typeErr("input", "a string, an array of strings, or an array of token arrays")
-	}
-	return nil
 }

@@ -6,77 +6,9 @@ import (
 	"strconv"
 
 	"github.com/labstack/echo/v4"
+	"github.com/sluice-gw/sluice/internal/dialect/oai"
 	"github.com/sluice-gw/sluice/internal/llm"
 )
-
-// errorBody is the OpenAI error body: {"error":{"message","type","param","code"}}.
-func errorBody(err error) []byte {
-	e := publicError(err)
-	b := append([]byte(nil), `{"error":{"message":`...)
-	b = appendString(b, e.Message)
-	b = append(b, `,"type":`...)
-	b = appendString(b, e.Type)
-	b = append(b, `,"param":`...)
-	b = appendNullable(b, e.Param)
-	b = append(b, `,"code":`...)
-	b = appendNullable(b, e.Code)
-	return append(b, `}}`...)
-}
-
-func appendNullable(b []byte, s string) []byte {
-	if s == "" {
-		return append(b, "null"...)
-	}
-	return appendString(b, s)
-}
-
-// publicError is what a client may see of err: its kind's type and code, and a message with
-// no secret. Errors that are not *llm.Error are bugs: their text stays in the log.
-func publicError(err error) llm.Error {
-	var le *llm.Error
-	if !errors.As(err, &le) {
-		return llm.Error{Kind: llm.Internal, Type: "server_error", Code: "internal_error",
-			Message: "The gateway failed to process the request."}
-	}
-	e := *le
-	e.Message = le.Error()
-	if e.Kind == llm.Auth {
-		e.Message = le.Target + ": the provider refused the gateway's credentials (a gateway configuration problem, not your API key)"
-	}
-	if e.Type == "" {
-		switch e.Kind {
-		case llm.Invalid, llm.NotFound, llm.TooLarge, llm.Unauthenticated:
-			e.Type = "invalid_request_error"
-		case llm.RateLimited:
-			e.Type = "rate_limit_error"
-		case llm.Refused:
-			e.Type = "invalid_request_error"
-		default:
-			e.Type = "server_error"
-		}
-	}
-	if e.Code == "" {
-		switch e.Kind {
-		case llm.NotFound:
-			e.Code = "model_not_found"
-		case llm.TooLarge:
-			e.Code = "request_too_large"
-		case llm.Unauthenticated:
-			e.Code = "invalid_api_key"
-		case llm.Timeout:
-			e.Code = "upstream_timeout"
-		case llm.Truncated:
-			e.Code = "upstream_truncated"
-		case llm.Auth:
-			e.Code = "upstream_auth_failed"
-		case llm.Unavailable:
-			e.Code = "upstream_error"
-		case llm.RateLimited:
-			e.Code = "rate_limit_exceeded"
-		}
-	}
-	return e
-}
 
 // writeError answers err before the first byte: the OpenAI error body with its status.
 // Failures that come out of the chain carry x-should-retry: false, so the OpenAI SDKs do not
@@ -100,7 +32,7 @@ func writeError(c echo.Context, err error) error {
 		c.Response().Status = status
 		return nil
 	}
-	return c.JSONBlob(status, errorBody(err))
+	return c.JSONBlob(status, oai.ErrorBody(err))
 }
 
 // httpError maps echo's own errors (unknown route, wrong method) to the OpenAI error body.
@@ -120,7 +52,7 @@ func httpError(err error, c echo.Context) {
 		default:
 			e.Message = http.StatusText(he.Code)
 		}
-		_ = c.JSONBlob(he.Code, errorBody(e))
+		_ = c.JSONBlob(he.Code, oai.ErrorBody(e))
 		return
 	}
 	_ = writeError(c, err)

@@ -7,6 +7,7 @@ import (
 	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/relay"
+	"github.com/sluice-gw/sluice/internal/sse"
 	"github.com/sluice-gw/sluice/internal/turn"
 )
 
@@ -20,8 +21,8 @@ import (
 func (s *Server) serveHeld(c echo.Context, chain *fallback.Chain, run *fallback.Run, w wire) error {
 	ctx := c.Request().Context()
 	in := reqInfo(c)
-	ew := newEventWriter(c.Response(), s.o.Heartbeat, s.o.WriteTimeout)
-	defer ew.close()
+	ew := s.eventWriter(c)
+	defer ew.Close()
 	st, err := run.Next(ctx)
 	if err != nil {
 		return s.heldFail(c, ew, w, run, nil, err)
@@ -37,7 +38,7 @@ func (s *Server) serveHeld(c echo.Context, chain *fallback.Chain, run *fallback.
 	if err != nil {
 		return s.heldFail(c, ew, w, run, st, err)
 	}
-	if err := w.end(&resp.Usage); err != nil {
+	if err := w.End(&resp.Usage); err != nil {
 		in.Kind = llm.Canceled // the client stopped reading
 	}
 	return nil
@@ -48,7 +49,7 @@ func (s *Server) serveHeld(c echo.Context, chain *fallback.Chain, run *fallback.
 type heldClient struct {
 	c   echo.Context
 	run *fallback.Run
-	ew  *eventWriter
+	ew  *sse.Writer
 	w   wire
 }
 
@@ -56,43 +57,28 @@ func (hc *heldClient) Serving(*fallback.Stream) {}
 
 func (hc *heldClient) Open(st *fallback.Stream) (relay.Sink, error) {
 	in := reqInfo(hc.c)
-	if err := hc.ew.start(func(h http.Header) { setServed(in, hc.run, st, h); costHeader(hc.c, h) }); err != nil {
+	if err := hc.ew.Start(func(h http.Header) { setServed(in, hc.run, st, h); costHeader(hc.c, h) }); err != nil {
 		return nil, err
 	}
-	return hc.w.open(hc.ew, st)
+	return hc.w.Open(hc.ew, st.Model)
 }
 
-func (hc *heldClient) Relayed() bool  { return hc.ew.failed() }
+func (hc *heldClient) Relayed() bool  { return hc.ew.Failed() }
 func (hc *heldClient) Restart(string) {}
 
 // heldFail answers err for a held stream: a plain HTTP error while the headers have not
 // left, else the wire's in-band failure (none for a client that left).
-func (s *Server) heldFail(c echo.Context, ew *eventWriter, w wire, run *fallback.Run, st *fallback.Stream, err error) error {
+func (s *Server) heldFail(c echo.Context, ew *sse.Writer, w wire, run *fallback.Run, st *fallback.Stream, err error) error {
 	in := reqInfo(c)
 	in.Kind = llm.KindOf(err)
-	if !ew.quiet() {
+	if !ew.Quiet() {
 		served(c, run, st)
 		costHeader(c, c.Response().Header())
 		return writeError(c, err)
 	}
 	setServed(in, run, st, c.Response().Header())
 	if llm.KindOf(err) != llm.Canceled {
-		_ = w.fail(ew, err)
+		_ = w.Fail(ew, err)
 	}
 	return nil
-}
-
-// quiet stops the heartbeat unless the headers have left, and reports whether they had. It
-// decides under ew.mu, so no keepalive can start the stream between the check and a plain
-// HTTP answer.
-func (ew *eventWriter) quiet() (begun bool) {
-	ew.mu.Lock()
-	defer ew.mu.Unlock()
-	if !ew.started {
-		ew.closed = true
-		if ew.timer != nil {
-			ew.timer.Stop()
-		}
-	}
-	return ew.started
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/labstack/echo/v4"
+	"github.com/sluice-gw/sluice/internal/dialect/oai"
 )
 
 // models lists aliases and direct targets in OpenAI's list format.
@@ -36,7 +37,7 @@ func (s *Server) model(c echo.Context) error {
 
 func appendModel(b []byte, m string) []byte {
 	b = append(b, `{"id":`...)
-	b = appendString(b, m)
+	b = oai.AppendString(b, m)
 	b = append(b, `,"object":"model","created":0,"owned_by":"sluice"}`...)
 	return b
 }

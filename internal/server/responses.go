@@ -4,9 +4,10 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"github.com/sluice-gw/sluice/internal/dialect/oai"
+	"github.com/sluice-gw/sluice/internal/dialect/responses"
 	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
-	"github.com/sluice-gw/sluice/internal/relay"
 )
 
 // responsesAPI is implemented by providers that may speak the Responses API upstream. Only
@@ -23,20 +24,20 @@ func servesResponses(t *fallback.Target) bool {
 // writer as chat, so any adapter serves it, with the alias's redaction, think filter and
 // coalescing.
 func (s *Server) responses(c echo.Context) error {
-	var rr *responsesRequest
+	var rr *responses.Request
 	chain, run, req, err := s.start(c, func(b []byte) (string, *llm.Request, error) {
-		r, err := decodeResponses(b)
+		r, err := responses.Decode(b)
 		if err != nil {
 			return "", nil, err
 		}
 		rr = r
-		return r.Model, &r.req, nil
+		return r.Model, &r.Req, nil
 	}, func(chain *fallback.Chain, req *llm.Request) (*fallback.Chain, error) {
 		if req.PreviousResponseID == "" {
 			return chain, nil
 		}
 		if chain = chain.Filter(servesResponses); chain == nil {
-			return nil, invalid("previous_response_id",
+			return nil, oai.Invalid("previous_response_id",
 				"previous_response_id can only be served by an OpenAI Responses upstream (a provider with api: responses), and model '%s' has none.", rr.Model)
 		}
 		return chain, nil
@@ -45,43 +46,9 @@ func (s *Server) responses(c echo.Context) error {
 		return s.reject(c, err)
 	}
 	// The model is the client's until a target commits, then the served one, as in chat.
-	w := &respWire{id: reqInfo(c).ID, meta: &respMeta{id: "resp_" + reqInfo(c).ID, created: time.Now().Unix(),
-		model: rr.Model, echo: &rr.echo, metadata: req.Metadata}}
+	w := responses.NewWire(reqInfo(c).ID, time.Now().Unix(), rr)
 	if req.Stream {
 		return s.serveStream(c, chain, run, w)
 	}
 	return s.serveOnce(c, chain, run, w)
-}
-
-// respWire is the Responses wire of one request: response.created ... response.completed,
-// the error event and response.failed, the Response object.
-type respWire struct {
-	id   string
-	meta *respMeta
-	sink *responsesSink
-}
-
-func (w *respWire) open(ew *eventWriter, st *fallback.Stream) (relay.Sink, error) {
-	w.meta.model = st.Model
-	w.sink = newResponsesSink(ew, w.meta, w.id)
-	return w.sink, w.sink.begin()
-}
-
-func (w *respWire) end(u *llm.Usage) error { return w.sink.end(u) }
-
-func (w *respWire) fail(ew *eventWriter, err error) error {
-	if w.sink == nil {
-		w.sink = newResponsesSink(ew, w.meta, w.id)
-	}
-	return w.sink.fail(err)
-}
-
-func (w *respWire) attempt(st *fallback.Stream) relay.Sink {
-	w.meta.model = st.Model
-	w.sink = newResponsesSink(nil, w.meta, w.id)
-	return w.sink
-}
-
-func (w *respWire) body(_ *fallback.Stream, resp *llm.Response) []byte {
-	return w.sink.body(&resp.Usage)
 }

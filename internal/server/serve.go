@@ -7,6 +7,7 @@ import (
 	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/relay"
+	"github.com/sluice-gw/sluice/internal/sse"
 	"github.com/sluice-gw/sluice/internal/turn"
 )
 
@@ -15,19 +16,22 @@ import (
 // non-streamed answer. The commit point, the headers, heartbeats and trailers, and fallback
 // are the same for every API: serveStream and serveOnce. A wire serves one request.
 type wire interface {
-	// open writes the opening events of the committed stream st on ew and returns the sink
-	// the relay writes the round to.
-	open(ew *eventWriter, st *fallback.Stream) (relay.Sink, error)
-	// end writes the last events after a complete round.
-	end(u *llm.Usage) error
-	// fail writes the in-band failure; open may not have been called (the chain failed after a
+	// Open writes the opening events of the stream committed to the served model on ew and
+	// returns the sink the relay writes the round to.
+	Open(ew *sse.Writer, model string) (sink, error)
+	// End writes the last events after a complete round.
+	End(u *llm.Usage) error
+	// Fail writes the in-band failure; Open may not have been called (the chain failed after a
 	// keepalive had sent the headers).
-	fail(ew *eventWriter, err error) error
-	// attempt returns the sink of one attempt of a non-streamed answer (fresh each time: an
-	// abandoned attempt's output is not the answer), and body the answer of a complete one.
-	attempt(st *fallback.Stream) relay.Sink
-	body(st *fallback.Stream, resp *llm.Response) []byte
+	Fail(ew *sse.Writer, err error) error
+	// Attempt returns the sink of one attempt of a non-streamed answer (fresh each time: an
+	// abandoned attempt's output is not the answer), and Body the answer of a complete one.
+	Attempt(model string) sink
+	Body(model string, resp *llm.Response) []byte
 }
+
+// sink is relay.Sink's method set, as the dialects (which do not know the relay) name it.
+type sink = interface{ Event(*llm.Event) error }
 
 // serveStream serves a streaming client. Before commit a failure is an ordinary HTTP error,
 // unless a keepalive already sent the headers; after it, the wire's in-band failure. A round
@@ -38,17 +42,17 @@ func (s *Server) serveStream(c echo.Context, chain *fallback.Chain, run *fallbac
 	}
 	ctx := c.Request().Context()
 	in := reqInfo(c)
-	ew := newEventWriter(c.Response(), s.o.Heartbeat, s.o.WriteTimeout)
-	defer ew.close()
+	ew := s.eventWriter(c)
+	defer ew.Close()
 	st, err := run.Next(ctx)
 	if err != nil {
 		in.Kind = llm.KindOf(err)
-		if !ew.begun() {
+		if !ew.Begun() {
 			served(c, run, nil)
 			return writeError(c, err)
 		}
 		setServed(in, run, nil, c.Response().Header())
-		_ = w.fail(ew, err)
+		_ = w.Fail(ew, err)
 		return nil
 	}
 	t := s.turn(c, chain, run, turn.Live)
@@ -60,13 +64,13 @@ func (s *Server) serveStream(c echo.Context, chain *fallback.Chain, run *fallbac
 		}
 	}
 	if err == nil {
-		if err = w.end(&resp.Usage); err != nil {
+		if err = w.End(&resp.Usage); err != nil {
 			err = &llm.Error{Kind: llm.Canceled, Err: err} // the client stopped reading
 		}
 	}
 	in.Kind = llm.KindOf(err)
 	if err != nil && llm.KindOf(err) != llm.Canceled {
-		_ = w.fail(ew, err) // a refusal, or the target's failure after the answer started
+		_ = w.Fail(ew, err) // a refusal, or the target's failure after the answer started
 	}
 	return nil
 }
@@ -94,7 +98,7 @@ func (s *Server) serveOnce(c echo.Context, chain *fallback.Chain, run *fallback.
 	if err != nil {
 		return s.reject(c, err)
 	}
-	return c.JSONBlob(http.StatusOK, w.body(st, resp))
+	return c.JSONBlob(http.StatusOK, w.Body(st.Model, resp))
 }
 
 // turn is how the request's rounds run: its chain walk, the alias's relay options, its
@@ -113,7 +117,7 @@ func (s *Server) turn(c echo.Context, chain *fallback.Chain, run *fallback.Run, 
 type streamClient struct {
 	c   echo.Context
 	run *fallback.Run
-	ew  *eventWriter
+	ew  *sse.Writer
 	w   wire
 }
 
@@ -121,17 +125,17 @@ func (sc *streamClient) Serving(*fallback.Stream) {}
 
 func (sc *streamClient) Open(st *fallback.Stream) (relay.Sink, error) {
 	in := reqInfo(sc.c)
-	sc.ew.batching()
-	st.BeforeWait(sc.ew.release)
-	if err := sc.ew.start(func(h http.Header) { setServed(in, sc.run, st, h) }); err != nil {
+	sc.ew.Batching()
+	st.BeforeWait(sc.ew.Release)
+	if err := sc.ew.Start(func(h http.Header) { setServed(in, sc.run, st, h) }); err != nil {
 		return nil, err
 	}
-	return sc.w.open(sc.ew, st)
+	return sc.w.Open(sc.ew, st.Model)
 }
 
 func (sc *streamClient) Relayed() bool {
-	sc.ew.release() // before the guardrails and the accounting, which may wait
-	return sc.ew.failed()
+	sc.ew.Release() // before the guardrails and the accounting, which may wait
+	return sc.ew.Failed()
 }
 
 func (sc *streamClient) Restart(string) {}
@@ -144,10 +148,12 @@ type onceClient struct {
 	w   wire
 }
 
-func (oc *onceClient) Serving(st *fallback.Stream)                  { served(oc.c, oc.run, st) }
-func (oc *onceClient) Open(st *fallback.Stream) (relay.Sink, error) { return oc.w.attempt(st), nil }
-func (oc *onceClient) Relayed() bool                                { return false }
-func (oc *onceClient) Restart(string)                               {}
+func (oc *onceClient) Serving(st *fallback.Stream) { served(oc.c, oc.run, st) }
+func (oc *onceClient) Open(st *fallback.Stream) (relay.Sink, error) {
+	return oc.w.Attempt(st.Model), nil
+}
+func (oc *onceClient) Relayed() bool  { return false }
+func (oc *onceClient) Restart(string) {}
 
 // start reads and decodes a request, resolves its model to a chain, applies the alias's input
 // redaction to the decoded request, and starts a run. decode returns the model asked for and

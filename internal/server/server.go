@@ -18,6 +18,7 @@ import (
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/presence"
 	"github.com/sluice-gw/sluice/internal/relay"
+	"github.com/sluice-gw/sluice/internal/sse"
 	"github.com/sluice-gw/sluice/internal/telemetry"
 )
 
@@ -272,4 +273,15 @@ func (s *Server) readBody(c echo.Context) ([]byte, error) {
 		_ = rc.SetReadDeadline(time.Time{})
 	}
 	return body, nil
+}
+
+// trailers are the headers an event stream learns at commit: a keepalive that sent the
+// headers earlier declares them as trailers.
+var trailers = []string{"X-Sluice-Target", "X-Sluice-Attempts"}
+
+// eventWriter is the event stream of c's response, with the server's heartbeat and write
+// deadline.
+func (s *Server) eventWriter(c echo.Context) *sse.Writer {
+	return sse.NewWriter(c.Response(), sse.WriterOptions{Heartbeat: s.o.Heartbeat, WriteTimeout: s.o.WriteTimeout,
+		Trailers: trailers})
 }

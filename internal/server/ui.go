@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"github.com/sluice-gw/sluice/internal/dialect/oai"
 	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/runs"
@@ -22,17 +23,17 @@ import (
 func (s *Server) uiChat(c echo.Context) error {
 	v, err := uistream.ParseVersion(c.Request().Header.Get(uistream.Header))
 	if err != nil {
-		return s.reject(c, invalid("x-sluice-ui-protocol", "Invalid x-sluice-ui-protocol header: want v5, v6 or v7."))
+		return s.reject(c, oai.Invalid("x-sluice-ui-protocol", "Invalid x-sluice-ui-protocol header: want v5, v6 or v7."))
 	}
-	var ur *uiRequest
+	var ur *uistream.Request
 	var offered runs.Tools // the alias's server-side tools (uiopts.go)
 	chain, run, req, err := s.start(c, func(b []byte) (string, *llm.Request, error) {
-		r, err := decodeUI(b)
+		r, err := uistream.Decode(b)
 		if err != nil {
 			return "", nil, err
 		}
 		ur = r
-		return r.model, &r.req, nil
+		return r.Model, &r.Req, nil
 	}, func(ch *fallback.Chain, r *llm.Request) (*fallback.Chain, error) {
 		var err error
 		offered, err = s.offerTools(c.Request().Context(), ch.Alias, r)
@@ -41,11 +42,11 @@ func (s *Server) uiChat(c echo.Context) error {
 	if err != nil {
 		return s.reject(c, err)
 	}
-	msgID := ur.history.LastAssistant // a continuation writes on in the same message
-	if msgID == "" && ur.trigger == "regenerate-message" {
-		msgID = ur.messageID
+	msgID := ur.History.LastAssistant // a continuation writes on in the same message
+	if msgID == "" && ur.Trigger == "regenerate-message" {
+		msgID = ur.MessageID
 	}
-	sp := runs.Spec{Chat: ur.chat, Key: keyID(c), Version: v, MessageID: msgID, Model: ur.model, Request: req,
+	sp := runs.Spec{Chat: ur.Chat, Key: keyID(c), Version: v, MessageID: msgID, Model: ur.Model, Request: req,
 		Chain: run, Relay: s.roundOptions(c, chain), Restart: s.o.UI.Restart[chain.Alias], Tools: offered,
 		Prices: s.o.Usage.Prices} // nil: the built-in table
 	if m := meterOf(c); m != nil {
@@ -93,10 +94,10 @@ func (s *Server) serveRun(c echo.Context, rn *runs.Run, rd *runs.Reader) error {
 	ctx, in := c.Request().Context(), reqInfo(c)
 	in.Stream = true
 	c.Response().Header().Set("X-Vercel-Ai-Ui-Message-Stream", "v1")
-	ew := newEventWriter(c.Response(), s.o.Heartbeat, s.o.WriteTimeout)
-	defer ew.close()
-	ew.batching() // what is written leaves when the reader is about to wait
-	rd.BeforeWait(ew.release)
+	ew := s.eventWriter(c)
+	defer ew.Close()
+	ew.Batching() // what is written leaves when the reader is about to wait
+	rd.BeforeWait(ew.Release)
 	served := func(h http.Header) {
 		if rn == nil {
 			return
@@ -108,7 +109,7 @@ func (s *Server) serveRun(c echo.Context, rn *runs.Run, rd *runs.Reader) error {
 		h.Set("X-Sluice-Attempts", strconv.Itoa(in.Attempts))
 	}
 	if rn == nil {
-		if err := ew.start(served); err != nil {
+		if err := ew.Start(served); err != nil {
 			return nil
 		}
 	}
@@ -117,25 +118,25 @@ func (s *Server) serveRun(c echo.Context, rn *runs.Run, rd *runs.Reader) error {
 		if err != nil {
 			// io.EOF: the run's end; ErrBehind, ErrTrimmed: the client resumes; ctx: it left.
 			// Each ends this connection cleanly, never the run.
-			if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) && ew.begun() {
+			if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) && ew.Begun() {
 				in.Kind = kindOfReadEnd(err)
 			}
-			if !ew.begun() {
-				_ = ew.start(served)
+			if !ew.Begun() {
+				_ = ew.Start(served)
 			}
 			return nil
 		}
 		if first && rn != nil {
-			if early := rn.Early(); early != nil && !ew.begun() {
+			if early := rn.Early(); early != nil && !ew.Begun() {
 				served(c.Response().Header())
 				in.Kind = llm.KindOf(early)
 				return writeError(c, early)
 			}
-			if err := ew.start(served); err != nil {
+			if err := ew.Start(served); err != nil {
 				return nil
 			}
 		}
-		if err := ew.frame(b); err != nil {
+		if err := ew.Frame(b); err != nil {
 			in.Kind = llm.Canceled
 			return nil
 		}

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/labstack/echo/v4"
+	"github.com/sluice-gw/sluice/internal/dialect/oai"
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/runs"
 	"github.com/sluice-gw/sluice/internal/tools"
@@ -61,7 +62,7 @@ func (s *Server) offerTools(ctx context.Context, alias string, req *llm.Request)
 	}
 	for i, t := range req.Tools {
 		if o.Owns(t.Name) {
-			return nil, invalid("tools", "Invalid 'tools[%d]': '%s' is a server-side tool of model '%s'; the client cannot declare it.", i, t.Name, alias)
+			return nil, oai.Invalid("tools", "Invalid 'tools[%d]': '%s' is a server-side tool of model '%s'; the client cannot declare it.", i, t.Name, alias)
 		}
 	}
 	req.Tools = append(slices.Clip(req.Tools), o.Tools()...)

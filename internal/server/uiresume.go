@@ -5,7 +5,9 @@ import (
 	"net/http"
 
 	"github.com/labstack/echo/v4"
+	"github.com/sluice-gw/sluice/internal/dialect/oai"
 	"github.com/sluice-gw/sluice/internal/runs"
+	"github.com/sluice-gw/sluice/internal/uistream"
 )
 
 // uiResume serves GET /v1/ui/chat/{chatId}/stream on any replica: the chat's active run in
@@ -14,8 +16,8 @@ import (
 // one and no Last-Event-ID (DESIGN §8). Another key's run is a 404.
 func (s *Server) uiResume(c echo.Context) error {
 	chat := c.Param("chatId")
-	if !validChatID(chat) {
-		return s.reject(c, invalid("chatId", "Invalid chat id: 1 to 128 letters, digits, '_', '-', '.' or ':'."))
+	if !uistream.ValidChatID(chat) {
+		return s.reject(c, oai.Invalid("chatId", "Invalid chat id: 1 to 128 letters, digits, '_', '-', '.' or ':'."))
 	}
 	rd, err := s.o.UI.Runs.Open(c.Request().Context(), chat, keyID(c), c.Request().Header.Get("Last-Event-ID"))
 	if errors.Is(err, runs.ErrNoRun) {
@@ -33,8 +35,8 @@ func (s *Server) uiResume(c echo.Context) error {
 // run's id; 204 when no run is active; another key's run is a 404.
 func (s *Server) uiStop(c echo.Context) error {
 	chat := c.Param("chatId")
-	if !validChatID(chat) {
-		return s.reject(c, invalid("chatId", "Invalid chat id: 1 to 128 letters, digits, '_', '-', '.' or ':'."))
+	if !uistream.ValidChatID(chat) {
+		return s.reject(c, oai.Invalid("chatId", "Invalid chat id: 1 to 128 letters, digits, '_', '-', '.' or ':'."))
 	}
 	run, err := s.o.UI.Runs.Stop(c.Request().Context(), chat, keyID(c))
 	if errors.Is(err, runs.ErrNoRun) {
@@ -43,8 +45,8 @@ func (s *Server) uiStop(c echo.Context) error {
 	if err != nil {
 		return s.reject(c, runError(err))
 	}
-	b := append([]byte(`{"object":"ui.run","id":`), appendString(nil, run)...)
+	b := append([]byte(`{"object":"ui.run","id":`), oai.AppendString(nil, run)...)
 	b = append(b, `,"chat_id":`...)
-	b = appendString(b, chat)
+	b = oai.AppendString(b, chat)
 	return c.JSONBlob(http.StatusAccepted, append(b, `,"status":"stopping"}`...))
 }

@@ -1,6 +1,8 @@
 // Package sse decodes upstream text/event-stream bodies, pull-style, and decides one thing the
 // usual decoders get wrong: whether the body ended cleanly between events or was cut inside
 // one. A cut last event is reported as ErrCut, never as a complete event or a clean io.EOF.
+// Its Writer is the other side: the client-facing stream, with heartbeats, batched flushes,
+// per-write deadlines and trailers.
 //
 // Framing follows the WHATWG HTML "Server-sent events" parsing rules
 // (https://html.spec.whatwg.org/multipage/server-sent-events.html#event-stream-interpretation):

@@ -5,5 +5,6 @@
 // llm messages. Older clients validate chunks with strict schemas, where an unknown chunk type
 // or field is fatal: the allow-list is what keeps every version's client alive.
 //
-// Standard library only (and the llm vocabulary).
+// Decode checks a frontend's POST /v1/ui/chat body, its Chat Completions fields as package chat
+// checks them, with the OpenAI-shaped field errors of package oai.
 package uistream

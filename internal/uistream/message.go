@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/sluice-gw/sluice/internal/dialect/oai"
 	"github.com/sluice-gw/sluice/internal/llm"
 )
 
@@ -44,10 +45,6 @@ type History struct {
 	LastAssistant string
 }
 
-func invalid(param, format string, args ...any) *llm.Error {
-	return &llm.Error{Kind: llm.Invalid, Type: "invalid_request_error", Param: param, Message: fmt.Sprintf(format, args...)}
-}
-
 // Messages converts UIMessages (ai@5..7) to llm messages. Text and files (images, and text
 // files sent as data URLs) become content; an assistant message is cut at its step-start
 // parts, each step one assistant message with its tool calls followed by their results, so a
@@ -57,7 +54,7 @@ func invalid(param, format string, args ...any) *llm.Error {
 func Messages(raw json.RawMessage) (*History, error) {
 	var ms []uiMessage
 	if err := json.Unmarshal(raw, &ms); err != nil {
-		return nil, invalid("messages", "Invalid 'messages': expected an array of UIMessage objects (id, role, parts): %v", err)
+		return nil, oai.Invalid("messages", "Invalid 'messages': expected an array of UIMessage objects (id, role, parts): %v", err)
 	}
 	h := &History{}
 	for i, m := range ms {
@@ -69,7 +66,7 @@ func Messages(raw json.RawMessage) (*History, error) {
 		case "assistant":
 			err = h.assistant(p, m)
 		default:
-			return nil, invalid(p+".role", "Invalid value for '%s.role': '%s'. Supported values are: 'system', 'user' and 'assistant'.", p, m.Role)
+			return nil, oai.Invalid(p+".role", "Invalid value for '%s.role': '%s'. Supported values are: 'system', 'user' and 'assistant'.", p, m.Role)
 		}
 		if err != nil {
 			return nil, err
@@ -79,7 +76,7 @@ func Messages(raw json.RawMessage) (*History, error) {
 		h.LastAssistant = ms[len(ms)-1].ID
 	}
 	if len(h.Messages) == 0 {
-		return nil, invalid("messages", "Invalid 'messages': no message with content. Expected at least one message with a text or file part.")
+		return nil, oai.Invalid("messages", "Invalid 'messages': no message with content. Expected at least one message with a text or file part.")
 	}
 	return h, nil
 }
@@ -93,7 +90,7 @@ func (h *History) content(p string, m uiMessage) error {
 			msg.Parts = append(msg.Parts, llm.Part{Type: llm.PartText, Text: part.Text})
 		case "file":
 			if m.Role == "system" {
-				return invalid(pp, "Invalid '%s': a system message holds text only.", pp)
+				return oai.Invalid(pp, "Invalid '%s': a system message holds text only.", pp)
 			}
 			fp, err := file(pp, part)
 			if err != nil {
@@ -117,14 +114,14 @@ func file(p string, part uiPart) (llm.Part, error) {
 	case strings.HasPrefix(mt, "text/") && strings.HasPrefix(part.URL, "data:"):
 		text, err := dataText(part.URL)
 		if err != nil {
-			return llm.Part{}, invalid(p+".url", "Invalid '%s.url': %v", p, err)
+			return llm.Part{}, oai.Invalid(p+".url", "Invalid '%s.url': %v", p, err)
 		}
 		if part.Filename != "" {
 			text = part.Filename + ":\n" + text
 		}
 		return llm.Part{Type: llm.PartText, Text: text}, nil
 	}
-	return llm.Part{}, invalid(p+".mediaType", "Invalid '%s': files of type '%s' are not supported; send images, or text files as data URLs.", p, part.MediaType)
+	return llm.Part{}, oai.Invalid(p+".mediaType", "Invalid '%s': files of type '%s' are not supported; send images, or text files as data URLs.", p, part.MediaType)
 }
 
 // dataText decodes the text of a data: URL.
@@ -182,7 +179,7 @@ func (h *History) assistant(p string, m uiMessage) error {
 				continue // no output yet: a call without its result would be refused upstream
 			}
 			if part.ToolCallID == "" {
-				return invalid(fmt.Sprintf("%s.parts[%d].toolCallId", p, j), "Missing required parameter: '%s.parts[%d].toolCallId'.", p, j)
+				return oai.Invalid(fmt.Sprintf("%s.parts[%d].toolCallId", p, j), "Missing required parameter: '%s.parts[%d].toolCallId'.", p, j)
 			}
 			args := string(part.Input)
 			if args == "" || args == "null" {

@@ -1,4 +1,4 @@
-package server
+package chat
 
 import (
 	"errors"
@@ -37,7 +37,7 @@ func TestDecodeChatErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := decodeChat([]byte(tt.body))
+			_, err := Decode([]byte(tt.body))
 			var e *llm.Error
 			if !errors.As(err, &e) {
 				t.Fatalf("got %v, want an *llm.Error", err)
@@ -63,11 +63,11 @@ func TestDecodeChatFields(t *testing.T) {
 	"stream":true,"stream_options":{"include_usage":true},"n":2,"max_completion_tokens":50,"temperature":0.5,
 	"stop":"END","seed":7,"logprobs":true,"top_logprobs":2,"user":"u1","tool_choice":"auto",
 	"parallel_tool_calls":false,"metadata":{"a":"b"}}`
-	cr, err := decodeChat([]byte(body))
+	cr, err := Decode([]byte(body))
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &cr.req
+	r := &cr.Req
 	if cr.Model != "default" || !r.Stream || !r.IncludeUsage || r.N != 2 || *r.MaxCompletionTokens != 50 || *r.Temperature != 0.5 {
 		t.Errorf("got %+v, want the scalar fields decoded", r)
 	}
@@ -89,8 +89,8 @@ func FuzzDecodeChat(f *testing.F) {
 	f.Add([]byte(`{"model":"x","messages":[{"role":"user","content":[{"type":"text","text":"a"}]}],"n":3}`))
 	f.Add([]byte(`{"model":"x","messages":null}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		cr, err := decodeChat(b)
-		if err == nil && (cr.Model == "" || len(cr.req.Messages) == 0) {
+		cr, err := Decode(b)
+		if err == nil && (cr.Model == "" || len(cr.Req.Messages) == 0) {
 			t.Fatalf("accepted a request without model or messages: %q", b)
 		}
 		if err != nil && llm.HTTPStatus(err) != 400 {

@@ -1,17 +1,18 @@
-package server
+package responses
 
 import (
 	"encoding/json"
 	"fmt"
 	"strconv"
 
+	"github.com/sluice-gw/sluice/internal/dialect/oai"
 	"github.com/sluice-gw/sluice/internal/llm"
 )
 
 // tools decodes Responses function tools ({type, name, description, parameters, strict},
 // flat, where Chat Completions nests them under "function"). strict is kept as the client
 // set it: absent means the upstream API's own default.
-func (rr *responsesRequest) tools(raw json.RawMessage) error {
+func (rr *Request) tools(raw json.RawMessage) error {
 	var ts []struct {
 		Type        string          `json:"type"`
 		Name        string          `json:"name"`
@@ -20,24 +21,24 @@ func (rr *responsesRequest) tools(raw json.RawMessage) error {
 		Strict      *bool           `json:"strict"`
 	}
 	if err := json.Unmarshal(raw, &ts); err != nil {
-		return typeErr("tools", "an array of tool objects")
+		return oai.TypeErr("tools", "an array of tool objects")
 	}
 	for i, t := range ts {
 		p := fmt.Sprintf("tools[%d]", i)
 		if t.Type != "function" {
-			return invalid(p+".type", "Invalid value for '%s.type': '%s'. The gateway supports 'function' tools only.", p, t.Type)
+			return oai.Invalid(p+".type", "Invalid value for '%s.type': '%s'. The gateway supports 'function' tools only.", p, t.Type)
 		}
 		if t.Name == "" {
-			return invalid(p+".name", "Missing required parameter: '%s.name'.", p)
+			return oai.Invalid(p+".name", "Missing required parameter: '%s.name'.", p)
 		}
-		if !validToolName(t.Name) {
-			return invalid(p+".name", "Invalid '%s.name': must match ^[a-zA-Z0-9_-]{1,64}$.", p)
+		if !oai.ValidToolName(t.Name) {
+			return oai.Invalid(p+".name", "Invalid '%s.name': must match ^[a-zA-Z0-9_-]{1,64}$.", p)
 		}
 		var params json.RawMessage
-		if len(t.Parameters) > 0 && !isNull(t.Parameters) {
+		if len(t.Parameters) > 0 && !oai.IsNull(t.Parameters) {
 			params = compact(t.Parameters)
 		}
-		rr.req.Tools = append(rr.req.Tools, llm.Tool{Name: t.Name, Description: t.Description,
+		rr.Req.Tools = append(rr.Req.Tools, llm.Tool{Name: t.Name, Description: t.Description,
 			Parameters: params, Strict: t.Strict})
 	}
 	rr.echo.Tools = compact(raw)
@@ -48,30 +49,30 @@ func (rr *responsesRequest) tools(raw json.RawMessage) error {
 // llm.Request: the strings are the same; {"type":"function","name":N} becomes
 // {"type":"function","function":{"name":N}}. Hosted-tool and allowed_tools choices have no
 // equivalent on other upstreams.
-func (rr *responsesRequest) toolChoice(raw json.RawMessage) error {
+func (rr *Request) toolChoice(raw json.RawMessage) error {
 	const key = "tool_choice"
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
 		if s != "none" && s != "auto" && s != "required" {
-			return invalid(key, "Invalid value for 'tool_choice': '%s'. Supported values are: 'none', 'auto' and 'required'.", s)
+			return oai.Invalid(key, "Invalid value for 'tool_choice': '%s'. Supported values are: 'none', 'auto' and 'required'.", s)
 		}
-		rr.req.ToolChoice = compact(raw)
+		rr.Req.ToolChoice = compact(raw)
 	} else {
 		var o struct {
 			Type string `json:"type"`
 			Name string `json:"name"`
 		}
 		if err := json.Unmarshal(raw, &o); err != nil || o.Type == "" {
-			return typeErr(key, "a string or an object with a 'type'")
+			return oai.TypeErr(key, "a string or an object with a 'type'")
 		}
 		if o.Type != "function" {
-			return invalid(key+".type", "Invalid value for 'tool_choice.type': '%s'. The gateway supports 'function' only.", o.Type)
+			return oai.Invalid(key+".type", "Invalid value for 'tool_choice.type': '%s'. The gateway supports 'function' only.", o.Type)
 		}
 		if o.Name == "" {
-			return invalid(key+".name", "Missing required parameter: 'tool_choice.name'.")
+			return oai.Invalid(key+".name", "Missing required parameter: 'tool_choice.name'.")
 		}
-		b := append([]byte(`{"type":"function","function":{"name":`), appendString(nil, o.Name)...)
-		rr.req.ToolChoice = append(b, "}}"...)
+		b := append([]byte(`{"type":"function","function":{"name":`), oai.AppendString(nil, o.Name)...)
+		rr.Req.ToolChoice = append(b, "}}"...)
 	}
 	rr.echo.ToolChoice = compact(raw)
 	return nil
@@ -79,15 +80,15 @@ func (rr *responsesRequest) toolChoice(raw json.RawMessage) error {
 
 // text decodes text.format into the Chat Completions response_format, and passes
 // text.verbosity on as Chat Completions' top-level verbosity.
-func (rr *responsesRequest) text(raw json.RawMessage) error {
+func (rr *Request) text(raw json.RawMessage) error {
 	var t struct {
 		Format    json.RawMessage `json:"format"`
 		Verbosity json.RawMessage `json:"verbosity"`
 	}
 	if err := json.Unmarshal(raw, &t); err != nil {
-		return typeErr("text", "an object")
+		return oai.TypeErr("text", "an object")
 	}
-	if len(t.Format) > 0 && !isNull(t.Format) {
+	if len(t.Format) > 0 && !oai.IsNull(t.Format) {
 		var f struct {
 			Type        string          `json:"type"`
 			Name        string          `json:"name"`
@@ -96,22 +97,22 @@ func (rr *responsesRequest) text(raw json.RawMessage) error {
 			Strict      *bool           `json:"strict"`
 		}
 		if err := json.Unmarshal(t.Format, &f); err != nil {
-			return typeErr("text.format", "an object")
+			return oai.TypeErr("text.format", "an object")
 		}
 		switch f.Type {
 		case "text", "json_object":
-			rr.req.ResponseFormat = append(append([]byte(`{"type":`), appendString(nil, f.Type)...), '}')
+			rr.Req.ResponseFormat = append(append([]byte(`{"type":`), oai.AppendString(nil, f.Type)...), '}')
 		case "json_schema":
 			if f.Name == "" {
-				return invalid("text.format.name", "Missing required parameter: 'text.format.name'.")
+				return oai.Invalid("text.format.name", "Missing required parameter: 'text.format.name'.")
 			}
-			if len(f.Schema) == 0 || isNull(f.Schema) {
-				return invalid("text.format.schema", "Missing required parameter: 'text.format.schema'.")
+			if len(f.Schema) == 0 || oai.IsNull(f.Schema) {
+				return oai.Invalid("text.format.schema", "Missing required parameter: 'text.format.schema'.")
 			}
-			b := append([]byte(`{"type":"json_schema","json_schema":{"name":`), appendString(nil, f.Name)...)
+			b := append([]byte(`{"type":"json_schema","json_schema":{"name":`), oai.AppendString(nil, f.Name)...)
 			if f.Description != nil {
 				b = append(b, `,"description":`...)
-				b = appendString(b, *f.Description)
+				b = oai.AppendString(b, *f.Description)
 			}
 			b = append(b, `,"schema":`...)
 			b = append(b, compact(f.Schema)...)
@@ -119,17 +120,17 @@ func (rr *responsesRequest) text(raw json.RawMessage) error {
 				b = append(b, `,"strict":`...)
 				b = strconv.AppendBool(b, *f.Strict)
 			}
-			rr.req.ResponseFormat = append(b, "}}"...)
+			rr.Req.ResponseFormat = append(b, "}}"...)
 		default:
-			return invalid("text.format.type", "Invalid value for 'text.format.type': '%s'. Supported values are: 'text', 'json_object' and 'json_schema'.", f.Type)
+			return oai.Invalid("text.format.type", "Invalid value for 'text.format.type': '%s'. Supported values are: 'text', 'json_object' and 'json_schema'.", f.Type)
 		}
 	}
-	if len(t.Verbosity) > 0 && !isNull(t.Verbosity) {
+	if len(t.Verbosity) > 0 && !oai.IsNull(t.Verbosity) {
 		var s string
 		if err := json.Unmarshal(t.Verbosity, &s); err != nil {
-			return typeErr("text.verbosity", "a string")
+			return oai.TypeErr("text.verbosity", "a string")
 		}
-		rr.req.Extra = append(rr.req.Extra, llm.Field{Name: "verbosity", Value: compact(t.Verbosity)})
+		rr.Req.Extra = append(rr.Req.Extra, llm.Field{Name: "verbosity", Value: compact(t.Verbosity)})
 	}
 	rr.echo.Text = compact(raw)
 	return nil
@@ -138,23 +139,23 @@ func (rr *responsesRequest) text(raw json.RawMessage) error {
 // reasoning passes reasoning.effort on as Chat Completions' reasoning_effort, which the
 // other adapters translate. reasoning.summary has no field in llm.Request: it is echoed, not
 // sent upstream (docs/responses.md).
-func (rr *responsesRequest) reasoning(raw json.RawMessage) error {
+func (rr *Request) reasoning(raw json.RawMessage) error {
 	var r struct {
 		Effort  json.RawMessage `json:"effort"`
 		Summary json.RawMessage `json:"summary"`
 	}
 	if err := json.Unmarshal(raw, &r); err != nil {
-		return typeErr("reasoning", "an object")
+		return oai.TypeErr("reasoning", "an object")
 	}
 	var s string
-	if len(r.Summary) > 0 && !isNull(r.Summary) && json.Unmarshal(r.Summary, &s) != nil {
-		return typeErr("reasoning.summary", "a string")
+	if len(r.Summary) > 0 && !oai.IsNull(r.Summary) && json.Unmarshal(r.Summary, &s) != nil {
+		return oai.TypeErr("reasoning.summary", "a string")
 	}
-	if len(r.Effort) > 0 && !isNull(r.Effort) {
+	if len(r.Effort) > 0 && !oai.IsNull(r.Effort) {
 		if err := json.Unmarshal(r.Effort, &s); err != nil {
-			return typeErr("reasoning.effort", "a string")
+			return oai.TypeErr("reasoning.effort", "a string")
 		}
-		rr.req.Extra = append(rr.req.Extra, llm.Field{Name: "reasoning_effort", Value: compact(r.Effort)})
+		rr.Req.Extra = append(rr.Req.Extra, llm.Field{Name: "reasoning_effort", Value: compact(r.Effort)})
 	}
 	rr.echo.Reasoning = compact(raw)
 	return nil

@@ -1,4 +1,4 @@
-package server
+package responses
 
 import (
 	"encoding/json"
@@ -66,7 +66,7 @@ func TestDecodeResponsesErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := decodeResponses([]byte(tt.body))
+			_, err := Decode([]byte(tt.body))
 			var e *llm.Error
 			if !errors.As(err, &e) {
 				t.Fatalf("got %v, want an *llm.Error", err)
@@ -74,7 +74,7 @@ func TestDecodeResponsesErrors(t *testing.T) {
 			if e.Kind != llm.Invalid || llm.HTTPStatus(err) != 400 {
 				t.Errorf("got kind %v status %d, want invalid 400", e.Kind, llm.HTTPStatus(err))
 			}
-			if pe := publicError(err); pe.Type != "invalid_request_error" || pe.Code != tt.code {
+			if pe := llm.Public(err); pe.Type != "invalid_request_error" || pe.Code != tt.code {
 				t.Errorf("got type %q code %q, want invalid_request_error and %q", pe.Type, pe.Code, tt.code)
 			}
 			if e.Param != tt.param {
@@ -117,7 +117,7 @@ func TestDecodeResponsesFields(t *testing.T) {
 	"max_output_tokens":100,"temperature":0.5,"top_p":1,"metadata":{"k":"v"},"stream":true,"store":false,
 	"include":["reasoning.encrypted_content"],"previous_response_id":"resp_0","user":"u1","parallel_tool_calls":false,
 	"truncation":"disabled","service_tier":"auto","top_logprobs":0,"stream_options":{"include_obfuscation":false}}`
-	rr, err := decodeResponses([]byte(body))
+	rr, err := Decode([]byte(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +151,7 @@ func TestDecodeResponsesFields(t *testing.T) {
 			{Name: "parallel_tool_calls", Value: json.RawMessage(`false`)},
 			{Name: "service_tier", Value: json.RawMessage(`"auto"`)}},
 	}
-	sameJSON(t, "request", rr.req, want)
+	sameJSON(t, "request", rr.Req, want)
 	if rr.Model != "default" || !rr.echo.Encrypted || string(rr.echo.ToolChoice) != `{"type":"function","name":"get_weather"}` ||
 		string(rr.echo.Reasoning) != `{"effort":"high","summary":"auto"}` {
 		t.Errorf("got model %q echo %+v, want the client's values echoed", rr.Model, rr.echo)
@@ -162,23 +162,23 @@ func TestDecodeResponsesFields(t *testing.T) {
 }
 
 func TestDecodeResponsesShortForms(t *testing.T) {
-	rr, err := decodeResponses([]byte(`{"model":"m","input":"Hello","tool_choice":"required","text":{"format":{"type":"json_object"}}}`))
+	rr, err := Decode([]byte(`{"model":"m","input":"Hello","tool_choice":"required","text":{"format":{"type":"json_object"}}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []llm.Message{{Role: llm.RoleUser, Plain: true, Parts: []llm.Part{{Type: llm.PartText, Text: "Hello"}}}}
-	sameJSON(t, "messages", rr.req.Messages, want)
-	if string(rr.req.ToolChoice) != `"required"` || string(rr.req.ResponseFormat) != `{"type":"json_object"}` {
-		t.Errorf("got tool_choice %s response_format %s", rr.req.ToolChoice, rr.req.ResponseFormat)
+	sameJSON(t, "messages", rr.Req.Messages, want)
+	if string(rr.Req.ToolChoice) != `"required"` || string(rr.Req.ResponseFormat) != `{"type":"json_object"}` {
+		t.Errorf("got tool_choice %s response_format %s", rr.Req.ToolChoice, rr.Req.ResponseFormat)
 	}
 	// With previous_response_id the input may be absent: the upstream holds the conversation.
-	if _, err := decodeResponses([]byte(`{"model":"m","previous_response_id":"resp_1"}`)); err != nil {
+	if _, err := Decode([]byte(`{"model":"m","previous_response_id":"resp_1"}`)); err != nil {
 		t.Errorf("got %v, want previous_response_id alone accepted", err)
 	}
 	// Reasoning that no output follows is dropped, not sent as an empty assistant turn.
-	rr, err = decodeResponses([]byte(`{"model":"m","input":[{"type":"reasoning","id":"rs_1","summary":[]},{"role":"user","content":"hi"}]}`))
-	if err != nil || len(rr.req.Messages) != 1 || rr.req.Messages[0].Role != llm.RoleUser {
-		t.Errorf("got %+v, %v, want the user message only", rr.req.Messages, err)
+	rr, err = Decode([]byte(`{"model":"m","input":[{"type":"reasoning","id":"rs_1","summary":[]},{"role":"user","content":"hi"}]}`))
+	if err != nil || len(rr.Req.Messages) != 1 || rr.Req.Messages[0].Role != llm.RoleUser {
+		t.Errorf("got %+v, %v, want the user message only", rr.Req.Messages, err)
 	}
 }
 

@@ -1,9 +1,10 @@
-package server
+package responses
 
 import (
 	"encoding/json"
 	"strings"
 
+	"github.com/sluice-gw/sluice/internal/dialect/oai"
 	"github.com/sluice-gw/sluice/internal/llm"
 )
 
@@ -80,17 +81,17 @@ func appendResponse(b []byte, m *respMeta, end *respEnd, items []*outItem) []byt
 		}
 	}
 	b = append(b, `{"id":`...)
-	b = appendString(b, m.id)
+	b = oai.AppendString(b, m.id)
 	b = append(b, `,"object":"response","created_at":`...)
-	b = appendInt(b, int(m.created))
+	b = oai.AppendInt(b, int(m.created))
 	b = append(b, `,"status":`...)
-	b = appendString(b, end.status)
+	b = oai.AppendString(b, end.status)
 	b = append(b, `,"error":`...)
 	if end.errCode != "" {
 		b = append(b, `{"code":`...)
-		b = appendString(b, end.errCode)
+		b = oai.AppendString(b, end.errCode)
 		b = append(b, `,"message":`...)
-		b = appendString(b, end.errMsg)
+		b = oai.AppendString(b, end.errMsg)
 		b = append(b, '}')
 	} else {
 		b = append(b, "null"...)
@@ -98,7 +99,7 @@ func appendResponse(b []byte, m *respMeta, end *respEnd, items []*outItem) []byt
 	b = append(b, `,"incomplete_details":`...)
 	if end.incomplete != "" {
 		b = append(b, `{"reason":`...)
-		b = appendString(b, end.incomplete)
+		b = oai.AppendString(b, end.incomplete)
 		b = append(b, '}')
 	} else {
 		b = append(b, "null"...)
@@ -106,7 +107,7 @@ func appendResponse(b []byte, m *respMeta, end *respEnd, items []*outItem) []byt
 	raw("instructions", e.Instructions, "null")
 	raw("max_output_tokens", e.MaxOutputTokens, "null")
 	b = append(b, `,"model":`...)
-	b = appendString(b, m.model)
+	b = oai.AppendString(b, m.model)
 	b = append(b, `,"output":[`...)
 	for i, it := range items {
 		if i > 0 {
@@ -140,15 +141,15 @@ func appendResponse(b []byte, m *respMeta, end *respEnd, items []*outItem) []byt
 
 func appendRespUsage(b []byte, u *llm.Usage) []byte {
 	b = append(b, `{"input_tokens":`...)
-	b = appendInt(b, u.PromptTokens)
+	b = oai.AppendInt(b, u.PromptTokens)
 	b = append(b, `,"input_tokens_details":{"cached_tokens":`...)
-	b = appendInt(b, u.CachedTokens)
+	b = oai.AppendInt(b, u.CachedTokens)
 	b = append(b, `},"output_tokens":`...)
-	b = appendInt(b, u.CompletionTokens)
+	b = oai.AppendInt(b, u.CompletionTokens)
 	b = append(b, `,"output_tokens_details":{"reasoning_tokens":`...)
-	b = appendInt(b, u.ReasoningTokens)
+	b = oai.AppendInt(b, u.ReasoningTokens)
 	b = append(b, `},"total_tokens":`...)
-	b = appendInt(b, u.TotalTokens)
+	b = oai.AppendInt(b, u.TotalTokens)
 	return append(b, '}')
 }
 
@@ -156,7 +157,7 @@ func appendRespUsage(b []byte, u *llm.Usage) []byte {
 // the client asked for it.
 func appendItem(b []byte, it *outItem, encrypted bool) []byte {
 	b = append(b, `{"id":`...)
-	b = appendString(b, it.id)
+	b = oai.AppendString(b, it.id)
 	switch it.kind {
 	case itemReasoning:
 		b = append(b, `,"type":"reasoning","summary":[`...)
@@ -166,11 +167,11 @@ func appendItem(b []byte, it *outItem, encrypted bool) []byte {
 		b = append(b, ']')
 		if encrypted && it.encrypted != "" {
 			b = append(b, `,"encrypted_content":`...)
-			b = appendString(b, it.encrypted)
+			b = oai.AppendString(b, it.encrypted)
 		}
 	case itemMessage:
 		b = append(b, `,"type":"message","status":`...)
-		b = appendString(b, it.status)
+		b = oai.AppendString(b, it.status)
 		b = append(b, `,"role":"assistant","content":[`...)
 		for i, p := range it.parts {
 			if i > 0 {
@@ -181,13 +182,13 @@ func appendItem(b []byte, it *outItem, encrypted bool) []byte {
 		b = append(b, ']')
 	case itemCall:
 		b = append(b, `,"type":"function_call","status":`...)
-		b = appendString(b, it.status)
+		b = oai.AppendString(b, it.status)
 		b = append(b, `,"arguments":`...)
-		b = appendString(b, it.args)
+		b = oai.AppendString(b, it.args)
 		b = append(b, `,"call_id":`...)
-		b = appendString(b, it.callID)
+		b = oai.AppendString(b, it.callID)
 		b = append(b, `,"name":`...)
-		b = appendString(b, it.name)
+		b = oai.AppendString(b, it.name)
 	}
 	return append(b, '}')
 }
@@ -195,7 +196,7 @@ func appendItem(b []byte, it *outItem, encrypted bool) []byte {
 // appendAdded appends an item as output_item.added announces it: nothing produced yet.
 func appendAdded(b []byte, it *outItem) []byte {
 	b = append(b, `{"id":`...)
-	b = appendString(b, it.id)
+	b = oai.AppendString(b, it.id)
 	switch it.kind {
 	case itemReasoning:
 		b = append(b, `,"type":"reasoning","summary":[]`...)
@@ -203,9 +204,9 @@ func appendAdded(b []byte, it *outItem) []byte {
 		b = append(b, `,"type":"message","status":"in_progress","role":"assistant","content":[]`...)
 	case itemCall:
 		b = append(b, `,"type":"function_call","status":"in_progress","arguments":"","call_id":`...)
-		b = appendString(b, it.callID)
+		b = oai.AppendString(b, it.callID)
 		b = append(b, `,"name":`...)
-		b = appendString(b, it.name)
+		b = oai.AppendString(b, it.name)
 	}
 	return append(b, '}')
 }
@@ -215,17 +216,17 @@ func appendAdded(b []byte, it *outItem) []byte {
 func appendPart(b []byte, refusal bool, text string) []byte {
 	if refusal {
 		b = append(b, `{"type":"refusal","refusal":`...)
-		b = appendString(b, text)
+		b = oai.AppendString(b, text)
 		return append(b, '}')
 	}
 	b = append(b, `{"type":"output_text","text":`...)
-	b = appendString(b, text)
+	b = oai.AppendString(b, text)
 	return append(b, `,"annotations":[],"logprobs":[]}`...)
 }
 
 func appendSummaryPart(b []byte, text string) []byte {
 	b = append(b, `{"type":"summary_text","text":`...)
-	b = appendString(b, text)
+	b = oai.AppendString(b, text)
 	return append(b, '}')
 }
 

@@ -1,4 +1,4 @@
-package server
+package embeddings
 
 import "testing"
 
@@ -15,7 +15,7 @@ func TestEmbeddingUsage(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			u, ok := embeddingUsage([]byte(tt.raw))
+			u, ok := Usage([]byte(tt.raw))
 			if ok != tt.ok || u.PromptTokens != tt.prompt || u.TotalTokens != tt.total {
 				t.Errorf("got %+v %v, want prompt %d total %d %v", u, ok, tt.prompt, tt.total, tt.ok)
 			}

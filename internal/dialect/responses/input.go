@@ -1,10 +1,11 @@
-package server
+package responses
 
 import (
 	"encoding/json"
 	"fmt"
 	"strings"
 
+	"github.com/sluice-gw/sluice/internal/dialect/oai"
 	"github.com/sluice-gw/sluice/internal/llm"
 )
 
@@ -47,10 +48,10 @@ func decodeInput(raw json.RawMessage) ([]llm.Message, error) {
 	}
 	var items []json.RawMessage
 	if err := json.Unmarshal(raw, &items); err != nil {
-		return nil, typeErr("input", "a string or an array of input items")
+		return nil, oai.TypeErr("input", "a string or an array of input items")
 	}
 	if len(items) == 0 {
-		return nil, invalid("input", "Invalid 'input': empty array. Expected an array with minimum length 1.")
+		return nil, oai.Invalid("input", "Invalid 'input': empty array. Expected an array with minimum length 1.")
 	}
 	var b inputBuilder
 	for i, it := range items {
@@ -83,7 +84,7 @@ func (b *inputBuilder) turn(extend bool) *llm.Message {
 func (b *inputBuilder) item(p string, raw json.RawMessage) error {
 	var w wireItem
 	if err := json.Unmarshal(raw, &w); err != nil {
-		return invalid(p, "Invalid type for '%s': expected an input item object with string fields.", p)
+		return oai.Invalid(p, "Invalid type for '%s': expected an input item object with string fields.", p)
 	}
 	if w.Type == "" && w.Role != "" {
 		w.Type = "message" // EasyInputMessage: {role, content} without a type
@@ -93,13 +94,13 @@ func (b *inputBuilder) item(p string, raw json.RawMessage) error {
 		return b.message(p, &w)
 	case "function_call":
 		if w.CallID == "" || w.Name == "" || w.Arguments == nil {
-			return invalid(p, "Missing required parameter: '%s.call_id', '%s.name' or '%s.arguments'.", p, p, p)
+			return oai.Invalid(p, "Missing required parameter: '%s.call_id', '%s.name' or '%s.arguments'.", p, p, p)
 		}
 		m := b.turn(true)
 		m.ToolCalls = append(m.ToolCalls, llm.ToolCall{ID: w.CallID, Name: w.Name, Arguments: *w.Arguments})
 	case "function_call_output":
 		if w.CallID == "" {
-			return invalid(p+".call_id", "Missing required parameter: '%s.call_id'.", p)
+			return oai.Invalid(p+".call_id", "Missing required parameter: '%s.call_id'.", p)
 		}
 		parts, plain, err := outputParts(p+".output", w.Output)
 		if err != nil {
@@ -113,11 +114,11 @@ func (b *inputBuilder) item(p string, raw json.RawMessage) error {
 		}
 		b.reasoning = append(b.reasoning, llm.Reasoning{ID: w.ID, Text: strings.Join(texts, "\n\n"), Encrypted: w.EncryptedContent})
 	case "item_reference":
-		return invalid(p+".type", "'item_reference' items need stored responses, which the gateway does not keep: send the item itself.")
+		return oai.Invalid(p+".type", "'item_reference' items need stored responses, which the gateway does not keep: send the item itself.")
 	case "":
-		return invalid(p+".type", "Missing required parameter: '%s.type'.", p)
+		return oai.Invalid(p+".type", "Missing required parameter: '%s.type'.", p)
 	default:
-		return invalid(p+".type", "Invalid value for '%s.type': '%s'. Supported values are: 'message', 'function_call', 'function_call_output' and 'reasoning'.", p, w.Type)
+		return oai.Invalid(p+".type", "Invalid value for '%s.type': '%s'. Supported values are: 'message', 'function_call', 'function_call_output' and 'reasoning'.", p, w.Type)
 	}
 	return nil
 }
@@ -127,13 +128,13 @@ func (b *inputBuilder) message(p string, w *wireItem) error {
 	switch role {
 	case llm.RoleUser, llm.RoleAssistant, llm.RoleSystem, llm.RoleDeveloper:
 	case "":
-		return invalid(p+".role", "Missing required parameter: '%s.role'.", p)
+		return oai.Invalid(p+".role", "Missing required parameter: '%s.role'.", p)
 	default:
-		return invalid(p+".role", "Invalid value for '%s.role': '%s'. Supported values are: 'user', 'assistant', 'system' and 'developer'.", p, w.Role)
+		return oai.Invalid(p+".role", "Invalid value for '%s.role': '%s'. Supported values are: 'user', 'assistant', 'system' and 'developer'.", p, w.Role)
 	}
 	var m llm.Message
-	if len(w.Content) == 0 || isNull(w.Content) {
-		return invalid(p+".content", "Missing required parameter: '%s.content'.", p)
+	if len(w.Content) == 0 || oai.IsNull(w.Content) {
+		return oai.Invalid(p+".content", "Missing required parameter: '%s.content'.", p)
 	}
 	var s string
 	if json.Unmarshal(w.Content, &s) == nil {
@@ -143,7 +144,7 @@ func (b *inputBuilder) message(p string, w *wireItem) error {
 	}
 	if role != llm.RoleAssistant {
 		if len(m.Parts) == 0 {
-			return invalid(p+".content", "Invalid '%s.content': empty array. Expected an array with minimum length 1.", p)
+			return oai.Invalid(p+".content", "Invalid '%s.content': empty array. Expected an array with minimum length 1.", p)
 		}
 		m.Role = role
 		b.msgs = append(b.msgs, m)
@@ -159,33 +160,33 @@ func (b *inputBuilder) message(p string, w *wireItem) error {
 func contentParts(p string, role llm.Role, raw json.RawMessage, m *llm.Message) error {
 	var ws []wireInputPart
 	if err := json.Unmarshal(raw, &ws); err != nil {
-		return typeErr(p, "a string or an array of content parts")
+		return oai.TypeErr(p, "a string or an array of content parts")
 	}
 	for j, w := range ws {
 		pp := fmt.Sprintf("%s[%d]", p, j)
 		switch {
 		case w.Type == "input_text" || (w.Type == "output_text" && role == llm.RoleAssistant):
 			if w.Text == nil {
-				return invalid(pp+".text", "Missing required parameter: '%s.text'.", pp)
+				return oai.Invalid(pp+".text", "Missing required parameter: '%s.text'.", pp)
 			}
 			m.Parts = append(m.Parts, llm.Part{Type: llm.PartText, Text: *w.Text})
 		case w.Type == "refusal" && role == llm.RoleAssistant:
 			if w.Refusal == nil {
-				return invalid(pp+".refusal", "Missing required parameter: '%s.refusal'.", pp)
+				return oai.Invalid(pp+".refusal", "Missing required parameter: '%s.refusal'.", pp)
 			}
 			m.Refusal += *w.Refusal
 		case w.Type == "input_image" && role == llm.RoleUser:
 			if w.ImageURL == "" {
 				if w.FileID != "" {
-					return invalid(pp+".file_id", "Images by file_id are not supported by the gateway: send image_url (an URL or a data: URL).")
+					return oai.Invalid(pp+".file_id", "Images by file_id are not supported by the gateway: send image_url (an URL or a data: URL).")
 				}
-				return invalid(pp+".image_url", "Missing required parameter: '%s.image_url'.", pp)
+				return oai.Invalid(pp+".image_url", "Missing required parameter: '%s.image_url'.", pp)
 			}
 			m.Parts = append(m.Parts, llm.Part{Type: llm.PartImage, URL: w.ImageURL, Detail: w.Detail})
 		case w.Type == "input_file" || w.Type == "input_audio":
-			return invalid(pp+".type", "'%s' content is not supported by the gateway.", w.Type)
+			return oai.Invalid(pp+".type", "'%s' content is not supported by the gateway.", w.Type)
 		default:
-			return invalid(pp+".type", "Invalid value for '%s.type': '%s' in a %s message.", pp, w.Type, role)
+			return oai.Invalid(pp+".type", "Invalid value for '%s.type': '%s' in a %s message.", pp, w.Type, role)
 		}
 	}
 	return nil
@@ -193,8 +194,8 @@ func contentParts(p string, role llm.Role, raw json.RawMessage, m *llm.Message) 
 
 // outputParts decodes a function call's output: a string, or input_text parts.
 func outputParts(p string, raw json.RawMessage) ([]llm.Part, bool, error) {
-	if len(raw) == 0 || isNull(raw) {
-		return nil, false, invalid(p, "Missing required parameter: '%s'.", p)
+	if len(raw) == 0 || oai.IsNull(raw) {
+		return nil, false, oai.Invalid(p, "Missing required parameter: '%s'.", p)
 	}
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
@@ -202,13 +203,13 @@ func outputParts(p string, raw json.RawMessage) ([]llm.Part, bool, error) {
 	}
 	var ws []wireInputPart
 	if err := json.Unmarshal(raw, &ws); err != nil {
-		return nil, false, typeErr(p, "a string or an array of input_text parts")
+		return nil, false, oai.TypeErr(p, "a string or an array of input_text parts")
 	}
 	parts := make([]llm.Part, 0, len(ws))
 	for j, w := range ws {
 		pp := fmt.Sprintf("%s[%d]", p, j)
 		if w.Type != "input_text" || w.Text == nil {
-			return nil, false, invalid(pp, "Invalid '%s': the gateway supports input_text parts in a function call output.", pp)
+			return nil, false, oai.Invalid(pp, "Invalid '%s': the gateway supports input_text parts in a function call output.", pp)
 		}
 		parts = append(parts, llm.Part{Type: llm.PartText, Text: *w.Text})
 	}

@@ -1,4 +1,4 @@
-package server
+package responses
 
 import (
 	"bytes"
@@ -6,14 +6,15 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/sluice-gw/sluice/internal/dialect/oai"
 	"github.com/sluice-gw/sluice/internal/llm"
 )
 
-// responsesRequest is a decoded POST /v1/responses body: the provider-neutral request, and
-// what the Response object echoes back to the client.
-type responsesRequest struct {
+// Request is a decoded POST /v1/responses body: the model asked for, the provider-neutral
+// request, and what the Response object echoes back to the client.
+type Request struct {
 	Model string
-	req   llm.Request
+	Req   llm.Request
 	echo  respEcho
 }
 
@@ -37,22 +38,22 @@ func compact(raw json.RawMessage) json.RawMessage {
 	return b.Bytes()
 }
 
-// decodeResponses parses and validates a Responses body. Fields the gateway cannot honour
+// Decode parses and validates a Responses body. Fields the gateway cannot honour
 // on every upstream (stored prompts, conversations, background mode) are refused rather
 // than silently dropped; unknown fields are refused as OpenAI refuses them.
-func decodeResponses(body []byte) (*responsesRequest, error) {
-	rr := &responsesRequest{}
+func Decode(body []byte) (*Request, error) {
+	rr := &Request{}
 	var input json.RawMessage
 	var instructions *string
-	err := scanObject(body, func(key string, raw json.RawMessage) error {
+	err := oai.Scan(body, func(key string, raw json.RawMessage) error {
 		if key == "input" {
 			input = raw
 			return nil
 		}
-		if key == "instructions" && !isNull(raw) {
+		if key == "instructions" && !oai.IsNull(raw) {
 			var s string
 			if err := json.Unmarshal(raw, &s); err != nil {
-				return typeErr(key, "a string")
+				return oai.TypeErr(key, "a string")
 			}
 			instructions, rr.echo.Instructions = &s, compact(raw)
 			return nil
@@ -63,16 +64,16 @@ func decodeResponses(body []byte) (*responsesRequest, error) {
 		return nil, err
 	}
 	if rr.Model == "" {
-		return nil, invalid("model", "Missing required parameter: 'model'.")
+		return nil, oai.Invalid("model", "Missing required parameter: 'model'.")
 	}
 	if instructions != nil {
 		// Instructions are a system message ahead of the input: what every upstream knows.
-		rr.req.Messages = append(rr.req.Messages, llm.Message{Role: llm.RoleSystem, Plain: true,
+		rr.Req.Messages = append(rr.Req.Messages, llm.Message{Role: llm.RoleSystem, Plain: true,
 			Parts: []llm.Part{{Type: llm.PartText, Text: *instructions}}})
 	}
-	if len(input) == 0 || isNull(input) {
-		if rr.req.PreviousResponseID == "" {
-			return nil, invalid("input", "Missing required parameter: 'input'.")
+	if len(input) == 0 || oai.IsNull(input) {
+		if rr.Req.PreviousResponseID == "" {
+			return nil, oai.Invalid("input", "Missing required parameter: 'input'.")
 		}
 		return rr, nil
 	}
@@ -80,53 +81,53 @@ func decodeResponses(body []byte) (*responsesRequest, error) {
 	if err != nil {
 		return nil, err
 	}
-	rr.req.Messages = append(rr.req.Messages, msgs...)
+	rr.Req.Messages = append(rr.Req.Messages, msgs...)
 	return rr, nil
 }
 
-func (rr *responsesRequest) field(key string, raw json.RawMessage) error {
-	r, e := &rr.req, &rr.echo
-	if isNull(raw) && key != "model" {
+func (rr *Request) field(key string, raw json.RawMessage) error {
+	r, e := &rr.Req, &rr.echo
+	if oai.IsNull(raw) && key != "model" {
 		return nil // null is the default of every optional field
 	}
 	switch key {
 	case "model":
 		if err := json.Unmarshal(raw, &rr.Model); err != nil {
-			return typeErr(key, "a string")
+			return oai.TypeErr(key, "a string")
 		}
 	case "stream":
 		if err := json.Unmarshal(raw, &r.Stream); err != nil {
-			return typeErr(key, "a boolean")
+			return oai.TypeErr(key, "a boolean")
 		}
 	case "store":
 		var v bool
 		if err := json.Unmarshal(raw, &v); err != nil {
-			return typeErr(key, "a boolean")
+			return oai.TypeErr(key, "a boolean")
 		}
 		r.Store, e.Store = &v, compact(raw)
 	case "background":
 		var v bool
 		if err := json.Unmarshal(raw, &v); err != nil {
-			return typeErr(key, "a boolean")
+			return oai.TypeErr(key, "a boolean")
 		}
 		if v {
-			return invalid(key, "Background responses are not supported by the gateway: stream the response instead.")
+			return oai.Invalid(key, "Background responses are not supported by the gateway: stream the response instead.")
 		}
 	case "max_output_tokens":
-		v, err := intField(key, raw, 1, math.MaxInt32)
+		v, err := oai.Int(key, raw, 1, math.MaxInt32)
 		if err != nil {
 			return err
 		}
 		// max_completion_tokens, like max_output_tokens, counts reasoning tokens too.
 		r.MaxCompletionTokens, e.MaxOutputTokens = v, compact(raw)
 	case "temperature":
-		v, err := floatField(key, raw, 0, 2)
+		v, err := oai.Float(key, raw, 0, 2)
 		if err != nil {
 			return err
 		}
 		r.Temperature, e.Temperature = v, compact(raw)
 	case "top_p":
-		v, err := floatField(key, raw, 0, 1)
+		v, err := oai.Float(key, raw, 0, 1)
 		if err != nil {
 			return err
 		}
@@ -134,13 +135,13 @@ func (rr *responsesRequest) field(key string, raw json.RawMessage) error {
 	case "top_logprobs", "max_tool_calls":
 		// Accepted and not applied: the output carries no logprobs, and the gateway does not
 		// run hosted tools.
-		if _, err := intField(key, raw, 0, math.MaxInt32); err != nil {
+		if _, err := oai.Int(key, raw, 0, math.MaxInt32); err != nil {
 			return err
 		}
 	case "user", "previous_response_id":
 		var s string
 		if err := json.Unmarshal(raw, &s); err != nil {
-			return typeErr(key, "a string")
+			return oai.TypeErr(key, "a string")
 		}
 		if key == "user" {
 			r.User, e.User = s, compact(raw)
@@ -150,15 +151,15 @@ func (rr *responsesRequest) field(key string, raw json.RawMessage) error {
 	case "metadata":
 		var m map[string]string
 		if err := json.Unmarshal(raw, &m); err != nil {
-			return typeErr(key, "an object of string values")
+			return oai.TypeErr(key, "an object of string values")
 		}
 		if len(m) > 16 {
-			return invalid(key, "Invalid 'metadata': at most 16 key-value pairs are allowed.")
+			return oai.Invalid(key, "Invalid 'metadata': at most 16 key-value pairs are allowed.")
 		}
 		r.Metadata = compact(raw)
 	case "include":
 		if err := json.Unmarshal(raw, &r.Include); err != nil {
-			return typeErr(key, "an array of strings")
+			return oai.TypeErr(key, "an array of strings")
 		}
 		for _, s := range r.Include {
 			e.Encrypted = e.Encrypted || s == "reasoning.encrypted_content"
@@ -166,14 +167,14 @@ func (rr *responsesRequest) field(key string, raw json.RawMessage) error {
 	case "parallel_tool_calls":
 		var v bool
 		if err := json.Unmarshal(raw, &v); err != nil {
-			return typeErr(key, "a boolean")
+			return oai.TypeErr(key, "a boolean")
 		}
 		e.ParallelToolCalls = compact(raw)
 		r.Extra = append(r.Extra, llm.Field{Name: key, Value: e.ParallelToolCalls})
 	case "truncation":
 		var s string
 		if json.Unmarshal(raw, &s) != nil || (s != "auto" && s != "disabled") {
-			return invalid(key, "Invalid value for 'truncation'. Supported values are: 'auto' and 'disabled'.")
+			return oai.Invalid(key, "Invalid value for 'truncation'. Supported values are: 'auto' and 'disabled'.")
 		}
 		e.Truncation = compact(raw)
 	case "service_tier", "prompt_cache_key", "prompt_cache_retention", "safety_identifier":
@@ -190,7 +191,7 @@ func (rr *responsesRequest) field(key string, raw json.RawMessage) error {
 	case "reasoning":
 		return rr.reasoning(raw)
 	case "conversation", "prompt":
-		return invalid(key, "'%s' is not supported by the gateway: send the whole input, or previous_response_id.", key)
+		return oai.Invalid(key, "'%s' is not supported by the gateway: send the whole input, or previous_response_id.", key)
 	default:
 		return &llm.Error{Kind: llm.Invalid, Type: "invalid_request_error", Param: key, Code: "unknown_parameter",
 			Message: fmt.Sprintf("Unknown parameter: '%s'.", key)}

@@ -1,6 +1,7 @@
-package server
+package chat
 
 import (
+	"github.com/sluice-gw/sluice/internal/dialect/oai"
 	"github.com/sluice-gw/sluice/internal/llm"
 )
 
@@ -8,11 +9,11 @@ import (
 // type, the creation time and the served model, encoded once.
 func chunkHead(id string, created int64, model string) []byte {
 	b := []byte(`{"id":`)
-	b = appendString(b, id)
+	b = oai.AppendString(b, id)
 	b = append(b, `,"object":"chat.completion.chunk","created":`...)
-	b = appendInt(b, int(created))
+	b = oai.AppendInt(b, int(created))
 	b = append(b, `,"model":`...)
-	b = appendString(b, model)
+	b = oai.AppendString(b, model)
 	return append(b, `,"choices":[`...)
 }
 
@@ -20,7 +21,7 @@ func chunkHead(id string, created int64, model string) []byte {
 // for an answer that starts with text, null for one that starts with a tool call or refusal.
 func appendRole(b []byte, choice int, null bool) []byte {
 	b = append(b, `{"index":`...)
-	b = appendInt(b, choice)
+	b = oai.AppendInt(b, choice)
 	if null {
 		b = append(b, `,"delta":{"role":"assistant","content":null},"logprobs":null,"finish_reason":null}`...)
 	} else {
@@ -33,7 +34,7 @@ func appendRole(b []byte, choice int, null bool) []byte {
 // if any.
 func appendDelta(b []byte, ev *llm.Event, lp []byte) []byte {
 	b = append(b, `{"index":`...)
-	b = appendInt(b, ev.Choice)
+	b = oai.AppendInt(b, ev.Choice)
 	b = append(b, `,"delta":{`...)
 	comma := false
 	field := func(name string) {
@@ -48,27 +49,27 @@ func appendDelta(b []byte, ev *llm.Event, lp []byte) []byte {
 	switch ev.Type {
 	case llm.EvText:
 		field("content")
-		b = appendString(b, ev.Text)
+		b = oai.AppendString(b, ev.Text)
 	case llm.EvRefusal:
 		field("refusal")
-		b = appendString(b, ev.Text)
+		b = oai.AppendString(b, ev.Text)
 	case llm.EvReasoning:
 		f := ev.Field
 		if f == "" {
 			f = "reasoning_content"
 		}
 		field(f)
-		b = appendString(b, ev.Text)
+		b = oai.AppendString(b, ev.Text)
 	case llm.EvToolCall:
 		field("tool_calls")
 		b = append(b, `[{"index":`...)
-		b = appendInt(b, ev.Tool.Index)
+		b = oai.AppendInt(b, ev.Tool.Index)
 		b = append(b, `,"id":`...)
-		b = appendString(b, ev.Tool.ID)
+		b = oai.AppendString(b, ev.Tool.ID)
 		b = append(b, `,"type":"function","function":{"name":`...)
-		b = appendString(b, ev.Tool.Name)
+		b = oai.AppendString(b, ev.Tool.Name)
 		b = append(b, `,"arguments":`...)
-		b = appendString(b, ev.Tool.Args)
+		b = oai.AppendString(b, ev.Tool.Args)
 		b = append(b, `}}]`...)
 	}
 	b = append(b, `},"logprobs":`...)
@@ -79,7 +80,7 @@ func appendDelta(b []byte, ev *llm.Event, lp []byte) []byte {
 	}
 	b = append(b, `,"finish_reason":`...)
 	if ev.Type == llm.EvDone {
-		b = appendString(b, ev.Finish)
+		b = oai.AppendString(b, ev.Finish)
 	} else {
 		b = append(b, `null`...)
 	}
@@ -89,14 +90,14 @@ func appendDelta(b []byte, ev *llm.Event, lp []byte) []byte {
 // appendUsage appends the usage object in the Chat Completions shape.
 func appendUsage(b []byte, u *llm.Usage) []byte {
 	b = append(b, `{"prompt_tokens":`...)
-	b = appendInt(b, u.PromptTokens)
+	b = oai.AppendInt(b, u.PromptTokens)
 	b = append(b, `,"completion_tokens":`...)
-	b = appendInt(b, u.CompletionTokens)
+	b = oai.AppendInt(b, u.CompletionTokens)
 	b = append(b, `,"total_tokens":`...)
-	b = appendInt(b, u.TotalTokens)
+	b = oai.AppendInt(b, u.TotalTokens)
 	b = append(b, `,"prompt_tokens_details":{"cached_tokens":`...)
-	b = appendInt(b, u.CachedTokens)
+	b = oai.AppendInt(b, u.CachedTokens)
 	b = append(b, `},"completion_tokens_details":{"reasoning_tokens":`...)
-	b = appendInt(b, u.ReasoningTokens)
+	b = oai.AppendInt(b, u.ReasoningTokens)
 	return append(b, `}}`...)
 }

@@ -1,9 +1,10 @@
-package server
+package chat
 
 import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/sluice-gw/sluice/internal/dialect/oai"
 	"github.com/sluice-gw/sluice/internal/llm"
 )
 
@@ -13,14 +14,7 @@ type wireMessage struct {
 	Name       string          `json:"name"`
 	Refusal    *string         `json:"refusal"`
 	ToolCallID string          `json:"tool_call_id"`
-	ToolCalls  []struct {
-		ID       string `json:"id"`
-		Type     string `json:"type"`
-		Function struct {
-			Name      string `json:"name"`
-			Arguments string `json:"arguments"`
-		} `json:"function"`
-	} `json:"tool_calls"`
+	ToolCalls  []wireToolCall  `json:"tool_calls"`
 }
 
 type wirePart struct {
@@ -32,18 +26,18 @@ type wirePart struct {
 	} `json:"image_url"`
 }
 
-func (cr *chatRequest) messages(raw json.RawMessage) error {
+func (cr *Request) messages(raw json.RawMessage) error {
 	var msgs []json.RawMessage
 	if err := json.Unmarshal(raw, &msgs); err != nil {
-		return typeErr("messages", "an array of message objects")
+		return oai.TypeErr("messages", "an array of message objects")
 	}
-	cr.req.Messages = make([]llm.Message, 0, len(msgs))
+	cr.Req.Messages = make([]llm.Message, 0, len(msgs))
 	for i, m := range msgs {
 		msg, err := decodeMessage(i, m)
 		if err != nil {
 			return err
 		}
-		cr.req.Messages = append(cr.req.Messages, msg)
+		cr.Req.Messages = append(cr.Req.Messages, msg)
 	}
 	return nil
 }
@@ -52,15 +46,15 @@ func decodeMessage(i int, raw json.RawMessage) (llm.Message, error) {
 	p := fmt.Sprintf("messages[%d]", i)
 	var w wireMessage
 	if err := json.Unmarshal(raw, &w); err != nil {
-		return llm.Message{}, invalid(p, "Invalid type for '%s': expected a message object with string fields.", p)
+		return llm.Message{}, oai.Invalid(p, "Invalid type for '%s': expected a message object with string fields.", p)
 	}
 	m := llm.Message{Role: llm.Role(w.Role), Name: w.Name, ToolCallID: w.ToolCallID}
 	switch m.Role {
 	case llm.RoleSystem, llm.RoleDeveloper, llm.RoleUser, llm.RoleAssistant, llm.RoleTool:
 	case "":
-		return m, invalid(p+".role", "Missing required parameter: '%s.role'.", p)
+		return m, oai.Invalid(p+".role", "Missing required parameter: '%s.role'.", p)
 	default:
-		return m, invalid(p+".role", "Invalid value for '%s.role': '%s'. Supported values are: 'system', 'developer', 'user', 'assistant' and 'tool'.", p, w.Role)
+		return m, oai.Invalid(p+".role", "Invalid value for '%s.role': '%s'. Supported values are: 'system', 'developer', 'user', 'assistant' and 'tool'.", p, w.Role)
 	}
 	if w.Refusal != nil {
 		m.Refusal = *w.Refusal
@@ -71,26 +65,26 @@ func decodeMessage(i int, raw json.RawMessage) (llm.Message, error) {
 	}
 	m.Parts, m.Plain = parts, plain
 	if m.Role == llm.RoleTool && m.ToolCallID == "" {
-		return m, invalid(p+".tool_call_id", "Missing required parameter: '%s.tool_call_id'.", p)
+		return m, oai.Invalid(p+".tool_call_id", "Missing required parameter: '%s.tool_call_id'.", p)
 	}
 	if len(w.ToolCalls) > 0 && m.Role != llm.RoleAssistant {
-		return m, invalid(p+".tool_calls", "Only assistant messages may have 'tool_calls'.")
+		return m, oai.Invalid(p+".tool_calls", "Only assistant messages may have 'tool_calls'.")
 	}
 	for j, tc := range w.ToolCalls {
 		if tc.ID == "" || tc.Function.Name == "" {
-			return m, invalid(fmt.Sprintf("%s.tool_calls[%d]", p, j), "Missing required parameter: '%s.tool_calls[%d].id' or '.function.name'.", p, j)
+			return m, oai.Invalid(fmt.Sprintf("%s.tool_calls[%d]", p, j), "Missing required parameter: '%s.tool_calls[%d].id' or '.function.name'.", p, j)
 		}
 		m.ToolCalls = append(m.ToolCalls, llm.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
 	}
 	if len(m.Parts) == 0 && len(m.ToolCalls) == 0 && m.Role != llm.RoleAssistant {
-		return m, invalid(p+".content", "Missing required parameter: '%s.content'.", p)
+		return m, oai.Invalid(p+".content", "Missing required parameter: '%s.content'.", p)
 	}
 	return m, nil
 }
 
 // decodeContent accepts a string or an array of parts; images only in user messages.
 func decodeContent(p string, role llm.Role, raw json.RawMessage) ([]llm.Part, bool, error) {
-	if len(raw) == 0 || isNull(raw) {
+	if len(raw) == 0 || oai.IsNull(raw) {
 		return nil, false, nil
 	}
 	var s string
@@ -99,7 +93,7 @@ func decodeContent(p string, role llm.Role, raw json.RawMessage) ([]llm.Part, bo
 	}
 	var ws []wirePart
 	if err := json.Unmarshal(raw, &ws); err != nil {
-		return nil, false, typeErr(p+".content", "a string or an array of content parts")
+		return nil, false, oai.TypeErr(p+".content", "a string or an array of content parts")
 	}
 	parts := make([]llm.Part, 0, len(ws))
 	for j, w := range ws {
@@ -107,19 +101,19 @@ func decodeContent(p string, role llm.Role, raw json.RawMessage) ([]llm.Part, bo
 		switch w.Type {
 		case "text":
 			if w.Text == nil {
-				return nil, false, invalid(pp+".text", "Missing required parameter: '%s.text'.", pp)
+				return nil, false, oai.Invalid(pp+".text", "Missing required parameter: '%s.text'.", pp)
 			}
 			parts = append(parts, llm.Part{Type: llm.PartText, Text: *w.Text})
 		case "image_url":
 			if role != llm.RoleUser {
-				return nil, false, invalid(pp+".type", "Image content parts are only allowed in user messages.")
+				return nil, false, oai.Invalid(pp+".type", "Image content parts are only allowed in user messages.")
 			}
 			if w.ImageURL == nil || w.ImageURL.URL == "" {
-				return nil, false, invalid(pp+".image_url.url", "Missing required parameter: '%s.image_url.url'.", pp)
+				return nil, false, oai.Invalid(pp+".image_url.url", "Missing required parameter: '%s.image_url.url'.", pp)
 			}
 			parts = append(parts, llm.Part{Type: llm.PartImage, URL: w.ImageURL.URL, Detail: w.ImageURL.Detail})
 		default:
-			return nil, false, invalid(pp+".type", "Invalid value for '%s.type': '%s'. Supported values are: 'text' and 'image_url'.", pp, w.Type)
+			return nil, false, oai.Invalid(pp+".type", "Invalid value for '%s.type': '%s'. Supported values are: 'text' and 'image_url'.", pp, w.Type)
 		}
 	}
 	return parts, false, nil

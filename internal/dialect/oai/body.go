@@ -1,4 +1,8 @@
-package server
+// Package oai is what the OpenAI-shaped client wires (Chat Completions, Responses,
+// embeddings, and the gateway's own admin and UI bodies) share: the strict decoding of a JSON
+// body, the 400 of a bad field in OpenAI's words, and the OpenAI error body. It knows no
+// route and no round: a dialect decodes with it and answers errors with it.
+package oai
 
 import (
 	"bytes"
@@ -9,17 +13,17 @@ import (
 	"unicode/utf8"
 )
 
-// scanObject is the strict JSON decoding of every body the gateway models (/v1 and the
+// Scan is the strict JSON decoding of every body the gateway models (/v1 and the
 // admin API): it calls field for each member of the JSON object body, in order, and answers
 // the OpenAI-format 400 for a body that is not exactly one JSON object: malformed JSON,
 // invalid UTF-8 (RFC 8259 §8.1; encoding/json would silently turn it into U+FFFD), null or
 // another non-object, a duplicate member, or anything after the object (a second object
 // included).
-func scanObject(body []byte, field func(key string, raw json.RawMessage) error) error {
+func Scan(body []byte, field func(key string, raw json.RawMessage) error) error {
 	bad := func(err error) error {
-		return invalid("", "We could not parse the JSON body of your request: %s", jsonMsg(err))
+		return Invalid("", "We could not parse the JSON body of your request: %s", JSONMsg(err))
 	}
-	if err := validUTF8(body); err != nil {
+	if err := ValidUTF8(body); err != nil {
 		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
@@ -29,7 +33,7 @@ func scanObject(body []byte, field func(key string, raw json.RawMessage) error) 
 		return bad(err)
 	}
 	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return invalid("", "The request body must be a JSON object.")
+		return Invalid("", "The request body must be a JSON object.")
 	}
 	seen := map[string]bool{}
 	for dec.More() {
@@ -43,7 +47,7 @@ func scanObject(body []byte, field func(key string, raw json.RawMessage) error) 
 			return bad(err)
 		}
 		if seen[key] {
-			return invalid(key, "Duplicate field '%s'.", key)
+			return Invalid(key, "Duplicate field '%s'.", key)
 		}
 		seen[key] = true
 		if err := field(key, raw); err != nil {
@@ -54,13 +58,13 @@ func scanObject(body []byte, field func(key string, raw json.RawMessage) error) 
 		return bad(err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return invalid("", "We could not parse the JSON body of your request: data after the top-level object")
+		return Invalid("", "We could not parse the JSON body of your request: data after the top-level object")
 	}
 	return nil
 }
 
-// validUTF8 is the 400 of a body that is not UTF-8, naming the first bad byte.
-func validUTF8(body []byte) error {
+// ValidUTF8 is the 400 of a body that is not UTF-8, naming the first bad byte.
+func ValidUTF8(body []byte) error {
 	if utf8.Valid(body) {
 		return nil
 	}
@@ -72,10 +76,11 @@ func validUTF8(body []byte) error {
 		}
 		at += n
 	}
-	return invalid("", "We could not parse the JSON body of your request: invalid UTF-8 (at byte %d)", at)
+	return Invalid("", "We could not parse the JSON body of your request: invalid UTF-8 (at byte %d)", at)
 }
 
-func jsonMsg(err error) string {
+// JSONMsg says what is wrong with a JSON body, where encoding/json says it.
+func JSONMsg(err error) string {
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
 		return fmt.Sprintf("%s (at byte %d)", se.Error(), se.Offset)

@@ -1,45 +1,46 @@
-package server
+package responses
 
 import (
+	"github.com/sluice-gw/sluice/internal/dialect/oai"
 	"github.com/sluice-gw/sluice/internal/llm"
 )
 
 // head starts a frame of type typ in the sink's buffer: the event line, then the data's
 // type and sequence_number. The caller appends the rest of the object and sends it.
-func (s *responsesSink) head(typ string) []byte {
+func (s *stream) head(typ string) []byte {
 	b := s.buf[:0]
 	b = append(b, "event: "...)
 	b = append(b, typ...)
 	b = append(b, "\ndata: {\"type\":"...)
-	b = appendString(b, typ)
+	b = oai.AppendString(b, typ)
 	b = append(b, `,"sequence_number":`...)
-	b = appendInt(b, s.seq)
+	b = oai.AppendInt(b, s.seq)
 	s.seq++
 	return b
 }
 
 // index appends the item's output_index.
-func (s *responsesSink) index(b []byte, it *outItem) []byte {
+func (s *stream) index(b []byte, it *outItem) []byte {
 	b = append(b, `,"output_index":`...)
-	return appendInt(b, it.index)
+	return oai.AppendInt(b, it.index)
 }
 
 // ref appends the item's id and output_index, as the events about its content name it.
-func (s *responsesSink) ref(b []byte, it *outItem) []byte {
+func (s *stream) ref(b []byte, it *outItem) []byte {
 	b = append(b, `,"item_id":`...)
-	b = appendString(b, it.id)
+	b = oai.AppendString(b, it.id)
 	return s.index(b, it)
 }
 
 // send ends the frame begun by head and writes it.
-func (s *responsesSink) send(b []byte) error {
+func (s *stream) send(b []byte) error {
 	b = append(b, "}\n\n"...)
 	s.buf = b
-	return s.ew.frame(b)
+	return s.ew.Frame(b)
 }
 
 // begin announces the response at commit: response.created, then response.in_progress.
-func (s *responsesSink) begin() error {
+func (s *stream) begin() error {
 	for _, typ := range []string{"response.created", "response.in_progress"} {
 		b := s.head(typ)
 		b = append(b, `,"response":`...)
@@ -54,7 +55,7 @@ func (s *responsesSink) begin() error {
 // end closes what is still open and sends the terminal event: response.completed, or
 // response.incomplete when max_output_tokens or a content filter cut the answer. No [DONE]
 // follows: Responses streams never have one.
-func (s *responsesSink) end(u *llm.Usage) error {
+func (s *stream) end(u *llm.Usage) error {
 	status, reason := respStatus(s.finish)
 	if err := s.close(status); err != nil {
 		return err
@@ -66,7 +67,7 @@ func (s *responsesSink) end(u *llm.Usage) error {
 }
 
 // body is the Response object of a non-streamed request, from the items the sink assembled.
-func (s *responsesSink) body(u *llm.Usage) []byte {
+func (s *stream) body(u *llm.Usage) []byte {
 	status, reason := respStatus(s.finish)
 	_ = s.close(status) // no writer: cannot fail
 	return appendResponse(nil, s.meta, &respEnd{status: status, incomplete: reason, usage: u}, s.items)
@@ -77,8 +78,8 @@ func (s *responsesSink) body(u *llm.Usage) []byte {
 // object openai-python and openai-go raise on), then response.failed with what was produced
 // so far. Codes are the Responses API's own (server_error, rate_limit_exceeded); the message
 // says what failed.
-func (s *responsesSink) fail(err error) error {
-	e := publicError(err)
+func (s *stream) fail(err error) error {
+	e := llm.Public(err)
 	code := "server_error"
 	if e.Kind == llm.RateLimited {
 		code = "rate_limit_exceeded"
@@ -87,15 +88,15 @@ func (s *responsesSink) fail(err error) error {
 	}
 	b := s.head("error")
 	b = append(b, `,"code":`...)
-	b = appendString(b, code)
+	b = oai.AppendString(b, code)
 	b = append(b, `,"message":`...)
-	b = appendString(b, e.Message)
+	b = oai.AppendString(b, e.Message)
 	b = append(b, `,"param":null,"error":{"type":`...)
-	b = appendString(b, e.Type)
+	b = oai.AppendString(b, e.Type)
 	b = append(b, `,"code":`...)
-	b = appendString(b, code)
+	b = oai.AppendString(b, code)
 	b = append(b, `,"message":`...)
-	b = appendString(b, e.Message)
+	b = oai.AppendString(b, e.Message)
 	b = append(b, '}')
 	if err := s.send(b); err != nil {
 		return err

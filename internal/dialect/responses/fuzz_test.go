@@ -1,4 +1,4 @@
-package server
+package responses
 
 import (
 	"encoding/json"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/sse"
 )
 
 // Any body decodes, or fails with a 400 invalid_request_error: never a panic, never another
@@ -18,7 +19,7 @@ func FuzzDecodeResponses(f *testing.F) {
 	f.Add(`{"model":"m","input":[{"role":"user","content":[{"type":"input_image","image_url":"x"}]}],"text":{"format":{"type":"json_schema","name":"n","schema":{}}}}`)
 	f.Add(`{"model":"m","tools":[{"type":"function","name":"f"}],"tool_choice":{"type":"function","name":"f"},"previous_response_id":"r"}`)
 	f.Fuzz(func(t *testing.T, body string) {
-		rr, err := decodeResponses([]byte(body))
+		rr, err := Decode([]byte(body))
 		if err != nil {
 			var e *llm.Error
 			if !errors.As(err, &e) || e.Kind != llm.Invalid {
@@ -27,7 +28,7 @@ func FuzzDecodeResponses(f *testing.F) {
 			return
 		}
 		// What is echoed goes on one SSE line, and is JSON.
-		for _, raw := range [][]byte{rr.echo.Tools, rr.echo.Text, rr.echo.ToolChoice, rr.echo.Reasoning, rr.req.Metadata, rr.req.ToolChoice, rr.req.ResponseFormat} {
+		for _, raw := range [][]byte{rr.echo.Tools, rr.echo.Text, rr.echo.ToolChoice, rr.echo.Reasoning, rr.Req.Metadata, rr.Req.ToolChoice, rr.Req.ResponseFormat} {
 			if raw != nil && (!json.Valid(raw) || strings.ContainsAny(string(raw), "\r\n")) {
 				t.Fatalf("%q: got %q, want compact JSON", body, raw)
 			}
@@ -42,10 +43,10 @@ func FuzzResponsesSink(f *testing.F) {
 	f.Add([]byte{2, 2, 0, 1, 0, 4, 4, 5})
 	f.Fuzz(func(t *testing.T, script []byte) {
 		rec := httptest.NewRecorder()
-		ew := newEventWriter(rec, 0, 0)
-		defer ew.close()
+		ew := sse.NewWriter(rec, sse.WriterOptions{})
+		defer ew.Close()
 		meta := &respMeta{id: "resp_x", model: "m", echo: &respEcho{Encrypted: true}}
-		s := newResponsesSink(ew, meta, "x")
+		s := newStream(ew, meta, "x")
 		if err := s.begin(); err != nil {
 			t.Fatal(err)
 		}

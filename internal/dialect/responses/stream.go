@@ -1,12 +1,14 @@
-package server
+package responses
 
 import (
 	"strconv"
 
+	"github.com/sluice-gw/sluice/internal/dialect/oai"
 	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/sse"
 )
 
-// responsesSink turns released events into the output items of a Response and, when ew is
+// stream turns released events into the output items of a Response and, when ew is
 // set, into the Responses stream events (DESIGN §5): `event: <type>` + `data:` frames with a
 // sequence_number counting from 0. With no ew it only assembles the items, for a
 // non-streamed client. It is the relay.Sink of one request; not safe for concurrent use.
@@ -14,8 +16,8 @@ import (
 // Items open and close as the kind of content changes: reasoning deltas feed a reasoning
 // item, text and refusal deltas the content parts of a message item, and each tool call,
 // released whole at the end of the round, is a function_call item with one arguments delta.
-type responsesSink struct {
-	ew     *eventWriter
+type stream struct {
+	ew     *sse.Writer
 	meta   *respMeta
 	base   string // the request id, for item ids
 	seq    int
@@ -25,11 +27,11 @@ type responsesSink struct {
 	buf    []byte
 }
 
-func newResponsesSink(ew *eventWriter, meta *respMeta, base string) *responsesSink {
-	return &responsesSink{ew: ew, meta: meta, base: base}
+func newStream(ew *sse.Writer, meta *respMeta, base string) *stream {
+	return &stream{ew: ew, meta: meta, base: base}
 }
 
-func (s *responsesSink) Event(ev *llm.Event) error {
+func (s *stream) Event(ev *llm.Event) error {
 	if ev.Choice != 0 {
 		return nil // the Responses API has no n: one choice
 	}
@@ -54,7 +56,7 @@ func (s *responsesSink) Event(ev *llm.Event) error {
 }
 
 // open starts a new output item and announces it.
-func (s *responsesSink) open(kind itemKind, prefix string) (*outItem, error) {
+func (s *stream) open(kind itemKind, prefix string) (*outItem, error) {
 	n := len(s.items)
 	it := &outItem{kind: kind, index: n, id: prefix + s.base + "_" + strconv.Itoa(n), status: "in_progress"}
 	s.items = append(s.items, it)
@@ -68,7 +70,7 @@ func (s *responsesSink) open(kind itemKind, prefix string) (*outItem, error) {
 	return it, s.send(b)
 }
 
-func (s *responsesSink) text(refusal bool, text string) error {
+func (s *stream) text(refusal bool, text string) error {
 	if s.cur != nil && s.cur.kind != itemMessage {
 		if err := s.close("completed"); err != nil {
 			return err
@@ -94,7 +96,7 @@ func (s *responsesSink) text(refusal bool, text string) error {
 		if s.ew != nil {
 			b := s.ref(s.head("response.content_part.added"), it)
 			b = append(b, `,"content_index":`...)
-			b = appendInt(b, len(it.parts)-1)
+			b = oai.AppendInt(b, len(it.parts)-1)
 			b = append(b, `,"part":`...)
 			b = appendPart(b, refusal, "")
 			if err := s.send(b); err != nil {
@@ -108,9 +110,9 @@ func (s *responsesSink) text(refusal bool, text string) error {
 	}
 	b := s.ref(s.head("response."+p.typ()+".delta"), it)
 	b = append(b, `,"content_index":`...)
-	b = appendInt(b, len(it.parts)-1)
+	b = oai.AppendInt(b, len(it.parts)-1)
 	b = append(b, `,"delta":`...)
-	b = appendString(b, text)
+	b = oai.AppendString(b, text)
 	if !refusal {
 		b = append(b, `,"logprobs":[]`...)
 	}
@@ -118,20 +120,20 @@ func (s *responsesSink) text(refusal bool, text string) error {
 }
 
 // partDone ends content part i of a message: its text is final.
-func (s *responsesSink) partDone(it *outItem, i int) error {
+func (s *stream) partDone(it *outItem, i int) error {
 	if s.ew == nil {
 		return nil
 	}
 	p := it.parts[i]
 	b := s.ref(s.head("response."+p.typ()+".done"), it)
 	b = append(b, `,"content_index":`...)
-	b = appendInt(b, i)
+	b = oai.AppendInt(b, i)
 	if p.refusal {
 		b = append(b, `,"refusal":`...)
-		b = appendString(b, p.text.String())
+		b = oai.AppendString(b, p.text.String())
 	} else {
 		b = append(b, `,"text":`...)
-		b = appendString(b, p.text.String())
+		b = oai.AppendString(b, p.text.String())
 		b = append(b, `,"logprobs":[]`...)
 	}
 	if err := s.send(b); err != nil {
@@ -139,7 +141,7 @@ func (s *responsesSink) partDone(it *outItem, i int) error {
 	}
 	b = s.ref(s.head("response.content_part.done"), it)
 	b = append(b, `,"content_index":`...)
-	b = appendInt(b, i)
+	b = oai.AppendInt(b, i)
 	b = append(b, `,"part":`...)
 	b = appendPart(b, p.refusal, p.text.String())
 	return s.send(b)
@@ -149,7 +151,7 @@ func (s *responsesSink) partDone(it *outItem, i int) error {
 // Responses item's encrypted_content, an Anthropic signature) ends its block (relay and
 // adapters guarantee it comes after the block's text), so it seals the item: reasoning after
 // it is another item, and each keeps its own opaque part to hand back.
-func (s *responsesSink) reasoning(ev *llm.Event) error {
+func (s *stream) reasoning(ev *llm.Event) error {
 	if ev.Text == "" && ev.Encrypted == "" {
 		return nil
 	}
@@ -177,7 +179,7 @@ func (s *responsesSink) reasoning(ev *llm.Event) error {
 }
 
 // summary appends reasoning text to the item's one summary part, opening it first.
-func (s *responsesSink) summary(it *outItem, text string) error {
+func (s *stream) summary(it *outItem, text string) error {
 	if !it.summaryOn {
 		it.summaryOn = true
 		if s.ew != nil {
@@ -195,12 +197,12 @@ func (s *responsesSink) summary(it *outItem, text string) error {
 	}
 	b := s.ref(s.head("response.reasoning_summary_text.delta"), it)
 	b = append(b, `,"summary_index":0,"delta":`...)
-	b = appendString(b, text)
+	b = oai.AppendString(b, text)
 	return s.send(b)
 }
 
 // call emits a whole tool call as a function_call item: added, one arguments delta, done.
-func (s *responsesSink) call(tc llm.ToolDelta) error {
+func (s *stream) call(tc llm.ToolDelta) error {
 	if err := s.close("completed"); err != nil {
 		return err
 	}
@@ -221,15 +223,15 @@ func (s *responsesSink) call(tc llm.ToolDelta) error {
 		}
 		b = s.ref(s.head("response.function_call_arguments.delta"), it)
 		b = append(b, `,"delta":`...)
-		b = appendString(b, tc.Args)
+		b = oai.AppendString(b, tc.Args)
 		if err := s.send(b); err != nil {
 			return err
 		}
 		b = s.ref(s.head("response.function_call_arguments.done"), it)
 		b = append(b, `,"name":`...)
-		b = appendString(b, tc.Name)
+		b = oai.AppendString(b, tc.Name)
 		b = append(b, `,"arguments":`...)
-		b = appendString(b, tc.Args)
+		b = oai.AppendString(b, tc.Args)
 		if err := s.send(b); err != nil {
 			return err
 		}
@@ -240,7 +242,7 @@ func (s *responsesSink) call(tc llm.ToolDelta) error {
 }
 
 // close ends the open item, if any, with status.
-func (s *responsesSink) close(status string) error {
+func (s *stream) close(status string) error {
 	it := s.cur
 	if it == nil {
 		return nil
@@ -259,7 +261,7 @@ func (s *responsesSink) close(status string) error {
 		text := it.summary.String()
 		b := s.ref(s.head("response.reasoning_summary_text.done"), it)
 		b = append(b, `,"summary_index":0,"text":`...)
-		b = appendString(b, text)
+		b = oai.AppendString(b, text)
 		if err := s.send(b); err != nil {
 			return err
 		}

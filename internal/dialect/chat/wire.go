@@ -1,0 +1,148 @@
+package chat
+
+import (
+	"bytes"
+	"encoding/json"
+
+	"github.com/sluice-gw/sluice/internal/dialect/oai"
+	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/sse"
+)
+
+// Sink is what a round is relayed to: relay.Sink's method set, so the dialect need not know
+// the relay. An alias, so every dialect's Wire names the same type.
+type Sink = interface{ Event(*llm.Event) error }
+
+// Wire is the Chat Completions wire of one request: chunks, the usage chunk when asked,
+// [DONE]; the in-band error frame; the chat.completion body.
+type Wire struct {
+	id           string
+	created      int64
+	includeUsage bool
+	sink         *stream
+}
+
+// NewWire is the wire of one request: id is the completion's ("chatcmpl-..."), created its
+// Unix time, includeUsage the client's stream_options.include_usage.
+func NewWire(id string, created int64, includeUsage bool) *Wire {
+	return &Wire{id: id, created: created, includeUsage: includeUsage}
+}
+
+// Open starts the committed stream of the served model on ew and returns the sink the round
+// is relayed to. Chat Completions has no opening event: the first chunk opens the stream.
+func (w *Wire) Open(ew *sse.Writer, model string) (Sink, error) {
+	w.sink = newStream(ew, w.id, w.created, model, w.includeUsage)
+	return w.sink, nil
+}
+
+// End writes the usage chunk when the client asked for it, then [DONE], after a complete
+// round.
+func (w *Wire) End(u *llm.Usage) error { return w.sink.end(u) }
+
+// Fail writes the in-band error frame; Open may not have been called (the chain failed after a
+// keepalive had sent the headers).
+func (w *Wire) Fail(ew *sse.Writer, err error) error { return ew.Frame(inband(oai.ErrorBody(err))) }
+
+// Attempt is the sink of one attempt of a non-streamed answer: the relay keeps the complete
+// response, so it writes nothing.
+func (w *Wire) Attempt(model string) Sink { return discard{} }
+
+// Body is the chat.completion body of a complete non-streamed answer served by model.
+func (w *Wire) Body(model string, resp *llm.Response) []byte {
+	return completion(w.id, w.created, model, resp)
+}
+
+// discard is the sink of a non-streamed request: the relay keeps the complete response.
+type discard struct{}
+
+func (discard) Event(*llm.Event) error { return nil }
+
+type wireCompletion struct {
+	ID      string       `json:"id"`
+	Object  string       `json:"object"`
+	Created int64        `json:"created"`
+	Model   string       `json:"model"`
+	Choices []wireChoice `json:"choices"`
+	Usage   wireUsage    `json:"usage"`
+}
+
+type wireChoice struct {
+	Index        int             `json:"index"`
+	Message      wireOutMessage  `json:"message"`
+	Logprobs     json.RawMessage `json:"logprobs"`
+	FinishReason string          `json:"finish_reason"`
+}
+
+type wireOutMessage struct {
+	Role             string         `json:"role"`
+	Content          *string        `json:"content"`
+	Refusal          *string        `json:"refusal"`
+	Reasoning        *string        `json:"reasoning,omitempty"`
+	ReasoningContent *string        `json:"reasoning_content,omitempty"`
+	ToolCalls        []wireToolCall `json:"tool_calls,omitempty"`
+}
+
+type wireToolCall struct {
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+type wireUsage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+	PromptDetails    struct {
+		CachedTokens int `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+	CompletionDetails struct {
+		ReasoningTokens int `json:"reasoning_tokens"`
+	} `json:"completion_tokens_details"`
+}
+
+// completion encodes the assembled chat.completion object.
+func completion(id string, created int64, model string, resp *llm.Response) []byte {
+	out := wireCompletion{ID: id, Object: "chat.completion", Created: created, Model: model, Choices: []wireChoice{}}
+	for _, ch := range resp.Choices {
+		m := wireOutMessage{Role: "assistant"}
+		if ch.Text != "" || (ch.Refusal == "" && len(ch.ToolCalls) == 0) {
+			t := ch.Text
+			m.Content = &t
+		}
+		if ch.Refusal != "" {
+			r := ch.Refusal
+			m.Refusal = &r
+		}
+		if ch.Reasoning != "" {
+			r := ch.Reasoning
+			if ch.ReasoningField == "reasoning" {
+				m.Reasoning = &r
+			} else {
+				m.ReasoningContent = &r
+			}
+		}
+		for _, tc := range ch.ToolCalls {
+			w := wireToolCall{ID: tc.ID, Type: "function"}
+			w.Function.Name, w.Function.Arguments = tc.Name, tc.Arguments
+			m.ToolCalls = append(m.ToolCalls, w)
+		}
+		lp := joinLogprobs(ch.Logprobs)
+		if lp == nil {
+			lp = json.RawMessage("null")
+		}
+		out.Choices = append(out.Choices, wireChoice{Index: ch.Index, Message: m, Logprobs: lp, FinishReason: ch.Finish})
+	}
+	u := &out.Usage
+	u.PromptTokens, u.CompletionTokens, u.TotalTokens = resp.Usage.PromptTokens, resp.Usage.CompletionTokens, resp.Usage.TotalTokens
+	u.PromptDetails.CachedTokens = resp.Usage.CachedTokens
+	u.CompletionDetails.ReasoningTokens = resp.Usage.ReasoningTokens
+	// No HTML escaping: OpenAI writes "&" and "<" as they are, and so do the streamed chunks.
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(out)
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+}

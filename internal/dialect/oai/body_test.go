@@ -1,0 +1,53 @@
+package oai
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/sluice-gw/sluice/internal/llm"
+)
+
+func TestScan(t *testing.T) {
+	tests := []struct {
+		name, body, param, msg string
+	}{
+		{"malformed", `{"a":`, "", "could not parse"},
+		{"not an object", `[1]`, "", "must be a JSON object"},
+		{"null", `null`, "", "must be a JSON object"},
+		{"duplicate", `{"a":1,"a":2}`, "a", "Duplicate field 'a'"},
+		{"trailing object", `{"a":1} {}`, "", "data after the top-level object"},
+		{"invalid UTF-8", "{\"a\":\"\xff\"}", "", "invalid UTF-8 (at byte 6)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := Scan([]byte(tt.body), func(string, json.RawMessage) error { return nil })
+			e, ok := err.(*llm.Error)
+			if !ok || e.Kind != llm.Invalid || e.Param != tt.param || !strings.Contains(e.Message, tt.msg) {
+				t.Errorf("got %#v, want an Invalid error on %q saying %q", err, tt.param, tt.msg)
+			}
+		})
+	}
+	var keys []string
+	err := Scan([]byte(`{"b":1,"a":{"x":[1]}}`), func(k string, raw json.RawMessage) error {
+		keys = append(keys, k+"="+string(raw))
+		return nil
+	})
+	if err != nil || strings.Join(keys, " ") != `b=1 a={"x":[1]}` {
+		t.Errorf("got %v %v, want the members in order, raw", keys, err)
+	}
+}
+
+// The error body is OpenAI's: null param and code when unset, the public wording.
+func TestErrorBody(t *testing.T) {
+	got := string(ErrorBody(Invalid("", "bad <body> & \"quote\"")))
+	want := `{"error":{"message":"bad <body> & \"quote\"","type":"invalid_request_error","param":null,"code":null}}`
+	if got != want {
+		t.Errorf("got %s, want %s", got, want)
+	}
+	got = string(ErrorBody(&llm.Error{Kind: llm.NotFound, Param: "model", Message: "no such model"}))
+	want = `{"error":{"message":"no such model","type":"invalid_request_error","param":"model","code":"model_not_found"}}`
+	if got != want {
+		t.Errorf("got %s, want %s", got, want)
+	}
+}
