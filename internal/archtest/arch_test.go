@@ -83,6 +83,8 @@ var owners = []struct {
 	{"github.com/prometheus/", []string{module + "/internal/telemetry"}},
 	{"github.com/r3labs/sse", []string{module + "/internal/provider/"}},
 	{"github.com/santhosh-tekuri/jsonschema", []string{module + "/internal/guard"}},
+	// DESIGN §10: the AWS SDK (signer, credential chain, event-stream decoder) is Bedrock's.
+	{"github.com/aws/", []string{module + "/internal/provider/bedrock"}},
 }
 
 func TestDependencyOwners(t *testing.T) {
@@ -120,6 +122,7 @@ var never = []struct {
 	// The guardrails (internal/guard) use the redaction detectors: the edge must only not
 	// build the rules itself.
 	{"internal/server", []string{"internal/redact"}, "the edge gets its redaction rules from internal/gateway", true},
+	{"internal/schema", []string{"internal", "cmd"}, "wire types use the standard library only", false},
 }
 
 // under reports whether the import path imp is the module's package dir or one below it.

@@ -75,16 +75,27 @@ type Limits struct {
 
 // Provider says how to reach one upstream.
 type Provider struct {
-	Kind    string            `yaml:"kind"`     // openai | openai-compatible | anthropic | sim
+	Kind    string            `yaml:"kind"`     // openai | openai-compatible | anthropic | bedrock | sim
 	API     string            `yaml:"api"`      // chat (default) | responses; openai kinds only, else ""
-	BaseURL string            `yaml:"base_url"` // defaulted for openai and anthropic
-	APIKey  string            `yaml:"api_key"`  // required by openai and anthropic, else pruned
+	BaseURL string            `yaml:"base_url"` // defaulted for openai and anthropic; bedrock: an endpoint override
+	APIKey  string            `yaml:"api_key"`  // required by openai and anthropic, else pruned; bedrock: a Bedrock API key (bearer)
 	Headers map[string]string `yaml:"headers"`  // sent on every upstream request
 	Query   map[string]string `yaml:"query"`    // added to every upstream URL (Azure api-version)
 	// StreamOptions asks for stream_options.include_usage; some servers reject the field.
 	StreamOptions bool `yaml:"stream_options"`
 	// Stream false is for the rare server that cannot stream (DESIGN §1).
 	Stream bool `yaml:"stream"`
+
+	// Bedrock (kind bedrock). Without api_key, calls are signed (SigV4) with the AWS
+	// default credential chain; a provider whose chain shows no source at start is left
+	// out of every chain with a warning. Nothing is fetched at start.
+	Region  string `yaml:"region"`  // required: us-east-1, ...
+	Profile string `yaml:"profile"` // a profile of the shared config files; "" means AWS_PROFILE or default
+	// IMDS counts the EC2 instance metadata service as a source of credentials (an instance
+	// role and nothing else), which cannot be seen at start without calling it.
+	IMDS bool `yaml:"imds"`
+	// CachePoints puts cachePoint blocks after the system prompt and the tools.
+	CachePoints bool `yaml:"cache_points"`
 }
 
 func (p *Provider) setDefaults() { p.StreamOptions, p.Stream = true, true }

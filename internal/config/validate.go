@@ -137,17 +137,18 @@ func (v *validator) provider(path, name string, p Provider) {
 		if !oneOf(p.API, "", "chat", "responses", "anthropic") {
 			v.errorf(path+".api", "want chat, responses or anthropic (the wire the simulation speaks), got %q", p.API)
 		}
-	case "anthropic":
+	case "anthropic", "bedrock":
 		if p.API != "" {
 			v.errorf(path+".api", "applies to kinds openai, openai-compatible and sim only")
 		}
 	case "":
-		v.errorf(path, "missing kind (openai, openai-compatible, anthropic or sim)")
+		v.errorf(path, "missing kind (%s)", kindList)
 		return
 	default:
-		v.errorf(path+".kind", "unknown provider kind %q (want openai, openai-compatible, anthropic or sim)", p.Kind)
+		v.errorf(path+".kind", "unknown provider kind %q (want %s)", p.Kind, kindList)
 		return
 	}
+	v.cloud(path, p)
 	switch {
 	case p.Kind == "openai-compatible" && p.BaseURL == "":
 		v.errorf(path, "kind openai-compatible needs a base_url")
@@ -155,6 +156,26 @@ func (v *validator) provider(path, name string, p Provider) {
 		v.errorf(path+".base_url", "kind sim has no base_url")
 	case p.BaseURL != "":
 		v.httpURL(path+".base_url", p.BaseURL)
+	}
+}
+
+// kindList names the provider kinds, for errors.
+const kindList = "openai, openai-compatible, anthropic, bedrock or sim"
+
+// cloud checks the fields of the cloud kinds: each applies to its kind only, so a typo'd
+// kind never silently drops a region.
+func (v *validator) cloud(path string, p Provider) {
+	only := func(key string, set bool, kinds ...string) {
+		if set && !oneOf(p.Kind, kinds...) {
+			v.errorf(path+"."+key, "applies to kind %s only", strings.Join(kinds, ", "))
+		}
+	}
+	only("region", p.Region != "", "bedrock")
+	only("profile", p.Profile != "", "bedrock")
+	only("imds", p.IMDS, "bedrock")
+	only("cache_points", p.CachePoints, "bedrock")
+	if p.Kind == "bedrock" && p.Region == "" {
+		v.errorf(path, "kind bedrock needs a region (us-east-1, ...)")
 	}
 }
 

@@ -59,6 +59,10 @@ func New(c *config.Config, log *slog.Logger) (*server.Server, error) {
 		case "anthropic":
 			o.Providers[name] = anthropic.New(anthropic.Config{Name: name, BaseURL: p.BaseURL, APIKey: p.APIKey,
 				Headers: p.Headers, Scrub: scrub})
+		case "bedrock":
+			if prov, ok := cloudProvider(name, p, scrub, log); ok { // cloud.go
+				o.Providers[name] = prov
+			}
 		case "sim":
 			prov, err := sim.New(name, p.API)
 			if err != nil {

@@ -66,6 +66,8 @@ func telemetryOptions(c *config.Config) telemetry.Options {
 		switch p.Kind {
 		case "openai", "anthropic": // the conventions' well-known gen_ai.provider.name values
 			o.Providers[name] = p.Kind
+		case "bedrock":
+			o.Providers[name] = "aws.bedrock"
 		default:
 			o.Providers[name] = name
 		}
