@@ -7,7 +7,7 @@ import (
 
 // needsKey reports whether a provider kind cannot work without an api_key. An
 // openai-compatible server often needs none (a local model), or carries its key in a header.
-func needsKey(kind string) bool { return kind == "openai" || kind == "anthropic" }
+func needsKey(kind string) bool { return kind == "openai" || kind == "anthropic" || kind == "gemini" }
 
 // prune leaves out of every chain the providers that cannot be used, so the embedded default
 // runs without keys (DESIGN §9), and records why. Warnings name providers, aliases and keys

@@ -75,10 +75,10 @@ type Limits struct {
 
 // Provider says how to reach one upstream.
 type Provider struct {
-	Kind    string            `yaml:"kind"`     // openai | openai-compatible | anthropic | bedrock | sim
+	Kind    string            `yaml:"kind"`     // openai | openai-compatible | anthropic | bedrock | gemini | sim
 	API     string            `yaml:"api"`      // chat (default) | responses; openai kinds only, else ""
-	BaseURL string            `yaml:"base_url"` // defaulted for openai and anthropic; bedrock: an endpoint override
-	APIKey  string            `yaml:"api_key"`  // required by openai and anthropic, else pruned; bedrock: a Bedrock API key (bearer)
+	BaseURL string            `yaml:"base_url"` // defaulted for openai, anthropic and gemini; bedrock: an endpoint override
+	APIKey  string            `yaml:"api_key"`  // required by openai, anthropic and gemini, else pruned; bedrock: a Bedrock API key (bearer)
 	Headers map[string]string `yaml:"headers"`  // sent on every upstream request
 	Query   map[string]string `yaml:"query"`    // added to every upstream URL (Azure api-version)
 	// StreamOptions asks for stream_options.include_usage; some servers reject the field.

@@ -137,7 +137,7 @@ func (v *validator) provider(path, name string, p Provider) {
 		if !oneOf(p.API, "", "chat", "responses", "anthropic") {
 			v.errorf(path+".api", "want chat, responses or anthropic (the wire the simulation speaks), got %q", p.API)
 		}
-	case "anthropic", "bedrock":
+	case "anthropic", "bedrock", "gemini":
 		if p.API != "" {
 			v.errorf(path+".api", "applies to kinds openai, openai-compatible and sim only")
 		}
@@ -160,7 +160,7 @@ func (v *validator) provider(path, name string, p Provider) {
 }
 
 // kindList names the provider kinds, for errors.
-const kindList = "openai, openai-compatible, anthropic, bedrock or sim"
+const kindList = "openai, openai-compatible, anthropic, bedrock, gemini or sim"
 
 // cloud checks the fields of the cloud kinds: each applies to its kind only, so a typo'd
 // kind never silently drops a region.

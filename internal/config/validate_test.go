@@ -22,6 +22,7 @@ func TestValidation(t *testing.T) {
 		{"compatible without base_url", "providers:\n  p: {kind: openai-compatible}\n", "providers.p: kind openai-compatible needs a base_url"},
 		{"bad base_url", "providers:\n  p: {kind: openai, base_url: 'ftp://x?token=secret'}\n", "providers.p.base_url: want an absolute http"},
 		{"provider with slash", "providers:\n  a/b: {kind: sim}\n", "providers.a/b: a provider name cannot contain /"},
+		{"gemini api", "providers:\n  p: {kind: gemini, api_key: k, api: chat}\n", "providers.p.api: applies to kinds openai"},
 		{"bedrock without region", "providers:\n  p: {kind: bedrock}\n", "config.yaml:2: providers.p: kind bedrock needs a region"},
 		{"bedrock api", "providers:\n  p: {kind: bedrock, region: us-east-1, api: chat}\n", "providers.p.api: applies to kinds openai"},
 		{"region elsewhere", "providers:\n  p: {kind: anthropic, region: us-east-1}\n", "providers.p.region: applies to kind bedrock only"},
@@ -130,5 +131,23 @@ auth: {disabled: true, admin_token: t}
 	}
 	if got := c.AliasNames(); len(got) != 1 || got[0] != "mixed" {
 		t.Errorf("got aliases %v, want [mixed]", got)
+	}
+}
+
+// TestPruneCloudKinds: a gemini provider needs its api_key like openai; a bedrock one
+// without api_key is kept: its credentials come from the AWS chain, which the gateway checks.
+func TestPruneCloudKinds(t *testing.T) {
+	c := mustParse(t, `
+providers:
+  gem: {kind: gemini, api_key: "${GEMINI_API_KEY}"}
+  aws: {kind: bedrock, region: us-east-1}
+models:
+  d: [gem/gemini-2.5-flash, aws/amazon.nova-pro-v1:0]
+`, env("GEMINI_API_KEY", ""))
+	if _, ok := c.Providers["gem"]; ok || c.Providers["aws"].Kind != "bedrock" {
+		t.Errorf("got providers %v, want gem left out and aws kept", c.Providers)
+	}
+	if len(c.Warnings) != 1 || c.Warnings[0] != `provider "gem" (kind gemini) has an empty api_key: left out of every chain` {
+		t.Errorf("got warnings %q", c.Warnings)
 	}
 }

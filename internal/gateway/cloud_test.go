@@ -151,3 +151,34 @@ models:
 		t.Errorf("got target %q after %d metadata calls, want sim/echo after asking it", target, imdsCalls.Load())
 	}
 }
+
+// TestGeminiFallsBackToOpenAI: a RESOURCE_EXHAUSTED error event inside the Gemini API's 200
+// stream, before any content, falls back to an OpenAI-compatible target (the mock): one
+// clean stream for the client.
+func TestGeminiFallsBackToOpenAI(t *testing.T) {
+	var calls atomic.Int32
+	gm := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		if r.Header.Get("X-Goog-Api-Key") != "AIza-test" || !strings.HasSuffix(r.URL.Path, "/v1beta/models/gemini-2.5-flash:streamGenerateContent") {
+			w.WriteHeader(http.StatusNotFound)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, `data: {"error":{"code":429,"message":"Resource has been exhausted (e.g. check quota).","status":"RESOURCE_EXHAUSTED"}}`+"\r\n\r\n")
+	}))
+	t.Cleanup(gm.Close)
+	mock := mockllm.New(mockllm.Options{})
+	ms := httptest.NewServer(mock)
+	t.Cleanup(ms.Close)
+	g := serve(t, `
+providers:
+  gem: {kind: gemini, base_url: "${GEM_URL}/v1beta", api_key: AIza-test}
+  oai: {kind: openai-compatible, base_url: "${MOCK_URL}/v1"}
+models:
+  pair: [gem/gemini-2.5-flash, oai/echo]
+`, map[string]string{"GEM_URL": gm.URL, "MOCK_URL": ms.URL}, io.Discard)
+	target, text, frames := chat(t, g.URL, "pair")
+	if target != "oai/echo" || text != "Hello there, gateway." || len(frames) != 0 || calls.Load() != 1 || mock.Calls("echo") != 1 {
+		t.Errorf("got target %q text %q frames %v, gemini calls %d, openai calls %d", target, text, frames, calls.Load(), mock.Calls("echo"))
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/provider/anthropic"
+	"github.com/sluice-gw/sluice/internal/provider/gemini"
 	"github.com/sluice-gw/sluice/internal/provider/openai"
 	"github.com/sluice-gw/sluice/internal/provider/sim"
 	"github.com/sluice-gw/sluice/internal/redact"
@@ -58,6 +59,9 @@ func New(c *config.Config, log *slog.Logger) (*server.Server, error) {
 			}
 		case "anthropic":
 			o.Providers[name] = anthropic.New(anthropic.Config{Name: name, BaseURL: p.BaseURL, APIKey: p.APIKey,
+				Headers: p.Headers, Scrub: scrub})
+		case "gemini":
+			o.Providers[name] = gemini.New(gemini.Config{Name: name, BaseURL: p.BaseURL, APIKey: p.APIKey,
 				Headers: p.Headers, Scrub: scrub})
 		case "bedrock":
 			if prov, ok := cloudProvider(name, p, scrub, log); ok { // cloud.go

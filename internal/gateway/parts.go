@@ -68,6 +68,8 @@ func telemetryOptions(c *config.Config) telemetry.Options {
 			o.Providers[name] = p.Kind
 		case "bedrock":
 			o.Providers[name] = "aws.bedrock"
+		case "gemini":
+			o.Providers[name] = "gcp.gemini"
 		default:
 			o.Providers[name] = name
 		}

@@ -1,13 +1,12 @@
 package bedrock
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"strings"
 
 	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/provider/translate"
 	"github.com/sluice-gw/sluice/internal/schema/bedrock"
 )
 
@@ -32,7 +31,7 @@ func encodeRequest(req *llm.Request, cache bool) ([]byte, error) {
 	if req.Logprobs {
 		return nil, unsupported("logprobs", "logprobs are not available from Bedrock Converse")
 	}
-	if rfType(req.ResponseFormat) == "json_schema" {
+	if translate.FormatType(req.ResponseFormat) == "json_schema" {
 		return nil, unsupported("response_format", "response_format json_schema is not supported for Bedrock targets")
 	}
 	w := bedrock.Request{}
@@ -131,36 +130,25 @@ func toolConfig(req *llm.Request, history bool) (*bedrock.ToolConfig, bool, erro
 	tc := &bedrock.ToolConfig{}
 	for _, t := range req.Tools {
 		tc.Tools = append(tc.Tools, bedrock.Tool{ToolSpec: &bedrock.ToolSpec{Name: t.Name, Description: t.Description,
-			InputSchema: bedrock.InputSchema{JSON: compactOr(t.Parameters, emptySchema)}}})
+			InputSchema: bedrock.InputSchema{JSON: translate.CompactOr(t.Parameters, emptySchema)}}})
 	}
-	raw := req.ToolChoice
-	if len(raw) == 0 {
+	switch mode, name := translate.ToolChoice(req.ToolChoice); mode {
+	case "", "auto":
 		return tc, false, nil
-	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		switch s {
-		case "required":
-			tc.ToolChoice = &bedrock.ToolChoice{Any: &struct{}{}}
-			return tc, true, nil
-		case "none":
-			if !history {
-				return nil, false, nil
-			}
+	case "required":
+		tc.ToolChoice = &bedrock.ToolChoice{Any: &struct{}{}}
+		return tc, true, nil
+	case "none":
+		if !history {
+			return nil, false, nil
 		}
 		return tc, false, nil
+	case "function":
+		tc.ToolChoice = &bedrock.ToolChoice{Tool: &bedrock.ToolChoiceOf{Name: name}}
+		return tc, true, nil
+	default:
+		return nil, false, unsupported("tool_choice", "tool_choice %s has no Bedrock equivalent", mode)
 	}
-	var o struct {
-		Type     string `json:"type"`
-		Function struct {
-			Name string `json:"name"`
-		} `json:"function"`
-	}
-	if json.Unmarshal(raw, &o) != nil || o.Type != "function" || o.Function.Name == "" {
-		return nil, false, unsupported("tool_choice", "tool_choice %s has no Bedrock equivalent", raw)
-	}
-	tc.ToolChoice = &bedrock.ToolChoice{Tool: &bedrock.ToolChoiceOf{Name: o.Function.Name}}
-	return tc, true, nil
 }
 
 func hasToolBlocks(msgs []bedrock.Message) bool {
@@ -201,7 +189,7 @@ func translateMessages(msgs []llm.Message) ([]bedrock.SystemBlock, []bedrock.Mes
 			}
 		case llm.RoleTool:
 			add("user", []bedrock.ContentBlock{{ToolResult: &bedrock.ToolResult{ToolUseID: toolID(m.ToolCallID),
-				Content: []bedrock.ToolResultContent{{Text: ptr(partsText(m.Parts))}}}}})
+				Content: []bedrock.ToolResultContent{{Text: ptr(translate.Text(m.Parts))}}}}})
 		case llm.RoleAssistant:
 			blocks, err := assistantBlocks(i, m)
 			if err != nil {
@@ -242,8 +230,8 @@ func assistantBlocks(i int, m *llm.Message) ([]bedrock.ContentBlock, error) {
 		out = append(out, bedrock.ContentBlock{Text: ptr(m.Refusal)})
 	}
 	for _, tc := range m.ToolCalls {
-		in := compactOr(json.RawMessage(tc.Arguments), "{}")
-		if in[0] != '{' {
+		in, ok := translate.Object(tc.Arguments)
+		if !ok {
 			return nil, invalid("messages", "messages[%d]: the arguments of tool call %q are not a JSON object", i, tc.ID)
 		}
 		out = append(out, bedrock.ContentBlock{ToolUse: &bedrock.ToolUse{ToolUseID: toolID(tc.ID), Name: tc.Name, Input: in}})
@@ -276,18 +264,13 @@ func image(i int, u string) (*bedrock.Image, error) {
 	if strings.HasPrefix(u, "s3://") {
 		return &bedrock.Image{Format: format(u[strings.LastIndexByte(u, '.')+1:]), Source: bedrock.ImageSource{S3Location: &bedrock.S3Location{URI: u}}}, nil
 	}
-	if len(u) < 5 || !strings.EqualFold(u[:5], "data:") {
+	mt, b, ok, err := translate.DataURL(u)
+	if !ok {
 		return nil, unsupported("messages", "messages[%d]: Bedrock takes images as data: URLs (or s3://), not http(s) URLs", i)
 	}
-	meta, data, ok := strings.Cut(u[5:], ",")
-	if !ok || !strings.HasSuffix(strings.ToLower(meta), ";base64") {
-		return nil, invalid("messages", "messages[%d]: an image data: URL must be base64-encoded", i)
-	}
-	b, err := base64.StdEncoding.DecodeString(data)
 	if err != nil {
-		return nil, invalid("messages", "messages[%d]: an image data: URL is not valid base64", i)
+		return nil, invalid("messages", "messages[%d]: %v", i, err)
 	}
-	mt := strings.ToLower(meta[:len(meta)-len(";base64")])
 	f := format(strings.TrimPrefix(mt, "image/"))
 	if f == "" {
 		return nil, invalid("messages", "messages[%d]: Bedrock takes png, jpeg, gif or webp images, not %q", i, mt)
@@ -305,14 +288,6 @@ func format(s string) string {
 	return ""
 }
 
-func partsText(ps []llm.Part) string {
-	var b strings.Builder
-	for _, p := range ps {
-		b.WriteString(p.Text)
-	}
-	return b.String()
-}
-
 // toolID is a tool call id as Converse takes it, [a-zA-Z0-9_-]+: another provider's id may
 // hold other characters, which become "_" in the call and its result alike.
 func toolID(id string) string {
@@ -326,34 +301,10 @@ func toolID(id string) string {
 
 func ptr[T any](v T) *T { return &v }
 
-// rfType is the type of a raw response_format, "" when none.
-func rfType(raw json.RawMessage) string {
-	var o struct {
-		Type string `json:"type"`
-	}
-	json.Unmarshal(raw, &o)
-	return o.Type
-}
-
-// compactOr returns raw compacted, or def when raw is empty, null or not JSON.
-func compactOr(raw json.RawMessage, def string) json.RawMessage {
-	var b bytes.Buffer
-	if t := bytes.TrimSpace(raw); len(t) == 0 || string(t) == "null" || json.Compact(&b, t) != nil {
-		return json.RawMessage(def)
-	}
-	return b.Bytes()
-}
-
-// invalid is the error for a request that is wrong for this API: 400, nothing sent.
 func invalid(param, format string, args ...any) *llm.Error {
-	return &llm.Error{Kind: llm.Invalid, Status: 400, Type: "invalid_request_error", Param: param,
-		Message: "bedrock: " + fmt.Sprintf(format, args...)}
+	return translate.Invalid("bedrock", param, format, args...)
 }
 
-// unsupported is the error for a request asking for what Converse does not have: the chain
-// tries a target that may.
 func unsupported(param, format string, args ...any) *llm.Error {
-	e := invalid(param, format, args...)
-	e.Kind = llm.Unsupported
-	return e
+	return translate.Unsupported("bedrock", param, format, args...)
 }

@@ -87,6 +87,7 @@ func TestEncodeRequestRefuses(t *testing.T) {
 		{"http image", llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Parts: []llm.Part{{Type: llm.PartImage, URL: "https://x/cat.png"}}}}}, llm.Unsupported, "messages"},
 		{"bad base64", llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Parts: []llm.Part{{Type: llm.PartImage, URL: "data:image/png;base64,!!"}}}}}, llm.Invalid, "messages"},
 		{"tiff", llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Parts: []llm.Part{{Type: llm.PartImage, URL: "data:image/tiff;base64,AAAA"}}}}}, llm.Invalid, "messages"},
+		{"arguments cut", llm.Request{Messages: []llm.Message{{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "a", Name: "f", Arguments: `{"city":`}}}}}, llm.Invalid, "messages"},
 		{"arguments not an object", llm.Request{Messages: []llm.Message{{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "a", Name: "f", Arguments: `[1]`}}}}}, llm.Invalid, "messages"},
 		{"allowed_tools choice", llm.Request{Tools: []llm.Tool{{Name: "f"}}, ToolChoice: json.RawMessage(`{"type":"allowed_tools"}`)}, llm.Unsupported, "tool_choice"},
 	}
