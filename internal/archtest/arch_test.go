@@ -85,6 +85,8 @@ var owners = []struct {
 	{"github.com/santhosh-tekuri/jsonschema", []string{module + "/internal/guard"}},
 	// DESIGN §10: the AWS SDK (signer, credential chain, event-stream decoder) is Bedrock's.
 	{"github.com/aws/", []string{module + "/internal/provider/bedrock"}},
+	// golang.org/x/oauth2/google: Vertex AI's credentials.
+	{"golang.org/x/oauth2", []string{module + "/internal/provider/gemini"}},
 }
 
 func TestDependencyOwners(t *testing.T) {

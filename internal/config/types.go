@@ -75,7 +75,7 @@ type Limits struct {
 
 // Provider says how to reach one upstream.
 type Provider struct {
-	Kind    string            `yaml:"kind"`     // openai | openai-compatible | anthropic | bedrock | gemini | sim
+	Kind    string            `yaml:"kind"`     // openai | openai-compatible | anthropic | bedrock | gemini | vertex | sim
 	API     string            `yaml:"api"`      // chat (default) | responses; openai kinds only, else ""
 	BaseURL string            `yaml:"base_url"` // defaulted for openai, anthropic and gemini; bedrock: an endpoint override
 	APIKey  string            `yaml:"api_key"`  // required by openai, anthropic and gemini, else pruned; bedrock: a Bedrock API key (bearer)
@@ -96,6 +96,17 @@ type Provider struct {
 	IMDS bool `yaml:"imds"`
 	// CachePoints puts cachePoint blocks after the system prompt and the tools.
 	CachePoints bool `yaml:"cache_points"`
+
+	// Vertex AI (kind vertex): Google's models through the Gemini wire, with OAuth tokens
+	// from credentials_file or Application Default Credentials; base_url overrides the
+	// endpoint (https://{location}-aiplatform.googleapis.com). A provider with no visible
+	// credentials is left out of every chain with a warning; nothing is fetched at start.
+	Project         string `yaml:"project"`
+	Location        string `yaml:"location"`         // us-central1, europe-west4, global, ...
+	CredentialsFile string `yaml:"credentials_file"` // a service-account key, or any ADC JSON file
+	// Metadata counts the metadata server of a Google Cloud instance as a source of
+	// credentials (an attached service account and nothing else).
+	Metadata bool `yaml:"metadata"`
 }
 
 func (p *Provider) setDefaults() { p.StreamOptions, p.Stream = true, true }

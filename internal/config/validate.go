@@ -137,7 +137,7 @@ func (v *validator) provider(path, name string, p Provider) {
 		if !oneOf(p.API, "", "chat", "responses", "anthropic") {
 			v.errorf(path+".api", "want chat, responses or anthropic (the wire the simulation speaks), got %q", p.API)
 		}
-	case "anthropic", "bedrock", "gemini":
+	case "anthropic", "bedrock", "gemini", "vertex":
 		if p.API != "" {
 			v.errorf(path+".api", "applies to kinds openai, openai-compatible and sim only")
 		}
@@ -160,7 +160,7 @@ func (v *validator) provider(path, name string, p Provider) {
 }
 
 // kindList names the provider kinds, for errors.
-const kindList = "openai, openai-compatible, anthropic, bedrock, gemini or sim"
+const kindList = "openai, openai-compatible, anthropic, bedrock, gemini, vertex or sim"
 
 // cloud checks the fields of the cloud kinds: each applies to its kind only, so a typo'd
 // kind never silently drops a region.
@@ -174,8 +174,17 @@ func (v *validator) cloud(path string, p Provider) {
 	only("profile", p.Profile != "", "bedrock")
 	only("imds", p.IMDS, "bedrock")
 	only("cache_points", p.CachePoints, "bedrock")
-	if p.Kind == "bedrock" && p.Region == "" {
+	only("project", p.Project != "", "vertex")
+	only("location", p.Location != "", "vertex")
+	only("credentials_file", p.CredentialsFile != "", "vertex")
+	only("metadata", p.Metadata, "vertex")
+	switch {
+	case p.Kind == "bedrock" && p.Region == "":
 		v.errorf(path, "kind bedrock needs a region (us-east-1, ...)")
+	case p.Kind == "vertex" && (p.Project == "" || p.Location == ""):
+		v.errorf(path, "kind vertex needs a project and a location (us-central1, global, ...)")
+	case p.Kind == "vertex" && p.APIKey != "":
+		v.errorf(path+".api_key", "kind vertex authenticates with Google credentials (credentials_file, or Application Default Credentials), not an api_key")
 	}
 }
 

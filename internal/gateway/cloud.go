@@ -8,9 +8,10 @@ import (
 	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/provider/bedrock"
+	"github.com/sluice-gw/sluice/internal/provider/gemini"
 )
 
-// cloudProvider builds a provider of a cloud kind (bedrock), whose credentials come from the
+// cloudProvider builds a provider of a cloud kind (bedrock, vertex), whose credentials come from the
 // platform's chain rather than an api_key: false leaves it out of every chain, with a
 // warning, when that chain shows no source, as a provider without its api_key is (DESIGN
 // §9). Nothing here contacts the network: credentials are fetched at the first call.
@@ -29,6 +30,15 @@ func cloudProvider(name string, p config.Provider, scrub llm.Scrub, log *slog.Lo
 			c.Credentials = creds
 		}
 		return bedrock.New(c), true
+	case "vertex":
+		token, src, err := gemini.VertexCredentials(p.CredentialsFile, p.Metadata)
+		if err != nil {
+			log.Warn("provider left out of every chain: no credentials", "provider", name, "kind", p.Kind, "reason", err.Error())
+			return nil, false
+		}
+		log.Info("provider credentials", "provider", name, "kind", p.Kind, "source", src)
+		return gemini.New(gemini.Config{Name: name, BaseURL: gemini.VertexURL(p.BaseURL, p.Project, p.Location),
+			Token: token, Headers: p.Headers, Scrub: scrub}), true
 	}
 	return nil, false
 }

@@ -182,3 +182,26 @@ models:
 		t.Errorf("got target %q text %q frames %v, gemini calls %d, openai calls %d", target, text, frames, calls.Load(), mock.Calls("echo"))
 	}
 }
+
+// TestVertexWithoutCredentials: with no Google credentials visible, the vertex provider is
+// left out with a warning and its alias is served by what is left.
+func TestVertexWithoutCredentials(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("HOME", dir)
+	t.Setenv("CLOUDSDK_CONFIG", dir)
+	t.Setenv("GOOGLE_APPLICATION_CREDENTIALS", "")
+	var log bytes.Buffer
+	g := serve(t, `
+providers:
+  vx:  {kind: vertex, project: proj, location: global}
+  sim: {kind: sim}
+models:
+  default: [vx/gemini-2.5-flash, sim/echo]
+`, nil, &log)
+	if !strings.Contains(log.String(), "provider left out of every chain: no credentials") || !strings.Contains(log.String(), "provider=vx") {
+		t.Errorf("log %q: want the warning naming vx", log.String())
+	}
+	if target, _, _ := chat(t, g.URL, "default"); target != "sim/echo" {
+		t.Errorf("got %q, want sim/echo", target)
+	}
+}

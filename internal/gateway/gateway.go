@@ -63,7 +63,7 @@ func New(c *config.Config, log *slog.Logger) (*server.Server, error) {
 		case "gemini":
 			o.Providers[name] = gemini.New(gemini.Config{Name: name, BaseURL: p.BaseURL, APIKey: p.APIKey,
 				Headers: p.Headers, Scrub: scrub})
-		case "bedrock":
+		case "bedrock", "vertex":
 			if prov, ok := cloudProvider(name, p, scrub, log); ok { // cloud.go
 				o.Providers[name] = prov
 			}

@@ -70,6 +70,8 @@ func telemetryOptions(c *config.Config) telemetry.Options {
 			o.Providers[name] = "aws.bedrock"
 		case "gemini":
 			o.Providers[name] = "gcp.gemini"
+		case "vertex":
+			o.Providers[name] = "gcp.vertex_ai"
 		default:
 			o.Providers[name] = name
 		}

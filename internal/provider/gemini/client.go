@@ -42,14 +42,17 @@ type Config struct {
 // DefaultBaseURL is the Gemini API's root.
 const DefaultBaseURL = "https://generativelanguage.googleapis.com/v1beta"
 
-// VertexURL is the root of Google's models on Vertex AI in project and location: the
-// regional endpoint, or the global one for location "global".
-func VertexURL(project, location string) string {
-	host := location + "-aiplatform.googleapis.com"
-	if location == "global" {
-		host = "aiplatform.googleapis.com"
+// VertexURL is the root of Google's models on Vertex AI in project and location, at
+// endpoint ("" means the regional one, https://{location}-aiplatform.googleapis.com, or the
+// global one for location "global").
+func VertexURL(endpoint, project, location string) string {
+	if endpoint == "" {
+		endpoint = "https://" + location + "-aiplatform.googleapis.com"
+		if location == "global" {
+			endpoint = "https://aiplatform.googleapis.com"
+		}
 	}
-	return "https://" + host + "/v1/projects/" + url.PathEscape(project) + "/locations/" + url.PathEscape(location) + "/publishers/google"
+	return strings.TrimRight(endpoint, "/") + "/v1/projects/" + url.PathEscape(project) + "/locations/" + url.PathEscape(location) + "/publishers/google"
 }
 
 // Client calls one Gemini-wire provider. Safe for concurrent use.
@@ -110,6 +113,7 @@ func (c *Client) Stream(ctx context.Context, req *llm.Request) (llm.Stream, erro
 		return nil, &llm.Error{Kind: llm.Internal, Message: c.name + ": cannot build the request", Err: err}
 	}
 	hr.Header = c.header.Clone()
+	o := c.origin
 	if c.token != nil {
 		tok, err := c.token(ctx)
 		if err != nil {
@@ -120,6 +124,13 @@ func (c *Client) Stream(ctx context.Context, req *llm.Request) (llm.Stream, erro
 			return nil, c.scrub.Error(&llm.Error{Kind: llm.Auth, Message: c.name + ": no access token: " + err.Error()})
 		}
 		hr.Header.Set("Authorization", "Bearer "+tok)
+		// The token is not in the configuration, so the gateway's scrubber does not know it.
+		o.scrub = func(s string) string {
+			if c.scrub != nil {
+				s = c.scrub(s)
+			}
+			return strings.ReplaceAll(s, tok, "[MASKED]")
+		}
 	}
 	propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(hr.Header))
 	res, err := c.hc.Do(hr)
@@ -132,16 +143,16 @@ func (c *Client) Stream(ctx context.Context, req *llm.Request) (llm.Stream, erro
 		if e := llm.ContextError(ctx); e != nil {
 			return nil, e
 		}
-		return nil, c.statusError(res.StatusCode, res.Header, b)
+		return nil, o.statusError(res.StatusCode, res.Header, b)
 	}
 	if mt, _, _ := mime.ParseMediaType(res.Header.Get("Content-Type")); mt == "application/json" {
 		// alt=sse ignored, or an error with status 200.
 		b, _ := io.ReadAll(io.LimitReader(res.Body, maxErrorBody))
 		res.Body.Close()
 		if st := parseStatus(b); st != nil {
-			return nil, c.streamError(st)
+			return nil, o.streamError(st)
 		}
 		return nil, &llm.Error{Kind: llm.Unavailable, Status: res.StatusCode, Message: c.name + " answered with JSON, not an event stream"}
 	}
-	return newStream(ctx, c.origin, max(req.N, 1), res.Body), nil
+	return newStream(ctx, o, max(req.N, 1), res.Body), nil
 }

@@ -156,6 +156,16 @@ func TestToken(t *testing.T) {
 	if _, h, _ := u.Last(); h.Get("Authorization") != "Bearer ya29.token" || h.Get("X-Goog-Api-Key") != "" {
 		t.Errorf("got headers %v", h)
 	}
+	// A proxy that quotes the request's headers back does not leak the token.
+	u3 := providertest.NewUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(400)
+		io.WriteString(w, `{"error":{"code":400,"message":"bad request with `+r.Header.Get("Authorization")+`","status":"INVALID_ARGUMENT"}}`)
+	})
+	c = New(Config{BaseURL: u3.URL, Token: func(context.Context) (string, error) { return "ya29.token", nil }})
+	_, err = c.Stream(context.Background(), testRequest())
+	if le := wantKind(t, err, llm.Invalid); strings.Contains(le.Message, "ya29.token") || !strings.Contains(le.Message, "[MASKED]") {
+		t.Errorf("got %q, want the token masked", le.Message)
+	}
 	u2 := providertest.NewUpstream(t, providertest.SSE(""))
 	c = New(Config{BaseURL: u2.URL, Token: func(context.Context) (string, error) { return "", io.ErrUnexpectedEOF }})
 	_, err = c.Stream(context.Background(), testRequest())
@@ -166,10 +176,13 @@ func TestToken(t *testing.T) {
 }
 
 func TestVertexURL(t *testing.T) {
-	if got := VertexURL("my-proj", "us-central1"); got != "https://us-central1-aiplatform.googleapis.com/v1/projects/my-proj/locations/us-central1/publishers/google" {
+	if got := VertexURL("", "my-proj", "us-central1"); got != "https://us-central1-aiplatform.googleapis.com/v1/projects/my-proj/locations/us-central1/publishers/google" {
 		t.Errorf("regional: %s", got)
 	}
-	if got := VertexURL("my-proj", "global"); got != "https://aiplatform.googleapis.com/v1/projects/my-proj/locations/global/publishers/google" {
+	if got := VertexURL("", "my-proj", "global"); got != "https://aiplatform.googleapis.com/v1/projects/my-proj/locations/global/publishers/google" {
 		t.Errorf("global: %s", got)
+	}
+	if got := VertexURL("http://127.0.0.1:1/", "p", "europe-west4"); got != "http://127.0.0.1:1/v1/projects/p/locations/europe-west4/publishers/google" {
+		t.Errorf("endpoint: %s", got)
 	}
 }
