@@ -85,8 +85,8 @@ var owners = []struct {
 	{"github.com/santhosh-tekuri/jsonschema", []string{module + "/internal/guard"}},
 	// DESIGN §10: the AWS SDK (signer, credential chain, event-stream decoder) is Bedrock's.
 	{"github.com/aws/", []string{module + "/internal/provider/bedrock"}},
-	// golang.org/x/oauth2/google: Vertex AI's credentials.
-	{"golang.org/x/oauth2", []string{module + "/internal/provider/gemini"}},
+	// golang.org/x/oauth2: Vertex AI's credentials, Entra ID's client credentials.
+	{"golang.org/x/oauth2", []string{module + "/internal/provider/gemini", module + "/internal/provider/azure"}},
 }
 
 func TestDependencyOwners(t *testing.T) {

@@ -130,7 +130,7 @@ func (c *Config) resolve() {
 				p.BaseURL = "https://generativelanguage.googleapis.com/v1beta"
 			}
 		}
-		if (p.Kind == "openai" || p.Kind == "openai-compatible") && p.API == "" {
+		if (p.Kind == "openai" || p.Kind == "openai-compatible" || p.Kind == "azure") && p.API == "" {
 			p.API = "chat"
 		}
 		c.Providers[name] = p

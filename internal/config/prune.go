@@ -22,6 +22,13 @@ func (c *Config) prune() {
 			c.warnf("provider %q (kind %s) has an empty api_key: left out of every chain", name, p.Kind)
 			continue
 		}
+		if p.Kind == "azure" && p.APIKey == "" && p.EntraToken == "" && p.ClientSecret == "" {
+			// ${AZURE_OPENAI_API_KEY} and friends unset: as for a missing api_key.
+			gone[name] = true
+			delete(c.Providers, name)
+			c.warnf("provider %q (kind azure) has no api_key, entra_token or client_secret: left out of every chain", name)
+			continue
+		}
 		for _, h := range sortedKeys(p.Headers) {
 			if p.Headers[h] == "" {
 				c.warnf("provider %q: header %q is empty", name, h)

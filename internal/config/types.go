@@ -75,8 +75,8 @@ type Limits struct {
 
 // Provider says how to reach one upstream.
 type Provider struct {
-	Kind    string            `yaml:"kind"`     // openai | openai-compatible | anthropic | bedrock | gemini | vertex | sim
-	API     string            `yaml:"api"`      // chat (default) | responses; openai kinds only, else ""
+	Kind    string            `yaml:"kind"`     // openai | openai-compatible | anthropic | bedrock | gemini | vertex | azure | sim
+	API     string            `yaml:"api"`      // chat (default) | responses; openai kinds and azure only, else ""
 	BaseURL string            `yaml:"base_url"` // defaulted for openai, anthropic and gemini; bedrock: an endpoint override
 	APIKey  string            `yaml:"api_key"`  // required by openai, anthropic and gemini, else pruned; bedrock: a Bedrock API key (bearer)
 	Headers map[string]string `yaml:"headers"`  // sent on every upstream request
@@ -107,6 +107,17 @@ type Provider struct {
 	// Metadata counts the metadata server of a Google Cloud instance as a source of
 	// credentials (an attached service account and nothing else).
 	Metadata bool `yaml:"metadata"`
+
+	// Azure OpenAI (kind azure): base_url is the resource's endpoint,
+	// https://{resource}.openai.azure.com; api_key goes in the api-key header. Without
+	// it, a Microsoft Entra ID token: entra_token as it is (from the environment), or an app
+	// registration's client credentials. A provider with none is left out of every chain.
+	Deployments  bool   `yaml:"deployments"` // deployment URLs (the model names the deployment) instead of the v1 API
+	APIVersion   string `yaml:"api_version"` // of deployment URLs; default 2024-10-21
+	EntraToken   string `yaml:"entra_token"`
+	TenantID     string `yaml:"tenant_id"`
+	ClientID     string `yaml:"client_id"`
+	ClientSecret string `yaml:"client_secret"`
 }
 
 func (p *Provider) setDefaults() { p.StreamOptions, p.Stream = true, true }

@@ -129,7 +129,7 @@ func (v *validator) provider(path, name string, p Provider) {
 		v.errorf(path, "a provider name cannot contain /")
 	}
 	switch p.Kind {
-	case "openai", "openai-compatible":
+	case "openai", "openai-compatible", "azure":
 		if !oneOf(p.API, "chat", "responses") {
 			v.errorf(path+".api", "want chat or responses, got %q", p.API)
 		}
@@ -160,7 +160,7 @@ func (v *validator) provider(path, name string, p Provider) {
 }
 
 // kindList names the provider kinds, for errors.
-const kindList = "openai, openai-compatible, anthropic, bedrock, gemini, vertex or sim"
+const kindList = "openai, openai-compatible, anthropic, bedrock, gemini, vertex, azure or sim"
 
 // cloud checks the fields of the cloud kinds: each applies to its kind only, so a typo'd
 // kind never silently drops a region.
@@ -178,7 +178,19 @@ func (v *validator) cloud(path string, p Provider) {
 	only("location", p.Location != "", "vertex")
 	only("credentials_file", p.CredentialsFile != "", "vertex")
 	only("metadata", p.Metadata, "vertex")
+	only("deployments", p.Deployments, "azure")
+	only("api_version", p.APIVersion != "", "azure")
+	only("entra_token", p.EntraToken != "", "azure")
+	only("tenant_id", p.TenantID != "", "azure")
+	only("client_id", p.ClientID != "", "azure")
+	only("client_secret", p.ClientSecret != "", "azure")
 	switch {
+	case p.Kind == "azure" && p.BaseURL == "":
+		v.errorf(path, "kind azure needs a base_url, the resource's endpoint (https://{resource}.openai.azure.com)")
+	case p.Kind == "azure" && p.Deployments && p.API == "responses":
+		v.errorf(path+".api", "responses is served by the v1 API only, not with deployments: true")
+	case p.Kind == "azure" && (p.TenantID != "" || p.ClientID != "" || p.ClientSecret != "") && (p.TenantID == "" || p.ClientID == ""):
+		v.errorf(path, "kind azure: client credentials need tenant_id, client_id and client_secret")
 	case p.Kind == "bedrock" && p.Region == "":
 		v.errorf(path, "kind bedrock needs a region (us-east-1, ...)")
 	case p.Kind == "vertex" && (p.Project == "" || p.Location == ""):

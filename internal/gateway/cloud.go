@@ -7,6 +7,7 @@ import (
 	"github.com/sluice-gw/sluice/internal/config"
 	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/provider/azure"
 	"github.com/sluice-gw/sluice/internal/provider/bedrock"
 	"github.com/sluice-gw/sluice/internal/provider/gemini"
 )
@@ -41,4 +42,20 @@ func cloudProvider(name string, p config.Provider, scrub llm.Scrub, log *slog.Lo
 			Token: token, Headers: p.Headers, Scrub: scrub}), true
 	}
 	return nil, false
+}
+
+// azureProvider builds an Azure OpenAI provider: the api-key if given, else an Entra ID
+// token as it is, else the client-credentials grant (config keeps out a provider with none).
+func azureProvider(name string, p config.Provider, scrub llm.Scrub) *azure.Client {
+	c := azure.Config{Name: name, Endpoint: p.BaseURL, Deployments: p.Deployments, APIVersion: p.APIVersion,
+		Responses: p.API == "responses", APIKey: p.APIKey, Headers: p.Headers, Query: p.Query,
+		NoStreamOptions: !p.StreamOptions, Scrub: scrub}
+	switch {
+	case p.APIKey != "":
+	case p.EntraToken != "":
+		c.Token = azure.StaticToken(p.EntraToken)
+	default:
+		c.Token = azure.ClientCredentials(azure.EntraTokenURL(p.TenantID), p.ClientID, p.ClientSecret)
+	}
+	return azure.New(c)
 }

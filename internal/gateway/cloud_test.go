@@ -205,3 +205,46 @@ models:
 		t.Errorf("got %q, want sim/echo", target)
 	}
 }
+
+// TestAzureContentFilter: Azure's 400 content_filter reaches the client as a 400 with that
+// code, and the chain does not route the prompt around the filter; a 429 from Azure falls
+// back as any rate limit does.
+func TestAzureContentFilter(t *testing.T) {
+	az := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Api-Key") != "az-key" || r.URL.Path != "/openai/v1/chat/completions" {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		b, _ := io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		if strings.Contains(string(b), `"model":"busy"`) {
+			w.WriteHeader(http.StatusTooManyRequests)
+			io.WriteString(w, `{"error":{"code":"429","message":"Requests have exceeded call rate limit."}}`)
+			return
+		}
+		w.WriteHeader(http.StatusBadRequest)
+		io.WriteString(w, `{"error":{"message":"The response was filtered due to the prompt triggering Azure OpenAI's content management policy.","type":null,"param":"prompt","code":"content_filter","status":400}}`)
+	}))
+	t.Cleanup(az.Close)
+	g := serve(t, `
+providers:
+  az:  {kind: azure, base_url: "${AZ_URL}", api_key: az-key}
+  sim: {kind: sim}
+models:
+  filtered: [az/gpt-4o, sim/echo]
+  busy: [az/busy, sim/echo]
+`, map[string]string{"AZ_URL": az.URL}, io.Discard)
+	res, err := http.Post(g.URL+"/v1/chat/completions", "application/json",
+		strings.NewReader(`{"model":"filtered","messages":[{"role":"user","content":"x"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 400 || !strings.Contains(string(b), `"code":"content_filter"`) {
+		t.Errorf("got %d %s, want 400 content_filter", res.StatusCode, b)
+	}
+	if target, text, _ := chat(t, g.URL, "busy"); target != "sim/echo" || text != "Hello there, gateway." {
+		t.Errorf("busy: got %q %q, want sim/echo", target, text)
+	}
+}

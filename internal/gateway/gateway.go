@@ -60,6 +60,8 @@ func New(c *config.Config, log *slog.Logger) (*server.Server, error) {
 		case "anthropic":
 			o.Providers[name] = anthropic.New(anthropic.Config{Name: name, BaseURL: p.BaseURL, APIKey: p.APIKey,
 				Headers: p.Headers, Scrub: scrub})
+		case "azure":
+			o.Providers[name] = azureProvider(name, p, scrub) // cloud.go
 		case "gemini":
 			o.Providers[name] = gemini.New(gemini.Config{Name: name, BaseURL: p.BaseURL, APIKey: p.APIKey,
 				Headers: p.Headers, Scrub: scrub})

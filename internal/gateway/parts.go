@@ -72,6 +72,8 @@ func telemetryOptions(c *config.Config) telemetry.Options {
 			o.Providers[name] = "gcp.gemini"
 		case "vertex":
 			o.Providers[name] = "gcp.vertex_ai"
+		case "azure":
+			o.Providers[name] = "azure.ai.openai"
 		default:
 			o.Providers[name] = name
 		}
