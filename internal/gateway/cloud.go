@@ -10,6 +10,7 @@ import (
 	"github.com/sluice-gw/sluice/internal/provider/azure"
 	"github.com/sluice-gw/sluice/internal/provider/bedrock"
 	"github.com/sluice-gw/sluice/internal/provider/gemini"
+	"github.com/sluice-gw/sluice/internal/provider/vertex"
 )
 
 // cloudProvider builds a provider of a cloud kind (bedrock, vertex), whose credentials come from the
@@ -38,7 +39,7 @@ func cloudProvider(name string, p config.Provider, scrub llm.Scrub, log *slog.Lo
 			return nil, false
 		}
 		log.Info("provider credentials", "provider", name, "kind", p.Kind, "source", src)
-		return gemini.New(gemini.Config{Name: name, BaseURL: gemini.VertexURL(p.BaseURL, p.Project, p.Location),
+		return vertex.New(vertex.Config{Name: name, Endpoint: p.BaseURL, Project: p.Project, Location: p.Location,
 			Token: token, Headers: p.Headers, Scrub: scrub}), true
 	}
 	return nil, false

@@ -82,7 +82,7 @@ func New(c Config) *Client {
 			if scrub != nil {
 				s = scrub(s)
 			}
-			return maskBearer(s)
+			return transport.MaskBearer(s)
 		}
 	}
 	cl := &Client{c: c, deps: map[string]llm.Provider{}}
@@ -190,7 +190,7 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 		if e := llm.ContextError(r.Context()); e != nil {
 			return nil, e
 		}
-		return nil, &llm.Error{Kind: llm.Auth, Message: b.name + ": no Entra ID token: " + maskBearer(err.Error())}
+		return nil, &llm.Error{Kind: llm.Auth, Message: b.name + ": no Entra ID token: " + transport.MaskBearer(err.Error())}
 	}
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+tok)
@@ -199,25 +199,4 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 		base = http.DefaultTransport
 	}
 	return base.RoundTrip(r)
-}
-
-// maskBearer masks what follows "Bearer " in s: an upstream, or a proxy, quoting the
-// request's headers.
-func maskBearer(s string) string {
-	const p = "Bearer "
-	var out strings.Builder
-	for {
-		i := strings.Index(s, p)
-		if i < 0 {
-			out.WriteString(s)
-			return out.String()
-		}
-		out.WriteString(s[:i+len(p)] + "[MASKED]")
-		s = s[i+len(p):]
-		j := strings.IndexAny(s, " \t\r\n\",'")
-		if j < 0 {
-			return out.String()
-		}
-		s = s[j:]
-	}
 }
