@@ -11,6 +11,9 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/sluice-gw/sluice/internal/config"
 	"github.com/sluice-gw/sluice/internal/gateway"
@@ -246,5 +249,45 @@ models:
 	}
 	if target, text, _ := chat(t, g.URL, "busy"); target != "sim/echo" || text != "Hello there, gateway." {
 		t.Errorf("busy: got %q %q, want sim/echo", target, text)
+	}
+}
+
+// TestBedrockSignedFromEnvironment: with AWS credentials in the environment and no api_key,
+// the gateway signs its calls with them (the upstream recomputes the SigV4 signature for the
+// configured region) and streams the answer to the client.
+func TestBedrockSignedFromEnvironment(t *testing.T) {
+	bedrocktest.CleanEnv(t, t.TempDir())
+	creds := aws.Credentials{AccessKeyID: "AKIDGATEWAYTEST", SecretAccessKey: "gateway-test-SECRET", SessionToken: "gateway-session"}
+	t.Setenv("AWS_ACCESS_KEY_ID", creds.AccessKeyID)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", creds.SecretAccessKey)
+	t.Setenv("AWS_SESSION_TOKEN", creds.SessionToken)
+	answer := bytes.Join([][]byte{
+		bedrocktest.Frame(t, "messageStart", `{"role":"assistant"}`),
+		bedrocktest.Frame(t, "contentBlockDelta", `{"contentBlockIndex":0,"delta":{"text":"Signed "}}`),
+		bedrocktest.Frame(t, "contentBlockDelta", `{"contentBlockIndex":0,"delta":{"text":"and streamed."}}`),
+		bedrocktest.Frame(t, "messageStop", `{"stopReason":"end_turn"}`),
+		bedrocktest.Frame(t, "metadata", `{"usage":{"inputTokens":5,"outputTokens":4,"totalTokens":9}}`),
+	}, nil)
+	var verr atomic.Value
+	br := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if err := bedrocktest.VerifySigV4(r, body, creds, "eu-central-1", time.Now()); err != nil {
+			verr.Store(err.Error())
+			w.WriteHeader(http.StatusForbidden)
+			return
+		}
+		w.Header().Set("Content-Type", "application/vnd.amazon.eventstream")
+		w.Write(answer)
+	}))
+	t.Cleanup(br.Close)
+	g := serve(t, `
+providers:
+  br: {kind: bedrock, region: eu-central-1, base_url: "${BR_URL}"}
+models:
+  d: [br/eu.anthropic.claude-sonnet-4-5-20250929-v1:0]
+`, map[string]string{"BR_URL": br.URL}, io.Discard)
+	target, text, frames := chat(t, g.URL, "d")
+	if target != "br/eu.anthropic.claude-sonnet-4-5-20250929-v1:0" || text != "Signed and streamed." || len(frames) != 0 {
+		t.Errorf("got %q %q %v (signature check: %v)", target, text, frames, verr.Load())
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -39,9 +40,13 @@ type tokenServer struct {
 	calls     atomic.Int32
 }
 
+// accountKey is the test service account's key, made once: a 2048-bit key takes a while
+// under the race detector.
+var accountKey = sync.OnceValues(func() (*rsa.PrivateKey, error) { return rsa.GenerateKey(rand.Reader, 2048) })
+
 func newTokenServer(t *testing.T, expiresIn int) *tokenServer {
 	t.Helper()
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	key, err := accountKey()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,14 +6,22 @@ package bedrocktest
 
 import (
 	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 
 	"github.com/sluice-gw/sluice/internal/schema/bedrock"
 )
@@ -78,4 +86,64 @@ func CleanEnv(t *testing.T, dir string) *atomic.Int32 {
 	t.Cleanup(imds.Close)
 	t.Setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT", imds.URL)
 	return &hits
+}
+
+// VerifySigV4 recomputes the signature of r, whose body is body, with the SDK's signer as
+// Bedrock checks it: the credential scope (key id, region, service bedrock), a date within
+// five minutes of now, the signed headers (host, x-amz-date, the session token,
+// content-type) and the body's hash. A mismatch is the error Bedrock would answer with 403.
+func VerifySigV4(r *http.Request, body []byte, creds aws.Credentials, region string, now time.Time) error {
+	auth := r.Header.Get("Authorization")
+	rest, ok := strings.CutPrefix(auth, "AWS4-HMAC-SHA256 ")
+	if !ok {
+		return fmt.Errorf("not a SigV4 Authorization header")
+	}
+	var scope, signed string
+	for _, kv := range strings.Split(rest, ", ") {
+		k, v, _ := strings.Cut(kv, "=")
+		switch k {
+		case "Credential":
+			scope = v
+		case "SignedHeaders":
+			signed = v
+		}
+	}
+	parts := strings.Split(scope, "/")
+	if len(parts) != 5 || parts[0] != creds.AccessKeyID || parts[2] != region || parts[3] != "bedrock" || parts[4] != "aws4_request" {
+		return fmt.Errorf("credential scope %q, want %s/<date>/%s/bedrock/aws4_request", scope, creds.AccessKeyID, region)
+	}
+	at, err := time.Parse("20060102T150405Z", r.Header.Get("X-Amz-Date"))
+	if err != nil {
+		return fmt.Errorf("X-Amz-Date: %v", err)
+	}
+	if d := now.Sub(at); d > 5*time.Minute || d < -5*time.Minute {
+		return fmt.Errorf("Signature expired: the request's date is %v from the server's", d)
+	}
+	hs := strings.Split(signed, ";")
+	for _, want := range []string{"host", "x-amz-date", "x-amz-security-token", "content-type"} {
+		if !strings.Contains(";"+signed+";", ";"+want+";") {
+			return fmt.Errorf("header %s not signed (%s)", want, signed)
+		}
+	}
+	re, _ := http.NewRequest(r.Method, "http://"+r.Host+r.URL.EscapedPath(), bytes.NewReader(body))
+	re.URL.RawQuery = r.URL.RawQuery
+	for _, h := range hs {
+		switch h {
+		case "host":
+		case "content-length":
+			re.ContentLength = r.ContentLength
+		default:
+			for _, v := range r.Header.Values(h) {
+				re.Header.Add(h, v)
+			}
+		}
+	}
+	sum := sha256.Sum256(body)
+	if err := v4.NewSigner().SignHTTP(context.Background(), creds, re, hex.EncodeToString(sum[:]), "bedrock", region, at); err != nil {
+		return err
+	}
+	if got := re.Header.Get("Authorization"); got != auth {
+		return fmt.Errorf("The request signature we calculated does not match the signature you provided")
+	}
+	return nil
 }
