@@ -66,6 +66,14 @@ func telemetryOptions(c *config.Config) telemetry.Options {
 		switch p.Kind {
 		case "openai", "anthropic": // the conventions' well-known gen_ai.provider.name values
 			o.Providers[name] = p.Kind
+		case "bedrock":
+			o.Providers[name] = "aws.bedrock"
+		case "gemini":
+			o.Providers[name] = "gcp.gemini"
+		case "vertex":
+			o.Providers[name] = "gcp.vertex_ai"
+		case "azure":
+			o.Providers[name] = "azure.ai.openai"
 		default:
 			o.Providers[name] = name
 		}
