@@ -55,4 +55,3 @@ func (s *oneEvent) Recv() (llm.Event, error) {
 }
 
 func (s *oneEvent) Close() error { return nil }
-

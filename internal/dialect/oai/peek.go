@@ -87,4 +87,3 @@ func peekValues(model []byte, maxTokens [3][]byte, n []byte) Peeked {
 	}
 	return p
 }
-
