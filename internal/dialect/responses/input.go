@@ -7,35 +7,8 @@ import (
 
 	"github.com/sluice-gw/sluice/internal/dialect/oai"
 	"github.com/sluice-gw/sluice/internal/llm"
+	wire "github.com/sluice-gw/sluice/internal/schema/openai"
 )
-
-// wireItem holds every field an input item may carry; its type decides which apply.
-type wireItem struct {
-	Type    string          `json:"type"`
-	ID      string          `json:"id"`
-	Role    string          `json:"role"`
-	Content json.RawMessage `json:"content"`
-	// function_call
-	CallID    string  `json:"call_id"`
-	Name      string  `json:"name"`
-	Arguments *string `json:"arguments"`
-	// function_call_output
-	Output json.RawMessage `json:"output"`
-	// reasoning
-	Summary []struct {
-		Text string `json:"text"`
-	} `json:"summary"`
-	EncryptedContent string `json:"encrypted_content"`
-}
-
-type wireInputPart struct {
-	Type     string  `json:"type"`
-	Text     *string `json:"text"`
-	Refusal  *string `json:"refusal"`
-	ImageURL string  `json:"image_url"`
-	FileID   string  `json:"file_id"`
-	Detail   string  `json:"detail"`
-}
 
 // decodeInput turns a Responses input (a string, or a list of items) into messages. Items of
 // one assistant turn become one assistant message: its text, the function calls that follow
@@ -82,7 +55,7 @@ func (b *inputBuilder) turn(extend bool) *llm.Message {
 }
 
 func (b *inputBuilder) item(p string, raw json.RawMessage) error {
-	var w wireItem
+	var w wire.InputItem // every field an input item may carry; its type decides which apply
 	if err := json.Unmarshal(raw, &w); err != nil {
 		return oai.Invalid(p, "Invalid type for '%s': expected an input item object with string fields.", p)
 	}
@@ -123,7 +96,7 @@ func (b *inputBuilder) item(p string, raw json.RawMessage) error {
 	return nil
 }
 
-func (b *inputBuilder) message(p string, w *wireItem) error {
+func (b *inputBuilder) message(p string, w *wire.InputItem) error {
 	role := llm.Role(w.Role)
 	switch role {
 	case llm.RoleUser, llm.RoleAssistant, llm.RoleSystem, llm.RoleDeveloper:
@@ -158,7 +131,7 @@ func (b *inputBuilder) message(p string, w *wireItem) error {
 // contentParts decodes a message's content parts: input_text everywhere, input_image in user
 // messages, output_text and refusal in assistant messages (output items sent back).
 func contentParts(p string, role llm.Role, raw json.RawMessage, m *llm.Message) error {
-	var ws []wireInputPart
+	var ws []wire.InputPart
 	if err := json.Unmarshal(raw, &ws); err != nil {
 		return oai.TypeErr(p, "a string or an array of content parts")
 	}
@@ -201,7 +174,7 @@ func outputParts(p string, raw json.RawMessage) ([]llm.Part, bool, error) {
 	if json.Unmarshal(raw, &s) == nil {
 		return []llm.Part{{Type: llm.PartText, Text: s}}, true, nil
 	}
-	var ws []wireInputPart
+	var ws []wire.InputPart
 	if err := json.Unmarshal(raw, &ws); err != nil {
 		return nil, false, oai.TypeErr(p, "a string or an array of input_text parts")
 	}
