@@ -6,7 +6,6 @@ import (
 	"strconv"
 
 	"github.com/labstack/echo/v4"
-	"github.com/sluice-gw/sluice/internal/dialect/oai"
 	"github.com/sluice-gw/sluice/internal/llm"
 )
 
@@ -15,7 +14,7 @@ import (
 // replay a whole chain the gateway already walked.
 func writeError(c echo.Context, err error) error {
 	h := c.Response().Header()
-	status := llm.HTTPStatus(err)
+	status, body := errorBody(c, err) // messages.go: the route's wire
 	var le *llm.Error
 	if errors.As(err, &le) {
 		if le.RetryAfter > 0 {
@@ -32,7 +31,7 @@ func writeError(c echo.Context, err error) error {
 		c.Response().Status = status
 		return nil
 	}
-	return c.JSONBlob(status, oai.ErrorBody(err))
+	return c.JSONBlob(status, body)
 }
 
 // httpError maps echo's own errors (unknown route, wrong method) to the OpenAI error body.
@@ -52,7 +51,8 @@ func httpError(err error, c echo.Context) {
 		default:
 			e.Message = http.StatusText(he.Code)
 		}
-		_ = c.JSONBlob(he.Code, oai.ErrorBody(e))
+		_, body := errorBody(c, e)
+		_ = c.JSONBlob(he.Code, body)
 		return
 	}
 	_ = writeError(c, err)

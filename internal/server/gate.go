@@ -14,7 +14,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/sluice-gw/sluice/internal/auth"
-	"github.com/sluice-gw/sluice/internal/dialect/oai"
 	"github.com/sluice-gw/sluice/internal/jsonscan"
 	"github.com/sluice-gw/sluice/internal/limit"
 	"github.com/sluice-gw/sluice/internal/llm"
@@ -148,7 +147,7 @@ func (s *Server) deny(c echo.Context, err error) error {
 		h.Set("Retry-After", strconv.Itoa(int((le.RetryAfter+time.Second-1)/time.Second)))
 		h.Set("Retry-After-Ms", strconv.Itoa(int(le.RetryAfter.Milliseconds())))
 	}
-	return c.JSONBlob(llm.HTTPStatus(err), oai.ErrorBody(err))
+	return c.JSONBlob(errorBody(c, err))
 }
 
 // peeked is what the gate reads of a body before the handler decodes it.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/sluice-gw/sluice/internal/auth"
+	"github.com/sluice-gw/sluice/internal/dialect/anthropic"
 	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/presence"
@@ -115,6 +116,8 @@ func New(o Options) *Server {
 	e.Use(s.access, s.recover, s.gate, s.account)
 	e.POST("/v1/chat/completions", s.chat)
 	e.POST("/v1/responses", s.responses)
+	e.POST("/v1/messages", s.messages) // messages.go
+	e.POST("/v1/messages/count_tokens", s.countTokens)
 	e.POST("/v1/embeddings", s.embeddings)
 	e.GET("/v1/models", s.models)
 	e.GET("/v1/models/*", s.model)
@@ -282,6 +285,9 @@ var trailers = []string{"X-Sluice-Target", "X-Sluice-Attempts"}
 // eventWriter is the event stream of c's response, with the server's heartbeat and write
 // deadline.
 func (s *Server) eventWriter(c echo.Context) *sse.Writer {
-	return sse.NewWriter(c.Response(), sse.WriterOptions{Heartbeat: s.o.Heartbeat, WriteTimeout: s.o.WriteTimeout,
-		Trailers: trailers})
+	o := sse.WriterOptions{Heartbeat: s.o.Heartbeat, WriteTimeout: s.o.WriteTimeout, Trailers: trailers}
+	if messagesRoute(c) {
+		o.Keepalive = anthropic.Keepalive // event: ping, which the Anthropic SDKs skip
+	}
+	return sse.NewWriter(c.Response(), o)
 }
