@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/labstack/echo/v4"
+	"github.com/sluice-gw/sluice/internal/dialect/anthropic"
 	"github.com/sluice-gw/sluice/internal/llm"
 )
 
@@ -23,7 +24,9 @@ func writeError(c echo.Context, err error) error {
 		}
 		switch le.Kind {
 		case llm.RateLimited, llm.Unavailable, llm.Auth, llm.Timeout, llm.Truncated, llm.Refused:
-			h.Set("X-Should-Retry", "false")
+			if status != anthropic.StatusOverloaded { // Anthropic's SDKs retry an overloaded API
+				h.Set("X-Should-Retry", "false")
+			}
 		}
 	}
 	if status == 499 {
