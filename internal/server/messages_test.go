@@ -21,6 +21,8 @@ func messagesGateway(t *testing.T) *gateway {
   overloaded: ["anth/echo?fail=529", "anth/text?fail=529"]
   a-then-c: ["anth/echo?fail=529", mock/echo]
   c-echo: [mock/echo]
+  claude-*: [mock/echo]
+  claude-haiku-*: ["anth/echo"]
 `)
 }
 
@@ -177,4 +179,41 @@ func TestCountTokensEstimate(t *testing.T) {
 	if json.Unmarshal(b, &out) != nil || resp.StatusCode != 200 || resp.Header.Get("X-Sluice-Token-Count") != "estimated" || out.InputTokens < 100 || out.InputTokens > 200 {
 		t.Errorf("got %d %s %v, want an estimate of about 125", resp.StatusCode, b, resp.Header)
 	}
+}
+
+// TestMessagesPatternAlias: Claude Code's concrete model ids route through the most specific
+// pattern alias they match; /v1/models lists the patterns.
+func TestMessagesPatternAlias(t *testing.T) {
+	g := messagesGateway(t)
+	for model, target := range map[string]string{"claude-sonnet-4-5-20250929": "mock/echo", "claude-haiku-4-5-20251001": "anth/echo"} {
+		resp, body := postMessages(t, g, messagesBody(model, false, ""))
+		if resp.StatusCode != 200 || resp.Header.Get("X-Sluice-Target") != target {
+			t.Errorf("%s: got %d %s from %q, want %s", model, resp.StatusCode, body, resp.Header.Get("X-Sluice-Target"), target)
+		}
+	}
+	resp, err := http.Get(g.url + "/v1/models")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if !strings.Contains(string(b), `"id":"claude-*"`) || !strings.Contains(string(b), `"id":"claude-haiku-*"`) {
+		t.Errorf("/v1/models: got %s, want the patterns", b)
+	}
+}
+
+// TestMessagesOpenAPI: the Messages answers, count_tokens and errors are what
+// api/openapi.yaml declares.
+func TestMessagesOpenAPI(t *testing.T) {
+	g := messagesGateway(t)
+	sc := newSpecCheck(t, g)
+	for _, model := range []string{"a-think", "c-tools", "a-text"} {
+		sc.call(t, "POST", "/v1/messages", "", messagesBody(model, false, ""), 200)
+	}
+	sc.call(t, "POST", "/v1/messages", "", messagesBody("a-text", true, ""), 200)
+	sc.call(t, "POST", "/v1/messages/count_tokens", "", `{"model":"c-echo","messages":[{"role":"user","content":"hi"}]}`, 200)
+	sc.call(t, "POST", "/v1/messages", "", messagesBody("overloaded", false, ""), 529)
+	sc.call(t, "POST", "/v1/messages", "", messagesBody("nope", false, ""), 404)
+	x := sc.do(t, "POST", "/v1/messages", `{"model":"a-echo","messages":[{"role":"user","content":"hi"}]}`)
+	sc.response(t, x)
 }
