@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluice-gw/sluice/internal/config"
-	"github.com/sluice-gw/sluice/internal/gateway"
 	"github.com/sluice-gw/sluice/internal/mockllm"
 )
 
@@ -46,19 +44,9 @@ func messagesGateway(t *testing.T, models string) string {
 	t.Helper()
 	mock := httptest.NewServer(mockllm.New(mockllm.Options{}))
 	t.Cleanup(mock.Close)
-	cfg, err := config.ParseWith([]byte(`
+	return serveYAML(t, `
 providers:
   mock: {kind: openai-compatible, base_url: "${MOCK_URL}/v1"}
   anth: {kind: anthropic, base_url: "${MOCK_URL}", api_key: sk-ant-e2e}
-models:`+models), "e2e.yaml", func(k string) (string, bool) { return mock.URL, k == "MOCK_URL" })
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := gateway.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	gw := httptest.NewServer(srv)
-	t.Cleanup(gw.Close)
-	return gw.URL
+models:`+models, map[string]string{"MOCK_URL": mock.URL}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 }
