@@ -6,6 +6,9 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/sluice-gw/sluice/internal/auth"
 )
 
 // messagesGateway serves the Messages API's aliases from the mock.
@@ -22,6 +25,7 @@ func messagesGateway(t *testing.T) *gateway {
   a-then-c: ["anth/echo?fail=529", mock/echo]
   c-echo: [mock/echo]
   claude-*: [mock/echo]
+  a-redact: {targets: [anth/echo], redact_input: true}
   claude-haiku-*: ["anth/echo"]
 `)
 }
@@ -216,4 +220,113 @@ func TestMessagesOpenAPI(t *testing.T) {
 	sc.call(t, "POST", "/v1/messages", "", messagesBody("nope", false, ""), 404)
 	x := sc.do(t, "POST", "/v1/messages", `{"model":"a-echo","messages":[{"role":"user","content":"hi"}]}`)
 	sc.response(t, x)
+}
+
+// TestCountTokensAnthropic: an alias with an Anthropic target asks it (its count_tokens, with
+// the client's body), after a Chat target, which cannot count.
+func TestCountTokensAnthropic(t *testing.T) {
+	g := anthropicMock(t, `
+  counted: [mock/echo, anth/echo]
+`)
+	body := `{"model":"counted","system":"` + strings.Repeat("s", 40) + `","messages":[{"role":"user","content":"` + strings.Repeat("u", 60) + `"}],"tools":[{"type":"web_search_20250305","name":"web_search"}]}`
+	resp := postTo(t, g.url, "/v1/messages/count_tokens", body)
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || string(b) != `{"input_tokens":25}` || resp.Header.Get("X-Sluice-Token-Count") != "" || resp.Header.Get("X-Sluice-Target") != "anth/echo" {
+		t.Errorf("got %d %s %v, want the mock's count of 100 bytes", resp.StatusCode, b, resp.Header)
+	}
+	var up map[string]json.RawMessage
+	json.Unmarshal(g.mock.LastRequest("echo"), &up)
+	if string(up["model"]) != `"echo"` || string(up["tools"]) != `[{"type":"web_search_20250305","name":"web_search"}]` {
+		t.Errorf("upstream got %s", g.mock.LastRequest("echo"))
+	}
+}
+
+// TestMessagesFaults is the fault matrix of the fallback chain on /v1/messages: a failure
+// before commit (an error event before content, a rate limit after message_start, a cut, a
+// stall, a refused connection) falls back to the next target, Anthropic or Chat, and the
+// client sees one clean stream with one message_start; text then an error is an error
+// event after commit.
+func TestMessagesFaults(t *testing.T) {
+	faults := []string{"anth/text?fail=error", "anth/text?fail=ratelimit", "anth/text?fail=cut", "anth/text?fail=stall", "dead/x", "mock/text?fail=error"}
+	for _, a := range faults {
+		for _, b := range []string{"anth/text?len=40", "mock/text?len=40"} {
+			t.Run(a+"|"+b, func(t *testing.T) {
+				g := newFallbackGatewayWith(t, a, b, "{first_event: 750ms, idle: 750ms}")
+				resp := postTo(t, g.url, "/v1/messages", messagesBody("pair", true, ""))
+				out, _ := io.ReadAll(resp.Body)
+				body := string(out)
+				if resp.StatusCode != 200 || strings.Count(body, "event: message_start\n") != 1 || !strings.HasSuffix(body, "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n") ||
+					strings.Contains(body, "event: error") || strings.Count(body, "text_delta") == 0 {
+					t.Fatalf("got %d %s, want one clean stream", resp.StatusCode, body)
+				}
+				if got := resp.Trailer.Get("X-Sluice-Target") + resp.Header.Get("X-Sluice-Target"); got != b {
+					t.Errorf("served by %q, want %s", got, b)
+				}
+			})
+		}
+	}
+	g := newFallbackGateway(t, "anth/text?len=80&fail=error&after=6", "mock/text?len=40")
+	resp := postTo(t, g.url, "/v1/messages", messagesBody("pair", true, ""))
+	out, _ := io.ReadAll(resp.Body)
+	if body := string(out); !strings.Contains(body, "text_delta") || !strings.HasSuffix(body, "\n\n") || !strings.Contains(body, "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\"") ||
+		strings.Contains(body, "message_stop") || strings.Count(body, "event: message_start\n") != 1 {
+		t.Errorf("text then error: got %s, want text, then the error event, no message_stop", body)
+	}
+}
+
+// TestMessagesRedactInput: with redact_input, the body an Anthropic target gets as it came is
+// masked too, and still parses.
+func TestMessagesRedactInput(t *testing.T) {
+	g := messagesGateway(t)
+	const secret = "sk-proj-Xq7Rt2Lm9Vb4Nc8Zd1Wf6Gh3Jk5Pa0Se7"
+	resp, out := postMessages(t, g, `{"model":"a-redact","max_tokens":10,"messages":[{"role":"user","content":[{"type":"text","text":"my key is `+secret+` ok","cache_control":{"type":"ephemeral"}}]}]}`)
+	up := g.mock.LastRequest("echo")
+	if resp.StatusCode != 200 || strings.Contains(out, secret) || strings.Contains(string(up), secret) || !json.Valid(up) ||
+		!strings.Contains(string(up), `"cache_control":{"type":"ephemeral"}`) || !strings.Contains(string(up), "[REDACTED:") {
+		t.Errorf("got %d %s; upstream got %s", resp.StatusCode, out, up)
+	}
+}
+
+// TestMessagesKeys: the key comes in x-api-key or as a Bearer token, may name a pattern, and
+// the gate's refusals (no key, a model the key may not use, a max_tokens over the key's
+// tokens per minute, read from the Messages body) are Anthropic's errors.
+func TestMessagesKeys(t *testing.T) {
+	const good = "sk-sluice-messages-key-0123456789"
+	url := serveGate(t, simConfig+"  claude-*: [sim/echo]\nkeys: [{name: k, hash: "+auth.Hash(good)+", models: [claude-*], limits: {tpm: 3000}}]\n", nil, time.Minute, nil)
+	send := func(body string, header ...string) (int, string, http.Header) {
+		req, _ := http.NewRequest("POST", url+"/v1/messages", strings.NewReader(body))
+		for i := 0; i+1 < len(header); i += 2 {
+			req.Header.Set(header[i], header[i+1])
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b), resp.Header
+	}
+	body := messagesBody("claude-sonnet-4-5-20250929", false, "")
+	for _, h := range [][]string{{"X-Api-Key", good}, {"Authorization", "Bearer " + good}} {
+		if status, out, _ := send(body, h...); status != 200 || !strings.Contains(out, `"type":"message"`) {
+			t.Errorf("%s: got %d %s", h[0], status, out)
+		}
+	}
+	tests := []struct {
+		name, body string
+		header     []string
+		status     int
+		typ        string
+	}{
+		{"no key", body, nil, 401, "authentication_error"},
+		{"wrong key", body, []string{"X-Api-Key", "sk-nope"}, 401, "authentication_error"},
+		{"model not allowed", messagesBody("default", false, ""), []string{"X-Api-Key", good}, 403, "permission_error"},
+		{"over tpm", strings.Replace(body, `"max_tokens":1024`, `"max_tokens":5000`, 1), []string{"X-Api-Key", good}, 429, "rate_limit_error"},
+	}
+	for _, tt := range tests {
+		status, out, h := send(tt.body, tt.header...)
+		if status != tt.status || !strings.HasPrefix(out, `{"type":"error","error":{"type":"`+tt.typ+`"`) || h.Get("Request-Id") == "" {
+			t.Errorf("%s: got %d %s %v, want %d %s", tt.name, status, out, h, tt.status, tt.typ)
+		}
+	}
 }

@@ -97,6 +97,13 @@ test('a 529 overloaded is retried by the SDK; a 400 is not', async () => {
   });
 });
 
+test('countTokens: the Anthropic target counts', async () => {
+  const { data, response } = await client.messages.countTokens({ model: 'claude', messages }).withResponse();
+  assert.ok(data.input_tokens > 0);
+  assert.equal(response.headers.get('x-sluice-token-count'), null);
+  assert.equal(response.headers.get('x-sluice-target'), 'anth/echo');
+});
+
 test('countTokens: an estimate, marked as such', async () => {
   const { data, response } = await client.messages.countTokens({ model: 'claude-on-chat', messages }).withResponse();
   assert.ok(data.input_tokens > 0);
