@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/sluice-gw/sluice/internal/auth"
@@ -329,4 +331,26 @@ func TestMessagesKeys(t *testing.T) {
 			t.Errorf("%s: got %d %s %v, want %d %s", tt.name, status, out, h, tt.status, tt.typ)
 		}
 	}
+}
+
+// TestMessagesHeartbeat: while the chain holds back, the keepalive is Anthropic's ping
+// event; a chain that fails after one sent the headers ends with the error event alone.
+func TestMessagesHeartbeat(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := simGateway(t, "  slow: [\"sim/text?first=25s&len=20\"]\n  doomed: [\"sim/text?wait=15s&fail=500\"]\n")
+		serveMessages := func(model string) string {
+			rec := &recorder{h: http.Header{}}
+			s.ServeHTTP(rec, httptest.NewRequest("POST", "/v1/messages", strings.NewReader(messagesBody(model, true, ""))))
+			return rec.body.String()
+		}
+		const ping = "event: ping\ndata: {\"type\":\"ping\"}\n\n"
+		body := serveMessages("slow")
+		if !strings.HasPrefix(body, ping+ping+"event: message_start\n") || !strings.HasSuffix(body, "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n") || strings.Contains(body, ": keepalive") {
+			t.Errorf("got %q, want two pings, then the whole stream", body)
+		}
+		body = serveMessages("doomed")
+		if !strings.HasPrefix(body, ping+"event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"api_error\"") || strings.Contains(body, "message_start") {
+			t.Errorf("got %q, want a ping, then the error event alone", body)
+		}
+	})
 }

@@ -22,6 +22,9 @@ func nativeBody(body json.RawMessage, model string) ([]byte, error) {
 	}
 	mb, _ := wire.Marshal(model)
 	m["model"], m["stream"] = mb, json.RawMessage("true")
+	if msgs, ok := unsigned(m["messages"]); ok {
+		m["messages"] = msgs
+	}
 	b, err := wire.Marshal(m)
 	if err != nil {
 		return nil, &llm.Error{Kind: llm.Internal, Message: "anthropic: cannot encode the request", Err: err}
@@ -70,4 +73,46 @@ func (c *Client) CountTokens(ctx context.Context, req *llm.Request, model string
 		return 0, &llm.Error{Kind: llm.Unavailable, Status: res.StatusCode, Message: c.name + " answered count_tokens without input_tokens"}
 	}
 	return *out.InputTokens, nil
+}
+
+// unsigned returns the messages without the thinking blocks that have no signature, and
+// whether there were any: thinking another provider wrote (a Chat target's reasoning, handed
+// back by the client as a thinking block) cannot be verified, and the API refuses the whole
+// request for it. Every other block goes on as it came.
+func unsigned(raw json.RawMessage) (json.RawMessage, bool) {
+	var msgs []map[string]json.RawMessage
+	if json.Unmarshal(raw, &msgs) != nil {
+		return nil, false
+	}
+	dropped := false
+	out := msgs[:0]
+	for _, m := range msgs {
+		var blocks []json.RawMessage
+		if json.Unmarshal(m["content"], &blocks) != nil {
+			out = append(out, m) // a string
+			continue
+		}
+		kept := blocks[:0]
+		for _, b := range blocks {
+			var h struct {
+				Type      string  `json:"type"`
+				Signature *string `json:"signature"`
+			}
+			if json.Unmarshal(b, &h) == nil && h.Type == "thinking" && (h.Signature == nil || *h.Signature == "") {
+				dropped = true
+				continue
+			}
+			kept = append(kept, b)
+		}
+		if len(kept) == 0 {
+			continue // a turn of nothing but such thinking: the API refuses empty content
+		}
+		m["content"], _ = wire.Marshal(kept)
+		out = append(out, m)
+	}
+	if !dropped {
+		return nil, false
+	}
+	b, err := wire.Marshal(out)
+	return b, err == nil
 }

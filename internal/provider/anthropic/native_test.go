@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/sluice-gw/sluice/internal/llm"
@@ -60,5 +61,23 @@ func TestNativeBody(t *testing.T) {
 	}
 	if paths[1] != "/v1/messages/count_tokens" || string(bodies[1]["model"]) != `"claude-x"` || bodies[1]["max_tokens"] != nil || bodies[1]["stream"] != nil || string(bodies[1]["x_future"]) != "1" {
 		t.Errorf("count_tokens got %s %v", paths[1], bodies[1])
+	}
+}
+
+// Thinking without a signature (a Chat target's reasoning the client hands back) is left
+// out, as the API would refuse it; the rest of the conversation goes as it came.
+func TestNativeBodyUnsigned(t *testing.T) {
+	body := `{"model":"m","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":[{"type":"thinking","thinking":"t","signature":""},{"type":"text","text":"<ok>","cache_control":{"type":"ephemeral"}}]},{"role":"assistant","content":[{"type":"thinking","thinking":"only"}]},{"role":"user","content":"more"}]}`
+	b, err := nativeBody(json.RawMessage(body), "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `"messages":[{"content":"hi","role":"user"},{"content":[{"type":"text","text":"<ok>","cache_control":{"type":"ephemeral"}}],"role":"assistant"},{"content":"more","role":"user"}]`
+	if !strings.Contains(string(b), want) {
+		t.Errorf("got %s, want %s", b, want)
+	}
+	signed := `{"model":"m","messages":[{"role":"assistant","content":[{"type":"thinking","thinking":"t","signature":"s"}]}]}`
+	if b, _ := nativeBody(json.RawMessage(signed), "x"); !strings.Contains(string(b), `"messages":[{"role":"assistant","content":[{"type":"thinking","thinking":"t","signature":"s"}]}]`) {
+		t.Errorf("signed: got %s, want the messages untouched", b)
 	}
 }
