@@ -354,3 +354,26 @@ func TestMessagesHeartbeat(t *testing.T) {
 		}
 	})
 }
+
+// TestMessagesGuardrails: on /v1/messages a hold guardrail's refusal is Anthropic's 422
+// error and no byte of the answer, streamed or not; an input guardrail's block is a 400;
+// a stream guardrail lets the text through and ends the stream with the error event.
+func TestMessagesGuardrails(t *testing.T) {
+	g := newGateway(t, guardConfig)
+	refused := `{"type":"error","error":{"type":"invalid_request_error","message":"The answer was refused by guardrail 'terms-out': the answer contains a blocked term."}}`
+	for _, stream := range []bool{true, false} {
+		r := post(t, g.url, "/v1/messages", strings.Replace(messagesBody("held", stream, ""), "Hello there, gateway.", "the Condor flies at dawn", 1))
+		if r.status != 422 || string(r.body) != refused {
+			t.Errorf("held, stream %v: got %d %s, want 422 %s", stream, r.status, r.body, refused)
+		}
+	}
+	r := post(t, g.url, "/v1/messages", strings.Replace(messagesBody("blocked", true, ""), "Hello there, gateway.", "topsecret plans", 1))
+	if r.status != 400 || !strings.HasPrefix(string(r.body), `{"type":"error","error":{"type":"invalid_request_error","message":"`) {
+		t.Errorf("blocked: got %d %s", r.status, r.body)
+	}
+	r = post(t, g.url, "/v1/messages", strings.Replace(messagesBody("live", true, ""), "Hello there, gateway.", "the Condor flies at dawn", 1))
+	if body := string(r.body); r.status != 200 || !strings.Contains(body, "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\",\"message\":\"The answer was refused") ||
+		strings.Contains(body, "message_stop") || !strings.Contains(body, `"text":"Condor "`) {
+		t.Errorf("live: got %d %s, want the text as it came, then the error event and the end", r.status, body)
+	}
+}
