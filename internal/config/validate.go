@@ -201,6 +201,12 @@ func (v *validator) cloud(path string, p Provider) {
 }
 
 func (v *validator) alias(c *Config, path, name string, a Alias) {
+	if strings.ContainsAny(name, "*?[") {
+		// A pattern alias routes every model id it matches (Claude Code's concrete ids).
+		if _, err := pathpkg.Match(name, ""); err != nil {
+			v.errorf(path, "a pattern alias name must be a valid pattern (path.Match: *, ?, [...])")
+		}
+	}
 	v.chain(c, path, name, a.Targets, false)
 	v.nonNegative(path+".retries", int64(a.Retries))
 	if !oneOf(a.OnMidstreamFailure, "fail", "restart") {

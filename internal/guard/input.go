@@ -71,6 +71,11 @@ func (g *Guardrail) maskInput(req *llm.Request) {
 			m.ToolCalls[j].Arguments = g.rules.RedactJSON(m.ToolCalls[j].Arguments)
 		}
 	}
+	if n := req.Native; n != nil {
+		// The body a target of its own wire gets as it came (an Anthropic Messages client's):
+		// masked as JSON, so it still parses.
+		n.Body = []byte(g.rules.RedactJSON(string(n.Body)))
+	}
 }
 
 // find judges one text of what (the prompt, the answer) against a terms, regex or pii

@@ -1,6 +1,9 @@
 package llm
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"strings"
+)
 
 // Role is the author of a message.
 type Role string
@@ -118,6 +121,38 @@ type Request struct {
 	// Extra holds the raw JSON of top-level fields the gateway does not model, passed to
 	// OpenAI-compatible upstreams unchanged, in the order they came.
 	Extra []Field
+	// Native is the client's own body when it came in a provider's wire format (the
+	// Anthropic Messages API): the adapter of that format sends it as it came, for what a
+	// translation through this vocabulary would lose (cache_control, thinking signatures
+	// byte for byte, server tools, members the gateway does not model); every other adapter
+	// ignores it and translates the rest of Request.
+	Native *Native
+}
+
+// Native is a request in its provider's own wire format.
+type Native struct {
+	// Wire names the format: "anthropic" (the Messages API).
+	Wire string
+	// Body is the client's JSON object, raw; the adapter sets the target's model on it.
+	Body json.RawMessage
+	// Header are the client's headers of that wire the upstream must see (anthropic-beta,
+	// anthropic-version), canonical names.
+	Header map[string]string
+	// Only names what only an adapter of Wire can carry (a server tool, a PDF document):
+	// any other adapter refuses the request as Unsupported, naming them, so the chain moves
+	// on rather than serve a different request.
+	Only []string
+}
+
+// NativeOnly is the Unsupported error of an adapter of another format than the request's
+// native one, when the request holds what only that format carries; nil when it holds
+// nothing of the kind.
+func (r *Request) NativeOnly(wire string) *Error {
+	if r.Native == nil || r.Native.Wire == wire || len(r.Native.Only) == 0 {
+		return nil
+	}
+	return &Error{Kind: Unsupported, Status: 400, Type: "invalid_request_error",
+		Message: "only " + r.Native.Wire + " targets can serve " + strings.Join(r.Native.Only, ", ")}
 }
 
 // Field is one raw top-level JSON member.

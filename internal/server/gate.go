@@ -145,7 +145,7 @@ func (s *Server) deny(c echo.Context, err error) error {
 		h.Set("Retry-After", strconv.Itoa(int((le.RetryAfter+time.Second-1)/time.Second)))
 		h.Set("Retry-After-Ms", strconv.Itoa(int(le.RetryAfter.Milliseconds())))
 	}
-	return c.JSONBlob(llm.HTTPStatus(err), oai.ErrorBody(err))
+	return c.JSONBlob(errorBody(c, err))
 }
 
 // defaultOutputTokens is reserved for the answer of a request that sets no max_tokens; the

@@ -163,4 +163,8 @@ func redactInput(req *llm.Request, text, json func(string) string) {
 			m.ToolCalls[j].Arguments = json(m.ToolCalls[j].Arguments)
 		}
 	}
+	if n := req.Native; n != nil {
+		// The body an Anthropic target gets as it came: masked as JSON, so it still parses.
+		n.Body = []byte(json(string(n.Body)))
+	}
 }
