@@ -1,6 +1,10 @@
 package llm
 
-import "encoding/json"
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+)
 
 // Role is the author of a message.
 type Role string
@@ -67,13 +71,92 @@ type Reasoning struct {
 	Encrypted string
 }
 
-// Tool is a function the model may call.
+// ToolKind says what a tool is. Every adapter carries functions; the other kinds come from
+// a Responses client (Codex) and are translated into functions, or refused, by Function.
+type ToolKind uint8
+
+const (
+	// ToolFunction is a function with a JSON Schema of its arguments.
+	ToolFunction ToolKind = iota
+	// ToolCustom is a Responses custom tool: its input is free-form text (Format, raw, may
+	// give it a grammar). Elsewhere it is a function of one string parameter, "input": its
+	// calls carry Arguments {"input":"<text>"} in every llm value, whatever the wire.
+	ToolCustom
+	// ToolHosted is a tool the provider runs itself (Responses web_search, file_search,
+	// code_interpreter, image_generation, mcp, local_shell, ...): Name is its type. Only a
+	// Responses upstream, reached through Request.Native, can carry it.
+	ToolHosted
+)
+
+// Tool is a tool the model may call.
 type Tool struct {
+	Kind ToolKind
+	// Name is the name the model calls the tool by on every wire but Responses: a function
+	// of a Responses namespace is flattened to FlatName(Namespace, name).
 	Name        string
 	Description string
 	// Parameters is the JSON Schema of the arguments, raw.
 	Parameters json.RawMessage
 	Strict     *bool
+	// Namespace is the Responses namespace a function belongs to, if any.
+	Namespace string
+	// Format is a custom tool's input format, raw (Responses {"type":"grammar",...}).
+	Format json.RawMessage
+}
+
+// FlatName is the one name of a function of a Responses namespace, for wires that have no
+// namespaces: namespace, "__", name, with the underscores around the join trimmed (the name
+// Codex itself uses where a boundary loses the split).
+func FlatName(namespace, name string) string {
+	if namespace == "" {
+		return name
+	}
+	return strings.TrimRight(namespace, "_") + "__" + strings.TrimLeft(name, "_")
+}
+
+// CustomArgs is the llm form of a custom tool's input: the arguments of a function of one
+// string parameter, {"input":"<text>"} (ToolCustom).
+func CustomArgs(input string) string {
+	var b bytes.Buffer
+	e := json.NewEncoder(&b)
+	e.SetEscapeHTML(false)
+	_ = e.Encode(input) // a string always encodes
+	return `{"input":` + strings.TrimSuffix(b.String(), "\n") + `}`
+}
+
+// CustomInput is the inverse of CustomArgs: the input of a custom tool's call, or args as
+// they are when the model wrote something else.
+func CustomInput(args string) string {
+	var a struct {
+		Input *string `json:"input"`
+	}
+	if json.Unmarshal([]byte(args), &a) == nil && a.Input != nil {
+		return *a.Input
+	}
+	return args
+}
+
+// customParams is the schema of a custom tool as a function.
+const customParams = `{"type":"object","properties":{"input":{"type":"string","description":"The tool's free-form input."}},"required":["input"],"additionalProperties":false}`
+
+// Function returns t as a function, for a wire that has functions only: a custom tool
+// becomes a function of one string parameter "input" (its grammar, if any, joins the
+// description, so the model still knows the format); a hosted tool cannot be carried and
+// is an Unsupported error naming it, so the chain moves on to a target that can.
+func (t *Tool) Function() (Tool, error) {
+	switch t.Kind {
+	case ToolCustom:
+		f := Tool{Name: t.Name, Description: t.Description, Parameters: json.RawMessage(customParams)}
+		var g struct{ Type, Syntax, Definition string }
+		if json.Unmarshal(t.Format, &g) == nil && g.Type == "grammar" && g.Definition != "" {
+			f.Description = strings.TrimSpace(f.Description + "\n\nThe input must match this " + g.Syntax + " grammar:\n" + g.Definition)
+		}
+		return f, nil
+	case ToolHosted:
+		return Tool{}, &Error{Kind: Unsupported, Status: 400, Param: "tools", Code: "unsupported_tool",
+			Message: "tool '" + t.Name + "' is run by OpenAI's Responses API and needs a Responses target (api: responses)"}
+	}
+	return *t, nil
 }
 
 // Request is the provider-neutral request of one round. Model is the upstream model name of
@@ -118,6 +201,13 @@ type Request struct {
 	// Extra holds the raw JSON of top-level fields the gateway does not model, passed to
 	// OpenAI-compatible upstreams unchanged, in the order they came.
 	Extra []Field
+	// Native is the body of a Responses client (POST /v1/responses), its members as they
+	// came, in order. Only the Responses adapter reads it: it sends the body unchanged but
+	// for model and stream, so every tool, item and field the gateway does not model
+	// (namespaces, hosted and custom tools, client_metadata, ...) reaches a Responses
+	// upstream. The rest of the request says the same in llm terms, for the other adapters,
+	// fallback, guardrails and accounting; input redaction masks both.
+	Native []Field
 }
 
 // Field is one raw top-level JSON member.

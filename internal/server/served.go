@@ -74,4 +74,12 @@ func redactInput(req *llm.Request, text, json func(string) string) {
 			m.ToolCalls[j].Arguments = json(m.ToolCalls[j].Arguments)
 		}
 	}
+	// A Responses client's body goes to a Responses upstream as it came (llm.Request.Native):
+	// its input and instructions are masked as JSON, every string on its own, the rest kept
+	// byte for byte.
+	for i := range req.Native {
+		if f := &req.Native[i]; f.Name == "input" || f.Name == "instructions" {
+			f.Value = []byte(json(string(f.Value)))
+		}
+	}
 }

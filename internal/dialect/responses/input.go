@@ -7,26 +7,8 @@ import (
 
 	"github.com/sluice-gw/sluice/internal/dialect/oai"
 	"github.com/sluice-gw/sluice/internal/llm"
+	wire "github.com/sluice-gw/sluice/internal/schema/openai"
 )
-
-// wireItem holds every field an input item may carry; its type decides which apply.
-type wireItem struct {
-	Type    string          `json:"type"`
-	ID      string          `json:"id"`
-	Role    string          `json:"role"`
-	Content json.RawMessage `json:"content"`
-	// function_call
-	CallID    string  `json:"call_id"`
-	Name      string  `json:"name"`
-	Arguments *string `json:"arguments"`
-	// function_call_output
-	Output json.RawMessage `json:"output"`
-	// reasoning
-	Summary []struct {
-		Text string `json:"text"`
-	} `json:"summary"`
-	EncryptedContent string `json:"encrypted_content"`
-}
 
 type wireInputPart struct {
 	Type     string  `json:"type"`
@@ -82,7 +64,7 @@ func (b *inputBuilder) turn(extend bool) *llm.Message {
 }
 
 func (b *inputBuilder) item(p string, raw json.RawMessage) error {
-	var w wireItem
+	var w wire.InputItem
 	if err := json.Unmarshal(raw, &w); err != nil {
 		return oai.Invalid(p, "Invalid type for '%s': expected an input item object with string fields.", p)
 	}
@@ -97,8 +79,14 @@ func (b *inputBuilder) item(p string, raw json.RawMessage) error {
 			return oai.Invalid(p, "Missing required parameter: '%s.call_id', '%s.name' or '%s.arguments'.", p, p, p)
 		}
 		m := b.turn(true)
-		m.ToolCalls = append(m.ToolCalls, llm.ToolCall{ID: w.CallID, Name: w.Name, Arguments: *w.Arguments})
-	case "function_call_output":
+		m.ToolCalls = append(m.ToolCalls, llm.ToolCall{ID: w.CallID, Name: llm.FlatName(w.Namespace, w.Name), Arguments: *w.Arguments})
+	case "custom_tool_call":
+		if w.CallID == "" || w.Name == "" || w.Input == nil {
+			return oai.Invalid(p, "Missing required parameter: '%s.call_id', '%s.name' or '%s.input'.", p, p, p)
+		}
+		m := b.turn(true)
+		m.ToolCalls = append(m.ToolCalls, llm.ToolCall{ID: w.CallID, Name: w.Name, Arguments: llm.CustomArgs(*w.Input)})
+	case "function_call_output", "custom_tool_call_output":
 		if w.CallID == "" {
 			return oai.Invalid(p+".call_id", "Missing required parameter: '%s.call_id'.", p)
 		}
@@ -118,12 +106,14 @@ func (b *inputBuilder) item(p string, raw json.RawMessage) error {
 	case "":
 		return oai.Invalid(p+".type", "Missing required parameter: '%s.type'.", p)
 	default:
-		return oai.Invalid(p+".type", "Invalid value for '%s.type': '%s'. Supported values are: 'message', 'function_call', 'function_call_output' and 'reasoning'.", p, w.Type)
+		// A hosted tool's call or output (web_search_call, local_shell_call, mcp_call,
+		// compaction, ...): a Responses upstream gets it in Native; the other targets, which
+		// cannot run it, get the conversation without it.
 	}
 	return nil
 }
 
-func (b *inputBuilder) message(p string, w *wireItem) error {
+func (b *inputBuilder) message(p string, w *wire.InputItem) error {
 	role := llm.Role(w.Role)
 	switch role {
 	case llm.RoleUser, llm.RoleAssistant, llm.RoleSystem, llm.RoleDeveloper:

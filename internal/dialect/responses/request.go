@@ -3,7 +3,6 @@ package responses
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"math"
 
 	"github.com/sluice-gw/sluice/internal/dialect/oai"
@@ -26,6 +25,9 @@ type respEcho struct {
 	// Encrypted: the client asked for reasoning items' encrypted content
 	// (include: ["reasoning.encrypted_content"]).
 	Encrypted bool
+	// refs are the tools whose calls go back under another shape than a plain function
+	// call, by their llm name: namespace functions and custom tools.
+	refs map[string]toolRef
 }
 
 // compact returns raw without insignificant whitespace: raw JSON echoed inside an SSE data
@@ -40,12 +42,15 @@ func compact(raw json.RawMessage) json.RawMessage {
 
 // Decode parses and validates a Responses body. Fields the gateway cannot honour
 // on every upstream (stored prompts, conversations, background mode) are refused rather
-// than silently dropped; unknown fields are refused as OpenAI refuses them.
+// than silently dropped. The body's members are kept as they came (llm.Request.Native): a
+// Responses upstream gets them unchanged, including fields, tools and items the gateway does
+// not model, which the other adapters never see (README, "Coding agents").
 func Decode(body []byte) (*Request, error) {
 	rr := &Request{}
 	var input json.RawMessage
 	var instructions *string
 	err := oai.Scan(body, func(key string, raw json.RawMessage) error {
+		rr.Req.Native = append(rr.Req.Native, llm.Field{Name: key, Value: raw})
 		if key == "input" {
 			input = raw
 			return nil
@@ -193,8 +198,9 @@ func (rr *Request) field(key string, raw json.RawMessage) error {
 	case "conversation", "prompt":
 		return oai.Invalid(key, "'%s' is not supported by the gateway: send the whole input, or previous_response_id.", key)
 	default:
-		return &llm.Error{Kind: llm.Invalid, Type: "invalid_request_error", Param: key, Code: "unknown_parameter",
-			Message: fmt.Sprintf("Unknown parameter: '%s'.", key)}
+		// A field the gateway does not model (client_metadata, a field newer than the
+		// gateway): a Responses upstream gets it in Native, which decides; other targets
+		// never see it, since their APIs would refuse what OpenAI accepts.
 	}
 	return nil
 }
