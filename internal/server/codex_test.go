@@ -16,10 +16,16 @@ import (
 )
 
 // codexRequest is the request Codex CLI 0.169.0 sends (internal/dialect/responses/testdata),
-// for model alias model.
-func codexRequest(t *testing.T, model string) string {
+// for model alias model: codex-0.169.0.json has every kind of tool and item Codex sends;
+// codex-0.169.0-exec.json is the second request of a real `codex exec` tool round
+// (test/e2e TestCodexCLI), as the upstream received it.
+func codexRequest(t *testing.T, model string, file ...string) string {
 	t.Helper()
-	b, err := os.ReadFile("../dialect/responses/testdata/codex-0.169.0.json")
+	name := "codex-0.169.0.json"
+	if len(file) > 0 {
+		name = file[0]
+	}
+	b, err := os.ReadFile("../dialect/responses/testdata/" + name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,18 +41,20 @@ func TestCodexToResponsesTarget(t *testing.T) {
     targets: [resp/echo]
     redact_input: true
 `)
-	body := codexRequest(t, "codex")
-	r := postTo(t, u, "/v1/responses", body)
-	b, _ := io.ReadAll(r.Body)
-	if r.StatusCode != 200 || !strings.Contains(string(b), "event: response.completed") {
-		t.Fatalf("got %d %s", r.StatusCode, b)
-	}
-	if got, want := string(mock.LastRequest("echo")), strings.Replace(body, `"model":"codex"`, `"model":"echo"`, 1); got != want {
-		t.Errorf("upstream got\n%s\nwant\n%s", got, want)
+	for _, file := range []string{"codex-0.169.0.json", "codex-0.169.0-exec.json"} {
+		body := codexRequest(t, "codex", file)
+		r := postTo(t, u, "/v1/responses", body)
+		b, _ := io.ReadAll(r.Body)
+		if r.StatusCode != 200 || !strings.Contains(string(b), "event: response.completed") {
+			t.Fatalf("%s: got %d %s", file, r.StatusCode, b)
+		}
+		if got, want := string(mock.LastRequest("echo")), strings.Replace(body, `"model":"codex"`, `"model":"echo"`, 1); got != want {
+			t.Errorf("%s: upstream got\n%s\nwant\n%s", file, got, want)
+		}
 	}
 	key := "sk-proj-Xq7Rt2Lm9Vb4Nc8Zd1Wf6Gh3Jk5Pa0Se7"
 	secret := strings.Replace(codexRequest(t, "private"), "echo sluice-ok", "echo "+key, -1)
-	r = postTo(t, u, "/v1/responses", secret)
+	r := postTo(t, u, "/v1/responses", secret)
 	io.Copy(io.Discard, r.Body)
 	up := string(mock.LastRequest("echo"))
 	if r.StatusCode != 200 || strings.Contains(up, key) || !strings.Contains(up, "[REDACTED:openai_key]") ||
@@ -67,6 +75,11 @@ func TestCodexToChatTarget(t *testing.T) {
 	b, _ := io.ReadAll(r.Body)
 	if r.StatusCode != 400 || !strings.Contains(string(b), `"code":"unsupported_by_targets"`) || !strings.Contains(string(b), "'web_search'") {
 		t.Errorf("got %d %s, want 400 unsupported_by_targets naming web_search", r.StatusCode, b)
+	}
+	r = postTo(t, u, "/v1/responses", codexRequest(t, "codex-chat", "codex-0.169.0-exec.json"))
+	b, _ = io.ReadAll(r.Body)
+	if r.StatusCode != 400 || !strings.Contains(string(b), `"code":"unsupported_by_targets"`) || !strings.Contains(string(b), "'web_search'") {
+		t.Errorf("got %d %s, want the real request refused for its web_search", r.StatusCode, b)
 	}
 	r = postTo(t, u, "/v1/responses", codexRequest(t, "codex-both"))
 	io.Copy(io.Discard, r.Body)

@@ -3,8 +3,6 @@ package e2e
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -13,7 +11,6 @@ import (
 	"time"
 
 	"github.com/sluice-gw/sluice/internal/config"
-	"github.com/sluice-gw/sluice/internal/gateway"
 	"github.com/sluice-gw/sluice/internal/mockllm"
 	"github.com/sluice-gw/sluice/internal/uistream"
 )
@@ -80,12 +77,7 @@ tools:
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := gateway.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	gw := httptest.NewServer(srv)
-	defer gw.Close()
+	gw := serveGateway(t, cfg)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
