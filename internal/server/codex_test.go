@@ -149,26 +149,28 @@ func TestCodexToChatTarget(t *testing.T) {
 	}
 }
 
-// A Chat target's calls come back to Codex in its terms: a flattened name in its namespace,
-// a custom tool's call as a custom_tool_call with its input.
+// A Chat or Anthropic target's calls come back to Codex in its terms: a flattened name in its
+// namespace, a custom tool's call as a custom_tool_call with its input.
 func TestCodexCallsFromChatTarget(t *testing.T) {
 	u, _ := upstreamsGateway(t, "")
 	body := strings.Replace(codexRequest(t, "x"), `{"type":"web_search","external_web_access":false},`, "", 1)
-	for _, tc := range []struct{ name, args, want string }{
-		{"mcp__docs__search", `{"query":"q"}`, `"arguments":"{\"query\":\"q\"}","call_id":"call_`},
-		{"apply_patch", `{"input":"*** Begin Patch\n*** End Patch\n"}`, `"type":"custom_tool_call","status":"completed","call_id":"call_`},
-	} {
-		model := "chat/tools?name=" + tc.name + "&args=" + url.QueryEscape(tc.args)
-		r := postTo(t, u, "/v1/responses", strings.Replace(body, `"model":"x"`, `"model":`+quote(model), 1))
-		b, _ := io.ReadAll(r.Body)
-		if !strings.Contains(string(b), tc.want) {
-			t.Errorf("%s: got %s, want %s", tc.name, b, tc.want)
-		}
-		if tc.name == "apply_patch" && !strings.Contains(string(b), `"input":"*** Begin Patch\n*** End Patch\n","name":"apply_patch"}`) {
-			t.Errorf("got %s, want the custom call's input unwrapped", b)
-		}
-		if tc.name == "mcp__docs__search" && !strings.Contains(string(b), `"name":"search","namespace":"mcp__docs"}`) {
-			t.Errorf("got %s, want the call back in its namespace", b)
+	for _, p := range []string{"chat", "anth"} {
+		for _, tc := range []struct{ name, args, want string }{
+			{"mcp__docs__search", `{"query":"q"}`, `"arguments":"{\"query\":\"q\"}","call_id":"`},
+			{"apply_patch", `{"input":"*** Begin Patch\n*** End Patch\n"}`, `"type":"custom_tool_call","status":"completed","call_id":"`},
+		} {
+			model := p + "/tools?name=" + tc.name + "&args=" + url.QueryEscape(tc.args)
+			r := postTo(t, u, "/v1/responses", strings.Replace(body, `"model":"x"`, `"model":`+quote(model), 1))
+			b, _ := io.ReadAll(r.Body)
+			if !strings.Contains(string(b), tc.want) {
+				t.Errorf("%s: got %s, want %s", model, b, tc.want)
+			}
+			if tc.name == "apply_patch" && !strings.Contains(string(b), `"input":"*** Begin Patch\n*** End Patch\n","name":"apply_patch"}`) {
+				t.Errorf("%s: got %s, want the custom call's input unwrapped", model, b)
+			}
+			if tc.name == "mcp__docs__search" && !strings.Contains(string(b), `"name":"search","namespace":"mcp__docs"}`) {
+				t.Errorf("%s: got %s, want the call back in its namespace", model, b)
+			}
 		}
 	}
 }
@@ -202,5 +204,58 @@ func TestCodexRawItemsToClient(t *testing.T) {
 		if i < 0 || j < i || strings.Contains(out, "Xq7Rt2") || strings.Index(out, "Searching.") > i {
 			t.Errorf("stream=%v: got %s, want the text, the masked item, then the custom call", stream, out)
 		}
+	}
+}
+
+// To an Anthropic target the same translation holds: the namespace's function flattened,
+// the custom tool a tool of one string "input", the custom call a tool_use with that input.
+func TestCodexToAnthropicTarget(t *testing.T) {
+	u, mock := upstreamsGateway(t, "  codex-anth: [anth/echo]\n")
+	body := strings.Replace(codexRequest(t, "codex-anth"), `{"type":"web_search","external_web_access":false},`, "", 1)
+	r := postTo(t, u, "/v1/responses", body)
+	b, _ := io.ReadAll(r.Body)
+	if r.StatusCode != 200 {
+		t.Fatalf("got %d %s", r.StatusCode, b)
+	}
+	var up struct {
+		Tools []struct {
+			Name        string          `json:"name"`
+			InputSchema json.RawMessage `json:"input_schema"`
+		} `json:"tools"`
+		Messages []struct {
+			Role    string `json:"role"`
+			Content []struct {
+				Type  string          `json:"type"`
+				Name  string          `json:"name"`
+				Input json.RawMessage `json:"input"`
+			} `json:"content"`
+		} `json:"messages"`
+	}
+	raw := mock.LastRequest("echo")
+	if err := json.Unmarshal(raw, &up); err != nil {
+		t.Fatal(err)
+	}
+	var tools, uses []string
+	for _, tl := range up.Tools {
+		tools = append(tools, tl.Name)
+	}
+	for _, m := range up.Messages {
+		for _, c := range m.Content {
+			if c.Type == "tool_use" {
+				uses = append(uses, c.Name+" "+string(c.Input))
+			}
+		}
+	}
+	if got := strings.Join(tools, ","); got != "exec_command,write_stdin,update_plan,view_image,mcp__docs__search,apply_patch" {
+		t.Errorf("got tools %s", got)
+	}
+	want := []string{`exec_command {"cmd":"echo sluice-ok","yield_time_ms":1000}`,
+		`apply_patch {"input":"*** Begin Patch\n*** Add File: notes.txt\n+sluice\n*** End Patch\n"}`,
+		`mcp__docs__search {"query":"gateway"}`}
+	if strings.Join(uses, "|") != strings.Join(want, "|") {
+		t.Errorf("got tool_use %q, want %q", uses, want)
+	}
+	if strings.Contains(string(raw), "client_metadata") || strings.Contains(string(raw), "web_search_call") {
+		t.Errorf("upstream got %s, want no client_metadata or web_search_call", raw)
 	}
 }
