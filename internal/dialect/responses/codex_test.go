@@ -166,3 +166,18 @@ func TestWireCodexCalls(t *testing.T) {
 		t.Errorf("got output %s", body)
 	}
 }
+
+// Codex's view_image answers with an image in the function call's output: accepted, as the
+// Responses API accepts it.
+func TestDecodeOutputImage(t *testing.T) {
+	rr, err := Decode([]byte(`{"model":"m","input":[{"type":"function_call","call_id":"c","name":"view_image","arguments":"{}"},` +
+		`{"type":"function_call_output","call_id":"c","output":[{"type":"input_text","text":"seen"},{"type":"input_image","image_url":"data:image/png;base64,AAAA"},{"type":"input_file","file_id":"f"}]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []llm.Part{{Type: llm.PartText, Text: "seen"}, {Type: llm.PartImage, URL: "data:image/png;base64,AAAA"}}
+	sameJSON(t, "output", rr.Req.Messages[1].Parts, want)
+	if _, err := Decode([]byte(`{"model":"m","input":[{"type":"function_call_output","call_id":"c","output":[{"type":"video"}]}]}`)); err == nil {
+		t.Error("got a video part accepted, want a 400")
+	}
+}

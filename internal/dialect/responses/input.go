@@ -182,7 +182,9 @@ func contentParts(p string, role llm.Role, raw json.RawMessage, m *llm.Message) 
 	return nil
 }
 
-// outputParts decodes a function call's output: a string, or input_text parts.
+// outputParts decodes a function call's output: a string, or input_text and input_image
+// parts (Codex's view_image answers with one). Other parts (input_file) reach a Responses
+// upstream in Native; the other targets get the text and images.
 func outputParts(p string, raw json.RawMessage) ([]llm.Part, bool, error) {
 	if len(raw) == 0 || oai.IsNull(raw) {
 		return nil, false, oai.Invalid(p, "Missing required parameter: '%s'.", p)
@@ -193,15 +195,22 @@ func outputParts(p string, raw json.RawMessage) ([]llm.Part, bool, error) {
 	}
 	var ws []wireInputPart
 	if err := json.Unmarshal(raw, &ws); err != nil {
-		return nil, false, oai.TypeErr(p, "a string or an array of input_text parts")
+		return nil, false, oai.TypeErr(p, "a string or an array of content parts")
 	}
 	parts := make([]llm.Part, 0, len(ws))
 	for j, w := range ws {
 		pp := fmt.Sprintf("%s[%d]", p, j)
-		if w.Type != "input_text" || w.Text == nil {
-			return nil, false, oai.Invalid(pp, "Invalid '%s': the gateway supports input_text parts in a function call output.", pp)
+		switch {
+		case w.Type == "input_text" && w.Text != nil:
+			parts = append(parts, llm.Part{Type: llm.PartText, Text: *w.Text})
+		case w.Type == "input_image" && w.ImageURL != "":
+			parts = append(parts, llm.Part{Type: llm.PartImage, URL: w.ImageURL, Detail: w.Detail})
+		case w.Type == "input_image" || w.Type == "input_file":
+		case w.Type == "":
+			return nil, false, oai.Invalid(pp+".type", "Missing required parameter: '%s.type'.", pp)
+		default:
+			return nil, false, oai.Invalid(pp+".type", "Invalid value for '%s.type': '%s'. Supported values are: 'input_text', 'input_image' and 'input_file'.", pp, w.Type)
 		}
-		parts = append(parts, llm.Part{Type: llm.PartText, Text: *w.Text})
 	}
 	return parts, false, nil
 }
