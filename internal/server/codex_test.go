@@ -259,3 +259,20 @@ func TestCodexToAnthropicTarget(t *testing.T) {
 		t.Errorf("upstream got %s, want no client_metadata or web_search_call", raw)
 	}
 }
+
+// What lives in OpenAI's store goes to the chain's Responses targets, and is a 400 naming it
+// when the chain has none.
+func TestStoredAtOpenAIGoesToResponses(t *testing.T) {
+	u, mock := upstreamsGateway(t, "  mixed: [chat/echo, resp/echo]\n")
+	r := postTo(t, u, "/v1/responses", `{"model":"mixed","conversation":"conv_1","input":[{"type":"item_reference","id":"msg_1"}]}`)
+	io.Copy(io.Discard, r.Body)
+	if up := string(mock.LastRequest("echo")); r.StatusCode != 200 || r.Header.Get("X-Sluice-Target") != "resp/echo" ||
+		up != `{"model":"echo","conversation":"conv_1","input":[{"type":"item_reference","id":"msg_1"}],"store":false,"stream":true}` {
+		t.Errorf("got %d from %s, upstream %s; want resp/echo given the body", r.StatusCode, r.Header.Get("X-Sluice-Target"), up)
+	}
+	r = postTo(t, u, "/v1/responses", `{"model":"default","prompt":{"id":"pmpt_1"},"input":"hi"}`)
+	b, _ := io.ReadAll(r.Body)
+	if r.StatusCode != 400 || !strings.Contains(string(b), `"param":"prompt"`) {
+		t.Errorf("got %d %s, want 400 naming prompt", r.StatusCode, b)
+	}
+}

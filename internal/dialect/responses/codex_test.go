@@ -181,3 +181,24 @@ func TestDecodeOutputImage(t *testing.T) {
 		t.Error("got a video part accepted, want a 400")
 	}
 }
+
+// What lives in OpenAI's store (a conversation, a stored prompt, an item_reference, a file)
+// is not refused: the request is kept to Responses targets, which NativeOnly names.
+func TestDecodeNativeOnly(t *testing.T) {
+	for _, tt := range []struct{ body, want string }{
+		{`{"model":"m","input":"hi"}`, ""},
+		{`{"model":"m","previous_response_id":"resp_1"}`, "previous_response_id"},
+		{`{"model":"m","conversation":"conv_1"}`, "conversation"},
+		{`{"model":"m","prompt":{"id":"pmpt_1"},"input":"hi"}`, "prompt"},
+		{`{"model":"m","input":[{"type":"item_reference","id":"msg_1"}]}`, "input[0]"},
+		{`{"model":"m","input":[{"role":"user","content":[{"type":"input_file","file_id":"f"}]}]}`, "input[0].content[0]"},
+		{`{"model":"m","input":[{"role":"user","content":[{"type":"input_text","text":"a"},{"type":"input_image","file_id":"file_1"}]}]}`, "input[0].content[1].file_id"},
+	} {
+		rr, err := Decode([]byte(tt.body))
+		if err != nil {
+			t.Errorf("%s: got %v", tt.body, err)
+		} else if rr.NativeOnly() != tt.want {
+			t.Errorf("%s: got %q, want %q", tt.body, rr.NativeOnly(), tt.want)
+		}
+	}
+}

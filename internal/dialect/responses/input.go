@@ -23,30 +23,32 @@ type wireInputPart struct {
 // one assistant turn become one assistant message: its text, the function calls that follow
 // it, and the reasoning items that precede them (handed back to the provider that wrote
 // them).
-func decodeInput(raw json.RawMessage) ([]llm.Message, error) {
+func decodeInput(raw json.RawMessage) ([]llm.Message, []string, error) {
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
-		return []llm.Message{{Role: llm.RoleUser, Plain: true, Parts: []llm.Part{{Type: llm.PartText, Text: s}}}}, nil
+		return []llm.Message{{Role: llm.RoleUser, Plain: true, Parts: []llm.Part{{Type: llm.PartText, Text: s}}}}, nil, nil
 	}
 	var items []json.RawMessage
 	if err := json.Unmarshal(raw, &items); err != nil {
-		return nil, oai.TypeErr("input", "a string or an array of input items")
+		return nil, nil, oai.TypeErr("input", "a string or an array of input items")
 	}
 	if len(items) == 0 {
-		return nil, oai.Invalid("input", "Invalid 'input': empty array. Expected an array with minimum length 1.")
+		return nil, nil, oai.Invalid("input", "Invalid 'input': empty array. Expected an array with minimum length 1.")
 	}
 	var b inputBuilder
 	for i, it := range items {
 		if err := b.item(fmt.Sprintf("input[%d]", i), it); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	// Reasoning that no assistant output follows has nothing to travel with: it is dropped.
-	return b.msgs, nil
+	return b.msgs, b.native, nil
 }
 
 type inputBuilder struct {
 	msgs []llm.Message
+	// native names what only a Responses upstream can serve (stored items, OpenAI files).
+	native []string
 	// reasoning waits for the assistant output it belongs to.
 	reasoning []llm.Reasoning
 }
@@ -102,7 +104,8 @@ func (b *inputBuilder) item(p string, raw json.RawMessage) error {
 		}
 		b.reasoning = append(b.reasoning, llm.Reasoning{ID: w.ID, Text: strings.Join(texts, "\n\n"), Encrypted: w.EncryptedContent})
 	case "item_reference":
-		return oai.Invalid(p+".type", "'item_reference' items need stored responses, which the gateway does not keep: send the item itself.")
+		// An item stored by a Responses upstream: only it can resolve the reference.
+		b.native = append(b.native, p)
 	case "":
 		return oai.Invalid(p+".type", "Missing required parameter: '%s.type'.", p)
 	default:
@@ -127,13 +130,14 @@ func (b *inputBuilder) message(p string, w *wire.InputItem) error {
 		return oai.Invalid(p+".content", "Missing required parameter: '%s.content'.", p)
 	}
 	var s string
+	native := len(b.native)
 	if json.Unmarshal(w.Content, &s) == nil {
 		m.Parts, m.Plain = []llm.Part{{Type: llm.PartText, Text: s}}, true
-	} else if err := contentParts(p+".content", role, w.Content, &m); err != nil {
+	} else if err := b.contentParts(p+".content", role, w.Content, &m); err != nil {
 		return err
 	}
 	if role != llm.RoleAssistant {
-		if len(m.Parts) == 0 {
+		if len(m.Parts) == 0 && len(b.native) == native {
 			return oai.Invalid(p+".content", "Invalid '%s.content': empty array. Expected an array with minimum length 1.", p)
 		}
 		m.Role = role
@@ -147,7 +151,7 @@ func (b *inputBuilder) message(p string, w *wire.InputItem) error {
 
 // contentParts decodes a message's content parts: input_text everywhere, input_image in user
 // messages, output_text and refusal in assistant messages (output items sent back).
-func contentParts(p string, role llm.Role, raw json.RawMessage, m *llm.Message) error {
+func (b *inputBuilder) contentParts(p string, role llm.Role, raw json.RawMessage, m *llm.Message) error {
 	var ws []wireInputPart
 	if err := json.Unmarshal(raw, &ws); err != nil {
 		return oai.TypeErr(p, "a string or an array of content parts")
@@ -168,13 +172,14 @@ func contentParts(p string, role llm.Role, raw json.RawMessage, m *llm.Message) 
 		case w.Type == "input_image" && role == llm.RoleUser:
 			if w.ImageURL == "" {
 				if w.FileID != "" {
-					return oai.Invalid(pp+".file_id", "Images by file_id are not supported by the gateway: send image_url (an URL or a data: URL).")
+					b.native = append(b.native, pp+".file_id") // an OpenAI file: its upstream's
+					continue
 				}
 				return oai.Invalid(pp+".image_url", "Missing required parameter: '%s.image_url'.", pp)
 			}
 			m.Parts = append(m.Parts, llm.Part{Type: llm.PartImage, URL: w.ImageURL, Detail: w.Detail})
 		case w.Type == "input_file" || w.Type == "input_audio":
-			return oai.Invalid(pp+".type", "'%s' content is not supported by the gateway.", w.Type)
+			b.native = append(b.native, pp) // only a Responses upstream reads it
 		default:
 			return oai.Invalid(pp+".type", "Invalid value for '%s.type': '%s' in a %s message.", pp, w.Type, role)
 		}

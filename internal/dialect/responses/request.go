@@ -15,6 +15,22 @@ type Request struct {
 	Model string
 	Req   llm.Request
 	echo  respEcho
+	// native names the members only a Responses upstream can serve (conversation, prompt,
+	// stored items, OpenAI files), in the order they came.
+	native []string
+}
+
+// NativeOnly names the first member of the request that only an OpenAI Responses upstream
+// can serve (previous_response_id, conversation, prompt, an item_reference, a file), or "":
+// the server keeps such a request to the chain's Responses targets.
+func (rr *Request) NativeOnly() string {
+	if rr.Req.PreviousResponseID != "" {
+		return "previous_response_id"
+	}
+	if len(rr.native) > 0 {
+		return rr.native[0]
+	}
+	return ""
 }
 
 // respEcho holds the client's values the Response object repeats, compacted so they fit on
@@ -77,16 +93,17 @@ func Decode(body []byte) (*Request, error) {
 			Parts: []llm.Part{{Type: llm.PartText, Text: *instructions}}})
 	}
 	if len(input) == 0 || oai.IsNull(input) {
-		if rr.Req.PreviousResponseID == "" {
+		if rr.NativeOnly() == "" {
 			return nil, oai.Invalid("input", "Missing required parameter: 'input'.")
 		}
 		return rr, nil
 	}
-	msgs, err := decodeInput(input)
+	msgs, native, err := decodeInput(input)
 	if err != nil {
 		return nil, err
 	}
 	rr.Req.Messages = append(rr.Req.Messages, msgs...)
+	rr.native = append(rr.native, native...)
 	return rr, nil
 }
 
@@ -196,7 +213,8 @@ func (rr *Request) field(key string, raw json.RawMessage) error {
 	case "reasoning":
 		return rr.reasoning(raw)
 	case "conversation", "prompt":
-		return oai.Invalid(key, "'%s' is not supported by the gateway: send the whole input, or previous_response_id.", key)
+		// Stored at OpenAI: a Responses upstream gets them in Native.
+		rr.native = append(rr.native, key)
 	default:
 		// A field the gateway does not model (client_metadata, a field newer than the
 		// gateway): a Responses upstream gets it in Native, which decides; other targets

@@ -24,16 +24,13 @@ func TestDecodeResponsesErrors(t *testing.T) {
 		{"input a number", `{"model":"x","input":3}`, "input", "", "a string or an array of input items"},
 		{"empty input", `{"model":"x","input":[]}`, "input", "", "empty array"},
 		{"item not an object", `{"model":"x","input":[3]}`, "input[0]", "", "input item object"},
-		{"item_reference", `{"model":"x","input":[{"type":"item_reference","id":"msg_1"}]}`, "input[0].type", "", "stored responses"},
 		{"no type, no role", `{"model":"x","input":[{"content":"hi"}]}`, "input[0].type", "", "Missing required parameter"},
 		{"role tool", `{"model":"x","input":[{"role":"tool","content":"hi"}]}`, "input[0].role", "", "'tool'"},
 		{"missing role", `{"model":"x","input":[{"type":"message","content":"hi"}]}`, "input[0].role", "", "Missing required parameter"},
 		{"missing content", `{"model":"x","input":[{"role":"user"}]}`, "input[0].content", "", "Missing required parameter"},
 		{"empty user content", `{"model":"x","input":[{"role":"user","content":[]}]}`, "input[0].content", "", "empty array"},
 		{"content a number", `{"model":"x","input":[{"role":"user","content":5}]}`, "input[0].content", "", "content parts"},
-		{"input_file", `{"model":"x","input":[{"role":"user","content":[{"type":"input_file","file_id":"f"}]}]}`, "input[0].content[0].type", "", "not supported"},
 		{"image in system", `{"model":"x","input":[{"role":"system","content":[{"type":"input_image","image_url":"https://a/b.png"}]}]}`, "input[0].content[0].type", "", "'input_image' in a system message"},
-		{"image by file_id", `{"model":"x","input":[{"role":"user","content":[{"type":"input_image","file_id":"file_1"}]}]}`, "input[0].content[0].file_id", "", "image_url"},
 		{"output_text from user", `{"model":"x","input":[{"role":"user","content":[{"type":"output_text","text":"a"}]}]}`, "input[0].content[0].type", "", "'output_text' in a user message"},
 		{"text part without text", `{"model":"x","input":[{"role":"user","content":[{"type":"input_text"}]}]}`, "input[0].content[0].text", "", "Missing"},
 		{"function_call without call_id", `{"model":"x","input":[{"type":"function_call","name":"f","arguments":"{}"}]}`, "input[0]", "", "call_id"},
@@ -64,7 +61,6 @@ func TestDecodeResponsesErrors(t *testing.T) {
 		{"stream type", `{"model":"x",` + in + `,"stream":1}`, "stream", "", "a boolean"},
 		{"truncation value", `{"model":"x",` + in + `,"truncation":"middle"}`, "truncation", "", "'auto' and 'disabled'"},
 		{"background", `{"model":"x",` + in + `,"background":true}`, "background", "", "not supported"},
-		{"conversation", `{"model":"x",` + in + `,"conversation":"conv_1"}`, "conversation", "", "not supported"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
