@@ -142,8 +142,13 @@ const customParams = `{"type":"object","properties":{"input":{"type":"string","d
 // Function returns t as a function, for a wire that has functions only: a custom tool
 // becomes a function of one string parameter "input" (its grammar, if any, joins the
 // description, so the model still knows the format); a hosted tool cannot be carried and
-// is an Unsupported error naming it, so the chain moves on to a target that can.
+// is an Unsupported error naming it, so the chain moves on to a target that can, and so is
+// a namespace's function whose flat name is longer than a function's 64 characters.
 func (t *Tool) Function() (Tool, error) {
+	if t.Namespace != "" && len(t.Name) > 64 {
+		return Tool{}, &Error{Kind: Unsupported, Status: 400, Param: "tools", Code: "unsupported_tool",
+			Message: "tool '" + t.Name + "' of a namespace is longer than the 64 characters of a function name once flattened"}
+	}
 	switch t.Kind {
 	case ToolCustom:
 		f := Tool{Name: t.Name, Description: t.Description, Parameters: json.RawMessage(customParams)}

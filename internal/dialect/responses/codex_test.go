@@ -202,3 +202,16 @@ func TestDecodeNativeOnly(t *testing.T) {
 		}
 	}
 }
+
+// A namespace's function whose flat name is over 64 characters is the Responses API's to
+// judge: accepted, and refused only for the wires whose names it overflows.
+func TestDecodeLongFlatName(t *testing.T) {
+	ns, fn := strings.Repeat("n", 40), strings.Repeat("f", 30)
+	rr, err := Decode([]byte(`{"model":"m","input":"hi","tools":[{"type":"namespace","name":"` + ns + `","tools":[{"type":"function","name":"` + fn + `"}]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rr.Req.Tools[0].Function(); llm.KindOf(err) != llm.Unsupported || !strings.Contains(err.Error(), "64 characters") {
+		t.Errorf("got %v, want Unsupported for its flat name", err)
+	}
+}

@@ -84,10 +84,12 @@ func (rr *Request) tool(p string, raw json.RawMessage, namespace string) error {
 	if t.Name == "" {
 		return oai.Invalid(p+".name", "Missing required parameter: '%s.name'.", p)
 	}
-	flat := llm.FlatName(namespace, t.Name)
-	if !oai.ValidToolName(flat) {
-		return oai.Invalid(p+".name", "Invalid '%s.name': must match ^[a-zA-Z0-9_-]{1,64}$ (with its namespace: %s).", p, flat)
+	if !oai.ValidToolName(t.Name) {
+		return oai.Invalid(p+".name", "Invalid '%s.name': must match ^[a-zA-Z0-9_-]{1,64}$.", p)
 	}
+	// A flat name over 64 characters is the other wires' limit, not the Responses API's:
+	// llm.Tool.Function refuses it for them.
+	flat := llm.FlatName(namespace, t.Name)
 	lt := llm.Tool{Name: flat, Description: t.Description, Strict: t.Strict, Namespace: namespace}
 	if t.Type == "custom" {
 		lt.Kind, lt.Strict = llm.ToolCustom, nil

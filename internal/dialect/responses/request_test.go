@@ -39,7 +39,6 @@ func TestDecodeResponsesErrors(t *testing.T) {
 		{"namespace in a namespace", `{"model":"x",` + in + `,"tools":[{"type":"namespace","name":"a","tools":[{"type":"namespace","name":"b","tools":[]}]}]}`, "tools[0].tools[0].type", "", "cannot hold a namespace"},
 		{"hosted tool in a namespace", `{"model":"x",` + in + `,"tools":[{"type":"namespace","name":"a","tools":[{"type":"web_search"}]}]}`, "tools[0].tools[0].type", "", "'web_search'"},
 		{"empty namespace", `{"model":"x",` + in + `,"tools":[{"type":"namespace","name":"a","tools":[]}]}`, "tools[0].tools", "", "non-empty array"},
-		{"flat name too long", `{"model":"x",` + in + `,"tools":[{"type":"namespace","name":"` + strings.Repeat("n", 40) + `","tools":[{"type":"function","name":"` + strings.Repeat("f", 30) + `"}]}]}`, "tools[0].tools[0].name", "", "with its namespace"},
 		{"tool without type", `{"model":"x",` + in + `,"tools":[{"name":"f"}]}`, "tools[0].type", "", "Missing"},
 		{"custom_tool_call without input", `{"model":"x","input":[{"type":"custom_tool_call","call_id":"c","name":"apply_patch"}]}`, "input[0]", "", "input"},
 		{"tool without name", `{"model":"x",` + in + `,"tools":[{"type":"function"}]}`, "tools[0].name", "", "Missing"},
