@@ -75,8 +75,12 @@ enabled = false
 			cmd := exec.CommandContext(ctx, codex, "exec", "--skip-git-repo-check", "--sandbox", "danger-full-access",
 				"Run `echo sluice-codex-ok` and tell me what it printed.")
 			cmd.Dir = work
+			// Codex 0.169.0 reaches out at start (api.github.com, chatgpt.com: seen as DNS
+			// lookups under strace) though it needs neither: its proxies are a closed loopback
+			// port, so nothing leaves the machine; the gateway is NO_PROXY.
 			cmd.Env = append(os.Environ(), "HOME="+home, "CODEX_HOME="+home, "SLUICE_KEY=sk-sluice-e2e",
-				"NO_COLOR=1", "RUST_LOG=error", "OPENAI_API_KEY=")
+				"NO_COLOR=1", "RUST_LOG=error", "OPENAI_API_KEY=",
+				"HTTPS_PROXY=http://127.0.0.1:9", "HTTP_PROXY=http://127.0.0.1:9", "ALL_PROXY=http://127.0.0.1:9", "NO_PROXY=127.0.0.1,localhost")
 			out, err := cmd.CombinedOutput()
 			t.Logf("codex exec:\n%s", out)
 			if err != nil {
