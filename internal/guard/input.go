@@ -71,11 +71,7 @@ func (g *Guardrail) maskInput(req *llm.Request) {
 			m.ToolCalls[j].Arguments = g.rules.RedactJSON(m.ToolCalls[j].Arguments)
 		}
 	}
-	if n := req.Native; n != nil {
-		// The body a target of its own wire gets as it came (an Anthropic Messages client's):
-		// masked as JSON, so it still parses.
-		n.Body = []byte(g.rules.RedactJSON(string(n.Body)))
-	}
+	req.Native.Mask(g.rules.RedactJSON) // the client's own body, which a target of its wire gets as it came
 }
 
 // find judges one text of what (the prompt, the answer) against a terms, regex or pii

@@ -163,8 +163,5 @@ func redactInput(req *llm.Request, text, json func(string) string) {
 			m.ToolCalls[j].Arguments = json(m.ToolCalls[j].Arguments)
 		}
 	}
-	if n := req.Native; n != nil {
-		// The body an Anthropic target gets as it came: masked as JSON, so it still parses.
-		n.Body = []byte(json(string(n.Body)))
-	}
+	req.Native.Mask(json) // the client's own body, which a target of its wire gets as it came
 }
