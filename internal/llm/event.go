@@ -65,6 +65,10 @@ type Event struct {
 	// Finish is the finish reason of EvDone, in Chat Completions terms
 	// (stop, length, tool_calls, content_filter).
 	Finish string
+	// Stop is the upstream's own stop reason on EvDone where its wire says more than Finish
+	// (Anthropic's stop_reason: stop_sequence, pause_turn, ...), and StopSequence the stop
+	// sequence that matched; a client of the same wire gets them back as they came.
+	Stop, StopSequence string
 	// ID and Model are the upstream's names for its answer, set on EvStart. ID is also the
 	// provider's id of the reasoning block an opaque EvReasoning (Encrypted) ends.
 	ID    string
@@ -141,6 +145,8 @@ type Choice struct {
 	// Logprobs are the raw logprobs objects of the choice's chunks, in order.
 	Logprobs []json.RawMessage
 	Finish   string
+	// Stop and StopSequence are the upstream's own stop reason and matched sequence (Event).
+	Stop, StopSequence string
 }
 
 // Attempt records one call of one target, for telemetry and the exhausted-chain error.

@@ -169,7 +169,7 @@ func (r *round) event(ev *llm.Event) error {
 		}
 		return r.sink.Event(ev)
 	case llm.EvDone:
-		return r.done(ev.Choice, ev.Finish)
+		return r.done(ev)
 	}
 	return nil
 }
@@ -283,7 +283,8 @@ func (r *round) release(t llm.EventType, i int, text, enc string) error {
 
 // done ends choice i: what its windows still hold goes out, then its tool calls whole, then
 // the finish reason.
-func (r *round) done(i int, finish string) error {
+func (r *round) done(ev *llm.Event) error {
+	i, finish := ev.Choice, ev.Finish
 	cs := r.choice(i)
 	if cs.done {
 		return nil
@@ -335,8 +336,8 @@ func (r *round) done(i int, finish string) error {
 			return err
 		}
 	}
-	ch.Finish = finish
-	r.out = llm.Event{Type: llm.EvDone, Choice: i, Finish: finish}
+	ch.Finish, ch.Stop, ch.StopSequence = finish, ev.Stop, ev.StopSequence
+	r.out = llm.Event{Type: llm.EvDone, Choice: i, Finish: finish, Stop: ev.Stop, StopSequence: ev.StopSequence}
 	return r.sink.Event(&r.out)
 }
 
@@ -367,7 +368,7 @@ func (r *round) result() *llm.Response {
 func (r *round) finish() error {
 	for i, cs := range r.choices {
 		if !cs.done {
-			if err := r.done(i, "stop"); err != nil {
+			if err := r.done(&llm.Event{Type: llm.EvDone, Choice: i, Finish: "stop"}); err != nil {
 				return err
 			}
 		}

@@ -29,6 +29,8 @@ type stream struct {
 	cur    int // index of the open block, -1 before the first
 	kind   int // what the open block is (none: no block open)
 	finish string
+	// stop and stopSeq are an Anthropic upstream's own stop reason and matched sequence.
+	stop, stopSeq string
 }
 
 func (s *stream) start() error {
@@ -72,7 +74,7 @@ func (s *stream) Event(ev *llm.Event) error {
 		}
 		return s.close()
 	case llm.EvDone:
-		s.finish = ev.Finish
+		s.finish, s.stop, s.stopSeq = ev.Finish, ev.Stop, ev.StopSequence
 		return s.close()
 	}
 	return nil
@@ -137,7 +139,8 @@ func (s *stream) end(u *llm.Usage) error {
 	if err := s.close(); err != nil {
 		return err
 	}
-	d := &wire.MessageDeltaEvent{Type: "message_delta", Delta: wire.MessageDelta{StopReason: stopReason(s.finish)},
+	d := &wire.MessageDeltaEvent{Type: "message_delta", Delta: wire.MessageDelta{StopReason: stopReason(s.finish, s.stop),
+		StopSequence: stopSequence(s.stopSeq)},
 		Usage: usage(u).Delta()}
 	if err := s.send("message_delta", d); err != nil {
 		return err

@@ -56,10 +56,11 @@ func (discard) Event(*llm.Event) error { return nil }
 // blocks, text and tool_use blocks, in that order.
 func (w *Wire) Body(model string, resp *llm.Response) []byte {
 	m := wire.Message{ID: w.id, Type: "message", Role: "assistant", Model: model, Content: []any{}, Usage: usage(&resp.Usage)}
-	finish := ""
+	finish, stop := "", ""
 	if len(resp.Choices) > 0 {
 		ch := &resp.Choices[0]
-		finish = ch.Finish
+		finish, stop = ch.Finish, ch.Stop
+		m.StopSequence = stopSequence(ch.StopSequence)
 		for _, r := range ch.Opaque {
 			if r.Text == "" {
 				m.Content = append(m.Content, wire.RedactedThinkingBlock{Type: "redacted_thinking", Data: r.Encrypted})
@@ -77,7 +78,7 @@ func (w *Wire) Body(model string, resp *llm.Response) []byte {
 			m.Content = append(m.Content, wire.ToolUseBlock{Type: "tool_use", ID: tc.ID, Name: tc.Name, Input: input(tc.Arguments)})
 		}
 	}
-	r := stopReason(finish)
+	r := stopReason(finish, stop)
 	m.StopReason = &r
 	b, _ := wire.Marshal(&m)
 	return b
@@ -90,8 +91,12 @@ func usage(u *llm.Usage) wire.Usage {
 		CacheCreationInputTokens: u.CacheWriteTokens, CacheReadInputTokens: u.CachedTokens, OutputTokens: u.CompletionTokens}
 }
 
-// stopReason maps a Chat finish reason back to Anthropic's stop_reason.
-func stopReason(finish string) string {
+// stopReason is Anthropic's stop_reason: an Anthropic upstream's own (stop, which says more
+// than finish: stop_sequence, pause_turn), else the Chat finish reason mapped back.
+func stopReason(finish, stop string) string {
+	if stop != "" {
+		return stop
+	}
 	switch finish {
 	case "length":
 		return "max_tokens"
@@ -101,6 +106,14 @@ func stopReason(finish string) string {
 		return "refusal"
 	}
 	return "end_turn"
+}
+
+// stopSequence is the stop_sequence member: the sequence that matched, null for none.
+func stopSequence(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }
 
 // input is a call's arguments as a tool_use input: the JSON object, or {} for arguments

@@ -110,3 +110,20 @@ func TestError(t *testing.T) {
 		t.Errorf("a bug's text must not reach the client")
 	}
 }
+
+// An Anthropic upstream's own stop reason (stop_sequence, pause_turn) and the matched
+// sequence come back as they came, where the Chat finish reason would say end_turn.
+func TestWireStopReason(t *testing.T) {
+	resp := &llm.Response{Choices: []llm.Choice{{Text: "a", Finish: "stop", Stop: "stop_sequence", StopSequence: "END"}}}
+	if got := string(NewWire("msg_1").Body("m", resp)); !strings.Contains(got, `"stop_reason":"stop_sequence","stop_sequence":"END"`) {
+		t.Errorf("body: got %s", got)
+	}
+	resp.Choices[0] = llm.Choice{Text: "a", Finish: "stop", Stop: "pause_turn"}
+	if got := string(NewWire("msg_1").Body("m", resp)); !strings.Contains(got, `"stop_reason":"pause_turn","stop_sequence":null`) {
+		t.Errorf("body: got %s", got)
+	}
+	resp.Choices[0] = llm.Choice{Text: "a", Finish: "stop"} // a Chat upstream
+	if got := string(NewWire("msg_1").Body("m", resp)); !strings.Contains(got, `"stop_reason":"end_turn"`) {
+		t.Errorf("body: got %s", got)
+	}
+}
