@@ -1,0 +1,180 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluice-gw/sluice/internal/auth"
+	"github.com/sluice-gw/sluice/internal/redisstore/redistest"
+	"github.com/sluice-gw/sluice/internal/tools/mcp/mcptest"
+)
+
+// mcpDocs is an MCP test server with two tools.
+func mcpDocs(t *testing.T) string {
+	t.Helper()
+	run := func(_ context.Context, args json.RawMessage, _ func(float64, float64, string)) (string, bool) {
+		return "hits for " + string(args), false
+	}
+	hs := httptest.NewServer(mcptest.New(mcptest.Tool{Name: "search", Run: run}, mcptest.Tool{Name: "fetch", Run: run}))
+	t.Cleanup(hs.Close)
+	return hs.URL + "/mcp"
+}
+
+// mcpPost sends one MCP message with the key and session; it returns the reply, the last
+// message of its body (JSON or event stream) and the session it names.
+func mcpPost(t *testing.T, url, key, sid, body string) (reply, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url+"/mcp", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	if sid != "" {
+		req.Header.Set("Mcp-Session-Id", sid)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	r := reply{status: resp.StatusCode, header: resp.Header, body: b}
+	last := r.body
+	if lines := strings.Split(strings.TrimSpace(string(b)), "\n"); strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		last = []byte(strings.TrimPrefix(lines[len(lines)-1], "data: "))
+	}
+	var m map[string]any
+	_ = json.Unmarshal(last, &m)
+	return r, m
+}
+
+func mcpInit(t *testing.T, url, key string) string {
+	t.Helper()
+	r, _ := mcpPost(t, url, key, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	if r.status != http.StatusOK || r.header.Get("Mcp-Session-Id") == "" {
+		t.Fatalf("initialize: got %d %s", r.status, r.body)
+	}
+	return r.header.Get("Mcp-Session-Id")
+}
+
+func mcpNames(t *testing.T, url, key, sid string) []string {
+	t.Helper()
+	_, m := mcpPost(t, url, key, sid, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+	var out []string
+	res, _ := m["result"].(map[string]any)
+	list, _ := res["tools"].([]any)
+	for _, tl := range list {
+		out = append(out, tl.(map[string]any)["name"].(string))
+	}
+	return out
+}
+
+func mcpCall(name, args string) string {
+	return `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"` + name + `","arguments":` + args + `}}`
+}
+
+func rpcCode(m map[string]any) float64 {
+	e, _ := m["error"].(map[string]any)
+	c, _ := e["code"].(float64)
+	return c
+}
+
+const (
+	mcpAll   = "sk-mcp-all-0123456789abcdefghijklmnop"
+	mcpFetch = "sk-mcp-fetch-0123456789abcdefghijklm"
+	mcpNone  = "sk-mcp-none-0123456789abcdefghijklmn"
+)
+
+func mcpConfig(extra string) string {
+	return simConfig + `
+tools:
+  docs: {mcp: {url: "${DOCS}", headers: {Authorization: "Bearer upstream-secret"}}}
+guardrails:
+  no-drop: {stage: input, kind: terms, terms: [droptable]}
+keys:
+  - {name: all, hash: ` + auth.Hash(mcpAll) + `, mcp: {servers: ["*"]}, limits: {rpm: 3, tool_calls_per_minute: 2}, guardrails: [no-drop]}
+  - {name: fetch-only, hash: ` + auth.Hash(mcpFetch) + `, mcp: {tools: ["docs__fetch"]}}
+  - {name: none, hash: ` + auth.Hash(mcpNone) + `}
+` + extra
+}
+
+// /mcp takes the same virtual keys as /v1: none is a 401; each key sees and calls what its
+// mcp block allows; its tool calls count against tool_calls_per_minute; its input
+// guardrails screen the arguments.
+func TestMCPKeys(t *testing.T) {
+	url := serveGate(t, mcpConfig(""), map[string]string{"DOCS": mcpDocs(t)}, time.Hour, nil)
+	r, _ := mcpPost(t, url, "", "", `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+	if r.status != http.StatusUnauthorized || !strings.HasPrefix(r.header.Get("WWW-Authenticate"), "Bearer") {
+		t.Fatalf("got %d %q without a key, want 401 with WWW-Authenticate", r.status, r.header.Get("WWW-Authenticate"))
+	}
+	sid := mcpInit(t, url, mcpAll)
+	if got := mcpNames(t, url, mcpAll, sid); !slices.Equal(got, []string{"docs__search", "docs__fetch"}) {
+		t.Errorf("got %v, want both tools", got)
+	}
+	// Another key does not find the session.
+	if r, _ := mcpPost(t, url, mcpFetch, sid, `{"jsonrpc":"2.0","id":1,"method":"ping"}`); r.status != http.StatusNotFound {
+		t.Errorf("got %d for another key's session, want 404", r.status)
+	}
+	fsid := mcpInit(t, url, mcpFetch)
+	if got := mcpNames(t, url, mcpFetch, fsid); !slices.Equal(got, []string{"docs__fetch"}) {
+		t.Errorf("got %v, want docs__fetch only", got)
+	}
+	if _, m := mcpPost(t, url, mcpFetch, fsid, mcpCall("docs__search", `{}`)); rpcCode(m) != -32602 {
+		t.Errorf("got %v, want docs__search unknown to the fetch-only key", m)
+	}
+	nsid := mcpInit(t, url, mcpNone)
+	if got := mcpNames(t, url, mcpNone, nsid); len(got) != 0 {
+		t.Errorf("got %v, want no tools for a key without mcp", got)
+	}
+
+	if _, m := mcpPost(t, url, mcpAll, sid, mcpCall("docs__search", `{"q":"droptable"}`)); rpcCode(m) != -32003 {
+		t.Errorf("got %v, want the guardrail's refusal", m)
+	}
+	// The refused call counted (as a model request its guardrail refuses does): one more runs.
+	if _, m := mcpPost(t, url, mcpAll, sid, mcpCall("docs__search", `{"q":"go"}`)); m["result"] == nil {
+		t.Fatalf("got %v, want a result", m)
+	}
+	_, m := mcpPost(t, url, mcpAll, sid, mcpCall("docs__search", `{"q":"go"}`))
+	if e, _ := m["error"].(map[string]any); rpcCode(m) != -32029 || !strings.Contains(e["message"].(string), "tool calls") {
+		t.Errorf("got %v, want tool_calls_per_minute (2) reached", m)
+	}
+	// The calls (3, the refused one included) count against rpm: a model call is refused too.
+	if r := do(t, "POST", url+"/v1/chat/completions", mcpAll, chatBody("default", false, "")); r.status != http.StatusTooManyRequests {
+		t.Errorf("got %d, want the key's rpm (3) spent by its tool calls", r.status)
+	}
+	if strings.Contains(string(r.body), "upstream-secret") {
+		t.Error("the server's credentials reached the client")
+	}
+}
+
+// Two replicas on one Redis: a session started on one is served by the other.
+func TestMCPSessionAcrossReplicas(t *testing.T) {
+	srv := redistest.Start(t)
+	vars := map[string]string{"DOCS": mcpDocs(t), "REDIS_URL": srv.URL}
+	yaml := mcpConfig("redis: {url: \"${REDIS_URL}\", timeout: 5s, on_failure: closed}\n")
+	a, b := serveGate(t, yaml, vars, time.Hour, nil), serveGate(t, yaml, vars, time.Hour, nil)
+	sid := mcpInit(t, a, mcpFetch)
+	_, m := mcpPost(t, b, mcpFetch, sid, mcpCall("docs__fetch", `{"u":"x"}`))
+	if res, _ := m["result"].(map[string]any); res == nil {
+		t.Fatalf("got %v on the other replica, want the result", m)
+	}
+	if r, _ := mcpPost(t, b, mcpFetch, "0123456789abcdef0123456789abcdef", `{"jsonrpc":"2.0","id":1,"method":"ping"}`); r.status != http.StatusNotFound {
+		t.Errorf("got %d for an unknown session, want 404", r.status)
+	}
+}
+
+// Without an MCP server configured, /mcp is a 404 in JSON-RPC's shape.
+func TestMCPOff(t *testing.T) {
+	url := serveGate(t, simConfig, nil, time.Hour, nil)
+	if r, m := mcpPost(t, url, "", "", `{"jsonrpc":"2.0","id":1,"method":"ping"}`); r.status != http.StatusNotFound || rpcCode(m) != -32601 {
+		t.Errorf("got %d %s, want 404", r.status, r.body)
+	}
+}
