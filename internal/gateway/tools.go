@@ -20,7 +20,7 @@ func mcpFromConfig(c *config.Config, set *tools.Set, rules *redact.Rules, rs *re
 		return nil
 	}
 	o := mcpgw.Options{Servers: set, RedactJSON: rules.RedactJSON, RedactText: rules.Redact,
-		Heartbeat: c.HeartbeatInterval.Std(), MaxBody: c.Limits.MaxBodyBytes, Log: log}
+		Heartbeat: c.HeartbeatInterval.Std(), MaxBody: c.Limits.MaxBodyBytes, Origins: c.CORS.AllowedOrigins, Log: log}
 	if rs != nil {
 		o.Store = rs.MCPSessions()
 	}

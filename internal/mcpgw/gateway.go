@@ -50,6 +50,11 @@ type Options struct {
 	// Heartbeat is the longest silence of an event stream before a keepalive comment (0:
 	// none); WriteTimeout cuts a client that stops reading (0: none).
 	Heartbeat, WriteTimeout time.Duration
+	// Origins are the browser origins that may call (cors.allowed_origins; "*": any). A
+	// request with another Origin is refused 403, against DNS rebinding (MCP Streamable
+	// HTTP, "Security Warning"); one without Origin (an agent, an SDK outside a browser)
+	// is served.
+	Origins []string
 	// MaxBody bounds a message (default 4 MiB).
 	MaxBody int64
 	Log     *slog.Logger
@@ -133,6 +138,10 @@ func New(o Options) *Gateway {
 // Serve answers one request of c to the endpoint: POST (a message), GET (the stream of the
 // gateway's notifications) or DELETE (the end of a session).
 func (g *Gateway) Serve(w http.ResponseWriter, r *http.Request, c Caller) {
+	if o := r.Header.Get("Origin"); o != "" && !slices.Contains(g.o.Origins, "*") && !slices.Contains(g.o.Origins, o) {
+		writeJSON(w, http.StatusForbidden, errorResponse(nil, codeInvalidRequest, "The Origin "+o+" may not call this gateway (cors.allowed_origins).", nil))
+		return
+	}
 	switch r.Method {
 	case http.MethodPost:
 		g.post(w, r, &c)

@@ -221,6 +221,15 @@ func TestBadMessages(t *testing.T) {
 			}
 		})
 	}
+	// A browser page of an origin not allowed is refused (DNS rebinding).
+	req, _ := http.NewRequest(http.MethodPost, c.url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	req.Header.Set("Mcp-Session-Id", c.sid)
+	req.Header.Set("Origin", "http://evil.example")
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusForbidden {
+		t.Errorf("got %v %v for a foreign Origin, want 403", resp.StatusCode, err)
+	} else {
+		resp.Body.Close()
+	}
 	// The version a client asks for, when the gateway speaks it; else the newest.
 	for ask, want := range map[string]string{"2025-03-26": "2025-03-26", "2099-01-01": Versions[0]} {
 		got := (&client{t: t, url: c.url}).post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"` + ask + `"}}`)

@@ -178,3 +178,20 @@ func TestMCPOff(t *testing.T) {
 		t.Errorf("got %d %s, want 404", r.status, r.body)
 	}
 }
+
+// /mcp's answers are what api/openapi.yaml says they are.
+func TestMCPOpenAPI(t *testing.T) {
+	url := serveGate(t, mcpConfig(""), map[string]string{"DOCS": mcpDocs(t)}, time.Hour, nil)
+	sc := newSpecCheck(t, &gateway{url: url})
+	ping := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
+	sc.call(t, "POST", "/mcp", "", ping, http.StatusUnauthorized)
+	x := sc.call(t, "POST", "/mcp", mcpFetch, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}`, http.StatusOK)
+	sid := x.resp.Header.Get("Mcp-Session-Id")
+	sc.call(t, "POST", "/mcp", mcpFetch, ping, http.StatusOK, "Mcp-Session-Id", sid, "MCP-Protocol-Version", "2025-06-18")
+	sc.call(t, "POST", "/mcp", mcpFetch, mcpCall("docs__fetch", `{}`), http.StatusOK, "Mcp-Session-Id", sid, "Accept", "application/json")
+	sc.call(t, "POST", "/mcp", mcpFetch, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, http.StatusAccepted, "Mcp-Session-Id", sid)
+	sc.call(t, "POST", "/mcp", mcpFetch, ping, http.StatusBadRequest)
+	sc.call(t, "GET", "/mcp", mcpFetch, "", http.StatusNotAcceptable, "Mcp-Session-Id", sid, "Accept", "application/json")
+	sc.call(t, "DELETE", "/mcp", mcpFetch, "", http.StatusNoContent, "Mcp-Session-Id", sid)
+	sc.call(t, "POST", "/mcp", mcpFetch, ping, http.StatusNotFound, "Mcp-Session-Id", sid)
+}
