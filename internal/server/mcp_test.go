@@ -14,6 +14,7 @@ import (
 	"github.com/sluice-gw/sluice/internal/auth"
 	"github.com/sluice-gw/sluice/internal/redisstore/redistest"
 	"github.com/sluice-gw/sluice/internal/tools/mcp/mcptest"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 )
 
 // mcpDocs is an MCP test server with two tools.
@@ -194,4 +195,51 @@ func TestMCPOpenAPI(t *testing.T) {
 	sc.call(t, "GET", "/mcp", mcpFetch, "", http.StatusNotAcceptable, "Mcp-Session-Id", sid, "Accept", "application/json")
 	sc.call(t, "DELETE", "/mcp", mcpFetch, "", http.StatusNoContent, "Mcp-Session-Id", sid)
 	sc.call(t, "POST", "/mcp", mcpFetch, ping, http.StatusNotFound, "Mcp-Session-Id", sid)
+}
+
+// A tool call through /mcp records an execute_tool span (server, tool, key, outcome), the
+// tool duration by server, tool and outcome, and its count on the access line; never its
+// arguments or result.
+func TestMCPTelemetry(t *testing.T) {
+	var log logBuffer
+	url, srv := serveServer(t, mcpConfig(""), map[string]string{"DOCS": mcpDocs(t)}, time.Hour, &log)
+	m := recordTelemetry(srv)
+	sid := mcpInit(t, url, mcpFetch)
+	if _, res := mcpPost(t, url, mcpFetch, sid, mcpCall("docs__fetch", `{"q":"private-argument"}`)); res["result"] == nil {
+		t.Fatalf("got %v, want a result", res)
+	}
+	var span sdktrace.ReadOnlySpan
+	for _, sp := range m.spans.Ended() {
+		if sp.Name() == "execute_tool docs__fetch" {
+			span = sp
+		}
+	}
+	if span == nil {
+		t.Fatal("no execute_tool span")
+	}
+	for k, want := range map[string]string{"sluice.tool": "docs", "gen_ai.tool.name": "docs__fetch", "sluice.key.name": "fetch-only", "sluice.outcome": "ok"} {
+		if got := attr(span.Attributes(), k); got != want {
+			t.Errorf("span %s: got %q, want %q", k, got, want)
+		}
+	}
+	p := m.histogram(t, "sluice.tool.duration")
+	for k, want := range map[string]string{"sluice.tool": "docs", "gen_ai.tool.name": "docs__fetch", "sluice.outcome": "ok"} {
+		if got := attr(p.Attributes.ToSlice(), k); got != want {
+			t.Errorf("metric %s: got %q, want %q", k, got, want)
+		}
+	}
+	lines := log.String()
+	if !strings.Contains(lines, "path=/mcp") || !strings.Contains(lines, "tools=1") || !strings.Contains(lines, "key_name=fetch-only") {
+		t.Errorf("got access lines %s, want the call counted on POST /mcp's, with the key", lines)
+	}
+	for _, sp := range m.spans.Ended() {
+		for _, a := range sp.Attributes() {
+			if strings.Contains(a.Value.Emit(), "private-argument") {
+				t.Errorf("span %s carries the arguments", sp.Name())
+			}
+		}
+	}
+	if strings.Contains(lines, "private-argument") || strings.Contains(lines, "hits for") {
+		t.Error("the access log carries the arguments or the result")
+	}
 }
