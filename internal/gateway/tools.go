@@ -22,7 +22,7 @@ func mcpFromConfig(c *config.Config, set *tools.Set, rules *redact.Rules, rs *re
 	o := mcpgw.Options{Servers: set, RedactJSON: rules.RedactJSON, RedactText: rules.Redact,
 		Heartbeat: c.HeartbeatInterval.Std(), MaxBody: c.Limits.MaxBodyBytes, Origins: c.CORS.AllowedOrigins, Log: log}
 	if rs != nil {
-		o.Store = rs.MCPSessions()
+		o.Store, o.Bus = rs.MCPSessions(), rs.MCPCancels()
 	}
 	return mcpgw.New(o)
 }

@@ -69,7 +69,7 @@ func (g *Gateway) call(w http.ResponseWriter, r *http.Request, c *Caller, sid st
 		ctx, stop = context.WithTimeoutCause(ctx, t, errTimeout)
 		defer stop()
 	}
-	key := sid + "\x00" + string(m.ID)
+	key := cancelKey(sid, m.ID)
 	g.mu.Lock()
 	g.inflight[key] = cancel
 	g.mu.Unlock()
@@ -186,8 +186,9 @@ func errorResult(text string) map[string]any {
 	return map[string]any{"content": []map[string]any{{"type": "text", "text": text}}, "isError": true}
 }
 
-// cancelled is notifications/cancelled of the session: the call it names, if it runs on
-// this replica, ends, and its server is sent the cancellation.
+// cancelled is notifications/cancelled of the session: the call it names ends, and its
+// server is sent the cancellation; a call this replica does not run is the other replicas'
+// to cancel (Bus).
 func (g *Gateway) cancelled(sid string, params json.RawMessage) {
 	var p struct {
 		RequestID json.RawMessage `json:"requestId"`
@@ -195,11 +196,8 @@ func (g *Gateway) cancelled(sid string, params json.RawMessage) {
 	if json.Unmarshal(params, &p) != nil || len(p.RequestID) == 0 {
 		return
 	}
-	g.mu.Lock()
-	cancel := g.inflight[sid+"\x00"+string(p.RequestID)]
-	g.mu.Unlock()
-	if cancel != nil {
-		cancel(errCancelled)
+	if key := cancelKey(sid, p.RequestID); !g.cancelLocal(key) {
+		g.broadcast(key)
 	}
 }
 

@@ -42,6 +42,8 @@ type Options struct {
 	Servers Servers
 	// Store keeps the sessions (nil: Memory).
 	Store Store
+	// Bus passes cancellations to the replica running the call (nil: none; bus.go).
+	Bus Bus
 	// SessionTTL is how long a session lives unused (default 24h); each request renews it.
 	SessionTTL time.Duration
 	// RedactJSON and RedactText are the redaction rules (nil: off): results, errors and
@@ -106,10 +108,11 @@ type Gateway struct {
 	o Options
 
 	mu       sync.Mutex
-	inflight map[string]context.CancelCauseFunc // session id + "\x00" + request id: calls running here
+	inflight map[string]context.CancelCauseFunc // by cancelKey: the calls running here
+	sub      io.Closer                          // of the Bus; nil: none
 }
 
-// New returns the gateway of the servers o names.
+// New returns the gateway of the servers o names; with a Bus, Close ends its subscription.
 func New(o Options) *Gateway {
 	if o.Store == nil {
 		o.Store = &Memory{}
@@ -132,7 +135,15 @@ func New(o Options) *Gateway {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Gateway{o: o, inflight: map[string]context.CancelCauseFunc{}}
+	g := &Gateway{o: o, inflight: map[string]context.CancelCauseFunc{}}
+	if o.Bus != nil {
+		sub, err := o.Bus.Subscribe(context.Background(), func(key string) { g.cancelLocal(key) })
+		if err != nil {
+			o.Log.Warn("mcp gateway: no subscription to the other replicas' cancellations yet", "err", err.Error())
+		}
+		g.sub = sub
+	}
+	return g
 }
 
 // Serve answers one request of c to the endpoint: POST (a message), GET (the stream of the

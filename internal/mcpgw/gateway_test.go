@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -138,17 +140,7 @@ func TestRefusals(t *testing.T) {
 func TestCancelAndTimeout(t *testing.T) {
 	r := newRig(t, time.Minute, nil)
 	c := connect(t, r.serve(t, Caller{All: true}))
-	req, _ := http.NewRequest(http.MethodPost, c.url, strings.NewReader(call("calc__slow", `{}`)))
-	req.Header.Set("Mcp-Session-Id", c.sid)
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() && !strings.Contains(sc.Text(), "notifications/progress") {
-	} // the tool runs
+	sc := c.slow()
 	if got := c.post(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"user"}}`); got.status != http.StatusAccepted {
 		t.Fatalf("got %d, want 202", got.status)
 	}
@@ -270,4 +262,66 @@ func TestListChanged(t *testing.T) {
 	if got := c.names(); !slices.Contains(got, "calc__mul") || slices.Contains(got, "calc__slow") {
 		t.Errorf("got %v after the change, want calc's new list", got)
 	}
+}
+
+// bus is a Bus in memory: every message goes to every subscription, at once.
+type bus struct {
+	mu   sync.Mutex
+	subs []func(string)
+}
+
+func (b *bus) Publish(_ context.Context, msg string) error {
+	b.mu.Lock()
+	subs := slices.Clone(b.subs)
+	b.mu.Unlock()
+	for _, fn := range subs {
+		fn(msg)
+	}
+	return nil
+}
+
+func (b *bus) Subscribe(_ context.Context, fn func(string)) (io.Closer, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.subs = append(b.subs, fn)
+	return io.NopCloser(nil), nil
+}
+
+// A cancellation sent to a replica that does not run the call reaches the one that does,
+// through the Bus; the server is told.
+func TestCancelOnAnotherReplica(t *testing.T) {
+	store, b := &Memory{}, &bus{}
+	a := newRig(t, time.Minute, store)
+	other := newRig(t, time.Minute, store)
+	a.gw = New(Options{Servers: a.set, Store: store, Bus: b})
+	other.gw = New(Options{Servers: other.set, Store: store, Bus: b})
+	c := connect(t, a.serve(t, Caller{All: true}))
+	sc := c.slow()
+	moved := &client{t: t, url: other.serve(t, Caller{All: true}), sid: c.sid}
+	moved.post(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}`)
+	for sc.Scan() { // a ends the call, with no response (not the timeout's)
+		if strings.Contains(sc.Text(), `"id":7`) {
+			t.Errorf("got %q, want the call cancelled without a response", sc.Text())
+		}
+	}
+	if got := a.calc.Cancelled(); len(got) != 1 {
+		t.Errorf("got the server told %v, want one cancellation", got)
+	}
+}
+
+// slow starts calc__slow (id 7) and returns its event stream once the tool runs.
+func (c *client) slow() *bufio.Scanner {
+	c.t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, c.url, strings.NewReader(call("calc__slow", `{}`)))
+	req.Header.Set("Mcp-Session-Id", c.sid)
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.t.Cleanup(func() { resp.Body.Close() })
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() && !strings.Contains(sc.Text(), "notifications/progress") {
+	}
+	return sc
 }

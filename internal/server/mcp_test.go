@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"io"
@@ -23,7 +24,13 @@ func mcpDocs(t *testing.T) string {
 	run := func(_ context.Context, args json.RawMessage, _ func(float64, float64, string)) (string, bool) {
 		return "hits for " + string(args), false
 	}
-	hs := httptest.NewServer(mcptest.New(mcptest.Tool{Name: "search", Run: run}, mcptest.Tool{Name: "fetch", Run: run}))
+	return mcpServe(t, mcptest.New(mcptest.Tool{Name: "search", Run: run}, mcptest.Tool{Name: "fetch", Run: run}))
+}
+
+// mcpServe serves srv on loopback until the test ends and returns its URL.
+func mcpServe(t *testing.T, srv *mcptest.Server) string {
+	t.Helper()
+	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)
 	return hs.URL + "/mcp"
 }
@@ -156,10 +163,18 @@ func TestMCPKeys(t *testing.T) {
 	}
 }
 
-// Two replicas on one Redis: a session started on one is served by the other.
+// Two replicas on one Redis: a session started on one is served by the other, and a
+// cancellation sent to the other reaches the call running on the first (pub/sub).
 func TestMCPSessionAcrossReplicas(t *testing.T) {
 	srv := redistest.Start(t)
-	vars := map[string]string{"DOCS": mcpDocs(t), "REDIS_URL": srv.URL}
+	docs := mcptest.New(mcptest.Tool{Name: "fetch", Run: func(_ context.Context, args json.RawMessage, _ func(float64, float64, string)) (string, bool) {
+		return "hits for " + string(args), false
+	}}, mcptest.Tool{Name: "slow", Run: func(ctx context.Context, _ json.RawMessage, progress func(float64, float64, string)) (string, bool) {
+		progress(1, 0, "started")
+		<-ctx.Done()
+		return "cancelled", true
+	}})
+	vars := map[string]string{"DOCS": mcpServe(t, docs), "REDIS_URL": srv.URL}
 	yaml := mcpConfig("redis: {url: \"${REDIS_URL}\", timeout: 5s, on_failure: closed}\n")
 	a, b := serveGate(t, yaml, vars, time.Hour, nil), serveGate(t, yaml, vars, time.Hour, nil)
 	sid := mcpInit(t, a, mcpFetch)
@@ -169,6 +184,31 @@ func TestMCPSessionAcrossReplicas(t *testing.T) {
 	}
 	if r, _ := mcpPost(t, b, mcpFetch, "0123456789abcdef0123456789abcdef", `{"jsonrpc":"2.0","id":1,"method":"ping"}`); r.status != http.StatusNotFound {
 		t.Errorf("got %d for an unknown session, want 404", r.status)
+	}
+
+	asid := mcpInit(t, a, mcpAll)
+	req, _ := http.NewRequest(http.MethodPost, a+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"docs__slow","arguments":{},"_meta":{"progressToken":1}}}`))
+	req.Header.Set("Authorization", "Bearer "+mcpAll)
+	req.Header.Set("Mcp-Session-Id", asid)
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() && !strings.Contains(sc.Text(), "notifications/progress") {
+	} // the tool runs on a
+	if r, _ := mcpPost(t, b, mcpAll, asid, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9}}`); r.status != http.StatusAccepted {
+		t.Fatalf("got %d, want 202", r.status)
+	}
+	for sc.Scan() { // a ends the call without a response
+		if strings.Contains(sc.Text(), `"id":9`) {
+			t.Errorf("got %q, want no response to a cancelled call", sc.Text())
+		}
+	}
+	if got := docs.Cancelled(); len(got) != 1 {
+		t.Errorf("got the server told %v, want one cancellation", got)
 	}
 }
 
