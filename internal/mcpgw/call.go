@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/sluice-gw/sluice/internal/sse"
@@ -19,6 +20,7 @@ import (
 var (
 	errCancelled = errors.New("the client cancelled the call")
 	errTimeout   = errors.New("the MCP server's timeout ran out")
+	errSilent    = errors.New("the MCP server went silent for longer than its liveness")
 )
 
 // callParams are tools/call's params.
@@ -64,7 +66,7 @@ func (g *Gateway) call(w http.ResponseWriter, r *http.Request, c *Caller, sid st
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	if t := g.o.Servers.MCPTimeout(server); t > 0 {
+	if t, _ := g.o.Servers.MCPTimeout(server); t > 0 {
 		var stop context.CancelFunc
 		ctx, stop = context.WithTimeoutCause(ctx, t, errTimeout)
 		defer stop()
@@ -82,7 +84,7 @@ func (g *Gateway) call(w http.ResponseWriter, r *http.Request, c *Caller, sid st
 	out := g.reply(w, r)
 	defer out.close()
 	start := time.Now()
-	outcome := g.run(ctx, out, server, &p, m.ID)
+	outcome := g.run(ctx, cancel, out, server, &p, m.ID)
 	telemetry.Tool(r.Context(), telemetry.ToolRun{Name: p.Name, Label: server, Tool: p.Name, Key: c.KeyName,
 		CallID: string(m.ID), Start: start, Duration: time.Since(start), Outcome: outcome})
 }
@@ -115,12 +117,16 @@ func refusal(id json.RawMessage, err error) []byte {
 
 // run calls the tool and sends its progress and its answer to out; it returns the outcome
 // (a telemetry.Tool* value).
-func (g *Gateway) run(ctx context.Context, out *replier, server string, p *callParams, id json.RawMessage) string {
-	k, err := g.o.Servers.MCPCall(ctx, server, p.Name, p.Arguments, nil)
+func (g *Gateway) run(ctx context.Context, cancel context.CancelCauseFunc, out *replier, server string, p *callParams, id json.RawMessage) string {
+	w := &watchdog{cancel: cancel}
+	k, err := g.o.Servers.MCPCall(ctx, server, p.Name, p.Arguments, w.alive)
 	if err != nil {
 		return g.failed(ctx, out, server, id, err)
 	}
 	defer k.Close() // a call ended before its result is cancelled at the server
+	if _, live := g.o.Servers.MCPTimeout(server); live > 0 && k.Streaming() {
+		defer w.arm(live)()
+	}
 	for {
 		ev, err := k.Recv()
 		if err != nil {
@@ -157,11 +163,14 @@ func (g *Gateway) run(ctx context.Context, out *replier, server string, p *callP
 // "Cancellation": no response to a cancelled request).
 func (g *Gateway) failed(ctx context.Context, out *replier, server string, id json.RawMessage, err error) string {
 	var re *mcp.RPCError
+	t, live := g.o.Servers.MCPTimeout(server)
 	switch cause := context.Cause(ctx); {
 	case errors.Is(cause, errTimeout):
-		t := g.o.Servers.MCPTimeout(server)
 		out.final(response(id, errorResult("The MCP server '"+server+"' did not answer within "+t.String()+" (its timeout); the call was cancelled.")))
 		return telemetry.ToolTimeout
+	case errors.Is(cause, errSilent):
+		out.final(response(id, errorResult("The MCP server '"+server+"' went silent for "+live.String()+" (its liveness limit); the call was cancelled.")))
+		return telemetry.ToolLiveness
 	case cause != nil:
 		return telemetry.ToolCanceled // the client cancelled, or left
 	case errors.As(err, &re):
@@ -180,6 +189,37 @@ func (g *Gateway) failed(ctx context.Context, out *replier, server string, id js
 	g.o.Log.Warn("mcp gateway: a tool call failed", "server", server, "err", err.Error())
 	out.final(response(id, errorResult("The MCP server '"+server+"' failed to answer the call.")))
 	return telemetry.ToolError
+}
+
+// watchdog cancels a call whose streamed answer stays silent for the server's liveness:
+// any byte of the answer is a sign of life. The timer is its only goroutine.
+type watchdog struct {
+	cancel context.CancelCauseFunc
+	mu     sync.Mutex
+	t      *time.Timer
+	every  time.Duration
+}
+
+// alive is called by the call's reader whenever bytes arrive.
+func (w *watchdog) alive() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.t != nil {
+		w.t.Reset(w.every)
+	}
+}
+
+// arm starts watching, and returns what stops it.
+func (w *watchdog) arm(every time.Duration) (stop func()) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.every = every
+	w.t = time.AfterFunc(every, func() { w.cancel(errSilent) })
+	return func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		w.t.Stop()
+	}
 }
 
 func errorResult(text string) map[string]any {

@@ -30,7 +30,7 @@ type Servers interface {
 	MCPServers() []string
 	MCPTools(ctx context.Context, server string) []tools.Listed
 	MCPCall(ctx context.Context, server, name string, args json.RawMessage, alive func()) (*mcp.Call, error)
-	MCPTimeout(server string) time.Duration
+	MCPTimeout(server string) (timeout, liveness time.Duration)
 	WaitChange(ctx context.Context, since uint64) (uint64, error)
 	Generation() uint64
 }

@@ -158,6 +158,15 @@ func TestCancelAndTimeout(t *testing.T) {
 	if txt, isErr := text(c.post(call("calc__slow", `{}`)).last()); !isErr || !strings.Contains(txt, "did not answer within 200ms") {
 		t.Errorf("got %q, want the timeout as an error result", txt)
 	}
+	// A streamed answer silent for longer than the server's liveness is cancelled too.
+	silent := newRigLive(t, time.Minute, 200*time.Millisecond, nil)
+	c = connect(t, silent.serve(t, Caller{All: true}))
+	if txt, isErr := text(c.post(call("calc__slow", `{}`)).last()); !isErr || !strings.Contains(txt, "went silent for 200ms") {
+		t.Errorf("got %q, want the liveness as an error result", txt)
+	}
+	if got := silent.calc.Cancelled(); len(got) != 1 {
+		t.Errorf("got the server told %v, want one cancellation", got)
+	}
 }
 
 // Sessions: a request needs one; one of another key, or ended, is not found; one started on

@@ -37,10 +37,16 @@ type rig struct {
 
 func newRig(t *testing.T, timeout time.Duration, store Store) *rig {
 	t.Helper()
+	return newRigLive(t, timeout, time.Minute, store)
+}
+
+// newRigLive is newRig with calc's liveness.
+func newRigLive(t *testing.T, timeout, liveness time.Duration, store Store) *rig {
+	t.Helper()
 	r := &rig{docs: mcptest.New(search, leak, secretTool), calc: mcptest.New(add, slow, failing)}
 	r.set = tools.New([]tools.Spec{
 		{Name: "docs", MCP: &tools.MCP{URL: upstream(t, r.docs), Timeout: time.Minute, Liveness: time.Minute, Deny: []string{"secret*"}}},
-		{Name: "calc", MCP: &tools.MCP{URL: upstream(t, r.calc), Timeout: timeout, Liveness: time.Minute}},
+		{Name: "calc", MCP: &tools.MCP{URL: upstream(t, r.calc), Timeout: timeout, Liveness: liveness}},
 	}, tools.Options{})
 	t.Cleanup(func() { r.set.Close() })
 	rules, err := redact.Compile(redact.Config{})

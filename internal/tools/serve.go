@@ -63,12 +63,13 @@ func (s *Set) MCPCall(ctx context.Context, server, name string, args json.RawMes
 	return nil, ErrNotOffered
 }
 
-// MCPTimeout is server's timeout of one call (0: unknown server).
-func (s *Set) MCPTimeout(server string) time.Duration {
+// MCPTimeout is server's timeout of one call, and its liveness: the longest silence of a
+// streamed answer (0: unknown server, or none).
+func (s *Set) MCPTimeout(server string) (timeout, liveness time.Duration) {
 	if srv := s.servers[server]; srv != nil {
-		return srv.cfg.Timeout
+		return srv.cfg.Timeout, srv.cfg.Liveness
 	}
-	return 0
+	return 0, 0
 }
 
 // Generation is a number that moves on whenever an MCP server's tool list was read anew.
