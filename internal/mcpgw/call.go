@@ -297,12 +297,12 @@ func (g *Gateway) listen(w http.ResponseWriter, r *http.Request, c *Caller) {
 		sessionFailure(w, nil, err)
 		return
 	}
+	gen := g.o.Servers.Generation() // before the headers: a change once the client has them is sent
 	ev := sse.NewWriter(w, sse.WriterOptions{Heartbeat: g.o.Heartbeat, WriteTimeout: g.o.WriteTimeout})
 	defer ev.Close()
 	if ev.Start(func(http.Header) {}) != nil {
 		return
 	}
-	gen := g.o.Servers.Generation()
 	for {
 		var err error
 		if gen, err = g.o.Servers.WaitChange(r.Context(), gen); err != nil {

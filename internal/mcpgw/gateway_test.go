@@ -256,6 +256,7 @@ func TestListChanged(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
+	<-r.calc.Listening // the set follows calc's changes
 	r.calc.SetTools(add, mcptest.Tool{Name: "mul", Run: add.Run})
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() {

@@ -44,6 +44,7 @@ func newRig(t *testing.T, timeout time.Duration, store Store) *rig {
 func newRigLive(t *testing.T, timeout, liveness time.Duration, store Store) *rig {
 	t.Helper()
 	r := &rig{docs: mcptest.New(search, leak, secretTool), calc: mcptest.New(add, slow, failing)}
+	r.calc.Listening = make(chan struct{}, 1) // TestListChanged waits for the set's GET stream
 	r.set = tools.New([]tools.Spec{
 		{Name: "docs", MCP: &tools.MCP{URL: upstream(t, r.docs), Timeout: time.Minute, Liveness: time.Minute, Deny: []string{"secret*"}}},
 		{Name: "calc", MCP: &tools.MCP{URL: upstream(t, r.calc), Timeout: timeout, Liveness: liveness}},

@@ -39,6 +39,9 @@ type Server struct {
 	// ExpiredStatus is the answer to a session it does not know: 404 (the default, as the
 	// specification says), or 400 with the JSON-RPC error server-everything sends.
 	ExpiredStatus int
+	// Listening, if set, is signaled (without blocking) whenever a GET stream is open and
+	// will carry the next change: a test over real sockets waits on it before SetTools.
+	Listening chan struct{}
 }
 
 // New returns a server offering tools.
@@ -292,6 +295,12 @@ func (s *Server) listen(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
 	_ = rc.Flush()
+	if s.Listening != nil {
+		select {
+		case s.Listening <- struct{}{}:
+		default:
+		}
+	}
 	for {
 		select {
 		case <-r.Context().Done():
