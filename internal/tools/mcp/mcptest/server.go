@@ -42,6 +42,9 @@ type Server struct {
 	// Listening, if set, is signaled (without blocking) whenever a GET stream is open and
 	// will carry the next change: a test over real sockets waits on it before SetTools.
 	Listening chan struct{}
+	// Cancels, if set, is sent (without blocking) the request id of every
+	// notifications/cancelled received, for a test to wait on.
+	Cancels chan string
 }
 
 // New returns a server offering tools.
@@ -260,6 +263,12 @@ func (s *Server) cancel(m message) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.cancelled = append(s.cancelled, string(p.RequestID))
+	if s.Cancels != nil {
+		select {
+		case s.Cancels <- string(p.RequestID):
+		default:
+		}
+	}
 	return string(p.RequestID)
 }
 
