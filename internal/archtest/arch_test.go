@@ -84,6 +84,10 @@ var owners = []struct {
 	{"github.com/prometheus/", []string{module + "/internal/telemetry"}},
 	{"github.com/r3labs/sse", []string{module + "/internal/provider/"}},
 	{"github.com/santhosh-tekuri/jsonschema", []string{module + "/internal/guard"}},
+	// DESIGN §10: the AWS SDK (signer, credential chain, event-stream decoder) is Bedrock's.
+	{"github.com/aws/", []string{module + "/internal/provider/bedrock"}},
+	// golang.org/x/oauth2: Vertex AI's credentials, Entra ID's client credentials.
+	{"golang.org/x/oauth2", []string{module + "/internal/provider/gemini", module + "/internal/provider/azure"}},
 }
 
 func TestDependencyOwners(t *testing.T) {

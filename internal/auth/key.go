@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"math/big"
+	"path"
 	"slices"
 	"strings"
 	"time"
@@ -54,9 +55,10 @@ type Key struct {
 }
 
 // Allows reports whether the key may call model: an alias, or provider/model, listed by the
-// key, or "*". A direct provider/model call is never allowed by the alias it belongs to.
+// key, a pattern it matches (path.Match: "claude-*", as pattern aliases are named), or "*". A direct provider/model call is never allowed by the alias it belongs to.
 func (k *Key) Allows(model string) bool {
-	return slices.Contains(k.Models, "*") || slices.Contains(k.Models, model)
+	return slices.Contains(k.Models, "*") || slices.Contains(k.Models, model) ||
+		slices.ContainsFunc(k.Models, func(p string) bool { ok, _ := path.Match(p, model); return ok })
 }
 
 // Expired reports whether the key has expired at now.

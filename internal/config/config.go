@@ -125,8 +125,12 @@ func (c *Config) resolve() {
 				// No /v1: the Anthropic SDKs and docs append it to the path.
 				p.BaseURL = "https://api.anthropic.com"
 			}
+		case "gemini":
+			if p.BaseURL == "" {
+				p.BaseURL = "https://generativelanguage.googleapis.com/v1beta"
+			}
 		}
-		if (p.Kind == "openai" || p.Kind == "openai-compatible") && p.API == "" {
+		if (p.Kind == "openai" || p.Kind == "openai-compatible" || p.Kind == "azure") && p.API == "" {
 			p.API = "chat"
 		}
 		c.Providers[name] = p

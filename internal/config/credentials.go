@@ -29,6 +29,8 @@ func (c *Config) Credentials() []string {
 	}
 	for _, p := range c.Providers {
 		add("", p.APIKey)
+		add("", p.EntraToken)
+		add("", p.ClientSecret)
 		for k, v := range p.Headers {
 			add(k, v)
 		}

@@ -7,7 +7,7 @@ import (
 
 // needsKey reports whether a provider kind cannot work without an api_key. An
 // openai-compatible server often needs none (a local model), or carries its key in a header.
-func needsKey(kind string) bool { return kind == "openai" || kind == "anthropic" }
+func needsKey(kind string) bool { return kind == "openai" || kind == "anthropic" || kind == "gemini" }
 
 // prune leaves out of every chain the providers that cannot be used, so the embedded default
 // runs without keys (DESIGN §9), and records why. Warnings name providers, aliases and keys
@@ -20,6 +20,13 @@ func (c *Config) prune() {
 			gone[name] = true
 			delete(c.Providers, name)
 			c.warnf("provider %q (kind %s) has an empty api_key: left out of every chain", name, p.Kind)
+			continue
+		}
+		if p.Kind == "azure" && p.APIKey == "" && p.EntraToken == "" && p.ClientSecret == "" {
+			// ${AZURE_OPENAI_API_KEY} and friends unset: as for a missing api_key.
+			gone[name] = true
+			delete(c.Providers, name)
+			c.warnf("provider %q (kind azure) has no api_key, entra_token or client_secret: left out of every chain", name)
 			continue
 		}
 		for _, h := range sortedKeys(p.Headers) {

@@ -75,16 +75,49 @@ type Limits struct {
 
 // Provider says how to reach one upstream.
 type Provider struct {
-	Kind    string            `yaml:"kind"`     // openai | openai-compatible | anthropic | sim
-	API     string            `yaml:"api"`      // chat (default) | responses; openai kinds only, else ""
-	BaseURL string            `yaml:"base_url"` // defaulted for openai and anthropic
-	APIKey  string            `yaml:"api_key"`  // required by openai and anthropic, else pruned
+	Kind    string            `yaml:"kind"`     // openai | openai-compatible | anthropic | bedrock | gemini | vertex | azure | sim
+	API     string            `yaml:"api"`      // chat (default) | responses; openai kinds and azure only, else ""
+	BaseURL string            `yaml:"base_url"` // defaulted for openai, anthropic and gemini; bedrock: an endpoint override
+	APIKey  string            `yaml:"api_key"`  // required by openai, anthropic and gemini, else pruned; bedrock: a Bedrock API key (bearer)
 	Headers map[string]string `yaml:"headers"`  // sent on every upstream request
 	Query   map[string]string `yaml:"query"`    // added to every upstream URL (Azure api-version)
 	// StreamOptions asks for stream_options.include_usage; some servers reject the field.
 	StreamOptions bool `yaml:"stream_options"`
 	// Stream false is for the rare server that cannot stream (DESIGN §1).
 	Stream bool `yaml:"stream"`
+
+	// Bedrock (kind bedrock). Without api_key, calls are signed (SigV4) with the AWS
+	// default credential chain; a provider whose chain shows no source at start is left
+	// out of every chain with a warning. Nothing is fetched at start.
+	Region  string `yaml:"region"`  // required: us-east-1, ...
+	Profile string `yaml:"profile"` // a profile of the shared config files; "" means AWS_PROFILE or default
+	// IMDS counts the EC2 instance metadata service as a source of credentials (an instance
+	// role and nothing else), which cannot be seen at start without calling it.
+	IMDS bool `yaml:"imds"`
+	// CachePoints puts cachePoint blocks after the system prompt and the tools.
+	CachePoints bool `yaml:"cache_points"`
+
+	// Vertex AI (kind vertex): Google's models through the Gemini wire, with OAuth tokens
+	// from credentials_file or Application Default Credentials; base_url overrides the
+	// endpoint (https://{location}-aiplatform.googleapis.com). A provider with no visible
+	// credentials is left out of every chain with a warning; nothing is fetched at start.
+	Project         string `yaml:"project"`
+	Location        string `yaml:"location"`         // us-central1, europe-west4, global, ...
+	CredentialsFile string `yaml:"credentials_file"` // a service-account key, or any ADC JSON file
+	// Metadata counts the metadata server of a Google Cloud instance as a source of
+	// credentials (an attached service account and nothing else).
+	Metadata bool `yaml:"metadata"`
+
+	// Azure OpenAI (kind azure): base_url is the resource's endpoint,
+	// https://{resource}.openai.azure.com; api_key goes in the api-key header. Without
+	// it, a Microsoft Entra ID token: entra_token as it is (from the environment), or an app
+	// registration's client credentials. A provider with none is left out of every chain.
+	Deployments  bool   `yaml:"deployments"` // deployment URLs (the model names the deployment) instead of the v1 API
+	APIVersion   string `yaml:"api_version"` // of deployment URLs; default 2024-10-21
+	EntraToken   string `yaml:"entra_token"`
+	TenantID     string `yaml:"tenant_id"`
+	ClientID     string `yaml:"client_id"`
+	ClientSecret string `yaml:"client_secret"`
 }
 
 func (p *Provider) setDefaults() { p.StreamOptions, p.Stream = true, true }

@@ -14,6 +14,7 @@ func TestValidation(t *testing.T) {
 		{"empty model", providers + "models:\n  d: [sim/]\n", `target "sim/" is not provider/model`},
 		{"group target", providers + "models:\n  d: [{group: [sim/a, x/b]}]\n", `unknown provider "x"`},
 		{"alias with slash", providers + "models:\n  a/b: [sim/echo]\n", "config.yaml:6: models.a/b: an alias name cannot"},
+		{"bad pattern alias", providers + "models:\n  'claude-[': [sim/echo]\n", "config.yaml:6: models.claude-[: a pattern alias name must be a valid pattern"},
 		{"alias without targets", providers + "models:\n  d: {retries: 1}\n", "config.yaml:6: models.d: no targets"},
 		{"provider kind", "providers:\n  p: {kind: openia}\n", `config.yaml:2: providers.p.kind: unknown provider kind "openia"`},
 		{"provider without kind", "providers:\n  p: {api_key: k}\n", "config.yaml:2: providers.p: missing kind"},
@@ -22,6 +23,19 @@ func TestValidation(t *testing.T) {
 		{"compatible without base_url", "providers:\n  p: {kind: openai-compatible}\n", "providers.p: kind openai-compatible needs a base_url"},
 		{"bad base_url", "providers:\n  p: {kind: openai, base_url: 'ftp://x?token=secret'}\n", "providers.p.base_url: want an absolute http"},
 		{"provider with slash", "providers:\n  a/b: {kind: sim}\n", "providers.a/b: a provider name cannot contain /"},
+		{"gemini api", "providers:\n  p: {kind: gemini, api_key: k, api: chat}\n", "providers.p.api: applies to kinds openai"},
+		{"vertex without project", "providers:\n  p: {kind: vertex, location: global}\n", "providers.p: kind vertex needs a project and a location"},
+		{"vertex api_key", "providers:\n  p: {kind: vertex, project: x, location: global, api_key: k}\n", "providers.p.api_key: kind vertex authenticates with Google credentials"},
+		{"project elsewhere", "providers:\n  p: {kind: gemini, api_key: k, project: x}\n", "providers.p.project: applies to kind vertex only"},
+		{"azure without base_url", "providers:\n  p: {kind: azure, api_key: k}\n", "providers.p: kind azure needs a base_url"},
+		{"azure responses deployments", "providers:\n  p: {kind: azure, base_url: 'https://r.openai.azure.com', api_key: k, deployments: true, api: responses}\n", "providers.p.api: responses is served by the v1 API only"},
+		{"azure partial client credentials", "providers:\n  p: {kind: azure, base_url: 'https://r.openai.azure.com', client_secret: s}\n", "providers.p: kind azure: client credentials need tenant_id, client_id and client_secret"},
+		{"api_version elsewhere", "providers:\n  p: {kind: openai, api_version: '2024-10-21'}\n", "providers.p.api_version: applies to kind azure only"},
+		{"bedrock without region", "providers:\n  p: {kind: bedrock}\n", "config.yaml:2: providers.p: kind bedrock needs a region"},
+		{"bedrock api", "providers:\n  p: {kind: bedrock, region: us-east-1, api: chat}\n", "providers.p.api: applies to kinds openai"},
+		{"region elsewhere", "providers:\n  p: {kind: anthropic, region: us-east-1}\n", "providers.p.region: applies to kind bedrock only"},
+		{"imds elsewhere", "providers:\n  p: {kind: openai, imds: true}\n", "providers.p.imds: applies to kind bedrock only"},
+		{"bedrock base_url", "providers:\n  p: {kind: bedrock, region: us-east-1, base_url: 'bedrock.local'}\n", "providers.p.base_url: want an absolute http"},
 		{"on_failure", "redis: {on_failure: maybe}\n", `config.yaml:1: redis.on_failure: want open or closed, got "maybe"`},
 		{"redis url", "redis: {url: 'http://user:pw@h'}\n", "redis.url: want a redis://"},
 		{"midstream", providers + "models:\n  d:\n    targets: [sim/echo]\n    on_midstream_failure: retry\n", `config.yaml:8: models.d.on_midstream_failure: want fail or restart, got "retry"`},
@@ -125,5 +139,29 @@ auth: {disabled: true, admin_token: t}
 	}
 	if got := c.AliasNames(); len(got) != 1 || got[0] != "mixed" {
 		t.Errorf("got aliases %v, want [mixed]", got)
+	}
+}
+
+// TestPruneCloudKinds: a gemini provider needs its api_key like openai; a bedrock one
+// without api_key is kept: its credentials come from the AWS chain, which the gateway checks.
+func TestPruneCloudKinds(t *testing.T) {
+	c := mustParse(t, `
+providers:
+  gem: {kind: gemini, api_key: "${GEMINI_API_KEY}"}
+  aws: {kind: bedrock, region: us-east-1}
+  az:  {kind: azure, base_url: "https://r.openai.azure.com", api_key: "${AZURE_OPENAI_API_KEY}"}
+  az2: {kind: azure, base_url: "https://r.openai.azure.com", entra_token: "${TOKEN}"}
+models:
+  d: [gem/gemini-2.5-flash, aws/amazon.nova-pro-v1:0, az/gpt-4o, az2/gpt-4o]
+`, env("GEMINI_API_KEY", "", "AZURE_OPENAI_API_KEY", "", "TOKEN", "eyJ"))
+	if _, ok := c.Providers["gem"]; ok || c.Providers["aws"].Kind != "bedrock" || c.Providers["az2"].Kind != "azure" {
+		t.Errorf("got providers %v, want gem left out and aws kept", c.Providers)
+	}
+	if _, ok := c.Providers["az"]; ok {
+		t.Errorf("az without credentials kept")
+	}
+	if len(c.Warnings) != 2 || c.Warnings[0] != `provider "az" (kind azure) has no api_key, entra_token or client_secret: left out of every chain` ||
+		c.Warnings[1] != `provider "gem" (kind gemini) has an empty api_key: left out of every chain` {
+		t.Errorf("got warnings %q", c.Warnings)
 	}
 }

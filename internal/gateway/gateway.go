@@ -13,6 +13,7 @@ import (
 	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/provider/anthropic"
+	"github.com/sluice-gw/sluice/internal/provider/gemini"
 	"github.com/sluice-gw/sluice/internal/provider/openai"
 	"github.com/sluice-gw/sluice/internal/provider/sim"
 	"github.com/sluice-gw/sluice/internal/redact"
@@ -57,6 +58,15 @@ func New(c *config.Config, log *slog.Logger) (*server.Server, error) {
 		case "anthropic":
 			o.Providers[name] = anthropic.New(anthropic.Config{Name: name, BaseURL: p.BaseURL, APIKey: p.APIKey,
 				Headers: p.Headers, Scrub: scrub})
+		case "azure":
+			o.Providers[name] = azureProvider(name, p, scrub) // cloud.go
+		case "gemini":
+			o.Providers[name] = gemini.New(gemini.Config{Name: name, BaseURL: p.BaseURL, APIKey: p.APIKey,
+				Headers: p.Headers, Scrub: scrub})
+		case "bedrock", "vertex":
+			if prov, ok := cloudProvider(name, p, scrub, log); ok { // cloud.go
+				o.Providers[name] = prov
+			}
 		case "sim":
 			prov, err := sim.New(name, p.API)
 			if err != nil {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/sluice-gw/sluice/internal/config"
+	"github.com/sluice-gw/sluice/internal/dialect/embeddings"
 	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/guard"
 	"github.com/sluice-gw/sluice/internal/server"
@@ -39,7 +40,7 @@ func embeddingChains(c *config.Config, o *server.Options, health fallback.Health
 	o.Embeddings = map[string]*fallback.Chain{}
 	for _, alias := range c.EmbeddingNames() {
 		ch := buildChain(alias, c.Embeddings[alias].Targets, func(t, pn string) (fallback.Provider, bool) {
-			em, ok := server.EmbeddingsTarget(o.Providers[pn])
+			em, ok := embeddings.Target(o.Providers[pn])
 			if !ok {
 				if o.Providers[pn] != nil {
 					log.Warn("embeddings target left out: its provider does not serve embeddings", "alias", alias, "target", t)
@@ -66,6 +67,14 @@ func telemetryOptions(c *config.Config) telemetry.Options {
 		switch p.Kind {
 		case "openai", "anthropic": // the conventions' well-known gen_ai.provider.name values
 			o.Providers[name] = p.Kind
+		case "bedrock":
+			o.Providers[name] = "aws.bedrock"
+		case "gemini":
+			o.Providers[name] = "gcp.gemini"
+		case "vertex":
+			o.Providers[name] = "gcp.vertex_ai"
+		case "azure":
+			o.Providers[name] = "azure.ai.openai"
 		default:
 			o.Providers[name] = name
 		}

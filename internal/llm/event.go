@@ -29,9 +29,14 @@ const (
 	EvUsage
 	// EvDone ends a choice with its finish reason.
 	EvDone
+	// EvItem is a whole output item the gateway does not model (a Responses web_search_call,
+	// mcp_call, local_shell_call, ...), raw JSON in Raw, from a Responses upstream. It takes
+	// its place among the choice's tool calls (Tool.Index) and is released with them; only a
+	// Responses client gets it, as it came.
+	EvItem
 )
 
-var evNames = [...]string{"", "start", "text", "refusal", "reasoning", "tool_call", "logprobs", "usage", "done"}
+var evNames = [...]string{"", "start", "text", "refusal", "reasoning", "tool_call", "logprobs", "usage", "done", "item"}
 
 func (t EventType) String() string {
 	if int(t) < len(evNames) {
@@ -53,7 +58,7 @@ type Event struct {
 	// Encrypted is opaque reasoning content (a signature, encrypted_content), carried through.
 	Encrypted string
 	Tool      ToolDelta
-	// Raw is the raw JSON of EvLogprobs.
+	// Raw is the raw JSON of EvLogprobs and EvItem.
 	Raw json.RawMessage
 	// Usage is set on EvUsage.
 	Usage *Usage
@@ -81,7 +86,7 @@ func (e *Event) Healthy() bool {
 	switch e.Type {
 	case EvText, EvRefusal, EvReasoning:
 		return e.Text != "" || e.Encrypted != ""
-	case EvToolCall:
+	case EvToolCall, EvItem:
 		return true
 	case EvDone:
 		return true

@@ -12,7 +12,8 @@ import (
 
 // Sink receives what the relay releases, in order: EvStart, text, refusal and reasoning
 // deltas as the redaction windows release them, EvLogprobs, whole tool calls (EvToolCall with
-// the complete arguments, at the end of their choice), EvDone per choice, EvUsage. The event
+// the complete arguments, at the end of their choice) and raw output items (EvItem, in their
+// place among the calls, redacted as JSON), EvDone per choice, EvUsage. The event
 // is only valid during the call. An error from the sink ends the round (the client left).
 type Sink interface {
 	Event(ev *llm.Event) error
@@ -53,6 +54,8 @@ const (
 type call struct {
 	id, name string
 	args     strings.Builder
+	// item is the raw output item (EvItem) that holds this place instead of a call.
+	item []byte
 }
 
 type choiceState struct {
@@ -145,6 +148,15 @@ func (r *round) event(ev *llm.Event) error {
 			c.name += ev.Tool.Name
 		}
 		c.args.WriteString(ev.Tool.Args)
+		return nil
+	case llm.EvItem:
+		// Whole already; released in its place among the calls, at the end of the choice, so
+		// it cannot overtake text the windows still hold.
+		cs := r.choice(ev.Choice)
+		for len(cs.calls) <= ev.Tool.Index {
+			cs.calls = append(cs.calls, &call{})
+		}
+		cs.calls[ev.Tool.Index].item = append([]byte(nil), ev.Raw...)
 		return nil
 	case llm.EvLogprobs:
 		ch := r.resp.Choice(ev.Choice)
@@ -302,6 +314,17 @@ func (r *round) done(i int, finish string) error {
 	}
 	ch := r.resp.Choice(i)
 	for idx, c := range cs.calls {
+		if c.item != nil {
+			item := string(c.item)
+			if r.o.RedactJSON != nil {
+				item = r.o.RedactJSON(item)
+			}
+			r.out = llm.Event{Type: llm.EvItem, Choice: i, Tool: llm.ToolDelta{Index: idx}, Raw: []byte(item)}
+			if err := r.sink.Event(&r.out); err != nil {
+				return err
+			}
+			continue
+		}
 		args := c.args.String()
 		if r.o.RedactJSON != nil {
 			args = r.o.RedactJSON(args)

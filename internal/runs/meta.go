@@ -3,7 +3,6 @@ package runs
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"strconv"
 
 	"github.com/sluice-gw/sluice/internal/llm"
@@ -115,17 +114,4 @@ func warningData(maxRounds int) []byte {
 		Code    string `json:"code"`
 		Message string `json:"message"`
 	}{"max_rounds", "The run stopped after " + strconv.Itoa(maxRounds) + " rounds (runs.max_rounds)."})
-}
-
-// errorText is what the client's error chunk says: never a secret (an upstream's 401 message
-// may quote the gateway's key), never a Go error's text.
-func errorText(err error) string {
-	var le *llm.Error
-	if !errors.As(err, &le) {
-		return "The gateway failed to process the request."
-	}
-	if le.Kind == llm.Auth {
-		return le.Target + ": the provider refused the gateway's credentials (a gateway configuration problem)"
-	}
-	return le.Message
 }

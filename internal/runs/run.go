@@ -321,7 +321,7 @@ func (r *Run) end(ctx context.Context, err error) {
 		r.enc.Error("The run was interrupted: the gateway replica serving it shut down.")
 		r.enc.Finish("error", nil)
 	default:
-		r.enc.Error(errorText(err))
+		r.enc.Error(llm.Public(err).Message) // never a secret, never a Go error's text
 		r.enc.Finish("error", nil)
 	}
 	r.enc.Done()

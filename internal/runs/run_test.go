@@ -152,3 +152,32 @@ func TestOtherKey(t *testing.T) {
 		t.Errorf("resume of an unknown chat: got %v, want ErrNoRun", err)
 	}
 }
+
+// A run's error chunk says what any client of the gateway is told (llm.Public and
+// llm.Midstream, one wording for every wire): a provider refusing the gateway's credentials
+// says so, without the provider's message (which may quote the key).
+func TestRunErrorWording(t *testing.T) {
+	for _, c := range []struct{ script, want string }{
+		{"text?fail=401", "all targets of 'a' failed: sim/text?fail=401: 401 the provider refused the gateway's credentials"},
+		{"text?len=80&fail=cut&after=3", "sim/text?len=80&fail=cut&after=3 failed after the answer started"},
+	} {
+		m := manager(t, NewMemory(), Options{})
+		_, rd, err := m.Start(context.Background(), spec("c1", chain(t, c.script), false))
+		if err != nil {
+			t.Fatal(err)
+		}
+		frames, err := drain(t, rd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got string
+		for _, f := range frames {
+			if ch := chunk(t, f); ch != nil && ch["type"] == "error" {
+				got = ch["errorText"].(string)
+			}
+		}
+		if !strings.HasPrefix(got, c.want) {
+			t.Errorf("%s: got error %q, want it to start with %q", c.script, got, c.want)
+		}
+	}
+}

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"strings"
@@ -11,55 +10,6 @@ import (
 	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
 )
-
-// embedder is a provider that serves the OpenAI embeddings endpoint: body is the client's
-// JSON object, passed on with its model member set to model; the answer is the upstream's
-// JSON, unchanged. Errors are *llm.Error, as from Stream.
-type embedder interface {
-	Embed(ctx context.Context, model string, body []byte) ([]byte, error)
-}
-
-// embedProvider runs an embeddings call as a chain attempt: the whole call happens in
-// Stream, and the answer is one terminal event (Raw holds the JSON), which commits. So the
-// chain's retries, cooldowns, timeouts (first_event bounds the call) and exhausted-chain
-// errors apply unchanged. The request's Extra holds the client's members but model.
-type embedProvider struct{ e embedder }
-
-var _ fallback.Provider = embedProvider{}
-
-// EmbeddingsTarget is p as the target of an embeddings chain; false when p does not serve
-// embeddings (not OpenAI-compatible, or nil).
-func EmbeddingsTarget(p fallback.Provider) (fallback.Provider, bool) {
-	e, ok := p.(embedder)
-	if !ok {
-		return nil, false
-	}
-	return embedProvider{e}, true
-}
-
-func (p embedProvider) Stream(ctx context.Context, req *llm.Request) (llm.Stream, error) {
-	raw, err := p.e.Embed(ctx, req.Model, embeddings.Body(req))
-	if err != nil {
-		return nil, err
-	}
-	return &oneEvent{ev: llm.Event{Type: llm.EvDone, Finish: "stop", Raw: raw}}, nil
-}
-
-// oneEvent is a stream of one event, then io.EOF.
-type oneEvent struct {
-	ev   llm.Event
-	done bool
-}
-
-func (s *oneEvent) Recv() (llm.Event, error) {
-	if s.done {
-		return llm.Event{}, io.EOF
-	}
-	s.done = true
-	return s.ev, nil
-}
-
-func (s *oneEvent) Close() error { return nil }
 
 // embeddings serves POST /v1/embeddings through an embeddings alias (DESIGN §9), or a direct
 // provider/model of an OpenAI-compatible provider. Fallback stays within one embedding model:
@@ -111,9 +61,9 @@ func (s *Server) resolveEmbeddings(model string) (*fallback.Chain, error) {
 		return ch, nil
 	}
 	if p, m, ok := strings.Cut(model, "/"); ok && m != "" {
-		if e, ok := s.o.Providers[p].(embedder); ok {
+		if e, ok := embeddings.Target(s.o.Providers[p]); ok {
 			return &fallback.Chain{Alias: model, CommitOnReasoning: true, Health: s.o.Health, Log: s.o.Log,
-				Targets: []fallback.Target{{Name: model, Model: m, Provider: embedProvider{e}, Timeouts: s.o.Timeouts}}}, nil
+				Targets: []fallback.Target{{Name: model, Model: m, Provider: e, Timeouts: s.o.Timeouts}}}, nil
 		}
 	}
 	msg := "The model '" + model + "' does not exist or you do not have access to it."

@@ -3,19 +3,16 @@ package server
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 	"github.com/sluice-gw/sluice/internal/auth"
 	"github.com/sluice-gw/sluice/internal/dialect/oai"
-	"github.com/sluice-gw/sluice/internal/jsonscan"
 	"github.com/sluice-gw/sluice/internal/limit"
 	"github.com/sluice-gw/sluice/internal/llm"
 )
@@ -91,16 +88,16 @@ func (s *Server) gate(next echo.HandlerFunc) echo.HandlerFunc {
 			return s.reject(c, err)
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		p := peek(body)
-		if p.model == "" {
+		p := oai.Peek(body)
+		if p.Model == "" {
 			return next(c) // not a model call, or a body the handler refuses with a 400
 		}
-		if !key.Allows(p.model) {
+		if !key.Allows(p.Model) {
 			return s.deny(c, &llm.Error{Kind: llm.Invalid, Status: http.StatusForbidden, Param: "model",
 				Code: "model_not_allowed", Type: "invalid_request_error",
-				Message: "This API key is not allowed to use the model '" + p.model + "'."})
+				Message: "This API key is not allowed to use the model '" + p.Model + "'."})
 		}
-		rsv, err := s.reserve(c, key, p.cost(r.URL.Path, len(body), key.TPM))
+		rsv, err := s.reserve(c, key, peekCost(p, r.URL.Path, len(body), key.TPM))
 		if err != nil {
 			return s.deny(c, err)
 		}
@@ -151,86 +148,7 @@ func (s *Server) deny(c echo.Context, err error) error {
 		h.Set("Retry-After", strconv.Itoa(int((le.RetryAfter+time.Second-1)/time.Second)))
 		h.Set("Retry-After-Ms", strconv.Itoa(int(le.RetryAfter.Milliseconds())))
 	}
-	return c.JSONBlob(llm.HTTPStatus(err), oai.ErrorBody(err))
-}
-
-// peeked is what the gate reads of a body before the handler decodes it.
-type peeked struct {
-	model     string
-	maxTokens int64 // max_completion_tokens, max_tokens or max_output_tokens; 0: not given
-	n         int64
-}
-
-// peek reads the top-level members the gate needs. Members are matched exactly, as the
-// handlers match them (encoding/json alone would also take "MODEL" for "model", and let a
-// body name one model to the gate and another to the handler). The body is walked without
-// decoding it (the handler decodes it next); a body with escapes or non-ASCII bytes in a
-// member's name goes to encoding/json, which unescapes them.
-func peek(body []byte) peeked {
-	var m struct{ model, maxc, max, maxo, n []byte }
-	s := jsonscan.New(body)
-	if s.Peek() != '{' {
-		return peekSlow(body)
-	}
-	s.Advance()
-	for first := true; ; first = false {
-		k, end, ok := s.Member(first)
-		if !ok {
-			return peekSlow(body)
-		}
-		if end {
-			break
-		}
-		v, ok := s.Value()
-		if !ok {
-			return peekSlow(body)
-		}
-		switch string(k) { // the last of duplicate members wins, as in a map
-		case "model":
-			m.model = v
-		case "max_completion_tokens":
-			m.maxc = v
-		case "max_tokens":
-			m.max = v
-		case "max_output_tokens":
-			m.maxo = v
-		case "n":
-			m.n = v
-		}
-	}
-	if s.WS(); !s.Done() {
-		return peekSlow(body)
-	}
-	return peekValues(m.model, [3][]byte{m.maxc, m.max, m.maxo}, m.n)
-}
-
-// peekSlow is peek through encoding/json, for the bodies peek leaves to it.
-func peekSlow(body []byte) peeked {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(body, &m) != nil {
-		return peeked{}
-	}
-	return peekValues(m["model"], [3][]byte{m["max_completion_tokens"], m["max_tokens"], m["max_output_tokens"]}, m["n"])
-}
-
-// peekValues decodes the members peek found (nil: absent); a value of the wrong type is
-// ignored.
-func peekValues(model []byte, maxTokens [3][]byte, n []byte) peeked {
-	var p peeked
-	if len(model) > 1 && model[0] == '"' && bytes.IndexByte(model, '\\') < 0 && utf8.Valid(model) {
-		p.model = string(model[1 : len(model)-1])
-	} else if model != nil {
-		_ = json.Unmarshal(model, &p.model)
-	}
-	for _, v := range maxTokens {
-		if v != nil && json.Unmarshal(v, &p.maxTokens) == nil && p.maxTokens > 0 {
-			break
-		}
-	}
-	if n != nil {
-		_ = json.Unmarshal(n, &p.n)
-	}
-	return p
+	return c.JSONBlob(errorBody(c, err))
 }
 
 // defaultOutputTokens is reserved for the answer of a request that sets no max_tokens; the
@@ -241,17 +159,17 @@ const defaultOutputTokens = 512
 // token (the body's JSON included, so it errs high), plus the answer's max_tokens for each of
 // n choices. Without max_tokens, the default is capped at the key's limit, so that a small
 // limit does not refuse every such request as too large.
-func (p peeked) cost(path string, bodyLen int, tpm int64) int64 {
+func peekCost(p oai.Peeked, path string, bodyLen int, tpm int64) int64 {
 	prompt := int64(bodyLen+3) / 4
 	if strings.HasSuffix(path, "/embeddings") {
 		return prompt
 	}
-	out := p.maxTokens
+	out := p.MaxTokens
 	capped := out <= 0
 	if capped {
 		out = defaultOutputTokens
 	}
-	total := prompt + out*min(max(p.n, 1), 128)
+	total := prompt + out*min(max(p.N, 1), 128)
 	if capped && tpm > 0 {
 		total = max(min(total, tpm), prompt)
 	}

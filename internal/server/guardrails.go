@@ -5,6 +5,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/sluice-gw/sluice/internal/auth"
+	"github.com/sluice-gw/sluice/internal/dialect/admin"
 	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/guard"
 	"github.com/sluice-gw/sluice/internal/llm"
@@ -64,7 +65,7 @@ func holding(c echo.Context) bool {
 func (s *Server) keyGuardrails(k *auth.Key) error {
 	for _, name := range k.Guardrails {
 		if s.o.Guards.ByName[name] == nil {
-			return badKey("guardrails", "guardrails names '"+name+"', which is not a configured guardrail.")
+			return admin.Bad("guardrails", "guardrails names '"+name+"', which is not a configured guardrail.")
 		}
 	}
 	return nil

@@ -1,12 +1,9 @@
 package server
 
 import (
-	"net/http"
-
 	"github.com/labstack/echo/v4"
 	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
-	"github.com/sluice-gw/sluice/internal/relay"
 	"github.com/sluice-gw/sluice/internal/sse"
 	"github.com/sluice-gw/sluice/internal/turn"
 )
@@ -28,7 +25,7 @@ func (s *Server) serveHeld(c echo.Context, chain *fallback.Chain, run *fallback.
 		return s.heldFail(c, ew, w, run, nil, err)
 	}
 	t := s.turn(c, chain, run, turn.Held)
-	resp, st, err := t.Round(ctx, &heldClient{c: c, run: run, ew: ew, w: w}, st)
+	resp, st, err := t.Round(ctx, &streamClient{c: c, run: run, ew: ew, w: w, held: true}, st)
 	if st != nil {
 		st.Close()
 	}
@@ -43,28 +40,6 @@ func (s *Server) serveHeld(c echo.Context, chain *fallback.Chain, run *fallback.
 	}
 	return nil
 }
-
-// heldClient is a streamed answer held until its round passed: the headers, with the cost,
-// leave with the replay.
-type heldClient struct {
-	c   echo.Context
-	run *fallback.Run
-	ew  *sse.Writer
-	w   wire
-}
-
-func (hc *heldClient) Serving(*fallback.Stream) {}
-
-func (hc *heldClient) Open(st *fallback.Stream) (relay.Sink, error) {
-	in := reqInfo(hc.c)
-	if err := hc.ew.Start(func(h http.Header) { setServed(in, hc.run, st, h); costHeader(hc.c, h) }); err != nil {
-		return nil, err
-	}
-	return hc.w.Open(hc.ew, st.Model)
-}
-
-func (hc *heldClient) Relayed() bool  { return hc.ew.Failed() }
-func (hc *heldClient) Restart(string) {}
 
 // heldFail answers err for a held stream: a plain HTTP error while the headers have not
 // left, else the wire's in-band failure (none for a client that left).

@@ -111,23 +111,29 @@ func (s *Server) turn(c echo.Context, chain *fallback.Chain, run *fallback.Run, 
 	return t
 }
 
-// streamClient is a streamed answer as a round relays it: at commit the headers leave with
-// the first frames, and from then on what is written leaves when the upstream is about to
-// be waited for.
+// streamClient is a streamed answer. Live, the headers leave at commit with the first
+// frames, and from then on what is written leaves when the upstream is about to be waited
+// for; held, they leave, with the cost, with the replay of a round that passed.
 type streamClient struct {
-	c   echo.Context
-	run *fallback.Run
-	ew  *sse.Writer
-	w   wire
+	c    echo.Context
+	run  *fallback.Run
+	ew   *sse.Writer
+	w    wire
+	held bool
 }
 
 func (sc *streamClient) Serving(*fallback.Stream) {}
 
 func (sc *streamClient) Open(st *fallback.Stream) (relay.Sink, error) {
 	in := reqInfo(sc.c)
-	sc.ew.Batching()
-	st.BeforeWait(sc.ew.Release)
-	if err := sc.ew.Start(func(h http.Header) { setServed(in, sc.run, st, h) }); err != nil {
+	headers := func(h http.Header) { setServed(in, sc.run, st, h) }
+	if sc.held {
+		headers = func(h http.Header) { setServed(in, sc.run, st, h); costHeader(sc.c, h) }
+	} else {
+		sc.ew.Batching()
+		st.BeforeWait(sc.ew.Release)
+	}
+	if err := sc.ew.Start(headers); err != nil {
 		return nil, err
 	}
 	return sc.w.Open(sc.ew, st.Model)

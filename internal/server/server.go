@@ -8,12 +8,15 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"path"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/sluice-gw/sluice/internal/auth"
+	"github.com/sluice-gw/sluice/internal/dialect/anthropic"
 	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/mcpgw"
@@ -85,6 +88,8 @@ type Server struct {
 	obs  *observer // telemetry (observe.go)
 	// draining is set by Drain: /readyz fails from then on.
 	draining atomic.Bool
+	// patterns are the aliases whose name is a pattern ("claude-*"), most specific first.
+	patterns []string
 }
 
 // ConnContext is the http.Server hook (http.Server.ConnContext) that lets the server tell a
@@ -111,13 +116,15 @@ func New(o Options) *Server {
 	if o.BodyTimeout <= 0 {
 		o.BodyTimeout = 30 * time.Second
 	}
-	s := &Server{o: o, echo: echo.New(), obs: newObserver(o)}
+	s := &Server{o: o, echo: echo.New(), obs: newObserver(o), patterns: patterns(o.Chains)}
 	e := s.echo
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = httpError
 	e.Use(s.access, s.recover, s.gate, s.account)
 	e.POST("/v1/chat/completions", s.chat)
 	e.POST("/v1/responses", s.responses)
+	e.POST("/v1/messages", s.messages) // messages.go
+	e.POST("/v1/messages/count_tokens", s.countTokens)
 	e.POST("/v1/embeddings", s.embeddings)
 	e.GET("/v1/models", s.models)
 	e.GET("/v1/models/*", s.model)
@@ -227,10 +234,16 @@ func (s *Server) readyz(c echo.Context) error {
 	return c.JSONBlob(http.StatusOK, []byte(`{"status":"ready"}`))
 }
 
-// resolve finds the chain that serves model: an alias, or "provider/model" as one target.
+// resolve finds the chain that serves model: an alias, the most specific alias whose name is
+// a pattern model matches, or "provider/model" as one target.
 func (s *Server) resolve(model string) (*fallback.Chain, error) {
 	if ch, ok := s.o.Chains[model]; ok {
 		return ch, nil
+	}
+	for _, p := range s.patterns {
+		if ok, _ := path.Match(p, model); ok {
+			return s.o.Chains[p], nil
+		}
 	}
 	if p, m, ok := strings.Cut(model, "/"); ok && m != "" {
 		if prov, ok := s.o.Providers[p]; ok {
@@ -240,6 +253,26 @@ func (s *Server) resolve(model string) (*fallback.Chain, error) {
 	}
 	return nil, &llm.Error{Kind: llm.NotFound, Param: "model", Code: "model_not_found", Type: "invalid_request_error",
 		Message: "The model '" + model + "' does not exist or you do not have access to it."}
+}
+
+// patterns are the chains' names that are patterns (path.Match: "claude-*",
+// "claude-*-4-5*"), the most specific first: the one with the most literal characters, then
+// by name, so the order does not depend on the map's.
+func patterns(chains map[string]*fallback.Chain) []string {
+	var ps []string
+	for name := range chains {
+		if strings.ContainsAny(name, "*?[") {
+			ps = append(ps, name)
+		}
+	}
+	literal := func(p string) int { return len(p) - strings.Count(p, "*") - strings.Count(p, "?") }
+	slices.SortFunc(ps, func(a, b string) int {
+		if d := literal(b) - literal(a); d != 0 {
+			return d
+		}
+		return strings.Compare(a, b)
+	})
+	return ps
 }
 
 // readBody reads the body up to the limit: a larger one is a 413, whatever its
@@ -286,6 +319,9 @@ var trailers = []string{"X-Sluice-Target", "X-Sluice-Attempts"}
 // eventWriter is the event stream of c's response, with the server's heartbeat and write
 // deadline.
 func (s *Server) eventWriter(c echo.Context) *sse.Writer {
-	return sse.NewWriter(c.Response(), sse.WriterOptions{Heartbeat: s.o.Heartbeat, WriteTimeout: s.o.WriteTimeout,
-		Trailers: trailers})
+	o := sse.WriterOptions{Heartbeat: s.o.Heartbeat, WriteTimeout: s.o.WriteTimeout, Trailers: trailers}
+	if messagesRoute(c) {
+		o.Keepalive = anthropic.Keepalive // event: ping, which the Anthropic SDKs skip
+	}
+	return sse.NewWriter(c.Response(), o)
 }

@@ -28,6 +28,11 @@ func NewPrices(over map[string]Price) *Prices {
 	return &Prices{over: over}
 }
 
+// bedrockModel is a Bedrock model id or inference profile ("us.anthropic.claude-sonnet-4-5-
+// 20250929-v1:0", "anthropic.claude-3-haiku-20240307-v1:0"; an ARN's last segment): the
+// vendor's model name is the submatch.
+var bedrockModel = regexp.MustCompile(`^(?:[a-z]{2,6}\.)?anthropic\.(claude-[a-z0-9.-]+?)(?:-v\d+(?::\d+)?)?$`)
+
 // dated is a model's date or version suffix, which does not change its price.
 var dated = regexp.MustCompile(`-(\d{4}-\d{2}-\d{2}|\d{8}|latest)$`)
 
@@ -42,6 +47,11 @@ func (p *Prices) Lookup(target, model string) (Price, bool) {
 	names := []string{model}
 	if i := strings.LastIndexByte(model, '/'); i >= 0 { // OpenRouter's "openai/gpt-4o"
 		names = append(names, model[i+1:])
+	}
+	if m := bedrockModel.FindStringSubmatch(names[len(names)-1]); m != nil {
+		// Bedrock's ids and inference profiles name the model Anthropic's way, between a
+		// region and vendor prefix and a version suffix.
+		names = append(names, m[1])
 	}
 	for _, n := range names {
 		for _, m := range []string{n, dated.ReplaceAllString(n, "")} {

@@ -29,6 +29,11 @@ func TestLookup(t *testing.T) {
 		{"local/llama3", "llama3", Price{Input: 0.5}, true},                                   // by target
 		{"other/llama3", "llama3", Price{}, false},
 		{"x/my-fine-tune-x", "my-fine-tune-x", Price{Output: 9}, true},
+		// Bedrock: inference profiles and model ids, an ARN's last segment.
+		{"aws/us.anthropic.claude-sonnet-4-5-20250929-v1:0", "us.anthropic.claude-sonnet-4-5-20250929-v1:0", builtin["claude-sonnet-4-5"], true},
+		{"aws/anthropic.claude-3-haiku-20240307-v1:0", "anthropic.claude-3-haiku-20240307-v1:0", builtin["claude-3-haiku"], true},
+		{"aws/arn", "arn:aws:bedrock:us-east-1:1:inference-profile/global.anthropic.claude-haiku-4-5-20251001-v1:0", builtin["claude-haiku-4-5"], true},
+		{"aws/amazon.nova-pro-v1:0", "amazon.nova-pro-v1:0", Price{}, false},
 	}
 	for _, tt := range tests {
 		got, ok := p.Lookup(tt.target, tt.model)

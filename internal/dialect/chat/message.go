@@ -6,25 +6,8 @@ import (
 
 	"github.com/sluice-gw/sluice/internal/dialect/oai"
 	"github.com/sluice-gw/sluice/internal/llm"
+	wire "github.com/sluice-gw/sluice/internal/schema/openai"
 )
-
-type wireMessage struct {
-	Role       string          `json:"role"`
-	Content    json.RawMessage `json:"content"`
-	Name       string          `json:"name"`
-	Refusal    *string         `json:"refusal"`
-	ToolCallID string          `json:"tool_call_id"`
-	ToolCalls  []wireToolCall  `json:"tool_calls"`
-}
-
-type wirePart struct {
-	Type     string  `json:"type"`
-	Text     *string `json:"text"`
-	ImageURL *struct {
-		URL    string `json:"url"`
-		Detail string `json:"detail"`
-	} `json:"image_url"`
-}
 
 func (cr *Request) messages(raw json.RawMessage) error {
 	var msgs []json.RawMessage
@@ -44,7 +27,7 @@ func (cr *Request) messages(raw json.RawMessage) error {
 
 func decodeMessage(i int, raw json.RawMessage) (llm.Message, error) {
 	p := fmt.Sprintf("messages[%d]", i)
-	var w wireMessage
+	var w wire.ChatMessage
 	if err := json.Unmarshal(raw, &w); err != nil {
 		return llm.Message{}, oai.Invalid(p, "Invalid type for '%s': expected a message object with string fields.", p)
 	}
@@ -91,7 +74,7 @@ func decodeContent(p string, role llm.Role, raw json.RawMessage) ([]llm.Part, bo
 	if json.Unmarshal(raw, &s) == nil {
 		return []llm.Part{{Type: llm.PartText, Text: s}}, true, nil
 	}
-	var ws []wirePart
+	var ws []wire.ContentPart
 	if err := json.Unmarshal(raw, &ws); err != nil {
 		return nil, false, oai.TypeErr(p+".content", "a string or an array of content parts")
 	}

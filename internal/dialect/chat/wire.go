@@ -6,6 +6,7 @@ import (
 
 	"github.com/sluice-gw/sluice/internal/dialect/oai"
 	"github.com/sluice-gw/sluice/internal/llm"
+	wire "github.com/sluice-gw/sluice/internal/schema/openai"
 	"github.com/sluice-gw/sluice/internal/sse"
 )
 
@@ -57,57 +58,11 @@ type discard struct{}
 
 func (discard) Event(*llm.Event) error { return nil }
 
-type wireCompletion struct {
-	ID      string       `json:"id"`
-	Object  string       `json:"object"`
-	Created int64        `json:"created"`
-	Model   string       `json:"model"`
-	Choices []wireChoice `json:"choices"`
-	Usage   wireUsage    `json:"usage"`
-}
-
-type wireChoice struct {
-	Index        int             `json:"index"`
-	Message      wireOutMessage  `json:"message"`
-	Logprobs     json.RawMessage `json:"logprobs"`
-	FinishReason string          `json:"finish_reason"`
-}
-
-type wireOutMessage struct {
-	Role             string         `json:"role"`
-	Content          *string        `json:"content"`
-	Refusal          *string        `json:"refusal"`
-	Reasoning        *string        `json:"reasoning,omitempty"`
-	ReasoningContent *string        `json:"reasoning_content,omitempty"`
-	ToolCalls        []wireToolCall `json:"tool_calls,omitempty"`
-}
-
-type wireToolCall struct {
-	ID       string `json:"id"`
-	Type     string `json:"type"`
-	Function struct {
-		Name      string `json:"name"`
-		Arguments string `json:"arguments"`
-	} `json:"function"`
-}
-
-type wireUsage struct {
-	PromptTokens     int `json:"prompt_tokens"`
-	CompletionTokens int `json:"completion_tokens"`
-	TotalTokens      int `json:"total_tokens"`
-	PromptDetails    struct {
-		CachedTokens int `json:"cached_tokens"`
-	} `json:"prompt_tokens_details"`
-	CompletionDetails struct {
-		ReasoningTokens int `json:"reasoning_tokens"`
-	} `json:"completion_tokens_details"`
-}
-
 // completion encodes the assembled chat.completion object.
 func completion(id string, created int64, model string, resp *llm.Response) []byte {
-	out := wireCompletion{ID: id, Object: "chat.completion", Created: created, Model: model, Choices: []wireChoice{}}
+	out := wire.ChatCompletion{ID: id, Object: "chat.completion", Created: created, Model: model, Choices: []wire.ChatChoice{}}
 	for _, ch := range resp.Choices {
-		m := wireOutMessage{Role: "assistant"}
+		m := wire.AssistantMessage{Role: "assistant"}
 		if ch.Text != "" || (ch.Refusal == "" && len(ch.ToolCalls) == 0) {
 			t := ch.Text
 			m.Content = &t
@@ -125,20 +80,19 @@ func completion(id string, created int64, model string, resp *llm.Response) []by
 			}
 		}
 		for _, tc := range ch.ToolCalls {
-			w := wireToolCall{ID: tc.ID, Type: "function"}
-			w.Function.Name, w.Function.Arguments = tc.Name, tc.Arguments
-			m.ToolCalls = append(m.ToolCalls, w)
+			m.ToolCalls = append(m.ToolCalls, wire.ToolCall{ID: tc.ID, Type: "function",
+				Function: wire.FunctionCall{Name: tc.Name, Arguments: tc.Arguments}})
 		}
 		lp := joinLogprobs(ch.Logprobs)
 		if lp == nil {
 			lp = json.RawMessage("null")
 		}
-		out.Choices = append(out.Choices, wireChoice{Index: ch.Index, Message: m, Logprobs: lp, FinishReason: ch.Finish})
+		out.Choices = append(out.Choices, wire.ChatChoice{Index: ch.Index, Message: m, Logprobs: lp, FinishReason: ch.Finish})
 	}
-	u := &out.Usage
-	u.PromptTokens, u.CompletionTokens, u.TotalTokens = resp.Usage.PromptTokens, resp.Usage.CompletionTokens, resp.Usage.TotalTokens
-	u.PromptDetails.CachedTokens = resp.Usage.CachedTokens
-	u.CompletionDetails.ReasoningTokens = resp.Usage.ReasoningTokens
+	// prompt_tokens_details is always written, as OpenAI does.
+	out.Usage = wire.Usage{PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens,
+		TotalTokens: resp.Usage.TotalTokens, PromptTokensDetails: &wire.PromptTokensDetails{CachedTokens: resp.Usage.CachedTokens},
+		CompletionTokensDetails: wire.CompletionTokensDetails{ReasoningTokens: resp.Usage.ReasoningTokens}}
 	// No HTML escaping: OpenAI writes "&" and "<" as they are, and so do the streamed chunks.
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)

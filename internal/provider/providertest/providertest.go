@@ -97,3 +97,31 @@ func Scrubbed(t *testing.T, err error, key string) {
 		t.Errorf("got %q, want the key masked everywhere", all)
 	}
 }
+
+// WellEnded reads s as a fuzz target checks a decoder: at most limit events, each of a known
+// type with a tool index >= 0, then io.EOF right after a finish or an *llm.Error with a kind.
+func WellEnded(t *testing.T, s llm.Stream, limit int) {
+	t.Helper()
+	var last llm.EventType
+	for range limit {
+		ev, err := s.Recv()
+		if err == io.EOF {
+			if last != llm.EvDone {
+				t.Fatalf("got io.EOF after %v, want it right after the finish", last)
+			}
+			return
+		}
+		if err != nil {
+			var le *llm.Error
+			if !errors.As(err, &le) || le.Kind == llm.KindNone {
+				t.Fatalf("got %v (%T), want an *llm.Error with a kind", err, err)
+			}
+			return
+		}
+		if ev.Type < llm.EvStart || ev.Type > llm.EvDone || ev.Tool.Index < 0 {
+			t.Fatalf("got event %+v", ev)
+		}
+		last = ev.Type
+	}
+	t.Fatal("stream did not end: more events than bytes")
+}

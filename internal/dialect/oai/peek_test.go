@@ -1,4 +1,4 @@
-package server
+package oai
 
 import (
 	"strings"
@@ -30,8 +30,8 @@ func FuzzPeek(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if got, want := peek(b), peekSlow(b); got != want {
-			t.Errorf("peek(%q) = %+v, encoding/json finds %+v", b, got, want)
+		if got, want := Peek(b), peekSlow(b); got != want {
+			t.Errorf("Peek(%q) = %+v, encoding/json finds %+v", b, got, want)
 		}
 	})
 }
@@ -41,19 +41,19 @@ func FuzzPeek(f *testing.F) {
 func TestPeek(t *testing.T) {
 	for _, c := range []struct {
 		body string
-		want peeked
+		want Peeked
 	}{
-		{`{"model":"gpt-4o","max_tokens":100,"n":2}`, peeked{model: "gpt-4o", maxTokens: 100, n: 2}},
-		{`{"model":"a","model":"b"}`, peeked{model: "b"}},
-		{`{"mod\u0065l":"esc"}`, peeked{model: "esc"}},
-		{`{"MODEL":"upper"}`, peeked{}},
-		{`{"model":"q\"m"}`, peeked{model: `q"m`}},
-		{`{"max_completion_tokens":0,"max_tokens":5,"max_output_tokens":9}`, peeked{maxTokens: 5}},
-		{`{"model":"m"} x`, peeked{}},
-		{`not json`, peeked{}},
+		{`{"model":"gpt-4o","max_tokens":100,"n":2}`, Peeked{Model: "gpt-4o", MaxTokens: 100, N: 2}},
+		{`{"model":"a","model":"b"}`, Peeked{Model: "b"}},
+		{`{"mod\u0065l":"esc"}`, Peeked{Model: "esc"}},
+		{`{"MODEL":"upper"}`, Peeked{}},
+		{`{"model":"q\"m"}`, Peeked{Model: `q"m`}},
+		{`{"max_completion_tokens":0,"max_tokens":5,"max_output_tokens":9}`, Peeked{MaxTokens: 5}},
+		{`{"model":"m"} x`, Peeked{}},
+		{`not json`, Peeked{}},
 	} {
-		if got := peek([]byte(c.body)); got != c.want {
-			t.Errorf("peek(%s) = %+v, want %+v", c.body, got, c.want)
+		if got := Peek([]byte(c.body)); got != c.want {
+			t.Errorf("Peek(%s) = %+v, want %+v", c.body, got, c.want)
 		}
 	}
 }

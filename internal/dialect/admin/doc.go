@@ -1,0 +1,4 @@
+// Package admin is the codec of the admin API (/admin/*): the key bodies it takes and
+// shows, their validation, the key store's errors as answers, and the usage report's query
+// and lines. The edge (internal/server) serves the routes.
+package admin

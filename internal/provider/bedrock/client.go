@@ -1,0 +1,198 @@
+package bedrock
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"maps"
+	"mime"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+	"go.opentelemetry.io/otel/propagation"
+
+	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/provider/transport"
+)
+
+// Config configures one Bedrock Runtime provider.
+type Config struct {
+	// Name is the provider's name in the configuration ("bedrock"), used in messages.
+	Name string
+	// Region is the AWS region (us-east-1); it names the endpoint and the signing scope.
+	Region string
+	// BaseURL overrides the endpoint, https://bedrock-runtime.{Region}.amazonaws.com (a VPC
+	// endpoint, a proxy, a test). The adapter calls BaseURL + "/model/{id}/converse-stream".
+	BaseURL string
+	// APIKey is a Bedrock API key, sent as a bearer token instead of a SigV4 signature.
+	APIKey string
+	// Credentials sign the calls (SigV4, service "bedrock") when APIKey is empty: the
+	// default chain (LoadCredentials), or static ones. Nil with no APIKey sends unsigned
+	// calls, which Bedrock refuses (a proxy that signs may want that).
+	Credentials aws.CredentialsProvider
+	// Headers are extra request headers, set before signing.
+	Headers map[string]string
+	// HTTPClient is the client to call with; nil means transport.HTTPClient.
+	HTTPClient *http.Client
+	// Scrub masks the gateway's credentials in what the upstream writes in its errors.
+	Scrub llm.Scrub
+	// CachePoints puts a cachePoint block after the system prompt and after the tools, the
+	// prefix that stays the same from call to call, for models with prompt caching.
+	CachePoints bool
+	// Now is the clock of the signatures; nil means time.Now.
+	Now func() time.Time
+}
+
+// Client calls one Bedrock Runtime provider. Safe for concurrent use.
+type Client struct {
+	origin
+	base   string
+	region string
+	bearer string
+	creds  aws.CredentialsProvider
+	header http.Header
+	hc     *http.Client
+	signer *v4.Signer
+	now    func() time.Time
+	cache  bool
+}
+
+var _ llm.Provider = (*Client)(nil)
+
+// signingName is Bedrock Runtime's SigV4 service name (the endpoint's is bedrock-runtime).
+const signingName = "bedrock"
+
+// maxErrorBody caps how much of a non-2xx body is read.
+const maxErrorBody = 64 << 10
+
+// New returns a Client for c.
+func New(c Config) *Client {
+	if c.Name == "" {
+		c.Name = "bedrock"
+	}
+	base := strings.TrimRight(c.BaseURL, "/")
+	if base == "" {
+		base = "https://bedrock-runtime." + c.Region + ".amazonaws.com"
+	}
+	h := http.Header{}
+	h.Set("Content-Type", "application/json")
+	h.Set("Accept", "application/vnd.amazon.eventstream")
+	for _, k := range slices.Sorted(maps.Keys(c.Headers)) {
+		h.Set(k, c.Headers[k])
+	}
+	hc := c.HTTPClient
+	if hc == nil {
+		hc = transport.HTTPClient
+	}
+	now := c.Now
+	if now == nil {
+		now = time.Now
+	}
+	return &Client{origin: origin{name: c.Name, scrub: c.Scrub}, base: base, region: c.Region,
+		bearer: c.APIKey, creds: c.Credentials, header: h, hc: hc, signer: v4.NewSigner(), now: now, cache: c.CachePoints}
+}
+
+// Stream starts a ConverseStream call of req. It returns once the upstream answered: a
+// request that cannot be translated is an *llm.Error (status 400) and nothing is sent;
+// credentials that cannot be had are Auth; a non-2xx answer or a connection failure is an
+// *llm.Error. The stream is the caller's to Close; canceling ctx aborts it.
+func (c *Client) Stream(ctx context.Context, req *llm.Request) (llm.Stream, error) {
+	body, err := encodeRequest(req, c.cache)
+	if err != nil {
+		return nil, err
+	}
+	u := c.base + "/model/" + escapeLabel(req.Model) + "/converse-stream"
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
+	if err != nil {
+		return nil, &llm.Error{Kind: llm.Internal, Message: c.name + ": cannot build the request", Err: err}
+	}
+	hr.Header = c.header.Clone()
+	propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(hr.Header))
+	o, err := c.authorize(ctx, hr, body)
+	if err != nil {
+		return nil, err
+	}
+	res, err := c.hc.Do(hr)
+	if err != nil {
+		return nil, transport.Error(ctx, c.name, err)
+	}
+	if res.StatusCode < 200 || res.StatusCode > 299 {
+		b, _ := io.ReadAll(io.LimitReader(res.Body, maxErrorBody))
+		res.Body.Close()
+		if e := llm.ContextError(ctx); e != nil {
+			return nil, e
+		}
+		return nil, o.statusError(res.StatusCode, res.Header, b)
+	}
+	if mt, _, _ := mime.ParseMediaType(res.Header.Get("Content-Type")); mt == "application/json" {
+		b, _ := io.ReadAll(io.LimitReader(res.Body, maxErrorBody))
+		res.Body.Close()
+		return nil, o.statusError(http.StatusBadGateway, res.Header, b)
+	}
+	return newStream(ctx, o, res.Header.Get("X-Amzn-Requestid"), req.Model, res.Body), nil
+}
+
+// authorize signs hr (SigV4 over the body's hash) or sets the bearer API key, and returns
+// the origin of the answer, whose scrubber also masks the credentials it signed with. A credential
+// provider that fails (no source, an STS refusal, a metadata service that does not answer)
+// is the target's Auth failure, never the client's; its text may name a profile or a
+// role, not a secret, and is scrubbed anyway.
+func (c *Client) authorize(ctx context.Context, hr *http.Request, body []byte) (origin, error) {
+	if c.bearer != "" {
+		hr.Header.Set("Authorization", "Bearer "+c.bearer)
+		return c.origin, nil
+	}
+	if c.creds == nil {
+		return c.origin, nil
+	}
+	creds, err := c.creds.Retrieve(ctx)
+	if err != nil {
+		if e := llm.ContextError(ctx); e != nil {
+			return c.origin, e
+		}
+		return c.origin, c.scrub.Error(&llm.Error{Kind: llm.Auth, Message: c.name + ": no AWS credentials: " + err.Error()})
+	}
+	sum := sha256.Sum256(body)
+	if err := c.signer.SignHTTP(ctx, creds, hr, hex.EncodeToString(sum[:]), signingName, c.region, c.now()); err != nil {
+		return c.origin, &llm.Error{Kind: llm.Internal, Message: c.name + ": cannot sign the request", Err: err}
+	}
+	// The chain's credentials are not in the configuration, so the gateway's scrubber does
+	// not know them: the session token travels in a header a proxy may quote back.
+	o := c.origin
+	o.scrub = func(s string) string {
+		if c.scrub != nil {
+			s = c.scrub(s)
+		}
+		for _, v := range []string{creds.SessionToken, creds.SecretAccessKey} {
+			if v != "" {
+				s = strings.ReplaceAll(s, v, "[MASKED]")
+			}
+		}
+		return s
+	}
+	return o, nil
+}
+
+// escapeLabel escapes a model id as one path segment, as the SDK escapes its URI labels:
+// every byte but the unreserved ones (RFC 3986), so that an inference profile ARN
+// (arn:aws:bedrock:us-east-1:123:inference-profile/us.anthropic.claude-...) stays one
+// segment and signs the way Bedrock checks it.
+func escapeLabel(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.' || c == '~' {
+			b.WriteByte(c)
+			continue
+		}
+		fmt.Fprintf(&b, "%%%02X", c)
+	}
+	return b.String()
+}

@@ -1,0 +1,17 @@
+package bedrock
+
+import (
+	"errors"
+	"flag"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+func errorsAs(err error, target any) bool { return errors.As(err, target) }

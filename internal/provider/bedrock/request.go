@@ -1,0 +1,310 @@
+package bedrock
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"strings"
+
+	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/provider/translate"
+	"github.com/sluice-gw/sluice/internal/schema/bedrock"
+)
+
+// Thinking budgets per reasoning_effort, as for Anthropic's own API: Claude on Bedrock takes
+// the same thinking object, through additionalModelRequestFields.
+const (
+	minBudget    = 1024
+	answerTokens = 8192 // room for the answer after the thinking, when the client set no limit
+	emptySchema  = `{"type":"object","properties":{}}`
+	cacheDefault = "default"
+)
+
+var budgets = map[string]int{"low": 1024, "medium": 4096, "high": 16384}
+
+// encodeRequest writes the ConverseStream body of req. cache places cache points after the
+// system prompt and after the tools (Config.CachePoints). What cannot be translated without
+// changing the answer's meaning is an *llm.Error with status 400 (the package comment).
+func encodeRequest(req *llm.Request, cache bool) ([]byte, error) {
+	if req.N > 1 {
+		return nil, unsupported("n", "n=%d: Bedrock serves one choice per request", req.N)
+	}
+	if req.Logprobs {
+		return nil, unsupported("logprobs", "logprobs are not available from Bedrock Converse")
+	}
+	if translate.FormatType(req.ResponseFormat) == "json_schema" {
+		return nil, unsupported("response_format", "response_format json_schema is not supported for Bedrock targets")
+	}
+	w := bedrock.Request{}
+	var err error
+	if w.System, w.Messages, err = translateMessages(req.Messages); err != nil {
+		return nil, err
+	}
+	if cache && len(w.System) > 0 {
+		w.System = append(w.System, bedrock.SystemBlock{CachePoint: &bedrock.CachePoint{Type: cacheDefault}})
+	}
+	var effort string
+	var topK *int
+	for _, f := range req.Extra {
+		switch f.Name {
+		case "reasoning_effort":
+			json.Unmarshal(f.Value, &effort)
+		case "top_k":
+			var k int
+			if json.Unmarshal(f.Value, &k) == nil && k > 0 {
+				topK = &k
+			}
+		}
+	}
+	forced := false
+	if len(req.Tools) > 0 {
+		if w.ToolConfig, forced, err = toolConfig(req, hasToolBlocks(w.Messages)); err != nil {
+			return nil, err
+		}
+		if cache && w.ToolConfig != nil {
+			w.ToolConfig.Tools = append(w.ToolConfig.Tools, bedrock.Tool{CachePoint: &bedrock.CachePoint{Type: cacheDefault}})
+		}
+	}
+	ic := &bedrock.InferenceConfig{MaxTokens: req.MaxTokens, TopP: req.TopP}
+	if ic.MaxTokens == nil {
+		ic.MaxTokens = req.MaxCompletionTokens
+	}
+	if req.Temperature != nil {
+		t := min(*req.Temperature, 1) // Converse's range is 0..1, OpenAI's 0..2
+		ic.Temperature = &t
+	}
+	for _, s := range req.Stop {
+		if strings.TrimSpace(s) != "" { // Claude refuses whitespace-only sequences
+			ic.StopSequences = append(ic.StopSequences, s)
+		}
+	}
+	extra := map[string]any{}
+	if claude(req.Model) {
+		if topK != nil {
+			extra["top_k"] = *topK
+		}
+		if b := budgets[effort]; b > 0 && !forced {
+			thinking(ic, extra, b)
+		}
+	}
+	if len(extra) > 0 {
+		w.AdditionalModelRequestFields, _ = json.Marshal(extra)
+	}
+	if ic.MaxTokens != nil || ic.Temperature != nil || ic.TopP != nil || len(ic.StopSequences) > 0 {
+		w.InferenceConfig = ic
+	}
+	b, err := json.Marshal(&w)
+	if err != nil {
+		return nil, &llm.Error{Kind: llm.Internal, Message: "bedrock: cannot encode the request", Err: err}
+	}
+	return b, nil
+}
+
+// thinking turns on Claude's extended thinking with budget b, keeping the client's limit.
+func thinking(ic *bedrock.InferenceConfig, extra map[string]any, b int) {
+	if ic.MaxTokens != nil {
+		// OpenAI's limit counts reasoning tokens too, as maxTokens does: the budget stays below.
+		if b = min(b, *ic.MaxTokens-1); b < minBudget {
+			return
+		}
+	} else {
+		n := b + answerTokens
+		ic.MaxTokens = &n
+	}
+	extra["thinking"] = map[string]any{"type": "enabled", "budget_tokens": b}
+	delete(extra, "top_k")
+	// With thinking on, Claude refuses temperature and top_k, and top_p below 0.95.
+	ic.Temperature = nil
+	if ic.TopP != nil && *ic.TopP < 0.95 {
+		ic.TopP = nil
+	}
+}
+
+// claude reports whether a model id (a foundation model, an inference profile, or an ARN of
+// one) names an Anthropic model, which takes Anthropic's fields in additionalModelRequestFields.
+func claude(model string) bool { return strings.Contains(model, "anthropic.claude") }
+
+// toolConfig translates the tools and tool_choice; forced reports a tool the model must call.
+// Converse has no "none": with tool_choice none the tools are left out, unless the history
+// holds tool blocks, which Bedrock refuses without a toolConfig (the model may then call).
+func toolConfig(req *llm.Request, history bool) (*bedrock.ToolConfig, bool, error) {
+	tc := &bedrock.ToolConfig{}
+	for _, t := range req.Tools {
+		tc.Tools = append(tc.Tools, bedrock.Tool{ToolSpec: &bedrock.ToolSpec{Name: t.Name, Description: t.Description,
+			InputSchema: bedrock.InputSchema{JSON: translate.CompactOr(t.Parameters, emptySchema)}}})
+	}
+	switch mode, name := translate.ToolChoice(req.ToolChoice); mode {
+	case "", "auto":
+		return tc, false, nil
+	case "required":
+		tc.ToolChoice = &bedrock.ToolChoice{Any: &struct{}{}}
+		return tc, true, nil
+	case "none":
+		if !history {
+			return nil, false, nil
+		}
+		return tc, false, nil
+	case "function":
+		tc.ToolChoice = &bedrock.ToolChoice{Tool: &bedrock.ToolChoiceOf{Name: name}}
+		return tc, true, nil
+	default:
+		return nil, false, unsupported("tool_choice", "tool_choice %s has no Bedrock equivalent", mode)
+	}
+}
+
+func hasToolBlocks(msgs []bedrock.Message) bool {
+	for _, m := range msgs {
+		for _, c := range m.Content {
+			if c.ToolUse != nil || c.ToolResult != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// translateMessages turns Chat messages into the system prompt and the alternating turns
+// Converse requires: system and developer messages become system blocks, tool results
+// toolResult blocks of a user turn, and adjacent messages of one role one turn.
+func translateMessages(msgs []llm.Message) ([]bedrock.SystemBlock, []bedrock.Message, error) {
+	var system []bedrock.SystemBlock
+	var turns []bedrock.Message
+	add := func(role string, blocks []bedrock.ContentBlock) {
+		if len(blocks) == 0 {
+			return // Converse refuses a message without content
+		}
+		if n := len(turns); n > 0 && turns[n-1].Role == role {
+			turns[n-1].Content = append(turns[n-1].Content, blocks...)
+			return
+		}
+		turns = append(turns, bedrock.Message{Role: role, Content: blocks})
+	}
+	for i := range msgs {
+		m := &msgs[i]
+		switch m.Role {
+		case llm.RoleSystem, llm.RoleDeveloper:
+			for _, p := range m.Parts {
+				if p.Type == llm.PartText && p.Text != "" {
+					system = append(system, bedrock.SystemBlock{Text: p.Text})
+				}
+			}
+		case llm.RoleTool:
+			add("user", []bedrock.ContentBlock{{ToolResult: &bedrock.ToolResult{ToolUseID: toolID(m.ToolCallID),
+				Content: []bedrock.ToolResultContent{{Text: ptr(translate.Text(m.Parts))}}}}})
+		case llm.RoleAssistant:
+			blocks, err := assistantBlocks(i, m)
+			if err != nil {
+				return nil, nil, err
+			}
+			add("assistant", blocks)
+		default:
+			blocks, err := userBlocks(i, m)
+			if err != nil {
+				return nil, nil, err
+			}
+			add("user", blocks)
+		}
+	}
+	return system, turns, nil
+}
+
+func assistantBlocks(i int, m *llm.Message) ([]bedrock.ContentBlock, error) {
+	var out []bedrock.ContentBlock
+	for _, r := range m.Reasoning {
+		switch {
+		case r.Text != "" && r.Encrypted != "":
+			out = append(out, bedrock.ContentBlock{ReasoningContent: &bedrock.ReasoningContent{
+				ReasoningText: &bedrock.ReasoningText{Text: r.Text, Signature: r.Encrypted}}})
+		case r.Text == "" && r.Encrypted != "":
+			if data, err := base64.StdEncoding.DecodeString(r.Encrypted); err == nil {
+				out = append(out, bedrock.ContentBlock{ReasoningContent: &bedrock.ReasoningContent{RedactedContent: data}})
+			}
+		}
+		// Reasoning without a signature (another provider's) cannot be handed back: dropped.
+	}
+	for _, p := range m.Parts {
+		if p.Type == llm.PartText && p.Text != "" {
+			out = append(out, bedrock.ContentBlock{Text: ptr(p.Text)})
+		}
+	}
+	if m.Refusal != "" {
+		out = append(out, bedrock.ContentBlock{Text: ptr(m.Refusal)})
+	}
+	for _, tc := range m.ToolCalls {
+		in, ok := translate.Object(tc.Arguments)
+		if !ok {
+			return nil, invalid("messages", "messages[%d]: the arguments of tool call %q are not a JSON object", i, tc.ID)
+		}
+		out = append(out, bedrock.ContentBlock{ToolUse: &bedrock.ToolUse{ToolUseID: toolID(tc.ID), Name: tc.Name, Input: in}})
+	}
+	return out, nil
+}
+
+func userBlocks(i int, m *llm.Message) ([]bedrock.ContentBlock, error) {
+	var out []bedrock.ContentBlock
+	for _, p := range m.Parts {
+		switch p.Type {
+		case llm.PartImage:
+			img, err := image(i, p.URL)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, bedrock.ContentBlock{Image: img})
+		default:
+			if p.Text != "" {
+				out = append(out, bedrock.ContentBlock{Text: ptr(p.Text)})
+			}
+		}
+	}
+	return out, nil
+}
+
+// image is an image part as Converse takes it: the bytes of a base64 data: URL (RFC 2397),
+// or an s3:// object. Converse fetches no http(s) URL.
+func image(i int, u string) (*bedrock.Image, error) {
+	if strings.HasPrefix(u, "s3://") {
+		return &bedrock.Image{Format: format(u[strings.LastIndexByte(u, '.')+1:]), Source: bedrock.ImageSource{S3Location: &bedrock.S3Location{URI: u}}}, nil
+	}
+	mt, b, ok, err := translate.DataURL(u)
+	if !ok {
+		return nil, unsupported("messages", "messages[%d]: Bedrock takes images as data: URLs (or s3://), not http(s) URLs", i)
+	}
+	if err != nil {
+		return nil, invalid("messages", "messages[%d]: %v", i, err)
+	}
+	f := format(strings.TrimPrefix(mt, "image/"))
+	if f == "" {
+		return nil, invalid("messages", "messages[%d]: Bedrock takes png, jpeg, gif or webp images, not %q", i, mt)
+	}
+	return &bedrock.Image{Format: f, Source: bedrock.ImageSource{Bytes: b}}, nil
+}
+
+func format(s string) string {
+	switch s = strings.ToLower(s); s {
+	case "png", "gif", "webp", "jpeg":
+		return s
+	case "jpg":
+		return "jpeg"
+	}
+	return ""
+}
+
+// toolID is a tool call id as Converse takes it, [a-zA-Z0-9_-]+: another provider's id may
+// hold other characters, which become "_" in the call and its result alike.
+func toolID(id string) string {
+	return strings.Map(func(r rune) rune {
+		if 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || r == '_' || r == '-' {
+			return r
+		}
+		return '_'
+	}, id)
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func invalid(param, format string, args ...any) *llm.Error {
+	return translate.Invalid("bedrock", param, format, args...)
+}
+
+func unsupported(param, format string, args ...any) *llm.Error {
+	return translate.Unsupported("bedrock", param, format, args...)
+}

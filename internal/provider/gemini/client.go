@@ -1,0 +1,158 @@
+package gemini
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"maps"
+	"mime"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+
+	"go.opentelemetry.io/otel/propagation"
+
+	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/provider/transport"
+)
+
+// Config configures one provider speaking the Gemini wire: the Gemini API with an API key,
+// or Vertex AI with OAuth tokens.
+type Config struct {
+	// Name is the provider's name in the configuration ("gemini"), used in messages.
+	Name string
+	// BaseURL is the root the model path is appended to ({BaseURL}/models/{model}:
+	// streamGenerateContent?alt=sse): "" means the Gemini API,
+	// https://generativelanguage.googleapis.com/v1beta; for Vertex, VertexURL.
+	BaseURL string
+	// APIKey goes in x-goog-api-key (the Gemini API, or Vertex express mode).
+	APIKey string
+	// Token returns the OAuth access token of a call (Vertex), sent as a bearer token; its
+	// failure is the target's Auth failure. Nil sends none.
+	Token func(ctx context.Context) (string, error)
+	// Headers are extra request headers, set after the adapter's own.
+	Headers map[string]string
+	// HTTPClient is the client to call with; nil means transport.HTTPClient.
+	HTTPClient *http.Client
+	// Scrub masks the gateway's credentials in what the upstream writes in its errors.
+	Scrub llm.Scrub
+}
+
+// DefaultBaseURL is the Gemini API's root.
+const DefaultBaseURL = "https://generativelanguage.googleapis.com/v1beta"
+
+// VertexURL is the root of Google's models on Vertex AI in project and location, at
+// endpoint ("" means the regional one, https://{location}-aiplatform.googleapis.com, or the
+// global one for location "global").
+func VertexURL(endpoint, project, location string) string {
+	if endpoint == "" {
+		endpoint = "https://" + location + "-aiplatform.googleapis.com"
+		if location == "global" {
+			endpoint = "https://aiplatform.googleapis.com"
+		}
+	}
+	return strings.TrimRight(endpoint, "/") + "/v1/projects/" + url.PathEscape(project) + "/locations/" + url.PathEscape(location) + "/publishers/google"
+}
+
+// Client calls one Gemini-wire provider. Safe for concurrent use.
+type Client struct {
+	origin
+	base   string
+	header http.Header
+	token  func(ctx context.Context) (string, error)
+	hc     *http.Client
+}
+
+var _ llm.Provider = (*Client)(nil)
+
+const (
+	maxErrorBody = 64 << 10
+	// maxEvent caps one SSE event: a chunk carries a few parts, but a thought signature or an
+	// inline image can be large.
+	maxEvent = 16 << 20
+)
+
+// New returns a Client for c.
+func New(c Config) *Client {
+	if c.Name == "" {
+		c.Name = "gemini"
+	}
+	base := strings.TrimRight(c.BaseURL, "/")
+	if base == "" {
+		base = DefaultBaseURL
+	}
+	h := http.Header{}
+	h.Set("Content-Type", "application/json")
+	h.Set("Accept", "text/event-stream")
+	if c.APIKey != "" {
+		h.Set("X-Goog-Api-Key", c.APIKey)
+	}
+	for _, k := range slices.Sorted(maps.Keys(c.Headers)) {
+		h.Set(k, c.Headers[k])
+	}
+	hc := c.HTTPClient
+	if hc == nil {
+		hc = transport.HTTPClient
+	}
+	return &Client{origin: origin{name: c.Name, scrub: c.Scrub}, base: base, header: h, token: c.Token, hc: hc}
+}
+
+// Stream starts a streamGenerateContent call of req. It returns once the upstream answered:
+// a request that cannot be translated is an *llm.Error (status 400) and nothing is sent; a
+// token that cannot be had is Auth; a non-2xx answer or a connection failure is an
+// *llm.Error. The stream is the caller's to Close; canceling ctx aborts it.
+func (c *Client) Stream(ctx context.Context, req *llm.Request) (llm.Stream, error) {
+	body, err := encodeRequest(req)
+	if err != nil {
+		return nil, err
+	}
+	u := c.base + "/models/" + url.PathEscape(req.Model) + ":streamGenerateContent?alt=sse"
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
+	if err != nil {
+		return nil, &llm.Error{Kind: llm.Internal, Message: c.name + ": cannot build the request", Err: err}
+	}
+	hr.Header = c.header.Clone()
+	o := c.origin
+	if c.token != nil {
+		tok, err := c.token(ctx)
+		if err != nil {
+			if e := llm.ContextError(ctx); e != nil {
+				return nil, e
+			}
+			// DESIGN §10: a token endpoint failure is the target's Auth failure.
+			return nil, c.scrub.Error(&llm.Error{Kind: llm.Auth, Message: c.name + ": no access token: " + err.Error()})
+		}
+		hr.Header.Set("Authorization", "Bearer "+tok)
+		// The token is not in the configuration, so the gateway's scrubber does not know it.
+		o.scrub = func(s string) string {
+			if c.scrub != nil {
+				s = c.scrub(s)
+			}
+			return strings.ReplaceAll(s, tok, "[MASKED]")
+		}
+	}
+	propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(hr.Header))
+	res, err := c.hc.Do(hr)
+	if err != nil {
+		return nil, transport.Error(ctx, c.name, err)
+	}
+	if res.StatusCode < 200 || res.StatusCode > 299 {
+		b, _ := io.ReadAll(io.LimitReader(res.Body, maxErrorBody))
+		res.Body.Close()
+		if e := llm.ContextError(ctx); e != nil {
+			return nil, e
+		}
+		return nil, o.statusError(res.StatusCode, res.Header, b)
+	}
+	if mt, _, _ := mime.ParseMediaType(res.Header.Get("Content-Type")); mt == "application/json" {
+		// alt=sse ignored, or an error with status 200.
+		b, _ := io.ReadAll(io.LimitReader(res.Body, maxErrorBody))
+		res.Body.Close()
+		if st := parseStatus(b); st != nil {
+			return nil, o.streamError(st)
+		}
+		return nil, &llm.Error{Kind: llm.Unavailable, Status: res.StatusCode, Message: c.name + " answered with JSON, not an event stream"}
+	}
+	return newStream(ctx, o, max(req.N, 1), res.Body), nil
+}
