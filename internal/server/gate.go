@@ -45,6 +45,9 @@ type Shared interface {
 // Close releases the gate's connections (Redis). The server must not serve after it.
 func (s *Server) Close() error {
 	_ = s.o.UI.Runs.Close() // runs first: they write their end to the store
+	if s.o.MCP != nil {
+		_ = s.o.MCP.Close() // its subscription to the other replicas' cancellations
+	}
 	if s.o.UI.Tools.Set != nil {
 		_ = s.o.UI.Tools.Set.Close() // no run is left to call a tool
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/sluice-gw/sluice/internal/dialect/anthropic"
 	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/mcpgw"
 	"github.com/sluice-gw/sluice/internal/presence"
 	"github.com/sluice-gw/sluice/internal/relay"
 	"github.com/sluice-gw/sluice/internal/sse"
@@ -69,6 +70,8 @@ type Options struct {
 	Guards Guards
 	// UI is frontend runs and CORS (uiopts.go).
 	UI UI
+	// MCP is the MCP gateway served at /mcp (mcp.go); nil: /mcp answers 404.
+	MCP *mcpgw.Gateway
 }
 
 // Policy is what an alias asks of a request beyond its chain.
@@ -131,6 +134,7 @@ func New(o Options) *Server {
 	s.observeRoutes(e)
 	s.uiRoutes(e)         // uiopts.go: frontend runs, CORS
 	s.playgroundRoutes(e) // playground.go: the web page at /
+	s.mcpRoutes(e)        // mcp.go: the MCP gateway at /mcp
 	return s
 }
 
