@@ -59,20 +59,7 @@ func (g *Guardrail) input(req *llm.Request) *Refusal {
 }
 
 // maskInput masks what g finds in the prompt.
-func (g *Guardrail) maskInput(req *llm.Request) {
-	for i := range req.Messages {
-		m := &req.Messages[i]
-		for j := range m.Parts {
-			if m.Parts[j].Type == llm.PartText {
-				m.Parts[j].Text = g.rules.Redact(m.Parts[j].Text)
-			}
-		}
-		for j := range m.ToolCalls {
-			m.ToolCalls[j].Arguments = g.rules.RedactJSON(m.ToolCalls[j].Arguments)
-		}
-	}
-	req.Native.Mask(g.rules.RedactJSON) // the client's own body, which a target of its wire gets as it came
-}
+func (g *Guardrail) maskInput(req *llm.Request) { req.Mask(g.rules.Redact, g.rules.RedactJSON) }
 
 // find judges one text of what (the prompt, the answer) against a terms, regex or pii
 // guardrail.

@@ -276,3 +276,21 @@ func (r *Request) Clone() *Request {
 	c := *r
 	return &c
 }
+
+// Mask masks secrets in the prompt before any provider sees it: text parts with text, tool
+// call arguments with json (a JSON-aware redaction, so they still parse), and the client's
+// own body (Native.Mask). It changes r in place: the decoded request is the handler's own.
+func (r *Request) Mask(text, json func(string) string) {
+	for i := range r.Messages {
+		m := &r.Messages[i]
+		for j := range m.Parts {
+			if m.Parts[j].Type == PartText {
+				m.Parts[j].Text = text(m.Parts[j].Text)
+			}
+		}
+		for j := range m.ToolCalls {
+			m.ToolCalls[j].Arguments = json(m.ToolCalls[j].Arguments)
+		}
+	}
+	r.Native.Mask(json)
+}

@@ -54,3 +54,16 @@ func TestNativeOnly(t *testing.T) {
 		t.Errorf("nothing only-native: got %v", e)
 	}
 }
+
+// Mask masks the prompt's text, its tool calls' arguments (as JSON) and the native body.
+func TestRequestMask(t *testing.T) {
+	text := func(s string) string { return strings.ReplaceAll(s, "sk-secret", "[REDACTED]") }
+	r := &Request{Messages: []Message{{Role: RoleUser, Parts: []Part{{Type: PartText, Text: "key sk-secret"}}},
+		{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: "c", Name: "f", Arguments: `{"k":"sk-secret"}`}}}},
+		Native: &Native{Wire: "anthropic", Body: []byte(`{"system":"sk-secret"}`)}}
+	r.Mask(text, text)
+	if r.Messages[0].Parts[0].Text != "key [REDACTED]" || r.Messages[1].ToolCalls[0].Arguments != `{"k":"[REDACTED]"}` ||
+		string(r.Native.Body) != `{"system":"[REDACTED]"}` {
+		t.Errorf("got %+v, native %s", r.Messages, r.Native.Body)
+	}
+}

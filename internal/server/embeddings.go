@@ -9,6 +9,7 @@ import (
 	"github.com/sluice-gw/sluice/internal/dialect/embeddings"
 	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/telemetry"
 )
 
 // embeddings serves POST /v1/embeddings through an embeddings alias (DESIGN §9), or a direct
@@ -48,7 +49,7 @@ func (s *Server) embeddings(c echo.Context) error {
 		return s.reject(c, &llm.Error{Kind: llm.Internal, Message: "the embeddings attempt did not end cleanly", Err: err})
 	}
 	if u, ok := embeddings.Usage(ev.Raw); ok {
-		in.Usage = accessUsage(u) // the limiter reconciles its token reservation with it
+		in.Usage = telemetry.UsageOf(u) // the limiter reconciles its token reservation with it
 		s.chargeEmbeddings(c, st, u)
 	}
 	return c.JSONBlob(http.StatusOK, ev.Raw)

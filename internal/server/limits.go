@@ -13,7 +13,6 @@ import (
 	"github.com/sluice-gw/sluice/internal/auth"
 	"github.com/sluice-gw/sluice/internal/limit"
 	"github.com/sluice-gw/sluice/internal/llm"
-	"github.com/sluice-gw/sluice/internal/telemetry"
 )
 
 // reservation is what a request holds of its key's limits until the handler is done.
@@ -112,9 +111,4 @@ func (s *Server) reconcile(c echo.Context, key *auth.Key, r *reservation) {
 	// The client may have left: the accounting still happens.
 	ctx := context.WithoutCancel(c.Request().Context())
 	_ = s.o.Gate.Limiter.Reconcile(ctx, key.ID, r.id, r.tokens, used)
-}
-
-// accessUsage is the usage of a response as the access record keeps it.
-func accessUsage(u llm.Usage) *telemetry.Usage {
-	return &telemetry.Usage{Prompt: u.PromptTokens, Completion: u.CompletionTokens, Total: u.TotalTokens, Estimated: u.Estimated}
 }

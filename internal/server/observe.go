@@ -130,38 +130,8 @@ func setServed(in *telemetry.Access, run *fallback.Run, st *fallback.Stream, h h
 }
 
 // finished completes the round's response with who served it, and the access record with
-// what a reader waited for.
+// it (telemetry.Access.Round).
 func finished(in *telemetry.Access, run *fallback.Run, st *fallback.Stream, resp *llm.Response) {
 	resp.Target, resp.Attempts, resp.FirstEvent = st.Target, run.Attempts, st.FirstEvent()
-	if in.FirstText == 0 { // the request's first text: a later round's does not replace it
-		in.FirstEvent, in.FirstText = resp.FirstEvent, resp.FirstText
-	}
-	in.Usage = accessUsage(resp.Usage) // the limiter reconciles its token reservation with it
-	// Telemetry makes the attempt spans and the response's span attributes from these.
-	in.Tries, in.Response = run.Attempts, resp
-	for det, n := range resp.Redactions {
-		in.Redactions += n
-		if in.Masks == nil {
-			in.Masks = map[string]int{}
-		}
-		in.Masks[det] += n
-	}
-}
-
-// redactInput masks secrets in the prompt before any provider sees it (an alias's
-// redact_input): text parts as text, tool-call arguments as JSON, so they still parse. The
-// decoded request is the handler's own: it is changed in place.
-func redactInput(req *llm.Request, text, json func(string) string) {
-	for i := range req.Messages {
-		m := &req.Messages[i]
-		for j := range m.Parts {
-			if m.Parts[j].Type == llm.PartText {
-				m.Parts[j].Text = text(m.Parts[j].Text)
-			}
-		}
-		for j := range m.ToolCalls {
-			m.ToolCalls[j].Arguments = json(m.ToolCalls[j].Arguments)
-		}
-	}
-	req.Native.Mask(json) // the client's own body, which a target of its wire gets as it came
+	in.Round(resp)
 }

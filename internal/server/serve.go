@@ -186,7 +186,7 @@ func (s *Server) start(c echo.Context, decode func([]byte) (string, *llm.Request
 		}
 	}
 	if s.o.Policies[chain.Alias].RedactInput && s.o.RedactText != nil {
-		redactInput(req, s.o.RedactText, s.o.RedactJSON)
+		req.Mask(s.o.RedactText, s.o.RedactJSON) // the alias's redact_input
 	}
 	if err := s.admit(c, chain, req, len(body)); err != nil { // guard.go: input guardrails, budget
 		return nil, nil, nil, err

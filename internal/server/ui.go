@@ -13,6 +13,7 @@ import (
 	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/runs"
+	"github.com/sluice-gw/sluice/internal/telemetry"
 	"github.com/sluice-gw/sluice/internal/uistream"
 )
 
@@ -70,7 +71,7 @@ func (s *Server) uiChat(c echo.Context) error {
 		m.Held = append(m.Held, admit.reservations()...) // settled with the request's
 	}
 	in := reqInfo(c)
-	in.Usage = accessUsage(rn.Usage())
+	in.Usage = telemetry.UsageOf(rn.Usage())
 	// After a restart: the target that ended the run, and the attempts with the restart's
 	// (the headers may have left before it).
 	in.Target, in.Attempts = rn.Served()

@@ -64,6 +64,30 @@ type Access struct {
 	ToolTime          time.Duration
 }
 
+// Round records a round's complete response (its Target, Attempts and FirstEvent set): what
+// a reader waited for (the request's first text: a later round's does not replace it), its
+// usage (the limiter reconciles its token reservation with it), the attempts and the
+// response for the spans, and the masks applied to the answer.
+func (a *Access) Round(resp *llm.Response) {
+	if a.FirstText == 0 {
+		a.FirstEvent, a.FirstText = resp.FirstEvent, resp.FirstText
+	}
+	a.Usage = UsageOf(resp.Usage)
+	a.Tries, a.Response = resp.Attempts, resp
+	for det, n := range resp.Redactions {
+		a.Redactions += n
+		if a.Masks == nil {
+			a.Masks = map[string]int{}
+		}
+		a.Masks[det] += n
+	}
+}
+
+// UsageOf is u as the access record keeps it.
+func UsageOf(u llm.Usage) *Usage {
+	return &Usage{Prompt: u.PromptTokens, Completion: u.CompletionTokens, Total: u.TotalTokens, Estimated: u.Estimated}
+}
+
 // Usage is the token usage of one answer.
 type Usage struct {
 	Prompt, Completion, Total int
