@@ -14,6 +14,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/sluice-gw/sluice/internal/auth"
+	"github.com/sluice-gw/sluice/internal/cache"
 	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/presence"
@@ -66,6 +67,8 @@ type Options struct {
 	Guards Guards
 	// UI is frontend runs and CORS (uiopts.go).
 	UI UI
+	// Cache is the response cache of the aliases whose Policy has one (cache.go; nil: none).
+	Cache *cache.Cache
 }
 
 // Policy is what an alias asks of a request beyond its chain.
@@ -73,6 +76,7 @@ type Policy struct {
 	ThinkFilter bool // <think> spans of the text become reasoning
 	RedactInput bool // secrets in the prompt are masked before a provider sees it
 	Coalesce    relay.Coalesce
+	Cache       *cache.Policy // nil: answers are not cached
 }
 
 // Server is the HTTP handler of the gateway. Safe for concurrent use.
@@ -138,6 +142,7 @@ type exchange struct {
 	access telemetry.Access
 	key    *auth.Key
 	meter  *meter
+	cache  *cacheFill // a miss to store (cache.go)
 }
 
 const exchangeKey = "sluice.exchange"

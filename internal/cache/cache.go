@@ -1,0 +1,91 @@
+package cache
+
+import (
+	"context"
+	"time"
+
+	"github.com/sluice-gw/sluice/internal/llm"
+)
+
+// Policy is an alias's cache (config `models.<alias>.cache`).
+type Policy struct {
+	TTL time.Duration
+	// MaxEntryBytes bounds a stored entry; a larger answer is served and not stored.
+	MaxEntryBytes int
+	Scope         Scope
+	// Nondeterministic caches requests with a temperature above 0 and no seed too.
+	Nondeterministic bool
+	// ClientBypass lets a client skip the cache with Cache-Control: no-cache (read and
+	// store afresh) or no-store (neither read nor store).
+	ClientBypass bool
+}
+
+// Store keeps encoded entries for a time. Get returns nil, nil for a miss. An error is a
+// failure to reach the store: the cache counts it as a miss. Implementations must be safe
+// for concurrent use.
+type Store interface {
+	Get(ctx context.Context, key string) ([]byte, error)
+	Set(ctx context.Context, key string, val []byte, ttl time.Duration) error
+}
+
+// Cache is the response cache of the gateway: one Store for every alias. Safe for
+// concurrent use.
+type Cache struct {
+	Store Store
+	// Now is the clock (nil: time.Now).
+	Now func() time.Time
+}
+
+func (c *Cache) now() time.Time {
+	if c.Now != nil {
+		return c.Now()
+	}
+	return time.Now()
+}
+
+// Age is how long ago e was stored, in whole seconds, by the cache's clock.
+func (c *Cache) Age(e *Entry) int64 { return e.Age(c.now()) }
+
+// Cacheable reports whether p may serve req from the cache and store its answer: not a
+// nondeterministic request the alias does not cache, not one whose answer the upstream
+// keeps (store: true, which a later previous_response_id needs to find there).
+func (p Policy) Cacheable(req *llm.Request) bool {
+	if req.Store != nil && *req.Store {
+		return false
+	}
+	return p.Nondeterministic || Deterministic(req)
+}
+
+// Get returns the entry stored under key, or nil: a miss, a store that failed, an entry
+// that does not decode.
+func (c *Cache) Get(ctx context.Context, key string) *Entry {
+	b, err := c.Store.Get(ctx, storeKey(key))
+	if err != nil || b == nil {
+		return nil
+	}
+	e, err := decode(b)
+	if err != nil {
+		return nil
+	}
+	return e
+}
+
+// Put stores the answer a round gave to the request under key, when it may be given again
+// and fits p.MaxEntryBytes: rec is what the client's sink received, resp the complete
+// response. It reports whether it stored (a store that failed did not).
+func (c *Cache) Put(ctx context.Context, p Policy, key string, rec *Recorder, model string, resp *llm.Response) bool {
+	if rec == nil || rec.Over() || !storable(resp) {
+		return false
+	}
+	r := *resp
+	r.Attempts, r.Redactions, r.FirstEvent, r.FirstText = nil, nil, 0, 0 // this request's, not the answer's
+	b, err := encode(&Entry{Model: model, Target: resp.Target, Events: rec.evs, Response: r, Stored: c.now()})
+	if err != nil || (p.MaxEntryBytes > 0 && len(b) > p.MaxEntryBytes) {
+		return false
+	}
+	return c.Store.Set(ctx, storeKey(key), b, p.TTL) == nil
+}
+
+// storeKey is the store's name of a cache key: a prefix of its own, the hash in braces so a
+// Redis cluster puts one entry on one slot.
+func storeKey(key string) string { return "sluice:cache:{" + key + "}" }

@@ -1,0 +1,137 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+	"github.com/sluice-gw/sluice/internal/cache"
+	"github.com/sluice-gw/sluice/internal/fallback"
+	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/telemetry"
+	"github.com/sluice-gw/sluice/internal/turn"
+)
+
+// The X-Sluice-Cache values (issue 24). No header: the alias does not cache.
+const (
+	cacheHit    = "hit"
+	cacheMiss   = "miss"
+	cacheBypass = "bypass" // the client's Cache-Control, or a request the cache does not take
+)
+
+// cacheFill is a miss to be stored once its round succeeded: the request's cache key and
+// the recorder of what its client's sink received.
+type cacheFill struct {
+	p   cache.Policy
+	key string
+	rec *cache.Recorder
+}
+
+// fromCache is the cache's turn before a round (serveStream, serveOnce): for an alias that
+// caches, it serves the answer it holds and reports true, or marks the miss to store. It
+// sets X-Sluice-Cache.
+func (s *Server) fromCache(c echo.Context, chain *fallback.Chain, w wire, stream bool) (bool, error) {
+	p := s.o.Policies[chain.Alias].Cache
+	x := exchangeOf(c)
+	if p == nil || s.o.Cache == nil || x.meter == nil || x.meter.req == nil {
+		return false, nil
+	}
+	req, h := x.meter.req, c.Response().Header()
+	keep := p.Cacheable(req)
+	read := keep
+	if p.ClientBypass {
+		cc := strings.ToLower(c.Request().Header.Get("Cache-Control"))
+		if strings.Contains(cc, "no-store") {
+			read, keep = false, false
+		} else if strings.Contains(cc, "no-cache") {
+			read = false
+		}
+	}
+	var caller cache.Caller
+	if x.key != nil {
+		caller = cache.Caller{KeyID: x.key.ID, Metadata: x.key.Metadata}
+	}
+	key := cache.Key(chain.Alias, p.Scope, caller, req)
+	if key == "" {
+		read, keep = false, false
+	}
+	if !read {
+		x.access.Cache = cacheBypass
+		h.Set("X-Sluice-Cache", cacheBypass)
+		if keep {
+			x.cache = &cacheFill{p: *p, key: key}
+		}
+		return false, nil
+	}
+	if e := s.o.Cache.Get(c.Request().Context(), key); e != nil {
+		return true, s.serveHit(c, e, w, stream)
+	}
+	x.access.Cache = cacheMiss
+	h.Set("X-Sluice-Cache", cacheMiss)
+	x.cache = &cacheFill{p: *p, key: key}
+	return false, nil
+}
+
+// recording is the sink of a round that a miss will store: next, recorded. A fresh record
+// each time: only the attempt that answered is the answer.
+func recording(c echo.Context, next sink) sink {
+	f := exchangeOf(c).cache
+	if f == nil {
+		return next
+	}
+	f.rec = cache.NewRecorder(next, f.p.MaxEntryBytes)
+	return f.rec
+}
+
+// toCache stores the answer of a round that succeeded, if its request is a miss to store.
+// The client may have left: the answer is complete, and the next caller gets it.
+func (s *Server) toCache(c echo.Context, st *fallback.Stream, resp *llm.Response) {
+	f := exchangeOf(c).cache
+	if f == nil || st == nil {
+		return
+	}
+	exchangeOf(c).cache = nil
+	s.o.Cache.Put(context.WithoutCancel(c.Request().Context()), f.p, f.key, f.rec, st.Model, resp)
+}
+
+// serveHit answers from the cache on the client's wire: the stored events replayed into
+// the wire's sink (a stream with the answer's own pieces), or the assembled body. The
+// request's output guardrails judge the answer again (a key may have its own); no provider
+// is called, so no token is spent (the limiter reconciles the reservation to zero).
+func (s *Server) serveHit(c echo.Context, e *cache.Entry, w wire, stream bool) error {
+	x := exchangeOf(c)
+	in, h := &x.access, c.Response().Header()
+	resp := e.Response
+	if r := x.meter.guards.Output(c.Request().Context(), x.meter.req, &resp); r != nil {
+		return s.reject(c, turn.Refused(r))
+	}
+	in.Cache, in.Target, in.Usage, in.Response = cacheHit, e.Target, &telemetry.Usage{}, &resp
+	h.Set("X-Sluice-Cache", cacheHit)
+	h.Set("Age", strconv.FormatInt(s.o.Cache.Age(e), 10))
+	h.Set("X-Sluice-Target", e.Target)
+	h.Set("X-Sluice-Attempts", "0")
+	if !stream {
+		sk := w.Attempt(e.Model)
+		_ = e.Replay(sk) // an assembling sink does not fail
+		return c.JSONBlob(http.StatusOK, w.Body(e.Model, &resp))
+	}
+	ew := s.eventWriter(c)
+	defer ew.Close()
+	if err := ew.Start(func(http.Header) {}); err != nil {
+		in.Kind = llm.Canceled
+		return nil
+	}
+	sk, err := w.Open(ew, e.Model)
+	if err == nil {
+		err = e.Replay(sk)
+	}
+	if err == nil {
+		err = w.End(&resp.Usage)
+	}
+	if err != nil {
+		in.Kind = llm.Canceled // the client stopped reading
+	}
+	return nil
+}
