@@ -1,0 +1,118 @@
+package server_test
+
+import (
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/sluice-gw/sluice/internal/auth"
+	"github.com/sluice-gw/sluice/internal/mockllm"
+	"github.com/sluice-gw/sluice/internal/redisstore/redistest"
+)
+
+// cacheFleet is two replicas sharing one Redis in front of one mock upstream.
+func cacheFleet(t *testing.T, srv *redistest.Server, extra string) ([2]string, *mockllm.Server) {
+	t.Helper()
+	mock := mockllm.New(mockllm.Options{})
+	ms := httptest.NewServer(mock)
+	t.Cleanup(ms.Close)
+	yaml := cacheConfig + "redis: {url: \"${REDIS_URL}\", timeout: 2s, on_failure: open}\n" + extra
+	vars := map[string]string{"MOCK_URL": ms.URL, "REDIS_URL": srv.URL}
+	return [2]string{serveGate(t, yaml, vars, time.Minute, nil), serveGate(t, yaml, vars, time.Minute, nil)}, mock
+}
+
+// An answer one replica stored is a hit on the other, streamed and not, with the same
+// bytes; with Redis down the cache is skipped: misses, and every answer still served.
+func TestCacheSharedByReplicas(t *testing.T) {
+	srv := redistest.Start(t)
+	urls, mock := cacheFleet(t, srv, "")
+	body := `{"model":"cached","messages":[{"role":"user","content":"Fleet."}],"stream":true,"stream_options":{"include_usage":true}}`
+	plain := `{"model":"cached","messages":[{"role":"user","content":"Fleet."}]}`
+	miss := cachePost(t, urls[0], "/v1/chat/completions", body)
+	hit := cachePost(t, urls[1], "/v1/chat/completions", body)
+	if miss.header.Get("X-Sluice-Cache") != "miss" || hit.header.Get("X-Sluice-Cache") != "hit" || hit.body != miss.body {
+		t.Fatalf("got %q then %q on the other replica:\n%s\nwant miss then hit with the same stream:\n%s",
+			miss.header.Get("X-Sluice-Cache"), hit.header.Get("X-Sluice-Cache"), hit.body, miss.body)
+	}
+	if r := cachePost(t, urls[1], "/v1/chat/completions", plain); r.header.Get("X-Sluice-Cache") != "hit" || r.status != 200 {
+		t.Errorf("plain on the other replica: got %d %q, want 200 hit", r.status, r.header.Get("X-Sluice-Cache"))
+	}
+	if n := mock.Calls("text?len=300&chunk=7"); n != 1 {
+		t.Errorf("got %d upstream calls, want 1", n)
+	}
+	srv.Stop(t)
+	for i := range 3 {
+		r := cachePost(t, urls[i%2], "/v1/chat/completions", plain)
+		if r.status != 200 || r.header.Get("X-Sluice-Cache") != "miss" {
+			t.Errorf("Redis down, request %d: got %d %q, want 200 miss", i, r.status, r.header.Get("X-Sluice-Cache"))
+		}
+	}
+	if n := mock.Calls("text?len=300&chunk=7"); n != 4 {
+		t.Errorf("Redis down: got %d upstream calls, want 4 (every request)", n)
+	}
+}
+
+// Under scope key one virtual key never gets another's answer; under scope global every
+// key shares it; under team the keys of one team do.
+func TestCacheScopes(t *testing.T) {
+	const k1, k2, k3 = "sk-sluice-cache-one", "sk-sluice-cache-two", "sk-sluice-cache-three"
+	url, _ := mockGateway(t, `
+  per-key: {targets: [mock/echo], cache: {}}
+  shared: {targets: [mock/echo], cache: {scope: global}}
+  team: {targets: [mock/echo], cache: {scope: team}}
+keys:
+  - {name: one, hash: `+auth.Hash(k1)+`, models: ["*"], metadata: {team: red}}
+  - {name: two, hash: `+auth.Hash(k2)+`, models: ["*"], metadata: {team: red}}
+  - {name: three, hash: `+auth.Hash(k3)+`, models: ["*"], metadata: {team: blue}}
+`)
+	for i, tt := range []struct{ alias, key, want string }{
+		{"per-key", k1, "miss"}, {"per-key", k1, "hit"}, {"per-key", k2, "miss"}, {"per-key", k2, "hit"},
+		{"shared", k1, "miss"}, {"shared", k2, "hit"}, {"shared", k3, "hit"},
+		{"team", k1, "miss"}, {"team", k2, "hit"}, {"team", k3, "miss"},
+	} {
+		r := cachePost(t, url, "/v1/chat/completions", `{"model":"`+tt.alias+`","messages":[{"role":"user","content":"Scope."}]}`,
+			"Authorization", "Bearer "+tt.key)
+		if got := r.header.Get("X-Sluice-Cache"); r.status != 200 || got != tt.want {
+			t.Errorf("step %d (%s): got %d %q, want 200 %q", i, tt.alias, r.status, got, tt.want)
+		}
+	}
+}
+
+// A hit counts as a request for the key's rate limit but spends no tokens: the token
+// reservation of a hit is given back whole.
+func TestCacheHitAccounting(t *testing.T) {
+	const key = "sk-sluice-cache-limits"
+	url, mock := mockGateway(t, `
+  c: {targets: [mock/echo], cache: {}}
+keys:
+  - {name: k, hash: `+auth.Hash(key)+`, models: ["*"], limits: {rpm: 4, tpm: 100000}}
+`)
+	var remaining []string
+	for i, want := range []int{200, 200, 200, 200, 429} {
+		r := cachePost(t, url, "/v1/chat/completions", `{"model":"c","messages":[{"role":"user","content":"Count me."}],"max_tokens":50}`,
+			"Authorization", "Bearer "+key)
+		if r.status != want {
+			t.Fatalf("request %d: got %d, want %d (hits count against rpm)", i+1, r.status, want)
+		}
+		remaining = append(remaining, r.header.Get("X-Ratelimit-Remaining-Tokens"))
+	}
+	// Each request shows what is left after its own reservation: after the miss spent its
+	// tokens, every hit gives its reservation back, so the hits all see the same.
+	if remaining[1] != remaining[2] || remaining[2] != remaining[3] || remaining[0] == remaining[1] {
+		t.Errorf("got remaining tokens %v, want the miss to spend and the hits to spend nothing", remaining)
+	}
+	if n := mock.Calls("echo"); n != 1 {
+		t.Errorf("got %d upstream calls, want 1", n)
+	}
+}
+
+// mockGateway serves a gateway with the mock provider and models, the rest of its YAML
+// (the aliases under models:, then more top-level blocks).
+func mockGateway(t *testing.T, models string) (string, *mockllm.Server) {
+	t.Helper()
+	mock := mockllm.New(mockllm.Options{})
+	ms := httptest.NewServer(mock)
+	t.Cleanup(ms.Close)
+	yaml := "providers:\n  mock: {kind: openai-compatible, base_url: \"${MOCK_URL}/v1\"}\nmodels:" + models
+	return serveGate(t, yaml, map[string]string{"MOCK_URL": ms.URL}, time.Minute, nil), mock
+}
