@@ -34,6 +34,8 @@ type Cache struct {
 	Store Store
 	// Now is the clock (nil: time.Now).
 	Now func() time.Time
+
+	flights flights // flight.go
 }
 
 func (c *Cache) now() time.Time {
@@ -70,16 +72,25 @@ func (c *Cache) Get(ctx context.Context, key string) *Entry {
 	return e
 }
 
-// Put stores the answer a round gave to the request under key, when it may be given again
-// and fits p.MaxEntryBytes: rec is what the client's sink received, resp the complete
-// response. It reports whether it stored (a store that failed did not).
-func (c *Cache) Put(ctx context.Context, p Policy, key string, rec *Recorder, model string, resp *llm.Response) bool {
+// Entry is the answer a round gave, to be stored and shared, or nil when it may not be
+// given again (see storable) or grew past p.MaxEntryBytes: rec is what the client's sink
+// received, resp the complete response, model the served model name.
+func (c *Cache) Entry(p Policy, rec *Recorder, model string, resp *llm.Response) *Entry {
 	if rec == nil || rec.Over() || !storable(resp) {
-		return false
+		return nil
 	}
 	r := *resp
 	r.Attempts, r.Redactions, r.FirstEvent, r.FirstText = nil, nil, 0, 0 // this request's, not the answer's
-	b, err := encode(&Entry{Model: model, Target: resp.Target, Events: rec.evs, Response: r, Stored: c.now()})
+	return &Entry{Model: model, Target: resp.Target, Events: rec.evs, Response: r, Stored: c.now()}
+}
+
+// Put stores e under key when its encoding fits p.MaxEntryBytes, and reports whether it
+// did (a store that failed did not).
+func (c *Cache) Put(ctx context.Context, p Policy, key string, e *Entry) bool {
+	if e == nil {
+		return false
+	}
+	b, err := encode(e)
 	if err != nil || (p.MaxEntryBytes > 0 && len(b) > p.MaxEntryBytes) {
 		return false
 	}

@@ -19,14 +19,18 @@ const (
 	cacheHit    = "hit"
 	cacheMiss   = "miss"
 	cacheBypass = "bypass" // the client's Cache-Control, or a request the cache does not take
+	// coalesced: the answer of an identical request this replica was answering (a hit that
+	// waited for it).
+	cacheCoalesced = "coalesced"
 )
 
 // cacheFill is a miss to be stored once its round succeeded: the request's cache key and
 // the recorder of what its client's sink received.
 type cacheFill struct {
-	p   cache.Policy
-	key string
-	rec *cache.Recorder
+	p    cache.Policy
+	key  string
+	rec  *cache.Recorder
+	lead *cache.Lead // identical requests wait for this one's answer (nil: none)
 }
 
 // fromCache is the cache's turn before a round (serveStream, serveOnce): for an alias that
@@ -65,13 +69,31 @@ func (s *Server) fromCache(c echo.Context, chain *fallback.Chain, w wire, stream
 		}
 		return false, nil
 	}
-	if e := s.o.Cache.Get(c.Request().Context(), key); e != nil {
-		return true, s.serveHit(c, e, w, stream)
+	ctx := c.Request().Context()
+	if e := s.o.Cache.Get(ctx, key); e != nil {
+		return true, s.serveHit(c, e, w, stream, cacheHit)
+	}
+	// A miss: lead the key's flight, or wait for the identical request that leads it.
+	out, e, lead, err := s.o.Cache.Join(ctx, key)
+	switch {
+	case err != nil:
+		return true, s.reject(c, &llm.Error{Kind: llm.Canceled, Message: "client went away", Err: err})
+	case out == cache.Shared:
+		return true, s.serveHit(c, e, w, stream, cacheCoalesced)
 	}
 	x.access.Cache = cacheMiss
 	h.Set("X-Sluice-Cache", cacheMiss)
-	x.cache = &cacheFill{p: *p, key: key}
+	x.cache = &cacheFill{p: *p, key: key, lead: lead}
 	return false, nil
+}
+
+// endFlight ends the request's lead, if it still holds one, as failed: its round gave no
+// answer (an error, a refusal, its client left), and a waiting request takes over. Deferred
+// by serveStream and serveOnce.
+func endFlight(c echo.Context) {
+	if f := exchangeOf(c).cache; f != nil && f.lead != nil {
+		f.lead.End(nil, true)
+	}
 }
 
 // recording is the sink of a round that a miss will store: next, recorded. A fresh record
@@ -93,22 +115,26 @@ func (s *Server) toCache(c echo.Context, st *fallback.Stream, resp *llm.Response
 		return
 	}
 	exchangeOf(c).cache = nil
-	s.o.Cache.Put(context.WithoutCancel(c.Request().Context()), f.p, f.key, f.rec, st.Model, resp)
+	e := s.o.Cache.Entry(f.p, f.rec, st.Model, resp)
+	s.o.Cache.Put(context.WithoutCancel(c.Request().Context()), f.p, f.key, e)
+	if f.lead != nil {
+		f.lead.End(e, false) // the waiting requests get the answer, or go on alone
+	}
 }
 
 // serveHit answers from the cache on the client's wire: the stored events replayed into
 // the wire's sink (a stream with the answer's own pieces), or the assembled body. The
 // request's output guardrails judge the answer again (a key may have its own); no provider
 // is called, so no token is spent (the limiter reconciles the reservation to zero).
-func (s *Server) serveHit(c echo.Context, e *cache.Entry, w wire, stream bool) error {
+func (s *Server) serveHit(c echo.Context, e *cache.Entry, w wire, stream bool, how string) error {
 	x := exchangeOf(c)
 	in, h := &x.access, c.Response().Header()
 	resp := e.Response
 	if r := x.meter.guards.Output(c.Request().Context(), x.meter.req, &resp); r != nil {
 		return s.reject(c, turn.Refused(r))
 	}
-	in.Cache, in.Target, in.Usage, in.Response = cacheHit, e.Target, &telemetry.Usage{}, &resp
-	h.Set("X-Sluice-Cache", cacheHit)
+	in.Cache, in.Target, in.Usage, in.Response = how, e.Target, &telemetry.Usage{}, &resp
+	h.Set("X-Sluice-Cache", how)
 	h.Set("Age", strconv.FormatInt(s.o.Cache.Age(e), 10))
 	h.Set("X-Sluice-Target", e.Target)
 	h.Set("X-Sluice-Attempts", "0")

@@ -40,6 +40,7 @@ func (s *Server) serveStream(c echo.Context, chain *fallback.Chain, run *fallbac
 	if hit, err := s.fromCache(c, chain, w, true); hit { // cache.go
 		return err
 	}
+	defer endFlight(c)
 	if holding(c) {
 		return s.serveHeld(c, chain, run, w) // hold.go
 	}
@@ -85,6 +86,7 @@ func (s *Server) serveOnce(c echo.Context, chain *fallback.Chain, run *fallback.
 	if hit, err := s.fromCache(c, chain, w, false); hit { // cache.go
 		return err
 	}
+	defer endFlight(c)
 	ctx := c.Request().Context()
 	st, err := run.Next(ctx)
 	if err != nil {
