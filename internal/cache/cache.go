@@ -84,17 +84,17 @@ func (c *Cache) Entry(p Policy, rec *Recorder, model string, resp *llm.Response)
 	return &Entry{Model: model, Target: resp.Target, Events: rec.evs, Response: r, Stored: c.now()}
 }
 
-// Put stores e under key when its encoding fits p.MaxEntryBytes, and reports whether it
-// did (a store that failed did not).
-func (c *Cache) Put(ctx context.Context, p Policy, key string, e *Entry) bool {
+// Put stores e under key when its encoding fits p.MaxEntryBytes, and returns the bytes
+// stored: 0 when it did not (a store that failed did not).
+func (c *Cache) Put(ctx context.Context, p Policy, key string, e *Entry) int {
 	if e == nil {
-		return false
+		return 0
 	}
 	b, err := encode(e)
-	if err != nil || (p.MaxEntryBytes > 0 && len(b) > p.MaxEntryBytes) {
-		return false
+	if err != nil || (p.MaxEntryBytes > 0 && len(b) > p.MaxEntryBytes) || c.Store.Set(ctx, storeKey(key), b, p.TTL) != nil {
+		return 0
 	}
-	return c.Store.Set(ctx, storeKey(key), b, p.TTL) == nil
+	return len(b)
 }
 
 // storeKey is the store's name of a cache key: a prefix of its own, the hash in braces so a

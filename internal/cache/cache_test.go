@@ -133,7 +133,7 @@ func TestPutAndGet(t *testing.T) {
 	c := &Cache{Store: &Memory{Now: func() time.Time { return now }}, Now: func() time.Time { return now }}
 	p := Policy{TTL: time.Minute, MaxEntryBytes: 1 << 20}
 	ctx := context.Background()
-	if !c.Put(ctx, p, "k", c.Entry(p, recorded(t, 0, "hel", "lo"), "m", answer("stop", ""))) {
+	if c.Put(ctx, p, "k", c.Entry(p, recorded(t, 0, "hel", "lo"), "m", answer("stop", ""))) == 0 {
 		t.Fatal("a complete answer was not stored")
 	}
 	now = now.Add(30 * time.Second)
@@ -162,13 +162,13 @@ func TestPutAndGet(t *testing.T) {
 		{"recorder over its bound", recorded(t, 10, strings.Repeat("x", 100)), answer("stop", ""), p},
 		{"entry over max_entry_bytes", recorded(t, 0, strings.Repeat("x", 100)), answer("stop", ""), Policy{TTL: time.Minute, MaxEntryBytes: 100}},
 	} {
-		if c.Put(ctx, tt.p, tt.name, c.Entry(tt.p, tt.rec, "m", tt.resp)) || c.Get(ctx, tt.name) != nil {
+		if c.Put(ctx, tt.p, tt.name, c.Entry(tt.p, tt.rec, "m", tt.resp)) != 0 || c.Get(ctx, tt.name) != nil {
 			t.Errorf("%s: stored, want not", tt.name)
 		}
 	}
 	// A store that fails is a miss and a store that did not happen, never an error.
 	f := &Cache{Store: failing{}}
-	if f.Put(ctx, p, "k", f.Entry(p, recorded(t, 0, "x"), "m", answer("stop", ""))) || f.Get(ctx, "k") != nil {
+	if f.Put(ctx, p, "k", f.Entry(p, recorded(t, 0, "x"), "m", answer("stop", ""))) != 0 || f.Get(ctx, "k") != nil {
 		t.Error("a failing store: want no entry and no store")
 	}
 }

@@ -27,10 +27,10 @@ const (
 // cacheFill is a miss to be stored once its round succeeded: the request's cache key and
 // the recorder of what its client's sink received.
 type cacheFill struct {
-	p    cache.Policy
-	key  string
-	rec  *cache.Recorder
-	lead *cache.Lead // identical requests wait for this one's answer (nil: none)
+	p          cache.Policy
+	alias, key string
+	rec        *cache.Recorder
+	lead       *cache.Lead // identical requests wait for this one's answer (nil: none)
 }
 
 // fromCache is the cache's turn before a round (serveStream, serveOnce): for an alias that
@@ -42,7 +42,7 @@ func (s *Server) fromCache(c echo.Context, chain *fallback.Chain, w wire, stream
 	if p == nil || s.o.Cache == nil || x.meter == nil || x.meter.req == nil {
 		return false, nil
 	}
-	req, h := x.meter.req, c.Response().Header()
+	req := x.meter.req
 	keep := p.Cacheable(req)
 	read := keep
 	if p.ClientBypass {
@@ -62,10 +62,9 @@ func (s *Server) fromCache(c echo.Context, chain *fallback.Chain, w wire, stream
 		read, keep = false, false
 	}
 	if !read {
-		x.access.Cache = cacheBypass
-		h.Set("X-Sluice-Cache", cacheBypass)
+		cacheResult(c, cacheBypass, 0)
 		if keep {
-			x.cache = &cacheFill{p: *p, key: key}
+			x.cache = &cacheFill{p: *p, alias: chain.Alias, key: key}
 		}
 		return false, nil
 	}
@@ -81,10 +80,19 @@ func (s *Server) fromCache(c echo.Context, chain *fallback.Chain, w wire, stream
 	case out == cache.Shared:
 		return true, s.serveHit(c, e, w, stream, cacheCoalesced)
 	}
-	x.access.Cache = cacheMiss
-	h.Set("X-Sluice-Cache", cacheMiss)
-	x.cache = &cacheFill{p: *p, key: key, lead: lead}
+	cacheResult(c, cacheMiss, 0)
+	x.cache = &cacheFill{p: *p, alias: chain.Alias, key: key, lead: lead}
 	return false, nil
+}
+
+// cacheResult says what the cache did for the request: X-Sluice-Cache, the access record
+// (cache= in the log line), the metrics and the span; saved is the tokens a hit did not
+// spend.
+func cacheResult(c echo.Context, result string, saved int) {
+	in := reqInfo(c)
+	in.Cache = result
+	c.Response().Header().Set("X-Sluice-Cache", result)
+	telemetry.Cache(c.Request().Context(), in.Model, result, saved)
 }
 
 // endFlight ends the request's lead, if it still holds one, as failed: its round gave no
@@ -116,7 +124,10 @@ func (s *Server) toCache(c echo.Context, st *fallback.Stream, resp *llm.Response
 	}
 	exchangeOf(c).cache = nil
 	e := s.o.Cache.Entry(f.p, f.rec, st.Model, resp)
-	s.o.Cache.Put(context.WithoutCancel(c.Request().Context()), f.p, f.key, e)
+	ctx := context.WithoutCancel(c.Request().Context())
+	if n := s.o.Cache.Put(ctx, f.p, f.key, e); n > 0 {
+		telemetry.CacheStored(ctx, f.alias, n)
+	}
 	if f.lead != nil {
 		f.lead.End(e, false) // the waiting requests get the answer, or go on alone
 	}
@@ -133,8 +144,8 @@ func (s *Server) serveHit(c echo.Context, e *cache.Entry, w wire, stream bool, h
 	if r := x.meter.guards.Output(c.Request().Context(), x.meter.req, &resp); r != nil {
 		return s.reject(c, turn.Refused(r))
 	}
-	in.Cache, in.Target, in.Usage, in.Response = how, e.Target, &telemetry.Usage{}, &resp
-	h.Set("X-Sluice-Cache", how)
+	in.Target, in.Usage, in.Response = e.Target, &telemetry.Usage{}, &resp
+	cacheResult(c, how, resp.Usage.TotalTokens)
 	h.Set("Age", strconv.FormatInt(s.o.Cache.Age(e), 10))
 	h.Set("X-Sluice-Target", e.Target)
 	h.Set("X-Sluice-Attempts", "0")
