@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"encoding/json"
 	"net/http/httptest"
 	"testing"
 	"time"
@@ -86,6 +87,7 @@ func TestCacheHitAccounting(t *testing.T) {
   c: {targets: [mock/echo], cache: {}}
 keys:
   - {name: k, hash: `+auth.Hash(key)+`, models: ["*"], limits: {rpm: 4, tpm: 100000}}
+auth: {admin_token: `+admin+`}
 `)
 	var remaining []string
 	for i, want := range []int{200, 200, 200, 200, 429} {
@@ -103,6 +105,26 @@ keys:
 	}
 	if n := mock.Calls("echo"); n != 1 {
 		t.Errorf("got %d upstream calls, want 1", n)
+	}
+	// The account: four requests, three of them cache hits that saved the miss's tokens.
+	day := time.Now().UTC().Format("2006-01-02")
+	r := do(t, "GET", url+"/admin/usage?group_by=alias&from="+day+"&to="+day, admin, "")
+	var report struct {
+		Data []struct {
+			Alias        string
+			Requests     int64
+			InputTokens  int64 `json:"input_tokens"`
+			OutputTokens int64 `json:"output_tokens"`
+			CacheHits    int64 `json:"cache_hits"`
+			SavedTokens  int64 `json:"saved_tokens"`
+		}
+	}
+	if err := json.Unmarshal([]byte(r.body), &report); err != nil || len(report.Data) != 1 {
+		t.Fatalf("got %d %s, want one line", r.status, r.body)
+	}
+	l := report.Data[0]
+	if l.Requests != 4 || l.CacheHits != 3 || l.InputTokens+l.OutputTokens == 0 || l.SavedTokens != 3*(l.InputTokens+l.OutputTokens) {
+		t.Errorf("got %+v, want 4 requests, 3 cache hits saving 3 times the miss's tokens", l)
 	}
 }
 

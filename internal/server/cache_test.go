@@ -29,6 +29,8 @@ models:
   long:    {targets: ["mock/text?len=300&max=10"], cache: {}}
   big:     {targets: ["mock/text?len=5000"], cache: {max_entry_bytes: 2KiB}}
   guarded: {targets: ["mock/echo"], cache: {}, guardrails: [terms-out]}
+  held:    {targets: ["mock/text?len=200&chunk=5"], cache: {}, guardrails: [terms-out]}
+  held-live: {targets: ["mock/text?len=200&chunk=5"], guardrails: [terms-out]}
 `
 
 // volatile are the parts of an answer that differ between two requests by design: the
@@ -73,6 +75,7 @@ func TestCacheHitIsTheLiveAnswer(t *testing.T) {
 		{"chat plain", "/v1/chat/completions", "cached", "live", ``},
 		{"chat tools stream", "/v1/chat/completions", "tools", "tools-live", `,"stream":true`},
 		{"chat tools plain", "/v1/chat/completions", "tools", "tools-live", ``},
+		{"chat held by a guardrail", "/v1/chat/completions", "held", "held-live", `,"stream":true`},
 		{"responses stream", "/v1/responses", "cached", "live", `,"stream":true`},
 		{"responses plain", "/v1/responses", "cached", "live", ``},
 	} {
