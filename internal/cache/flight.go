@@ -31,57 +31,65 @@ type Lead struct {
 	f   *flight
 }
 
+// Flight is an identical request's miss in progress, to wait for.
+type Flight struct{ f *flight }
+
 // Outcome is what a follower got.
 type Outcome uint8
 
 const (
-	// Led: the request leads (it calls the provider and must End the lead).
-	Led Outcome = iota
 	// Shared: the leader's answer is the request's.
-	Shared
+	Shared Outcome = iota + 1
 	// Alone: the leader's answer cannot be given again (too large, refused, cut at
 	// max_tokens): the request calls the provider on its own, without coalescing.
 	Alone
+	// Again: the leader got no answer; the request joins again (one follower leads then).
+	Again
 )
 
-// Join makes the request with key the leader of its key's flight, or waits for the flight
-// in progress: it returns the shared answer, or Alone, or, when the leader failed, tries
-// again (one of the followers leads then). A follower whose ctx ends stops waiting and
-// returns ctx's error; the others are not disturbed.
-func (c *Cache) Join(ctx context.Context, key string) (Outcome, *Entry, *Lead, error) {
+// Join makes the request with key the leader of its key's flight (a Lead, which must be
+// ended), or returns the flight in progress to wait for.
+func (c *Cache) Join(key string) (*Lead, *Flight) {
 	fs := &c.flights
-	for {
-		fs.mu.Lock()
-		if fs.m == nil {
-			fs.m = map[string]*flight{}
-		}
-		f := fs.m[key]
-		if f == nil {
-			f = &flight{done: make(chan struct{})}
-			fs.m[key] = f
-			fs.mu.Unlock()
-			return Led, nil, &Lead{c: c, key: key, f: f}, nil
-		}
-		fs.waiting++
-		fs.mu.Unlock()
-		var err error
-		select {
-		case <-f.done:
-		case <-ctx.Done():
-			err = context.Cause(ctx)
-		}
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if fs.m == nil {
+		fs.m = map[string]*flight{}
+	}
+	if f := fs.m[key]; f != nil {
+		return nil, &Flight{f: f}
+	}
+	f := &flight{done: make(chan struct{})}
+	fs.m[key] = f
+	return &Lead{c: c, key: key, f: f}, nil
+}
+
+// Wait waits for the flight's leader and returns the shared answer, Alone, or Again. A
+// follower whose ctx ends stops waiting and returns ctx's cause; the others are not
+// disturbed.
+func (c *Cache) Wait(ctx context.Context, fl *Flight) (Outcome, *Entry, error) {
+	fs := &c.flights
+	fs.mu.Lock()
+	fs.waiting++
+	fs.mu.Unlock()
+	defer func() {
 		fs.mu.Lock()
 		fs.waiting--
 		fs.mu.Unlock()
-		switch {
-		case err != nil:
-			return Alone, nil, nil, err
-		case f.e != nil:
-			return Shared, f.e, nil, nil
-		case !f.failed:
-			return Alone, nil, nil, nil
-		}
+	}()
+	f := fl.f
+	select {
+	case <-f.done:
+	case <-ctx.Done():
+		return 0, nil, context.Cause(ctx)
 	}
+	switch {
+	case f.e != nil:
+		return Shared, f.e, nil
+	case f.failed:
+		return Again, nil, nil
+	}
+	return Alone, nil, nil
 }
 
 // End ends the lead with the answer to share (nil: none could be given again), or as

@@ -10,6 +10,7 @@ import (
 	"github.com/sluice-gw/sluice/internal/cache"
 	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/sse"
 	"github.com/sluice-gw/sluice/internal/telemetry"
 	"github.com/sluice-gw/sluice/internal/turn"
 )
@@ -73,12 +74,29 @@ func (s *Server) fromCache(c echo.Context, chain *fallback.Chain, w wire, stream
 		return true, s.serveHit(c, e, w, stream, cacheHit)
 	}
 	// A miss: lead the key's flight, or wait for the identical request that leads it.
-	out, e, lead, err := s.o.Cache.Join(ctx, key)
-	switch {
-	case err != nil:
-		return true, s.reject(c, &llm.Error{Kind: llm.Canceled, Message: "client went away", Err: err})
-	case out == cache.Shared:
-		return true, s.serveHit(c, e, w, stream, cacheCoalesced)
+	var lead *cache.Lead
+	for {
+		var fl *cache.Flight
+		if lead, fl = s.o.Cache.Join(key); lead != nil {
+			break
+		}
+		if stream && x.ew == nil {
+			// Keepalives while it waits; the stream, whatever comes of the wait, is served on
+			// this writer (eventWriter). Should they send the headers, the cache's two are
+			// declared trailers.
+			x.ew = sse.NewWriter(c.Response(), sse.WriterOptions{Heartbeat: s.o.Heartbeat, WriteTimeout: s.o.WriteTimeout,
+				Trailers: append(append([]string(nil), trailers...), "X-Sluice-Cache", "Age")})
+		}
+		out, e, err := s.o.Cache.Wait(ctx, fl)
+		switch {
+		case err != nil:
+			return true, s.unwait(c, w, &llm.Error{Kind: llm.Canceled, Message: "client went away", Err: err})
+		case out == cache.Shared:
+			return true, s.serveHit(c, e, w, stream, cacheCoalesced)
+		}
+		if out == cache.Alone {
+			break
+		}
 	}
 	cacheResult(c, cacheMiss, 0)
 	x.cache = &cacheFill{p: *p, alias: chain.Alias, key: key, lead: lead}
@@ -142,7 +160,7 @@ func (s *Server) serveHit(c echo.Context, e *cache.Entry, w wire, stream bool, h
 	in, h := &x.access, c.Response().Header()
 	resp := e.Response
 	if r := x.meter.guards.Output(c.Request().Context(), x.meter.req, &resp); r != nil {
-		return s.reject(c, turn.Refused(r))
+		return s.unwait(c, w, turn.Refused(r))
 	}
 	in.Target, in.Usage, in.Response = e.Target, &telemetry.Usage{}, &resp
 	cacheResult(c, how, resp.Usage.TotalTokens)
@@ -169,6 +187,25 @@ func (s *Server) serveHit(c echo.Context, e *cache.Entry, w wire, stream bool, h
 	}
 	if err != nil {
 		in.Kind = llm.Canceled // the client stopped reading
+	}
+	return nil
+}
+
+// unwait answers err for a request that may have waited for an identical one: a plain HTTP
+// error, unless a keepalive sent the headers while it waited (then the wire's in-band
+// failure, none for a client that left).
+func (s *Server) unwait(c echo.Context, w wire, err error) error {
+	x := exchangeOf(c)
+	if x.ew == nil {
+		return s.reject(c, err)
+	}
+	defer x.ew.Close()
+	if !x.ew.Quiet() {
+		return s.reject(c, err)
+	}
+	x.access.Kind = llm.KindOf(err)
+	if llm.KindOf(err) != llm.Canceled {
+		_ = w.Fail(x.ew, err)
 	}
 	return nil
 }

@@ -38,12 +38,12 @@ func (g *gated) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // gatedGateway serves cacheConfig in front of a gated mock upstream.
-func gatedGateway(t *testing.T) (*gated, *server.Server, *httptest.Server) {
+func gatedGateway(t *testing.T, extra ...string) (*gated, *server.Server, *httptest.Server) {
 	t.Helper()
 	up := &gated{mock: mockllm.New(mockllm.Options{}), arrived: make(chan struct{}), open: make(chan struct{})}
 	ms := httptest.NewServer(up)
 	t.Cleanup(ms.Close)
-	srv := buildConfig(t, cacheConfig, map[string]string{"MOCK_URL": ms.URL}, io.Discard)
+	srv := buildConfig(t, cacheConfig+strings.Join(extra, ""), map[string]string{"MOCK_URL": ms.URL}, io.Discard)
 	hs := listen(srv)
 	t.Cleanup(hs.Close)
 	return up, srv, hs
@@ -166,3 +166,44 @@ func TestCacheCoalescingLeaderFails(t *testing.T) {
 		t.Errorf("got %d new leaders and %d upstream calls, want 1 and 2 (the leader that left, its successor)", misses, up.calls.Load())
 	}
 }
+
+// A streamed request that waits for an identical one gets keepalives meanwhile (a load
+// balancer does not cut it), then the answer; X-Sluice-Cache and Age arrive as trailers.
+func TestCacheWaitingStreamKeepsAlive(t *testing.T) {
+	up, srv, hs := gatedGateway(t, "heartbeat_interval: 20ms\n")
+	body := `{"model":"cached","messages":[{"role":"user","content":"Keep me."}],"stream":true}`
+	var lead cacheReply
+	done := make(chan struct{})
+	go func() { defer close(done); lead = cachePost(t, hs.URL, "/v1/chat/completions", body) }()
+	<-up.arrived
+	req, _ := http.NewRequest("POST", hs.URL+"/v1/chat/completions", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Request-Id", "test")
+	resp, err := http.DefaultClient.Do(req) // returns once a keepalive sent the headers
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if server.CacheWaiting(srv) != 1 {
+		t.Fatalf("got %d waiting, want the follower waiting while its headers left", server.CacheWaiting(srv))
+	}
+	if _, ok := resp.Trailer["X-Sluice-Cache"]; !ok { // net/http moves the Trailer header there
+		t.Errorf("got trailers %v, want X-Sluice-Cache declared", resp.Trailer)
+	}
+	close(up.open)
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-done
+	got := volatile.ReplaceAllString(string(b), `"created$1":0`)
+	if !strings.HasPrefix(got, ": keepalive") || strip(got) != strip(lead.body) {
+		t.Errorf("got:\n%s\nwant keepalives, then the leader's answer:\n%s", got, lead.body)
+	}
+	if got := resp.Trailer.Get("X-Sluice-Cache"); got != "coalesced" {
+		t.Errorf("got trailer X-Sluice-Cache %q, want coalesced", got)
+	}
+}
+
+// strip drops the keepalives of a stream.
+func strip(s string) string { return strings.ReplaceAll(s, ": keepalive\n\n", "") }

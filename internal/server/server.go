@@ -142,7 +142,8 @@ type exchange struct {
 	access telemetry.Access
 	key    *auth.Key
 	meter  *meter
-	cache  *cacheFill // a miss to store (cache.go)
+	cache  *cacheFill  // a miss to store (cache.go)
+	ew     *sse.Writer // the event stream that started while the request waited (cache.go)
 }
 
 const exchangeKey = "sluice.exchange"
@@ -287,6 +288,9 @@ var trailers = []string{"X-Sluice-Target", "X-Sluice-Attempts"}
 // eventWriter is the event stream of c's response, with the server's heartbeat and write
 // deadline.
 func (s *Server) eventWriter(c echo.Context) *sse.Writer {
+	if ew := exchangeOf(c).ew; ew != nil { // a request that waited for an identical one (cache.go)
+		return ew
+	}
 	return sse.NewWriter(c.Response(), sse.WriterOptions{Heartbeat: s.o.Heartbeat, WriteTimeout: s.o.WriteTimeout,
 		Trailers: trailers})
 }
