@@ -2,6 +2,7 @@ package cache
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/sluice-gw/sluice/internal/llm"
@@ -26,6 +27,8 @@ type Policy struct {
 type Store interface {
 	Get(ctx context.Context, key string) ([]byte, error)
 	Set(ctx context.Context, key string, val []byte, ttl time.Duration) error
+	// Clear deletes every entry whose key starts with prefix and returns how many.
+	Clear(ctx context.Context, prefix string) (int, error)
 }
 
 // Cache is the response cache of the gateway: one Store for every alias. Safe for
@@ -60,8 +63,8 @@ func (p Policy) Cacheable(req *llm.Request) bool {
 
 // Get returns the entry stored under key, or nil: a miss, a store that failed, an entry
 // that does not decode.
-func (c *Cache) Get(ctx context.Context, key string) *Entry {
-	b, err := c.Store.Get(ctx, storeKey(key))
+func (c *Cache) Get(ctx context.Context, alias, key string) *Entry {
+	b, err := c.Store.Get(ctx, storeKey(alias, key))
 	if err != nil || b == nil {
 		return nil
 	}
@@ -86,17 +89,35 @@ func (c *Cache) Entry(p Policy, rec *Recorder, model string, resp *llm.Response)
 
 // Put stores e under key when its encoding fits p.MaxEntryBytes, and returns the bytes
 // stored: 0 when it did not (a store that failed did not).
-func (c *Cache) Put(ctx context.Context, p Policy, key string, e *Entry) int {
+func (c *Cache) Put(ctx context.Context, p Policy, alias, key string, e *Entry) int {
 	if e == nil {
 		return 0
 	}
 	b, err := encode(e)
-	if err != nil || (p.MaxEntryBytes > 0 && len(b) > p.MaxEntryBytes) || c.Store.Set(ctx, storeKey(key), b, p.TTL) != nil {
+	if err != nil || (p.MaxEntryBytes > 0 && len(b) > p.MaxEntryBytes) || c.Store.Set(ctx, storeKey(alias, key), b, p.TTL) != nil {
 		return 0
 	}
 	return len(b)
 }
 
-// storeKey is the store's name of a cache key: a prefix of its own, the hash in braces so a
-// Redis cluster puts one entry on one slot.
-func storeKey(key string) string { return "sluice:cache:{" + key + "}" }
+// Clear deletes the entries of alias ("": of every alias) and returns how many. Unlike a
+// read, a store that fails is an error: the caller asked for the deletion.
+func (c *Cache) Clear(ctx context.Context, alias string) (int, error) {
+	p := storePrefix
+	if alias != "" {
+		p += aliasEscape.Replace(alias) + ":"
+	}
+	return c.Store.Clear(ctx, p)
+}
+
+// storePrefix starts the store's name of every entry.
+const storePrefix = "sluice:cache:"
+
+// aliasEscape keeps an alias name from reaching into the next part of a store key.
+var aliasEscape = strings.NewReplacer("%", "%25", ":", "%3A", "{", "%7B", "}", "%7D", "*", "%2A", "?", "%3F", "[", "%5B", "]", "%5D", "\\", "%5C")
+
+// storeKey is the store's name of a cache key: the prefix, the alias (so the entries of one
+// alias can be cleared), the hash in braces so a Redis cluster spreads entries over slots.
+func storeKey(alias, key string) string {
+	return storePrefix + aliasEscape.Replace(alias) + ":{" + key + "}"
+}

@@ -101,6 +101,9 @@ func (failing) Get(context.Context, string) ([]byte, error) {
 func (failing) Set(context.Context, string, []byte, time.Duration) error {
 	return &llm.Error{Kind: llm.Unavailable}
 }
+func (failing) Clear(context.Context, string) (int, error) {
+	return 0, &llm.Error{Kind: llm.Unavailable}
+}
 
 func answer(finish, refusal string) *llm.Response {
 	return &llm.Response{Target: "p/m", Choices: []llm.Choice{{Text: "hello", Refusal: refusal, Finish: finish}},
@@ -133,11 +136,11 @@ func TestPutAndGet(t *testing.T) {
 	c := &Cache{Store: &Memory{Now: func() time.Time { return now }}, Now: func() time.Time { return now }}
 	p := Policy{TTL: time.Minute, MaxEntryBytes: 1 << 20}
 	ctx := context.Background()
-	if c.Put(ctx, p, "k", c.Entry(p, recorded(t, 0, "hel", "lo"), "m", answer("stop", ""))) == 0 {
+	if c.Put(ctx, p, "a", "k", c.Entry(p, recorded(t, 0, "hel", "lo"), "m", answer("stop", ""))) == 0 {
 		t.Fatal("a complete answer was not stored")
 	}
 	now = now.Add(30 * time.Second)
-	e := c.Get(ctx, "k")
+	e := c.Get(ctx, "a", "k")
 	if e == nil || e.Model != "m" || e.Target != "p/m" || e.Response.Usage.TotalTokens != 5 || e.Response.Attempts != nil || c.Age(e) != 30 {
 		t.Fatalf("got %+v, want the stored answer with its usage, no attempts, 30s old", e)
 	}
@@ -146,7 +149,7 @@ func TestPutAndGet(t *testing.T) {
 		t.Errorf("got replay %+v, want the pieces as relayed", got.evs)
 	}
 	now = now.Add(31 * time.Second)
-	if c.Get(ctx, "k") != nil {
+	if c.Get(ctx, "a", "k") != nil {
 		t.Error("got an entry past its TTL, want a miss")
 	}
 	for _, tt := range []struct {
@@ -162,13 +165,13 @@ func TestPutAndGet(t *testing.T) {
 		{"recorder over its bound", recorded(t, 10, strings.Repeat("x", 100)), answer("stop", ""), p},
 		{"entry over max_entry_bytes", recorded(t, 0, strings.Repeat("x", 100)), answer("stop", ""), Policy{TTL: time.Minute, MaxEntryBytes: 100}},
 	} {
-		if c.Put(ctx, tt.p, tt.name, c.Entry(tt.p, tt.rec, "m", tt.resp)) != 0 || c.Get(ctx, tt.name) != nil {
+		if c.Put(ctx, tt.p, "a", tt.name, c.Entry(tt.p, tt.rec, "m", tt.resp)) != 0 || c.Get(ctx, "a", tt.name) != nil {
 			t.Errorf("%s: stored, want not", tt.name)
 		}
 	}
 	// A store that fails is a miss and a store that did not happen, never an error.
 	f := &Cache{Store: failing{}}
-	if f.Put(ctx, p, "k", f.Entry(p, recorded(t, 0, "x"), "m", answer("stop", ""))) != 0 || f.Get(ctx, "k") != nil {
+	if f.Put(ctx, p, "a", "k", f.Entry(p, recorded(t, 0, "x"), "m", answer("stop", ""))) != 0 || f.Get(ctx, "a", "k") != nil {
 		t.Error("a failing store: want no entry and no store")
 	}
 }

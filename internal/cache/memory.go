@@ -3,6 +3,7 @@ package cache
 import (
 	"container/list"
 	"context"
+	"strings"
 	"sync"
 	"time"
 )
@@ -87,6 +88,20 @@ func (m *Memory) remove(el *list.Element) {
 	e := m.lru.Remove(el).(*memEntry)
 	delete(m.byKey, e.key)
 	m.size -= len(e.val)
+}
+
+// Clear implements Store.
+func (m *Memory) Clear(_ context.Context, prefix string) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for k, el := range m.byKey {
+		if strings.HasPrefix(k, prefix) {
+			m.remove(el)
+			n++
+		}
+	}
+	return n, nil
 }
 
 // Len is the number of entries held and their bytes; Evictions how many were pushed out by

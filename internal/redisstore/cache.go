@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -30,6 +31,35 @@ func (c *Cache) Get(ctx context.Context, key string) ([]byte, error) {
 	}
 	return b, err
 }
+
+// Clear deletes the keys that start with prefix: SCAN (never KEYS, which blocks Redis) and
+// UNLINK in batches, each batch a call with its own timeout.
+func (c *Cache) Clear(ctx context.Context, prefix string) (int, error) {
+	match := globEscape.Replace(prefix) + "*"
+	var cursor uint64
+	n := 0
+	for {
+		var deleted int64
+		err := c.s.call(ctx, func(ctx context.Context) error {
+			keys, next, err := c.s.c.Scan(ctx, cursor, match, 1000).Result()
+			if err == nil && len(keys) > 0 {
+				deleted, err = c.s.c.Unlink(ctx, keys...).Result()
+			}
+			cursor = next
+			return err
+		})
+		if err != nil {
+			return n, err
+		}
+		n += int(deleted)
+		if cursor == 0 {
+			return n, nil
+		}
+	}
+}
+
+// globEscape quotes the characters SCAN MATCH would read as a pattern.
+var globEscape = strings.NewReplacer("\\", "\\\\", "*", "\\*", "?", "\\?", "[", "\\[", "]", "\\]")
 
 // Set stores val under key for ttl.
 func (c *Cache) Set(ctx context.Context, key string, val []byte, ttl time.Duration) error {

@@ -43,11 +43,29 @@ func TestCacheStore(t *testing.T) {
 			t.Fatal("got the entry 5s after its 200ms TTL, want it expired")
 		}
 	}
+	// Clear by prefix: one alias's entries, then all.
+	for _, k := range []string{"sluice:cache:a:{1}", "sluice:cache:a:{2}", "sluice:cache:a%3Ab:{3}", "sluice:cache:b:{4}"} {
+		if err := a.Set(ctx, k, []byte("x"), time.Minute); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := b.Clear(ctx, "sluice:cache:a:"); n != 2 || err != nil {
+		t.Errorf("Clear of alias a: got %d, %v, want 2", n, err)
+	}
+	if v, _ := a.Get(ctx, "sluice:cache:a%3Ab:{3}"); v == nil {
+		t.Error("Clear of alias a deleted alias a:b's entry")
+	}
+	if n, err := b.Clear(ctx, "sluice:cache:"); n != 2 || err != nil {
+		t.Errorf("Clear of all: got %d, %v, want 2", n, err)
+	}
 	srv.Stop(t)
 	for range 5 {
 		if _, err := a.Get(ctx, "k"); llm.KindOf(err) != llm.Unavailable {
 			t.Fatalf("Redis down: got %v, want an Unavailable error", err)
 		}
+	}
+	if _, err := a.Clear(ctx, "sluice:cache:"); llm.KindOf(err) != llm.Unavailable {
+		t.Errorf("Redis down: Clear got %v, want an Unavailable error", err)
 	}
 	if n := sa.Waited(); n > 1 {
 		t.Errorf("Redis down: %d reads waited for the timeout, want at most the first (the breaker)", n)

@@ -70,7 +70,7 @@ func (s *Server) fromCache(c echo.Context, chain *fallback.Chain, w wire, stream
 		return false, nil
 	}
 	ctx := c.Request().Context()
-	if e := s.o.Cache.Get(ctx, key); e != nil {
+	if e := s.o.Cache.Get(ctx, chain.Alias, key); e != nil {
 		return true, s.serveHit(c, e, w, stream, cacheHit)
 	}
 	// A miss: lead the key's flight, or wait for the identical request that leads it.
@@ -143,7 +143,7 @@ func (s *Server) toCache(c echo.Context, st *fallback.Stream, resp *llm.Response
 	exchangeOf(c).cache = nil
 	e := s.o.Cache.Entry(f.p, f.rec, st.Model, resp)
 	ctx := context.WithoutCancel(c.Request().Context())
-	if n := s.o.Cache.Put(ctx, f.p, f.key, e); n > 0 {
+	if n := s.o.Cache.Put(ctx, f.p, f.alias, f.key, e); n > 0 {
 		telemetry.CacheStored(ctx, f.alias, n)
 	}
 	if f.lead != nil {
@@ -208,4 +208,27 @@ func (s *Server) unwait(c echo.Context, w wire, err error) error {
 		_ = w.Fail(x.ew, err)
 	}
 	return nil
+}
+
+// clearCache serves DELETE /admin/cache: every stored answer, or those of ?alias=. A store
+// that cannot be reached is a 503: the caller asked for the deletion.
+func (s *Server) clearCache(c echo.Context) error {
+	alias := c.QueryParam("alias")
+	n := 0
+	if s.o.Cache != nil {
+		var err error
+		if n, err = s.o.Cache.Clear(c.Request().Context(), alias); err != nil {
+			return s.reject(c, &llm.Error{Kind: llm.Unavailable, Status: http.StatusServiceUnavailable,
+				Code: "redis_unavailable", Type: "server_error", Message: "The cache (Redis) is unreachable. Retry shortly."})
+		}
+	}
+	var a *string
+	if alias != "" {
+		a = &alias
+	}
+	return c.JSON(http.StatusOK, struct {
+		Object  string  `json:"object"`
+		Alias   *string `json:"alias"`
+		Deleted int     `json:"deleted"`
+	}{"cache.cleared", a, n})
 }

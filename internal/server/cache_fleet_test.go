@@ -3,6 +3,7 @@ package server_test
 import (
 	"encoding/json"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -137,4 +138,44 @@ func mockGateway(t *testing.T, models string) (string, *mockllm.Server) {
 	t.Cleanup(ms.Close)
 	yaml := "providers:\n  mock: {kind: openai-compatible, base_url: \"${MOCK_URL}/v1\"}\nmodels:" + models
 	return serveGate(t, yaml, map[string]string{"MOCK_URL": ms.URL}, time.Minute, nil), mock
+}
+
+// DELETE /admin/cache clears one alias's answers, or all of them; it needs the admin token.
+func TestCacheAdminClear(t *testing.T) {
+	const key = "sk-sluice-cache-admin"
+	url, mock := mockGateway(t, `
+  x: {targets: [mock/echo], cache: {}}
+  y: {targets: [mock/echo], cache: {}}
+keys:
+  - {name: k, hash: `+auth.Hash(key)+`, models: ["*"]}
+auth: {admin_token: `+admin+`}
+`)
+	ask := func(alias string) string {
+		r := cachePost(t, url, "/v1/chat/completions", `{"model":"`+alias+`","messages":[{"role":"user","content":"Clear."}]}`,
+			"Authorization", "Bearer "+key)
+		return r.header.Get("X-Sluice-Cache")
+	}
+	clear := func(query string, token string) reply {
+		return do(t, "DELETE", url+"/admin/cache"+query, token, "")
+	}
+	ask("x")
+	ask("y")
+	if r := clear("?alias=x", key); r.status != 401 {
+		t.Errorf("with a virtual key: got %d, want 401", r.status)
+	}
+	if r := clear("?alias=x", admin); r.status != 200 || strings.TrimSpace(string(r.body)) != `{"object":"cache.cleared","alias":"x","deleted":1}` {
+		t.Errorf("got %d %s, want x's one entry deleted", r.status, r.body)
+	}
+	if got, other := ask("x"), ask("y"); got != "miss" || other != "hit" {
+		t.Errorf("after clearing x: got x %q, y %q; want miss, hit", got, other)
+	}
+	if r := clear("", admin); r.status != 200 || strings.TrimSpace(string(r.body)) != `{"object":"cache.cleared","alias":null,"deleted":2}` {
+		t.Errorf("got %d %s, want both entries deleted", r.status, r.body)
+	}
+	if got := ask("y"); got != "miss" {
+		t.Errorf("after clearing all: got y %q, want miss", got)
+	}
+	if n := mock.Calls("echo"); n != 4 {
+		t.Errorf("got %d upstream calls, want 4", n)
+	}
 }
