@@ -45,8 +45,9 @@ func TestFromRequest(t *testing.T) {
 }
 
 func TestAllows(t *testing.T) {
-	k := &Key{Models: []string{"default", "sim/echo"}}
-	for model, want := range map[string]bool{"default": true, "sim/echo": true, "fast": false, "sim/text": false} {
+	k := &Key{Models: []string{"default", "sim/echo", "claude-*"}}
+	for model, want := range map[string]bool{"default": true, "sim/echo": true, "fast": false, "sim/text": false,
+		"claude-sonnet-4-5-20250929": true, "claude-*": true, "anth/claude-x": false} {
 		if got := k.Allows(model); got != want {
 			t.Errorf("%s: got %v, want %v", model, got, want)
 		}

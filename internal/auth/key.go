@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"math/big"
+	"path"
 	"slices"
 	"strings"
 	"time"
@@ -44,24 +45,41 @@ type Key struct {
 	// Guardrails name configured guardrails applied to every request of the key, after the
 	// model alias's own.
 	Guardrails []string `json:"guardrails,omitempty"`
+	// MCP is what the key may use of the MCP gateway (/mcp); nil: nothing.
+	MCP *MCPAccess `json:"mcp,omitempty"`
+	// ToolCallsPerMinute caps the key's tool calls through the MCP gateway (0: unlimited);
+	// each call also counts against RPM.
+	ToolCallsPerMinute int64 `json:"tool_calls_per_minute,omitempty"`
 	// Static is set on keys of the configuration file: the admin API cannot change them.
 	Static bool `json:"-"`
 }
 
 // Allows reports whether the key may call model: an alias, or provider/model, listed by the
-// key, or "*". A direct provider/model call is never allowed by the alias it belongs to.
+// key, a pattern it matches (path.Match: "claude-*", as pattern aliases are named), or "*". A direct provider/model call is never allowed by the alias it belongs to.
 func (k *Key) Allows(model string) bool {
-	return slices.Contains(k.Models, "*") || slices.Contains(k.Models, model)
+	return slices.Contains(k.Models, "*") || slices.Contains(k.Models, model) ||
+		slices.ContainsFunc(k.Models, func(p string) bool { ok, _ := path.Match(p, model); return ok })
 }
 
 // Expired reports whether the key has expired at now.
 func (k *Key) Expired(now time.Time) bool { return !k.ExpiresAt.IsZero() && !now.Before(k.ExpiresAt) }
+
+// MCPAccess is what a key may use of the MCP gateway, on top of each server's own filter:
+// Servers are server names ("*": all; empty: all, when Tools is set) and Tools, when set,
+// the server__tool names it may call, as path.Match patterns ("docs__search*").
+type MCPAccess struct {
+	Servers []string `json:"servers,omitempty"`
+	Tools   []string `json:"tools,omitempty"`
+}
 
 // Clone returns a deep copy of k.
 func (k *Key) Clone() *Key {
 	c := *k
 	c.Models = slices.Clone(k.Models)
 	c.Guardrails = slices.Clone(k.Guardrails)
+	if k.MCP != nil {
+		c.MCP = &MCPAccess{Servers: slices.Clone(k.MCP.Servers), Tools: slices.Clone(k.MCP.Tools)}
+	}
 	if k.Metadata != nil {
 		c.Metadata = make(map[string]string, len(k.Metadata))
 		for n, v := range k.Metadata {

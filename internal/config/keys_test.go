@@ -17,7 +17,8 @@ keys:
     limits: {rpm: 60, tpm: 10000}
     expires_at: 2030-01-02
     metadata: {team: a}
-  - {name: team-b, hash: "`+strings.Replace(hashA, "a3", "b3", 1)+`", models: [default, sim/echo], expires_at: "2030-01-02T03:04:05+01:00"}
+  - {name: team-b, hash: "`+strings.Replace(hashA, "a3", "b3", 1)+`", models: [default, sim/echo], expires_at: "2030-01-02T03:04:05+01:00",
+     mcp: {servers: ["*"], tools: ["x__y*"]}, limits: {tool_calls_per_minute: 30}}
 `, env())
 	a, b := c.Keys[0], c.Keys[1]
 	if a.Hash != hashA {
@@ -31,6 +32,9 @@ keys:
 	}
 	if want := time.Date(2030, 1, 2, 2, 4, 5, 0, time.UTC); !b.ExpiresAt.Equal(want) {
 		t.Errorf("got expires_at %v, want %v", b.ExpiresAt, want)
+	}
+	if a.MCP != nil || b.MCP == nil || b.MCP.Servers[0] != "*" || b.MCP.Tools[0] != "x__y*" || b.Limits.ToolCallsPerMinute != 30 {
+		t.Errorf("got mcp %+v and %+v, want none for a, and b's", a.MCP, b.MCP)
 	}
 	if a.Metadata["team"] != "a" || a.Limits.RPM != 60 || a.Limits.TPM != 10000 {
 		t.Errorf("got %+v, want metadata team=a, rpm 60, tpm 10000", a)
@@ -49,6 +53,9 @@ func TestKeyValidation(t *testing.T) {
 		{"short hash", "keys: [{name: a, hash: abc}]\n", "keys[0].hash: want the hex SHA-256"},
 		{"expires_at", "keys: [{name: a, hash: " + hashA + ", expires_at: tomorrow}]\n", `keys[0].expires_at: invalid timestamp "tomorrow"`},
 		{"metadata value", "keys: [{name: a, hash: " + hashA + ", metadata: {k: " + strings.Repeat("v", 513) + "}}]\n", "keys[0].metadata: keys of 1 to 64 bytes"},
+		{"mcp server", "tools: {docs: {mcp: {url: 'http://127.0.0.1:1/mcp'}}, web: {http: {url: 'http://127.0.0.1:1/w'}}}\nkeys: [{name: a, hash: " + hashA + ", mcp: {servers: [docs, web]}}]\n", `keys[0].mcp.servers[1]: unknown MCP server "web"`},
+		{"mcp tool pattern", "keys: [{name: a, hash: " + hashA + ", mcp: {tools: ['docs__[']}}]\n", `keys[0].mcp.tools[0]: "docs__[" is not a server__tool name or pattern`},
+		{"tool calls", "keys: [{name: a, hash: " + hashA + ", limits: {tool_calls_per_minute: -1}}]\n", "keys[0].limits.tool_calls_per_minute: must not be negative"},
 		{"redis timeout", "redis: {timeout: 0s}\n", "redis.timeout: must be positive"},
 		{"redis spool", "redis: {spool: 0}\n", "redis.spool: must be positive"},
 	}

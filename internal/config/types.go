@@ -240,14 +240,27 @@ type Key struct {
 	ExpiresAt Timestamp         `yaml:"expires_at"`
 	Metadata  map[string]string `yaml:"metadata"`
 	// Guardrails are names in Config.Guardrails, applied to every request of the key after
-	// the alias's own.
+	// the alias's own (and, input ones, to its MCP tool calls' arguments).
 	Guardrails []string `yaml:"guardrails"`
+	// MCP is what the key may use of the MCP gateway (/mcp); absent: nothing.
+	MCP *KeyMCP `yaml:"mcp"`
+}
+
+// KeyMCP names the MCP servers (names in Config.Tools, or "*") and tools (server__tool
+// path.Match patterns) a key may use through /mcp, on top of each server's own filter;
+// servers absent with tools set: any server whose tools match.
+type KeyMCP struct {
+	Servers []string `yaml:"servers"`
+	Tools   []string `yaml:"tools"`
 }
 
 // RateLimits are per key and per minute; zero means unlimited.
 type RateLimits struct {
 	RPM int64 `yaml:"rpm"`
 	TPM int64 `yaml:"tpm"`
+	// ToolCallsPerMinute caps the key's MCP gateway tool calls (each also counts as a
+	// request against rpm).
+	ToolCallsPerMinute int64 `yaml:"tool_calls_per_minute"`
 }
 
 // Budget caps spending per key; zero means unlimited.

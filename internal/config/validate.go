@@ -201,6 +201,12 @@ func (v *validator) cloud(path string, p Provider) {
 }
 
 func (v *validator) alias(c *Config, path, name string, a Alias) {
+	if strings.ContainsAny(name, "*?[") {
+		// A pattern alias routes every model id it matches (Claude Code's concrete ids).
+		if _, err := pathpkg.Match(name, ""); err != nil {
+			v.errorf(path, "a pattern alias name must be a valid pattern (path.Match: *, ?, [...])")
+		}
+	}
 	v.chain(c, path, name, a.Targets, false)
 	v.nonNegative(path+".retries", int64(a.Retries))
 	if !oneOf(a.OnMidstreamFailure, "fail", "restart") {
@@ -345,6 +351,19 @@ func (v *validator) keys(c *Config) {
 		v.metadata(path+".metadata", k.Metadata)
 		v.nonNegative(path+".limits.rpm", k.Limits.RPM)
 		v.nonNegative(path+".limits.tpm", k.Limits.TPM)
+		v.nonNegative(path+".limits.tool_calls_per_minute", k.Limits.ToolCallsPerMinute)
+		if m := k.MCP; m != nil {
+			for j, name := range m.Servers {
+				if t, ok := c.Tools[name]; name != "*" && (!ok || t.MCP == nil) {
+					v.errorf(fmt.Sprintf("%s.mcp.servers[%d]", path, j), "unknown MCP server %q (a name in tools: with mcp)", name)
+				}
+			}
+			for j, p := range m.Tools {
+				if _, err := pathpkg.Match(p, ""); err != nil || p == "" {
+					v.errorf(fmt.Sprintf("%s.mcp.tools[%d]", path, j), "%q is not a server__tool name or pattern (path.Match)", p)
+				}
+			}
+		}
 		if k.Budget.DailyUSD < 0 || k.Budget.MonthlyUSD < 0 {
 			v.errorf(path+".budget", "must not be negative")
 		}

@@ -14,6 +14,7 @@ func TestValidation(t *testing.T) {
 		{"empty model", providers + "models:\n  d: [sim/]\n", `target "sim/" is not provider/model`},
 		{"group target", providers + "models:\n  d: [{group: [sim/a, x/b]}]\n", `unknown provider "x"`},
 		{"alias with slash", providers + "models:\n  a/b: [sim/echo]\n", "config.yaml:6: models.a/b: an alias name cannot"},
+		{"bad pattern alias", providers + "models:\n  'claude-[': [sim/echo]\n", "config.yaml:6: models.claude-[: a pattern alias name must be a valid pattern"},
 		{"alias without targets", providers + "models:\n  d: {retries: 1}\n", "config.yaml:6: models.d: no targets"},
 		{"provider kind", "providers:\n  p: {kind: openia}\n", `config.yaml:2: providers.p.kind: unknown provider kind "openia"`},
 		{"provider without kind", "providers:\n  p: {api_key: k}\n", "config.yaml:2: providers.p: missing kind"},

@@ -122,6 +122,7 @@ func New(c *config.Config, log *slog.Logger) (*server.Server, error) {
 	o.RedactJSON = rules.RedactJSON
 	o.RedactText = rules.Redact
 	o.UI.Tools = toolsFromConfig(c, rules, log) // tools.go
+	o.MCP = mcpFromConfig(c, o.UI.Tools.Set, rules, rs, log)
 	return server.New(o), nil
 }
 

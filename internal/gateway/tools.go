@@ -6,10 +6,26 @@ import (
 	"slices"
 
 	"github.com/sluice-gw/sluice/internal/config"
+	"github.com/sluice-gw/sluice/internal/mcpgw"
 	"github.com/sluice-gw/sluice/internal/redact"
+	"github.com/sluice-gw/sluice/internal/redisstore"
 	"github.com/sluice-gw/sluice/internal/server"
 	"github.com/sluice-gw/sluice/internal/tools"
 )
+
+// mcpFromConfig is the MCP gateway at /mcp over the MCP servers of the tools: block (nil when
+// there is none), its sessions in Redis when the gate has it.
+func mcpFromConfig(c *config.Config, set *tools.Set, rules *redact.Rules, rs *redisstore.Store, log *slog.Logger) *mcpgw.Gateway {
+	if set == nil || len(set.MCPServers()) == 0 {
+		return nil
+	}
+	o := mcpgw.Options{Servers: set, RedactJSON: rules.RedactJSON, RedactText: rules.Redact,
+		Heartbeat: c.HeartbeatInterval.Std(), MaxBody: c.Limits.MaxBodyBytes, Origins: c.CORS.AllowedOrigins, Log: log}
+	if rs != nil {
+		o.Store, o.Bus = rs.MCPSessions(), rs.MCPCancels()
+	}
+	return mcpgw.New(o)
+}
 
 // toolsFromConfig builds the tools: block, their outputs and progress passing rules.
 func toolsFromConfig(c *config.Config, rules *redact.Rules, log *slog.Logger) server.ServerTools {

@@ -78,6 +78,12 @@ func TestInputMask(t *testing.T) {
 	if !json.Valid([]byte(args)) || strings.Contains(args, "jane") {
 		t.Errorf("got arguments %s, want valid JSON with the email masked", args)
 	}
+	req = prompt("hi")
+	req.Native = &llm.Native{Wire: "anthropic", Body: []byte(`{"messages":[{"role":"user","content":"write to jane.doe@example.com"}]}`)}
+	CheckInput([]*Guardrail{g}, req)
+	if got := string(req.Native.Body); !json.Valid(req.Native.Body) || strings.Contains(got, "jane") || !strings.Contains(got, "[REDACTED:email]") {
+		t.Errorf("got native body %s, want valid JSON with the email masked", got)
+	}
 	re := must(t, Spec{Name: "tickets", Stage: Input, Kind: "regex", Pattern: `TCK-[0-9]{6}`, Action: "mask"})
 	req = prompt("see TCK-123456 please")
 	CheckInput([]*Guardrail{re}, req)

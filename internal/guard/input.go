@@ -71,6 +71,7 @@ func (g *Guardrail) maskInput(req *llm.Request) {
 			m.ToolCalls[j].Arguments = g.rules.RedactJSON(m.ToolCalls[j].Arguments)
 		}
 	}
+	req.Native.Mask(g.rules.RedactJSON) // the client's own body, which a target of its wire gets as it came
 }
 
 // find judges one text of what (the prompt, the answer) against a terms, regex or pii

@@ -29,9 +29,14 @@ const (
 	EvUsage
 	// EvDone ends a choice with its finish reason.
 	EvDone
+	// EvItem is a whole output item the gateway does not model (a Responses web_search_call,
+	// mcp_call, local_shell_call, ...), raw JSON in Raw, from a Responses upstream. It takes
+	// its place among the choice's tool calls (Tool.Index) and is released with them; only a
+	// Responses client gets it, as it came.
+	EvItem
 )
 
-var evNames = [...]string{"", "start", "text", "refusal", "reasoning", "tool_call", "logprobs", "usage", "done"}
+var evNames = [...]string{"", "start", "text", "refusal", "reasoning", "tool_call", "logprobs", "usage", "done", "item"}
 
 func (t EventType) String() string {
 	if int(t) < len(evNames) {
@@ -53,13 +58,17 @@ type Event struct {
 	// Encrypted is opaque reasoning content (a signature, encrypted_content), carried through.
 	Encrypted string
 	Tool      ToolDelta
-	// Raw is the raw JSON of EvLogprobs.
+	// Raw is the raw JSON of EvLogprobs and EvItem.
 	Raw json.RawMessage
 	// Usage is set on EvUsage.
 	Usage *Usage
 	// Finish is the finish reason of EvDone, in Chat Completions terms
 	// (stop, length, tool_calls, content_filter).
 	Finish string
+	// Stop is the upstream's own stop reason on EvDone where its wire says more than Finish
+	// (Anthropic's stop_reason: stop_sequence, pause_turn, ...), and StopSequence the stop
+	// sequence that matched; a client of the same wire gets them back as they came.
+	Stop, StopSequence string
 	// ID and Model are the upstream's names for its answer, set on EvStart. ID is also the
 	// provider's id of the reasoning block an opaque EvReasoning (Encrypted) ends.
 	ID    string
@@ -81,7 +90,7 @@ func (e *Event) Healthy() bool {
 	switch e.Type {
 	case EvText, EvRefusal, EvReasoning:
 		return e.Text != "" || e.Encrypted != ""
-	case EvToolCall:
+	case EvToolCall, EvItem:
 		return true
 	case EvDone:
 		return true
@@ -136,6 +145,8 @@ type Choice struct {
 	// Logprobs are the raw logprobs objects of the choice's chunks, in order.
 	Logprobs []json.RawMessage
 	Finish   string
+	// Stop and StopSequence are the upstream's own stop reason and matched sequence (Event).
+	Stop, StopSequence string
 }
 
 // Attempt records one call of one target, for telemetry and the exhausted-chain error.

@@ -1,6 +1,10 @@
 package llm
 
-import "encoding/json"
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+)
 
 // Role is the author of a message.
 type Role string
@@ -67,13 +71,97 @@ type Reasoning struct {
 	Encrypted string
 }
 
-// Tool is a function the model may call.
+// ToolKind says what a tool is. Every adapter carries functions; the other kinds come from
+// a Responses client (Codex) and are translated into functions, or refused, by Function.
+type ToolKind uint8
+
+const (
+	// ToolFunction is a function with a JSON Schema of its arguments.
+	ToolFunction ToolKind = iota
+	// ToolCustom is a Responses custom tool: its input is free-form text (Format, raw, may
+	// give it a grammar). Elsewhere it is a function of one string parameter, "input": its
+	// calls carry Arguments {"input":"<text>"} in every llm value, whatever the wire.
+	ToolCustom
+	// ToolHosted is a tool the provider runs itself (Responses web_search, file_search,
+	// code_interpreter, image_generation, mcp, local_shell, ...): Name is its type. Only a
+	// Responses upstream, reached through Request.Native, can carry it.
+	ToolHosted
+)
+
+// Tool is a tool the model may call.
 type Tool struct {
+	Kind ToolKind
+	// Name is the name the model calls the tool by on every wire but Responses: a function
+	// of a Responses namespace is flattened to FlatName(Namespace, name).
 	Name        string
 	Description string
 	// Parameters is the JSON Schema of the arguments, raw.
 	Parameters json.RawMessage
 	Strict     *bool
+	// Namespace is the Responses namespace a function belongs to, if any.
+	Namespace string
+	// Format is a custom tool's input format, raw (Responses {"type":"grammar",...}).
+	Format json.RawMessage
+}
+
+// FlatName is the one name of a function of a Responses namespace, for wires that have no
+// namespaces: namespace, "__", name, with the underscores around the join trimmed (the name
+// Codex itself uses where a boundary loses the split).
+func FlatName(namespace, name string) string {
+	if namespace == "" {
+		return name
+	}
+	return strings.TrimRight(namespace, "_") + "__" + strings.TrimLeft(name, "_")
+}
+
+// CustomArgs is the llm form of a custom tool's input: the arguments of a function of one
+// string parameter, {"input":"<text>"} (ToolCustom).
+func CustomArgs(input string) string {
+	var b bytes.Buffer
+	e := json.NewEncoder(&b)
+	e.SetEscapeHTML(false)
+	_ = e.Encode(input) // a string always encodes
+	return `{"input":` + strings.TrimSuffix(b.String(), "\n") + `}`
+}
+
+// CustomInput is the inverse of CustomArgs: the input of a custom tool's call, or args as
+// they are when the model wrote something else.
+func CustomInput(args string) string {
+	var a struct {
+		Input *string `json:"input"`
+	}
+	if json.Unmarshal([]byte(args), &a) == nil && a.Input != nil {
+		return *a.Input
+	}
+	return args
+}
+
+// customParams is the schema of a custom tool as a function.
+const customParams = `{"type":"object","properties":{"input":{"type":"string","description":"The tool's free-form input."}},"required":["input"],"additionalProperties":false}`
+
+// Function returns t as a function, for a wire that has functions only: a custom tool
+// becomes a function of one string parameter "input" (its grammar, if any, joins the
+// description, so the model still knows the format); a hosted tool cannot be carried and
+// is an Unsupported error naming it, so the chain moves on to a target that can, and so is
+// a namespace's function whose flat name is longer than a function's 64 characters.
+func (t *Tool) Function() (Tool, error) {
+	if t.Namespace != "" && len(t.Name) > 64 {
+		return Tool{}, &Error{Kind: Unsupported, Status: 400, Param: "tools", Code: "unsupported_tool",
+			Message: "tool '" + t.Name + "' of a namespace is longer than the 64 characters of a function name once flattened"}
+	}
+	switch t.Kind {
+	case ToolCustom:
+		f := Tool{Name: t.Name, Description: t.Description, Parameters: json.RawMessage(customParams)}
+		var g struct{ Type, Syntax, Definition string }
+		if json.Unmarshal(t.Format, &g) == nil && g.Type == "grammar" && g.Definition != "" {
+			f.Description = strings.TrimSpace(f.Description + "\n\nThe input must match this " + g.Syntax + " grammar:\n" + g.Definition)
+		}
+		return f, nil
+	case ToolHosted:
+		return Tool{}, &Error{Kind: Unsupported, Status: 400, Param: "tools", Code: "unsupported_tool",
+			Message: "tool '" + t.Name + "' is run by OpenAI's Responses API and needs a Responses target (api: responses)"}
+	}
+	return *t, nil
 }
 
 // Request is the provider-neutral request of one round. Model is the upstream model name of
@@ -118,6 +206,62 @@ type Request struct {
 	// Extra holds the raw JSON of top-level fields the gateway does not model, passed to
 	// OpenAI-compatible upstreams unchanged, in the order they came.
 	Extra []Field
+	// Native is the client's own body when it came in a provider's wire format (the
+	// Anthropic Messages API, or OpenAI's Responses API): the adapter of that format sends it
+	// as it came, for what a translation through this vocabulary would lose (cache_control,
+	// thinking signatures byte for byte, server, hosted, custom and namespace tools, members
+	// the gateway does not model); every other adapter ignores it and translates the rest of
+	// Request, which says the same in llm terms (also for fallback, guardrails and
+	// accounting). Input redaction masks both (Native.Mask).
+	Native *Native
+}
+
+// Native is a request in its provider's own wire format.
+type Native struct {
+	// Wire names the format: "anthropic" (the Messages API) or "responses" (OpenAI's
+	// Responses API).
+	Wire string
+	// Body is the client's JSON object, raw ("anthropic"); the adapter sets the target's
+	// model on it.
+	Body json.RawMessage
+	// Fields are the client's members as they came, in order ("responses"): the adapter
+	// sends them unchanged but for model and stream.
+	Fields []Field
+	// Header are the client's headers of that wire the upstream must see (anthropic-beta,
+	// anthropic-version), canonical names.
+	Header map[string]string
+	// Only names what only an adapter of Wire can carry (a server tool, a PDF document):
+	// any other adapter refuses the request as Unsupported, naming them, so the chain moves
+	// on rather than serve a different request.
+	Only []string
+}
+
+// Mask masks secrets in the client's own body with json, a JSON-aware redaction (so it still
+// parses): an Anthropic body whole, a Responses body's input and instructions (every other
+// member is the client's configuration, kept byte for byte). A nil Native has nothing.
+func (n *Native) Mask(json func(string) string) {
+	if n == nil {
+		return
+	}
+	if n.Body != nil {
+		n.Body = []byte(json(string(n.Body)))
+	}
+	for i := range n.Fields {
+		if f := &n.Fields[i]; f.Name == "input" || f.Name == "instructions" {
+			f.Value = []byte(json(string(f.Value)))
+		}
+	}
+}
+
+// NativeOnly is the Unsupported error of an adapter of another format than the request's
+// native one, when the request holds what only that format carries; nil when it holds
+// nothing of the kind.
+func (r *Request) NativeOnly(wire string) *Error {
+	if r.Native == nil || r.Native.Wire == wire || len(r.Native.Only) == 0 {
+		return nil
+	}
+	return &Error{Kind: Unsupported, Status: 400, Type: "invalid_request_error",
+		Message: "only " + r.Native.Wire + " targets can serve " + strings.Join(r.Native.Only, ", ")}
 }
 
 // Field is one raw top-level JSON member.

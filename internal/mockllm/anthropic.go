@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 
@@ -265,3 +266,33 @@ func (a *answer) message() anthropic.Message {
 }
 
 func (anthropicDialect) whole(a *answer) any { return a.message() }
+
+// countTokens answers Anthropic's count_tokens: the prompt's tokens as the answers' usage
+// counts them, after the checks of parse (max_tokens aside: count_tokens takes none, and
+// refuses it, as it refuses stream). The body is the model's last request.
+func (s *Server) countTokens(w http.ResponseWriter, r *http.Request) {
+	raw, err := io.ReadAll(r.Body)
+	if err != nil {
+		return
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		writeJSON(w, http.StatusBadRequest, newAnthropicError("invalid_request_error", "the body is not a JSON object"))
+		return
+	}
+	if m["max_tokens"] != nil || m["stream"] != nil {
+		writeJSON(w, http.StatusBadRequest, newAnthropicError("invalid_request_error", "max_tokens, stream: Extra inputs are not permitted"))
+		return
+	}
+	m["max_tokens"] = json.RawMessage("1") // what parse requires of a Messages request
+	withMax, _ := json.Marshal(m)
+	req, rerr := anthropicDialect{}.parse(r.Header, withMax)
+	if rerr != nil {
+		writeJSON(w, rerr.status, anthropicDialect{}.errorBody(rerr.status, rerr.err))
+		return
+	}
+	s.mu.Lock()
+	s.last[req.model] = raw
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, map[string]int{"input_tokens": tokens(req.promptBytes)})
+}

@@ -123,7 +123,9 @@
 //     per type (529 overloaded_error, 500 api_error, 429 rate_limit_error + Retry-After,
 //     ...); fail=error and event write an overloaded_error error event (ratelimit:
 //     rate_limit_error) and end the stream. end=nodone drops message_stop; end=nofinish
-//     drops message_delta and message_stop.
+//     drops message_delta and message_stop. POST .../messages/count_tokens answers
+//     {"input_tokens":N}, the prompt's tokens as the usage counts them (no script runs;
+//     max_tokens and stream are refused, as the API refuses them).
 //   - OpenAI Responses: response.created and response.in_progress (the preamble), then per
 //     output item (reasoning with summary deltas, the message's output_text or refusal,
 //     one function_call per tool call) added, part, delta, done events, then

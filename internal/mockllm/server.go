@@ -77,7 +77,8 @@ func (s *Server) logf(format string, args ...any) {
 	}
 }
 
-// ServeHTTP answers POST .../chat/completions, .../messages (Anthropic), .../responses,
+// ServeHTTP answers POST .../chat/completions, .../messages (Anthropic) and
+// .../messages/count_tokens, .../responses,
 // .../embeddings, GET .../models and GET .../models/{script}. Paths are matched by suffix
 // so any base URL prefix works (/v1, /openai/deployments/x).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -87,6 +88,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serve(w, r, chatDialect{})
 	case strings.HasSuffix(p, "/messages"):
 		s.serve(w, r, anthropicDialect{})
+	case strings.HasSuffix(p, "/messages/count_tokens"):
+		s.countTokens(w, r)
 	case strings.HasSuffix(p, "/responses"):
 		s.serve(w, r, responsesDialect{})
 	case strings.HasSuffix(p, "/embeddings"):

@@ -12,7 +12,8 @@ import (
 
 // Sink receives what the relay releases, in order: EvStart, text, refusal and reasoning
 // deltas as the redaction windows release them, EvLogprobs, whole tool calls (EvToolCall with
-// the complete arguments, at the end of their choice), EvDone per choice, EvUsage. The event
+// the complete arguments, at the end of their choice) and raw output items (EvItem, in their
+// place among the calls, redacted as JSON), EvDone per choice, EvUsage. The event
 // is only valid during the call. An error from the sink ends the round (the client left).
 type Sink interface {
 	Event(ev *llm.Event) error
@@ -53,6 +54,8 @@ const (
 type call struct {
 	id, name string
 	args     strings.Builder
+	// item is the raw output item (EvItem) that holds this place instead of a call.
+	item []byte
 }
 
 type choiceState struct {
@@ -146,6 +149,15 @@ func (r *round) event(ev *llm.Event) error {
 		}
 		c.args.WriteString(ev.Tool.Args)
 		return nil
+	case llm.EvItem:
+		// Whole already; released in its place among the calls, at the end of the choice, so
+		// it cannot overtake text the windows still hold.
+		cs := r.choice(ev.Choice)
+		for len(cs.calls) <= ev.Tool.Index {
+			cs.calls = append(cs.calls, &call{})
+		}
+		cs.calls[ev.Tool.Index].item = append([]byte(nil), ev.Raw...)
+		return nil
 	case llm.EvLogprobs:
 		ch := r.resp.Choice(ev.Choice)
 		ch.Logprobs = append(ch.Logprobs, ev.Raw)
@@ -157,7 +169,7 @@ func (r *round) event(ev *llm.Event) error {
 		}
 		return r.sink.Event(ev)
 	case llm.EvDone:
-		return r.done(ev.Choice, ev.Finish)
+		return r.done(ev)
 	}
 	return nil
 }
@@ -271,7 +283,8 @@ func (r *round) release(t llm.EventType, i int, text, enc string) error {
 
 // done ends choice i: what its windows still hold goes out, then its tool calls whole, then
 // the finish reason.
-func (r *round) done(i int, finish string) error {
+func (r *round) done(ev *llm.Event) error {
+	i, finish := ev.Choice, ev.Finish
 	cs := r.choice(i)
 	if cs.done {
 		return nil
@@ -302,6 +315,17 @@ func (r *round) done(i int, finish string) error {
 	}
 	ch := r.resp.Choice(i)
 	for idx, c := range cs.calls {
+		if c.item != nil {
+			item := string(c.item)
+			if r.o.RedactJSON != nil {
+				item = r.o.RedactJSON(item)
+			}
+			r.out = llm.Event{Type: llm.EvItem, Choice: i, Tool: llm.ToolDelta{Index: idx}, Raw: []byte(item)}
+			if err := r.sink.Event(&r.out); err != nil {
+				return err
+			}
+			continue
+		}
 		args := c.args.String()
 		if r.o.RedactJSON != nil {
 			args = r.o.RedactJSON(args)
@@ -312,8 +336,8 @@ func (r *round) done(i int, finish string) error {
 			return err
 		}
 	}
-	ch.Finish = finish
-	r.out = llm.Event{Type: llm.EvDone, Choice: i, Finish: finish}
+	ch.Finish, ch.Stop, ch.StopSequence = finish, ev.Stop, ev.StopSequence
+	r.out = llm.Event{Type: llm.EvDone, Choice: i, Finish: finish, Stop: ev.Stop, StopSequence: ev.StopSequence}
 	return r.sink.Event(&r.out)
 }
 
@@ -344,7 +368,7 @@ func (r *round) result() *llm.Response {
 func (r *round) finish() error {
 	for i, cs := range r.choices {
 		if !cs.done {
-			if err := r.done(i, "stop"); err != nil {
+			if err := r.done(&llm.Event{Type: llm.EvDone, Choice: i, Finish: "stop"}); err != nil {
 				return err
 			}
 		}

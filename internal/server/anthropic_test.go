@@ -17,6 +17,16 @@ const anthropicFixtures = "../provider/anthropic/testdata"
 // anthropicGateway serves alias "claude" from the mock speaking the Anthropic wire, and
 // "mixed" from an Anthropic target that fails after message_start, then an OpenAI one.
 func anthropicGateway(t *testing.T) *gateway {
+	return anthropicMock(t, `
+  claude: [anth/echo]
+  mixed: ["anth/text?fail=error", "mock/text?len=40"]
+  claude-then-openai: [anth/echo, mock/echo]
+`)
+}
+
+// anthropicMock serves the models yaml lists from the mock, as provider anth speaking the
+// Anthropic wire and mock speaking Chat.
+func anthropicMock(t *testing.T, models string) *gateway {
 	t.Helper()
 	mock := mockllm.New(mockllm.Options{FixturesDir: anthropicFixtures})
 	ms := httptest.NewServer(mock)
@@ -25,11 +35,7 @@ func anthropicGateway(t *testing.T) *gateway {
 providers:
   anth: {kind: anthropic, base_url: "${MOCK_URL}", api_key: sk-ant-test}
   mock: {kind: openai-compatible, base_url: "${MOCK_URL}/v1"}
-models:
-  claude: [anth/echo]
-  mixed: ["anth/text?fail=error", "mock/text?len=40"]
-  claude-then-openai: [anth/echo, mock/echo]
-`, map[string]string{"MOCK_URL": ms.URL})
+models:`+models, map[string]string{"MOCK_URL": ms.URL})
 	t.Cleanup(gs.Close)
 	return &gateway{url: gs.URL, mock: mock}
 }

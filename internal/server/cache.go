@@ -10,7 +10,6 @@ import (
 	"github.com/sluice-gw/sluice/internal/cache"
 	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
-	"github.com/sluice-gw/sluice/internal/sse"
 	"github.com/sluice-gw/sluice/internal/telemetry"
 	"github.com/sluice-gw/sluice/internal/turn"
 )
@@ -84,8 +83,7 @@ func (s *Server) fromCache(c echo.Context, chain *fallback.Chain, w wire, stream
 			// Keepalives while it waits; the stream, whatever comes of the wait, is served on
 			// this writer (eventWriter). Should they send the headers, the cache's two are
 			// declared trailers.
-			x.ew = sse.NewWriter(c.Response(), sse.WriterOptions{Heartbeat: s.o.Heartbeat, WriteTimeout: s.o.WriteTimeout,
-				Trailers: append(append([]string(nil), trailers...), "X-Sluice-Cache", "Age")})
+			x.ew = s.newEventWriter(c, append(append([]string(nil), trailers...), "X-Sluice-Cache", "Age"))
 		}
 		out, e, err := s.o.Cache.Wait(ctx, fl)
 		switch {

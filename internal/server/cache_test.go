@@ -78,12 +78,18 @@ func TestCacheHitIsTheLiveAnswer(t *testing.T) {
 		{"chat held by a guardrail", "/v1/chat/completions", "held", "held-live", `,"stream":true`},
 		{"responses stream", "/v1/responses", "cached", "live", `,"stream":true`},
 		{"responses plain", "/v1/responses", "cached", "live", ``},
+		{"messages stream", "/v1/messages", "cached", "live", `,"stream":true`},
+		{"messages plain", "/v1/messages", "cached", "live", ``},
+		{"messages tools stream", "/v1/messages", "tools", "tools-live", `,"stream":true`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			g := newGateway(t, cacheConfig)
 			body := func(alias string) string {
 				if tt.path == "/v1/responses" {
 					return `{"model":"` + alias + `","input":"Hello there."` + tt.extra + `}`
+				}
+				if tt.path == "/v1/messages" {
+					return `{"model":"` + alias + `","max_tokens":500,"messages":[{"role":"user","content":"Hello there."}]` + tt.extra + `}`
 				}
 				return `{"model":"` + alias + `","messages":[{"role":"user","content":"Hello there."}]` + tt.extra + `}`
 			}

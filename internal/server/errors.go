@@ -6,7 +6,7 @@ import (
 	"strconv"
 
 	"github.com/labstack/echo/v4"
-	"github.com/sluice-gw/sluice/internal/dialect/oai"
+	"github.com/sluice-gw/sluice/internal/dialect/anthropic"
 	"github.com/sluice-gw/sluice/internal/llm"
 )
 
@@ -15,7 +15,7 @@ import (
 // replay a whole chain the gateway already walked.
 func writeError(c echo.Context, err error) error {
 	h := c.Response().Header()
-	status := llm.HTTPStatus(err)
+	status, body := errorBody(c, err) // messages.go: the route's wire
 	var le *llm.Error
 	if errors.As(err, &le) {
 		if le.RetryAfter > 0 {
@@ -24,7 +24,9 @@ func writeError(c echo.Context, err error) error {
 		}
 		switch le.Kind {
 		case llm.RateLimited, llm.Unavailable, llm.Auth, llm.Timeout, llm.Truncated, llm.Refused:
-			h.Set("X-Should-Retry", "false")
+			if status != anthropic.StatusOverloaded { // Anthropic's SDKs retry an overloaded API
+				h.Set("X-Should-Retry", "false")
+			}
 		}
 	}
 	if status == 499 {
@@ -32,7 +34,7 @@ func writeError(c echo.Context, err error) error {
 		c.Response().Status = status
 		return nil
 	}
-	return c.JSONBlob(status, oai.ErrorBody(err))
+	return c.JSONBlob(status, body)
 }
 
 // httpError maps echo's own errors (unknown route, wrong method) to the OpenAI error body.
@@ -52,7 +54,8 @@ func httpError(err error, c echo.Context) {
 		default:
 			e.Message = http.StatusText(he.Code)
 		}
-		_ = c.JSONBlob(he.Code, oai.ErrorBody(e))
+		_, body := errorBody(c, e)
+		_ = c.JSONBlob(he.Code, body)
 		return
 	}
 	_ = writeError(c, err)

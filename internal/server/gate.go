@@ -45,6 +45,9 @@ type Shared interface {
 // Close releases the gate's connections (Redis). The server must not serve after it.
 func (s *Server) Close() error {
 	_ = s.o.UI.Runs.Close() // runs first: they write their end to the store
+	if s.o.MCP != nil {
+		_ = s.o.MCP.Close() // its subscription to the other replicas' cancellations
+	}
 	if s.o.UI.Tools.Set != nil {
 		_ = s.o.UI.Tools.Set.Close() // no run is left to call a tool
 	}
@@ -145,7 +148,7 @@ func (s *Server) deny(c echo.Context, err error) error {
 		h.Set("Retry-After", strconv.Itoa(int((le.RetryAfter+time.Second-1)/time.Second)))
 		h.Set("Retry-After-Ms", strconv.Itoa(int(le.RetryAfter.Milliseconds())))
 	}
-	return c.JSONBlob(llm.HTTPStatus(err), oai.ErrorBody(err))
+	return c.JSONBlob(errorBody(c, err))
 }
 
 // defaultOutputTokens is reserved for the answer of a request that sets no max_tokens; the

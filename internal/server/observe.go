@@ -163,4 +163,5 @@ func redactInput(req *llm.Request, text, json func(string) string) {
 			m.ToolCalls[j].Arguments = json(m.ToolCalls[j].Arguments)
 		}
 	}
+	req.Native.Mask(json) // the client's own body, which a target of its wire gets as it came
 }

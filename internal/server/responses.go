@@ -11,8 +11,8 @@ import (
 )
 
 // responsesAPI is implemented by providers that may speak the Responses API upstream. Only
-// they can serve a previous_response_id: the earlier response lives in that upstream's
-// store.
+// they can serve a previous_response_id, a conversation, a stored prompt, an item_reference
+// or a file: those live in that upstream's store.
 type responsesAPI interface{ ResponsesAPI() bool }
 
 func servesResponses(t *fallback.Target) bool {
@@ -33,12 +33,13 @@ func (s *Server) responses(c echo.Context) error {
 		rr = r
 		return r.Model, &r.Req, nil
 	}, func(chain *fallback.Chain, req *llm.Request) (*fallback.Chain, error) {
-		if req.PreviousResponseID == "" {
+		param := rr.NativeOnly()
+		if param == "" {
 			return chain, nil
 		}
 		if chain = chain.Filter(servesResponses); chain == nil {
-			return nil, oai.Invalid("previous_response_id",
-				"previous_response_id can only be served by an OpenAI Responses upstream (a provider with api: responses), and model '%s' has none.", rr.Model)
+			return nil, oai.Invalid(param,
+				"'%s' can only be served by an OpenAI Responses upstream (a provider with api: responses), and model '%s' has none.", param, rr.Model)
 		}
 		return chain, nil
 	})

@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"path"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -15,8 +17,10 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/sluice-gw/sluice/internal/auth"
 	"github.com/sluice-gw/sluice/internal/cache"
+	"github.com/sluice-gw/sluice/internal/dialect/anthropic"
 	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/mcpgw"
 	"github.com/sluice-gw/sluice/internal/presence"
 	"github.com/sluice-gw/sluice/internal/relay"
 	"github.com/sluice-gw/sluice/internal/sse"
@@ -67,6 +71,8 @@ type Options struct {
 	Guards Guards
 	// UI is frontend runs and CORS (uiopts.go).
 	UI UI
+	// MCP is the MCP gateway served at /mcp (mcp.go); nil: /mcp answers 404.
+	MCP *mcpgw.Gateway
 	// Cache is the response cache of the aliases whose Policy has one (cache.go; nil: none).
 	Cache *cache.Cache
 }
@@ -86,6 +92,8 @@ type Server struct {
 	obs  *observer // telemetry (observe.go)
 	// draining is set by Drain: /readyz fails from then on.
 	draining atomic.Bool
+	// patterns are the aliases whose name is a pattern ("claude-*"), most specific first.
+	patterns []string
 }
 
 // ConnContext is the http.Server hook (http.Server.ConnContext) that lets the server tell a
@@ -112,13 +120,15 @@ func New(o Options) *Server {
 	if o.BodyTimeout <= 0 {
 		o.BodyTimeout = 30 * time.Second
 	}
-	s := &Server{o: o, echo: echo.New(), obs: newObserver(o)}
+	s := &Server{o: o, echo: echo.New(), obs: newObserver(o), patterns: patterns(o.Chains)}
 	e := s.echo
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = httpError
 	e.Use(s.access, s.recover, s.gate, s.account)
 	e.POST("/v1/chat/completions", s.chat)
 	e.POST("/v1/responses", s.responses)
+	e.POST("/v1/messages", s.messages) // messages.go
+	e.POST("/v1/messages/count_tokens", s.countTokens)
 	e.POST("/v1/embeddings", s.embeddings)
 	e.GET("/v1/models", s.models)
 	e.GET("/v1/models/*", s.model)
@@ -128,6 +138,7 @@ func New(o Options) *Server {
 	s.observeRoutes(e)
 	s.uiRoutes(e)         // uiopts.go: frontend runs, CORS
 	s.playgroundRoutes(e) // playground.go: the web page at /
+	s.mcpRoutes(e)        // mcp.go: the MCP gateway at /mcp
 	return s
 }
 
@@ -229,10 +240,16 @@ func (s *Server) readyz(c echo.Context) error {
 	return c.JSONBlob(http.StatusOK, []byte(`{"status":"ready"}`))
 }
 
-// resolve finds the chain that serves model: an alias, or "provider/model" as one target.
+// resolve finds the chain that serves model: an alias, the most specific alias whose name is
+// a pattern model matches, or "provider/model" as one target.
 func (s *Server) resolve(model string) (*fallback.Chain, error) {
 	if ch, ok := s.o.Chains[model]; ok {
 		return ch, nil
+	}
+	for _, p := range s.patterns {
+		if ok, _ := path.Match(p, model); ok {
+			return s.o.Chains[p], nil
+		}
 	}
 	if p, m, ok := strings.Cut(model, "/"); ok && m != "" {
 		if prov, ok := s.o.Providers[p]; ok {
@@ -242,6 +259,26 @@ func (s *Server) resolve(model string) (*fallback.Chain, error) {
 	}
 	return nil, &llm.Error{Kind: llm.NotFound, Param: "model", Code: "model_not_found", Type: "invalid_request_error",
 		Message: "The model '" + model + "' does not exist or you do not have access to it."}
+}
+
+// patterns are the chains' names that are patterns (path.Match: "claude-*",
+// "claude-*-4-5*"), the most specific first: the one with the most literal characters, then
+// by name, so the order does not depend on the map's.
+func patterns(chains map[string]*fallback.Chain) []string {
+	var ps []string
+	for name := range chains {
+		if strings.ContainsAny(name, "*?[") {
+			ps = append(ps, name)
+		}
+	}
+	literal := func(p string) int { return len(p) - strings.Count(p, "*") - strings.Count(p, "?") }
+	slices.SortFunc(ps, func(a, b string) int {
+		if d := literal(b) - literal(a); d != 0 {
+			return d
+		}
+		return strings.Compare(a, b)
+	})
+	return ps
 }
 
 // readBody reads the body up to the limit: a larger one is a 413, whatever its
@@ -291,6 +328,14 @@ func (s *Server) eventWriter(c echo.Context) *sse.Writer {
 	if ew := exchangeOf(c).ew; ew != nil { // a request that waited for an identical one (cache.go)
 		return ew
 	}
-	return sse.NewWriter(c.Response(), sse.WriterOptions{Heartbeat: s.o.Heartbeat, WriteTimeout: s.o.WriteTimeout,
-		Trailers: trailers})
+	return s.newEventWriter(c, trailers)
+}
+
+// newEventWriter is eventWriter's, with the trailers tr.
+func (s *Server) newEventWriter(c echo.Context, tr []string) *sse.Writer {
+	o := sse.WriterOptions{Heartbeat: s.o.Heartbeat, WriteTimeout: s.o.WriteTimeout, Trailers: tr}
+	if messagesRoute(c) {
+		o.Keepalive = anthropic.Keepalive // event: ping, which the Anthropic SDKs skip
+	}
+	return sse.NewWriter(c.Response(), o)
 }

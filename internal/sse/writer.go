@@ -18,6 +18,9 @@ type WriterOptions struct {
 	// keepalive sends the headers first, they are declared as trailers and sent after the
 	// body.
 	Trailers []string
+	// Keepalive is the heartbeat frame; nil means the ": keepalive" comment. A wire whose
+	// clients expect an event of their own (Anthropic's event: ping) sets it.
+	Keepalive []byte
 }
 
 // Writer writes SSE frames to one client and flushes each, so every event leaves at once
@@ -35,6 +38,7 @@ type Writer struct {
 	rc       *http.ResponseController
 	interval time.Duration
 	trailers []string
+	beatMsg  []byte
 	timer    *time.Timer
 	started  bool // the headers left
 	batch    bool // frames are flushed by release, not one by one
@@ -53,7 +57,10 @@ var keepalive = []byte(": keepalive\n\n")
 // Start or Frame.
 func NewWriter(w http.ResponseWriter, o WriterOptions) *Writer {
 	ew := &Writer{w: w, rc: http.NewResponseController(w), interval: o.Heartbeat, trailers: o.Trailers,
-		writeTimeout: o.WriteTimeout}
+		writeTimeout: o.WriteTimeout, beatMsg: o.Keepalive}
+	if ew.beatMsg == nil {
+		ew.beatMsg = keepalive
+	}
 	if o.Heartbeat > 0 {
 		// Under mu: the callback reads ew.timer, and may fire before this returns.
 		ew.mu.Lock()
@@ -86,7 +93,7 @@ func (ew *Writer) beat() {
 		ew.started = true
 		ew.w.WriteHeader(http.StatusOK)
 	}
-	ew.write(keepalive)
+	ew.write(ew.beatMsg)
 	ew.flush()
 	ew.timer.Reset(ew.interval)
 }

@@ -121,3 +121,19 @@ func BenchmarkWriterFrame(b *testing.B) {
 		}
 	}
 }
+
+// A wire whose clients want their own keepalive event (Anthropic's ping) gets it instead of
+// the comment.
+func TestWriterKeepaliveFrame(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := httptest.NewRecorder()
+		ping := []byte("event: ping\ndata: {\"type\":\"ping\"}\n\n")
+		ew := sse.NewWriter(rec, sse.WriterOptions{Heartbeat: 10 * time.Second, Keepalive: ping})
+		time.Sleep(15 * time.Second)
+		synctest.Wait()
+		ew.Close()
+		if got := rec.Body.String(); got != string(ping) {
+			t.Errorf("got body %q, want one ping event", got)
+		}
+	})
+}

@@ -24,16 +24,22 @@ const (
 // MetricToolDuration is the duration of server-side tool invocations (DESIGN §8).
 const MetricToolDuration = "sluice.tool.duration"
 
-var attrTool = attribute.Key("sluice.tool") // the configured tool or MCP server name
+var (
+	attrTool    = attribute.Key("sluice.tool")     // the configured tool or MCP server name
+	attrKeyName = attribute.Key("sluice.key.name") // the caller's virtual key's name, never the key
+)
 
 // ToolRun is one invocation of a server-side tool, recorded once it ended.
 type ToolRun struct {
-	Name     string // what the model called (gen_ai.tool.name): "lookup", "server__tool"
-	Label    string // the configured name (the tool's, or its MCP server's): the metric label
-	CallID   string // the model's tool call id (span only: unbounded)
-	Start    time.Time
-	Duration time.Duration
-	Outcome  string
+	Name   string // what the model called (gen_ai.tool.name): "lookup", "server__tool"
+	Label  string // the configured name (the tool's, or its MCP server's): the metric label
+	CallID string // the model's tool call id (span only: unbounded)
+	// Tool, when set, is a metric label too: the MCP gateway's server__tool (bounded by the
+	// servers' filtered lists). Key names the caller's key on the span ("": none).
+	Tool, Key string
+	Start     time.Time
+	Duration  time.Duration
+	Outcome   string
 }
 
 // toolTally counts a request's tool invocations for its access line.
@@ -53,8 +59,11 @@ func Tool(ctx context.Context, r ToolRun) {
 		r.Outcome = ToolError
 	}
 	t := from(ctx)
-	t.inst.toolDuration.Record(ctx, r.Duration.Seconds(),
-		metric.WithAttributes(attrTool.String(r.Label), attrOutcome.String(r.Outcome)))
+	labels := []attribute.KeyValue{attrTool.String(r.Label), attrOutcome.String(r.Outcome)}
+	if r.Tool != "" {
+		labels = append(labels, semconv.GenAIToolName(r.Tool))
+	}
+	t.inst.toolDuration.Record(ctx, r.Duration.Seconds(), metric.WithAttributes(labels...))
 	if rq, ok := ctx.Value(requestKey{}).(*Request); ok {
 		rq.tools.calls.Add(1)
 		rq.tools.nanos.Add(int64(r.Duration))
@@ -70,6 +79,9 @@ func Tool(ctx context.Context, r ToolRun) {
 		attrOutcome.String(r.Outcome)}
 	if r.Outcome != ToolOK {
 		attrs = append(attrs, semconv.ErrorTypeKey.String(r.Outcome))
+	}
+	if r.Key != "" {
+		attrs = append(attrs, attrKeyName.String(r.Key))
 	}
 	_, sp := t.tracer.Start(ctx, "execute_tool "+r.Name, trace.WithSpanKind(trace.SpanKindInternal),
 		trace.WithTimestamp(r.Start), trace.WithAttributes(attrs...))

@@ -19,6 +19,7 @@ type server struct {
 	log    *slog.Logger
 
 	kick chan struct{} // capacity 1: the server said its list changed
+	bump func()        // a listing succeeded: the set's generation moves on
 
 	mu     sync.Mutex
 	tools  []*entry
@@ -67,6 +68,7 @@ func (s *server) entries(ctx context.Context) []*entry {
 			s.log.Warn("mcp: listing the tools failed", "server", s.name, "err", err.Error())
 		} else {
 			s.tools, s.listed, s.failed = s.build(list), true, time.Time{}
+			s.bump() // the MCP gateway tells its clients (notifications/tools/list_changed)
 		}
 		s.busy = nil
 		close(b)
@@ -118,7 +120,7 @@ func (s *server) build(list []mcp.Tool) []*entry {
 		}
 		seen[name] = true
 		out = append(out, &entry{def: def(name, t.Description, t.InputSchema), label: s.name,
-			timeout: s.cfg.Timeout, liveness: s.cfg.Liveness, kind: &mcpKind{client: s.client, tool: t.Name}})
+			timeout: s.cfg.Timeout, liveness: s.cfg.Liveness, kind: &mcpKind{client: s.client, tool: t.Name, src: t}})
 	}
 	return out
 }
@@ -137,7 +139,8 @@ func modelName(s string) string {
 // mcpKind calls one tool of a server.
 type mcpKind struct {
 	client *mcp.Client
-	tool   string // the server's name for it
+	tool   string   // the server's name for it
+	src    mcp.Tool // as the server listed it
 }
 
 func (k *mcpKind) start(ctx context.Context, args json.RawMessage, _ string, alive func()) (call, error) {

@@ -53,10 +53,12 @@ type MCP struct {
 // Passes reports whether the server's tool name passes the filter. A malformed pattern
 // matches nothing (the configuration checks them).
 func (m *MCP) Passes(name string) bool {
-	return (len(m.Allow) == 0 || matchAny(m.Allow, name)) && !matchAny(m.Deny, name)
+	return (len(m.Allow) == 0 || MatchAny(m.Allow, name)) && !MatchAny(m.Deny, name)
 }
 
-func matchAny(patterns []string, name string) bool {
+// MatchAny reports whether name matches one of the path.Match patterns (a malformed one
+// matches nothing).
+func MatchAny(patterns []string, name string) bool {
 	for _, p := range patterns {
 		if ok, _ := path.Match(p, name); ok {
 			return true
@@ -105,6 +107,7 @@ type Set struct {
 	servers map[string]*server // MCP servers, by configured name
 	stop    context.CancelFunc
 	wg      sync.WaitGroup
+	gen     generation // of the MCP servers' lists (serve.go)
 }
 
 // New returns the set of specs and starts following each MCP server's tool list in the
@@ -133,7 +136,7 @@ func New(specs []Spec, o Options) *Set {
 			s.static[sp.Name] = &entry{def: def(sp.Name, m.Description, m.Parameters), label: sp.Name,
 				kind: &simKind{steps: m.Steps, interval: m.Interval, fail: m.Fail}}
 		case sp.MCP != nil:
-			srv := &server{name: sp.Name, cfg: *sp.MCP, log: o.Log, kick: make(chan struct{}, 1)}
+			srv := &server{name: sp.Name, cfg: *sp.MCP, log: o.Log, kick: make(chan struct{}, 1), bump: s.gen.bump}
 			m := sp.MCP
 			srv.client = mcp.New(mcp.Config{URL: m.URL, Headers: m.Headers, Client: o.Client,
 				Command: m.Command, Args: m.Args, Env: m.Env, Dir: m.Dir, Log: o.Log, Changed: srv.changed})

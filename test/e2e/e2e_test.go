@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluice-gw/sluice/internal/config"
-	"github.com/sluice-gw/sluice/internal/gateway"
 	"github.com/sluice-gw/sluice/internal/mockllm"
 	"github.com/sluice-gw/sluice/internal/uistream"
 )
@@ -47,7 +45,7 @@ func TestOpenAINodeSDK(t *testing.T) {
 	defer mock.Close()
 	tool := progressTool() // tools.test.mjs (tools_test.go)
 	defer tool.Close()
-	cfg, err := config.ParseWith([]byte(`
+	gw := serveYAML(t, `
 providers:
   mock: {kind: openai-compatible, base_url: "${MOCK_URL}/v1"}
   anth: {kind: anthropic, base_url: "${MOCK_URL}", api_key: sk-ant-e2e}
@@ -74,18 +72,7 @@ models:
   ui-mixed-tools: {targets: ['mock/tools?calls=2&name=count_rows,get_weather&args={"table":"orders"}&then=echo'], tools: [count_rows]}
 tools:
   count_rows: {http: {url: "${TOOL_URL}/count", timeout: 30s, liveness: 5s}}
-`), "e2e.yaml", func(k string) (string, bool) {
-		return map[string]string{"MOCK_URL": mock.URL, "TOOL_URL": tool.URL}[k], k == "MOCK_URL" || k == "TOOL_URL"
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := gateway.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	gw := httptest.NewServer(srv)
-	defer gw.Close()
+`, map[string]string{"MOCK_URL": mock.URL, "TOOL_URL": tool.URL}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -95,7 +82,7 @@ tools:
 		t.Fatal(err)
 	}
 	cmd := exec.CommandContext(ctx, bin, "--test", "--test-reporter=spec", "openai.test.mjs", "redaction.test.mjs", "anthropic.test.mjs", "responses.test.mjs", "ui.test.mjs", "tools.test.mjs")
-	cmd.Env = append(os.Environ(), "SLUICE_URL="+gw.URL, "SLUICE_UI_ALLOW="+allowFile, "NODE_NO_WARNINGS=1")
+	cmd.Env = append(os.Environ(), "SLUICE_URL="+gw, "SLUICE_UI_ALLOW="+allowFile, "NODE_NO_WARNINGS=1")
 	out, err := cmd.CombinedOutput()
 	t.Logf("node --test:\n%s", out)
 	if err != nil {

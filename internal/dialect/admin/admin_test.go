@@ -81,3 +81,32 @@ func TestUsageQuery(t *testing.T) {
 		}
 	}
 }
+
+// The key's access to the MCP gateway: set, shown, removed with null; bad patterns refused.
+func TestKeyMCP(t *testing.T) {
+	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	k := &auth.Key{Models: []string{"*"}}
+	in, err := DecodeKey([]byte(`{"mcp":{"servers":["docs"],"tools":["docs__search*"]},"tool_calls_per_minute":30}`))
+	if err == nil {
+		err = in.Apply(k, now)
+	}
+	if err != nil || k.MCP == nil || k.MCP.Tools[0] != "docs__search*" || k.ToolCallsPerMinute != 30 {
+		t.Fatalf("got %+v, %v", k, err)
+	}
+	if w := Encode(k); w.MCP == nil || w.MCP.Servers[0] != "docs" || w.ToolCallsPerMinute != 30 {
+		t.Errorf("shown as %+v", w)
+	}
+	in, _ = DecodeKey([]byte(`{"mcp":null}`))
+	if err := in.Apply(k, now); err != nil || k.MCP != nil || k.ToolCallsPerMinute != 30 {
+		t.Errorf("mcp null: got %+v, %v; want no MCP access, the limit kept", k, err)
+	}
+	for _, body := range []string{`{"mcp":{"tools":["[a"]}}`, `{"mcp":{"servers":[""]}}`, `{"mcp":{"server":["x"]}}`, `{"mcp":[]}`, `{"tool_calls_per_minute":-1}`} {
+		in, err := DecodeKey([]byte(body))
+		if err == nil {
+			err = in.Apply(&auth.Key{Models: []string{"*"}}, now)
+		}
+		if _, ok := param(err); !ok {
+			t.Errorf("%s: got %v, want a 400", body, err)
+		}
+	}
+}

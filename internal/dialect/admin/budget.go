@@ -1,12 +1,15 @@
 package admin
 
 import (
+	"bytes"
+	"encoding/json"
 	"math"
+	"path"
 
 	"github.com/sluice-gw/sluice/internal/auth"
 )
 
-// A key's budget and guardrails as the admin API shows and takes them (keys.go).
+// A key's budget, guardrails and MCP access as the admin API shows and takes them (keys.go).
 
 // Budget is a key's budget: USD per UTC day and month, 0 for no cap.
 type Budget struct {
@@ -47,11 +50,53 @@ func (in *KeyInput) applyExtras(k *auth.Key) error {
 			k.MonthlyUSD = *b.MonthlyUSD
 		}
 	}
+	if err := in.applyMCP(k); err != nil {
+		return err
+	}
 	if in.Guardrails != nil {
 		if len(in.Guardrails) > 64 {
 			return Bad("guardrails", "guardrails lists at most 64 names.")
 		}
 		k.Guardrails = in.Guardrails
 	}
+	return nil
+}
+
+// applyMCP sets the key's access to the MCP gateway (/mcp) and its tool call limit. Server
+// names are not checked against the configuration: a name it does not have grants nothing.
+func (in *KeyInput) applyMCP(k *auth.Key) error {
+	if v := in.ToolCallsPerMinute; v != nil {
+		if *v < 0 {
+			return Bad("tool_calls_per_minute", "tool_calls_per_minute must not be negative (0: unlimited).")
+		}
+		k.ToolCallsPerMinute = *v
+	}
+	switch {
+	case in.MCP == nil:
+		return nil
+	case string(in.MCP) == "null":
+		k.MCP = nil
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(in.MCP))
+	dec.DisallowUnknownFields()
+	var m auth.MCPAccess
+	if dec.Decode(&m) != nil {
+		return Bad("mcp", `mcp is {"servers": [names], "tools": ["server__tool" patterns]} or null.`)
+	}
+	if len(m.Servers) > 64 || len(m.Tools) > 256 {
+		return Bad("mcp", "mcp lists at most 64 servers and 256 tool patterns.")
+	}
+	for _, s := range m.Servers {
+		if s == "" || len(s) > 256 {
+			return Bad("mcp", "mcp.servers holds names of 1 to 256 bytes.")
+		}
+	}
+	for _, p := range m.Tools {
+		if _, err := path.Match(p, ""); err != nil || p == "" {
+			return Bad("mcp", "mcp.tools holds server__tool names or patterns (path.Match): '"+p+"' is not one.")
+		}
+	}
+	k.MCP = &m
 	return nil
 }

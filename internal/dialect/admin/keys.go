@@ -27,9 +27,11 @@ type Key struct {
 	CreatedAt time.Time         `json:"created_at"`
 	Source    string            `json:"source"` // api | config (read-only)
 
-	// Budget and Guardrails: budget.go.
-	Budget     Budget   `json:"budget"`
-	Guardrails []string `json:"guardrails"`
+	// Budget, Guardrails, MCP and ToolCallsPerMinute: budget.go.
+	Budget             Budget          `json:"budget"`
+	Guardrails         []string        `json:"guardrails"`
+	MCP                *auth.MCPAccess `json:"mcp"`
+	ToolCallsPerMinute int64           `json:"tool_calls_per_minute"`
 }
 
 // Encode is k as the admin API shows it.
@@ -37,6 +39,7 @@ func Encode(k *auth.Key) Key {
 	w := Key{ID: k.ID, Object: "key", Name: k.Name, Models: k.Models, RPM: k.RPM, TPM: k.TPM,
 		Metadata: k.Metadata, CreatedAt: k.CreatedAt, Source: "api"}
 	w.Budget, w.Guardrails = keyExtras(k)
+	w.MCP, w.ToolCallsPerMinute = k.MCP, k.ToolCallsPerMinute
 	if w.Models == nil {
 		w.Models = []string{}
 	}
@@ -63,9 +66,12 @@ type KeyInput struct {
 	ExpiresAt json.RawMessage   `json:"expires_at"`
 	Metadata  map[string]string `json:"metadata"`
 
-	// Budget and Guardrails: budget.go.
-	Budget     *BudgetInput `json:"budget"`
-	Guardrails []string     `json:"guardrails"`
+	// Budget, Guardrails, MCP and ToolCallsPerMinute: budget.go. "mcp": null removes the
+	// key's access to the MCP gateway.
+	Budget             *BudgetInput    `json:"budget"`
+	Guardrails         []string        `json:"guardrails"`
+	MCP                json.RawMessage `json:"mcp"`
+	ToolCallsPerMinute *int64          `json:"tool_calls_per_minute"`
 }
 
 // Bad is the 400 of a key body's member param.
@@ -85,7 +91,7 @@ func DecodeKey(body []byte) (*KeyInput, error) {
 	dec.DisallowUnknownFields()
 	in := &KeyInput{}
 	if err := dec.Decode(in); err != nil {
-		return nil, Bad("", "The body must be a JSON object with name, models, rpm, tpm, expires_at, metadata, budget and guardrails: "+oai.JSONMsg(err))
+		return nil, Bad("", "The body must be a JSON object with name, models, rpm, tpm, expires_at, metadata, budget, guardrails, mcp and tool_calls_per_minute: "+oai.JSONMsg(err))
 	}
 	return in, nil
 }

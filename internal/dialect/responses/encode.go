@@ -17,6 +17,10 @@ const (
 	itemReasoning itemKind = iota + 1
 	itemMessage
 	itemCall
+	// itemCustom is a custom tool's call (custom_tool_call: input, not arguments).
+	itemCustom
+	// itemRaw is an output item the gateway does not model, as the upstream sent it.
+	itemRaw
 )
 
 // outItem is one output item as it is built: a reasoning item, an assistant message or a
@@ -33,8 +37,10 @@ type outItem struct {
 	summaryOn bool // the summary part was opened
 	encrypted string
 	sealed    bool // its opaque part came: the block is over
-	// A function call.
-	callID, name, args string
+	// A function call (namespace: its tool's namespace) or a custom call (args: the input).
+	callID, name, namespace, args string
+	// An item as the upstream wrote it.
+	raw []byte
 }
 
 type outPart struct {
@@ -156,6 +162,9 @@ func appendRespUsage(b []byte, u *llm.Usage) []byte {
 // appendItem appends an output item as it stands. Encrypted reasoning is included only when
 // the client asked for it.
 func appendItem(b []byte, it *outItem, encrypted bool) []byte {
+	if it.kind == itemRaw {
+		return append(b, it.raw...)
+	}
 	b = append(b, `{"id":`...)
 	b = oai.AppendString(b, it.id)
 	switch it.kind {
@@ -180,21 +189,44 @@ func appendItem(b []byte, it *outItem, encrypted bool) []byte {
 			b = appendPart(b, p.refusal, p.text.String())
 		}
 		b = append(b, ']')
-	case itemCall:
-		b = append(b, `,"type":"function_call","status":`...)
-		b = oai.AppendString(b, it.status)
-		b = append(b, `,"arguments":`...)
-		b = oai.AppendString(b, it.args)
-		b = append(b, `,"call_id":`...)
-		b = oai.AppendString(b, it.callID)
-		b = append(b, `,"name":`...)
-		b = oai.AppendString(b, it.name)
+	case itemCall, itemCustom:
+		b = appendCall(b, it, it.status, it.args)
 	}
 	return append(b, '}')
 }
 
+// appendCall appends the members of a function or custom call after its id.
+func appendCall(b []byte, it *outItem, status, args string) []byte {
+	if it.kind == itemCustom {
+		b = append(b, `,"type":"custom_tool_call","status":`...)
+		b = oai.AppendString(b, status)
+		b = append(b, `,"call_id":`...)
+		b = oai.AppendString(b, it.callID)
+		b = append(b, `,"input":`...)
+		b = oai.AppendString(b, args)
+		b = append(b, `,"name":`...)
+		return oai.AppendString(b, it.name)
+	}
+	b = append(b, `,"type":"function_call","status":`...)
+	b = oai.AppendString(b, status)
+	b = append(b, `,"arguments":`...)
+	b = oai.AppendString(b, args)
+	b = append(b, `,"call_id":`...)
+	b = oai.AppendString(b, it.callID)
+	b = append(b, `,"name":`...)
+	b = oai.AppendString(b, it.name)
+	if it.namespace != "" {
+		b = append(b, `,"namespace":`...)
+		b = oai.AppendString(b, it.namespace)
+	}
+	return b
+}
+
 // appendAdded appends an item as output_item.added announces it: nothing produced yet.
 func appendAdded(b []byte, it *outItem) []byte {
+	if it.kind == itemRaw {
+		return append(b, it.raw...)
+	}
 	b = append(b, `{"id":`...)
 	b = oai.AppendString(b, it.id)
 	switch it.kind {
@@ -202,11 +234,8 @@ func appendAdded(b []byte, it *outItem) []byte {
 		b = append(b, `,"type":"reasoning","summary":[]`...)
 	case itemMessage:
 		b = append(b, `,"type":"message","status":"in_progress","role":"assistant","content":[]`...)
-	case itemCall:
-		b = append(b, `,"type":"function_call","status":"in_progress","arguments":"","call_id":`...)
-		b = oai.AppendString(b, it.callID)
-		b = append(b, `,"name":`...)
-		b = oai.AppendString(b, it.name)
+	case itemCall, itemCustom:
+		b = appendCall(b, it, "in_progress", "")
 	}
 	return append(b, '}')
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 
@@ -18,6 +19,10 @@ func FuzzDecodeResponses(f *testing.F) {
 	f.Add(`{"model":"m","input":[{"type":"reasoning","summary":[]},{"type":"function_call","call_id":"c","name":"f","arguments":"{}"}]}`)
 	f.Add(`{"model":"m","input":[{"role":"user","content":[{"type":"input_image","image_url":"x"}]}],"text":{"format":{"type":"json_schema","name":"n","schema":{}}}}`)
 	f.Add(`{"model":"m","tools":[{"type":"function","name":"f"}],"tool_choice":{"type":"function","name":"f"},"previous_response_id":"r"}`)
+	f.Add(`{"model":"m","input":[{"type":"custom_tool_call","call_id":"c","name":"p","input":"x"},{"type":"custom_tool_call_output","call_id":"c","output":"ok"},{"type":"function_call","namespace":"n","call_id":"d","name":"f","arguments":"{}"},{"type":"web_search_call"}],"tools":[{"type":"namespace","name":"n","tools":[{"type":"function","name":"f"}]},{"type":"custom","name":"p","format":{"type":"grammar","syntax":"lark","definition":"s"}},{"type":"web_search"}],"tool_choice":{"type":"custom","name":"p"},"client_metadata":{"a":"b"}}`)
+	if b, err := os.ReadFile("testdata/codex-0.169.0.json"); err == nil {
+		f.Add(string(b))
+	}
 	f.Fuzz(func(t *testing.T, body string) {
 		rr, err := Decode([]byte(body))
 		if err != nil {
@@ -26,6 +31,12 @@ func FuzzDecodeResponses(f *testing.F) {
 				t.Fatalf("%q: got %v, want an Invalid *llm.Error", body, err)
 			}
 			return
+		}
+		// The native body is the body's members: each one JSON.
+		for _, m := range rr.Req.Native.Fields {
+			if !json.Valid(m.Value) {
+				t.Fatalf("%q: native member %s is %q, want JSON", body, m.Name, m.Value)
+			}
 		}
 		// What is echoed goes on one SSE line, and is JSON.
 		for _, raw := range [][]byte{rr.echo.Tools, rr.echo.Text, rr.echo.ToolChoice, rr.echo.Reasoning, rr.Req.Metadata, rr.Req.ToolChoice, rr.Req.ResponseFormat} {
@@ -41,11 +52,13 @@ func FuzzDecodeResponses(f *testing.F) {
 func FuzzResponsesSink(f *testing.F) {
 	f.Add([]byte{0, 0, 1, 2, 3, 5})
 	f.Add([]byte{2, 2, 0, 1, 0, 4, 4, 5})
+	f.Add([]byte{0, 8, 6, 7, 4, 5})
 	f.Fuzz(func(t *testing.T, script []byte) {
 		rec := httptest.NewRecorder()
 		ew := sse.NewWriter(rec, sse.WriterOptions{})
 		defer ew.Close()
-		meta := &respMeta{id: "resp_x", model: "m", echo: &respEcho{Encrypted: true}}
+		meta := &respMeta{id: "resp_x", model: "m", echo: &respEcho{Encrypted: true,
+			refs: map[string]toolRef{"n__f": {name: "f", namespace: "n"}, "p": {name: "p", custom: true}}}}
 		s := newStream(ew, meta, "x")
 		if err := s.begin(); err != nil {
 			t.Fatal(err)
@@ -53,7 +66,7 @@ func FuzzResponsesSink(f *testing.F) {
 		var text strings.Builder
 		for i, op := range script {
 			var ev llm.Event
-			switch op % 6 {
+			switch op % 9 {
 			case 0:
 				ev = llm.Event{Type: llm.EvText, Text: "t\n\"" + string(rune('a'+i%26))}
 				text.WriteString(ev.Text)
@@ -67,6 +80,12 @@ func FuzzResponsesSink(f *testing.F) {
 				ev = llm.Event{Type: llm.EvToolCall, Tool: llm.ToolDelta{Index: i, ID: "c", Name: "f", Args: `{"a":1}`}}
 			case 5:
 				ev = llm.Event{Type: llm.EvDone, Finish: []string{"stop", "length", "tool_calls"}[i%3]}
+			case 6:
+				ev = llm.Event{Type: llm.EvToolCall, Tool: llm.ToolDelta{Index: i, ID: "c", Name: "p", Args: `{"input":"a\nb"}`}}
+			case 7:
+				ev = llm.Event{Type: llm.EvToolCall, Tool: llm.ToolDelta{Index: i, ID: "c", Name: "n__f", Args: `{}`}}
+			case 8:
+				ev = llm.Event{Type: llm.EvItem, Tool: llm.ToolDelta{Index: i}, Raw: json.RawMessage(`{"id":"ws","type":"web_search_call"}`)}
 			}
 			if err := s.Event(&ev); err != nil {
 				t.Fatal(err)

@@ -14,30 +14,32 @@ import (
 // one assistant turn become one assistant message: its text, the function calls that follow
 // it, and the reasoning items that precede them (handed back to the provider that wrote
 // them).
-func decodeInput(raw json.RawMessage) ([]llm.Message, error) {
+func decodeInput(raw json.RawMessage) ([]llm.Message, []string, error) {
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
-		return []llm.Message{{Role: llm.RoleUser, Plain: true, Parts: []llm.Part{{Type: llm.PartText, Text: s}}}}, nil
+		return []llm.Message{{Role: llm.RoleUser, Plain: true, Parts: []llm.Part{{Type: llm.PartText, Text: s}}}}, nil, nil
 	}
 	var items []json.RawMessage
 	if err := json.Unmarshal(raw, &items); err != nil {
-		return nil, oai.TypeErr("input", "a string or an array of input items")
+		return nil, nil, oai.TypeErr("input", "a string or an array of input items")
 	}
 	if len(items) == 0 {
-		return nil, oai.Invalid("input", "Invalid 'input': empty array. Expected an array with minimum length 1.")
+		return nil, nil, oai.Invalid("input", "Invalid 'input': empty array. Expected an array with minimum length 1.")
 	}
 	var b inputBuilder
 	for i, it := range items {
 		if err := b.item(fmt.Sprintf("input[%d]", i), it); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	// Reasoning that no assistant output follows has nothing to travel with: it is dropped.
-	return b.msgs, nil
+	return b.msgs, b.native, nil
 }
 
 type inputBuilder struct {
 	msgs []llm.Message
+	// native names what only a Responses upstream can serve (stored items, OpenAI files).
+	native []string
 	// reasoning waits for the assistant output it belongs to.
 	reasoning []llm.Reasoning
 }
@@ -70,8 +72,14 @@ func (b *inputBuilder) item(p string, raw json.RawMessage) error {
 			return oai.Invalid(p, "Missing required parameter: '%s.call_id', '%s.name' or '%s.arguments'.", p, p, p)
 		}
 		m := b.turn(true)
-		m.ToolCalls = append(m.ToolCalls, llm.ToolCall{ID: w.CallID, Name: w.Name, Arguments: *w.Arguments})
-	case "function_call_output":
+		m.ToolCalls = append(m.ToolCalls, llm.ToolCall{ID: w.CallID, Name: llm.FlatName(w.Namespace, w.Name), Arguments: *w.Arguments})
+	case "custom_tool_call":
+		if w.CallID == "" || w.Name == "" || w.Input == nil {
+			return oai.Invalid(p, "Missing required parameter: '%s.call_id', '%s.name' or '%s.input'.", p, p, p)
+		}
+		m := b.turn(true)
+		m.ToolCalls = append(m.ToolCalls, llm.ToolCall{ID: w.CallID, Name: w.Name, Arguments: llm.CustomArgs(*w.Input)})
+	case "function_call_output", "custom_tool_call_output":
 		if w.CallID == "" {
 			return oai.Invalid(p+".call_id", "Missing required parameter: '%s.call_id'.", p)
 		}
@@ -87,11 +95,14 @@ func (b *inputBuilder) item(p string, raw json.RawMessage) error {
 		}
 		b.reasoning = append(b.reasoning, llm.Reasoning{ID: w.ID, Text: strings.Join(texts, "\n\n"), Encrypted: w.EncryptedContent})
 	case "item_reference":
-		return oai.Invalid(p+".type", "'item_reference' items need stored responses, which the gateway does not keep: send the item itself.")
+		// An item stored by a Responses upstream: only it can resolve the reference.
+		b.native = append(b.native, p)
 	case "":
 		return oai.Invalid(p+".type", "Missing required parameter: '%s.type'.", p)
 	default:
-		return oai.Invalid(p+".type", "Invalid value for '%s.type': '%s'. Supported values are: 'message', 'function_call', 'function_call_output' and 'reasoning'.", p, w.Type)
+		// A hosted tool's call or output (web_search_call, local_shell_call, mcp_call,
+		// compaction, ...): a Responses upstream gets it in Native; the other targets, which
+		// cannot run it, get the conversation without it.
 	}
 	return nil
 }
@@ -110,13 +121,14 @@ func (b *inputBuilder) message(p string, w *wire.InputItem) error {
 		return oai.Invalid(p+".content", "Missing required parameter: '%s.content'.", p)
 	}
 	var s string
+	native := len(b.native)
 	if json.Unmarshal(w.Content, &s) == nil {
 		m.Parts, m.Plain = []llm.Part{{Type: llm.PartText, Text: s}}, true
-	} else if err := contentParts(p+".content", role, w.Content, &m); err != nil {
+	} else if err := b.contentParts(p+".content", role, w.Content, &m); err != nil {
 		return err
 	}
 	if role != llm.RoleAssistant {
-		if len(m.Parts) == 0 {
+		if len(m.Parts) == 0 && len(b.native) == native {
 			return oai.Invalid(p+".content", "Invalid '%s.content': empty array. Expected an array with minimum length 1.", p)
 		}
 		m.Role = role
@@ -130,7 +142,7 @@ func (b *inputBuilder) message(p string, w *wire.InputItem) error {
 
 // contentParts decodes a message's content parts: input_text everywhere, input_image in user
 // messages, output_text and refusal in assistant messages (output items sent back).
-func contentParts(p string, role llm.Role, raw json.RawMessage, m *llm.Message) error {
+func (b *inputBuilder) contentParts(p string, role llm.Role, raw json.RawMessage, m *llm.Message) error {
 	var ws []wire.InputPart
 	if err := json.Unmarshal(raw, &ws); err != nil {
 		return oai.TypeErr(p, "a string or an array of content parts")
@@ -151,13 +163,14 @@ func contentParts(p string, role llm.Role, raw json.RawMessage, m *llm.Message) 
 		case w.Type == "input_image" && role == llm.RoleUser:
 			if w.ImageURL == "" {
 				if w.FileID != "" {
-					return oai.Invalid(pp+".file_id", "Images by file_id are not supported by the gateway: send image_url (an URL or a data: URL).")
+					b.native = append(b.native, pp+".file_id") // an OpenAI file: its upstream's
+					continue
 				}
 				return oai.Invalid(pp+".image_url", "Missing required parameter: '%s.image_url'.", pp)
 			}
 			m.Parts = append(m.Parts, llm.Part{Type: llm.PartImage, URL: w.ImageURL, Detail: w.Detail})
 		case w.Type == "input_file" || w.Type == "input_audio":
-			return oai.Invalid(pp+".type", "'%s' content is not supported by the gateway.", w.Type)
+			b.native = append(b.native, pp) // only a Responses upstream reads it
 		default:
 			return oai.Invalid(pp+".type", "Invalid value for '%s.type': '%s' in a %s message.", pp, w.Type, role)
 		}
@@ -165,7 +178,9 @@ func contentParts(p string, role llm.Role, raw json.RawMessage, m *llm.Message) 
 	return nil
 }
 
-// outputParts decodes a function call's output: a string, or input_text parts.
+// outputParts decodes a function call's output: a string, or input_text and input_image
+// parts (Codex's view_image answers with one). Other parts (input_file) reach a Responses
+// upstream in Native; the other targets get the text and images.
 func outputParts(p string, raw json.RawMessage) ([]llm.Part, bool, error) {
 	if len(raw) == 0 || oai.IsNull(raw) {
 		return nil, false, oai.Invalid(p, "Missing required parameter: '%s'.", p)
@@ -176,15 +191,22 @@ func outputParts(p string, raw json.RawMessage) ([]llm.Part, bool, error) {
 	}
 	var ws []wire.InputPart
 	if err := json.Unmarshal(raw, &ws); err != nil {
-		return nil, false, oai.TypeErr(p, "a string or an array of input_text parts")
+		return nil, false, oai.TypeErr(p, "a string or an array of content parts")
 	}
 	parts := make([]llm.Part, 0, len(ws))
 	for j, w := range ws {
 		pp := fmt.Sprintf("%s[%d]", p, j)
-		if w.Type != "input_text" || w.Text == nil {
-			return nil, false, oai.Invalid(pp, "Invalid '%s': the gateway supports input_text parts in a function call output.", pp)
+		switch {
+		case w.Type == "input_text" && w.Text != nil:
+			parts = append(parts, llm.Part{Type: llm.PartText, Text: *w.Text})
+		case w.Type == "input_image" && w.ImageURL != "":
+			parts = append(parts, llm.Part{Type: llm.PartImage, URL: w.ImageURL, Detail: w.Detail})
+		case w.Type == "input_image" || w.Type == "input_file":
+		case w.Type == "":
+			return nil, false, oai.Invalid(pp+".type", "Missing required parameter: '%s.type'.", pp)
+		default:
+			return nil, false, oai.Invalid(pp+".type", "Invalid value for '%s.type': '%s'. Supported values are: 'input_text', 'input_image' and 'input_file'.", pp, w.Type)
 		}
-		parts = append(parts, llm.Part{Type: llm.PartText, Text: *w.Text})
 	}
 	return parts, false, nil
 }

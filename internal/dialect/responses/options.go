@@ -9,46 +9,110 @@ import (
 	"github.com/sluice-gw/sluice/internal/llm"
 )
 
-// tools decodes Responses function tools ({type, name, description, parameters, strict},
-// flat, where Chat Completions nests them under "function"). strict is kept as the client
-// set it: absent means the upstream API's own default.
+// wireTool is a Responses tool: a function ({type, name, description, parameters, strict},
+// flat, where Chat Completions nests them under "function"), a custom tool (name,
+// description, format), a namespace of functions (name, description, tools), or a hosted
+// tool (any other type).
+type wireTool struct {
+	Type        string          `json:"type"`
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
+	Strict      *bool           `json:"strict"`
+	Format      json.RawMessage `json:"format"`
+	Tools       json.RawMessage `json:"tools"`
+}
+
+// toolRef is what the wire needs to give a call back in the client's terms: the tool's name
+// in its namespace, and whether it is a custom tool.
+type toolRef struct {
+	name, namespace string
+	custom          bool
+}
+
+// tools decodes the tools into llm terms. strict is kept as the client set it: absent means
+// the upstream API's own default. A namespace's functions are flattened to
+// llm.FlatName(namespace, name); the wire maps their calls back (toolRef).
 func (rr *Request) tools(raw json.RawMessage) error {
-	var ts []struct {
-		Type        string          `json:"type"`
-		Name        string          `json:"name"`
-		Description string          `json:"description"`
-		Parameters  json.RawMessage `json:"parameters"`
-		Strict      *bool           `json:"strict"`
-	}
+	var ts []json.RawMessage
 	if err := json.Unmarshal(raw, &ts); err != nil {
 		return oai.TypeErr("tools", "an array of tool objects")
 	}
 	for i, t := range ts {
-		p := fmt.Sprintf("tools[%d]", i)
-		if t.Type != "function" {
-			return oai.Invalid(p+".type", "Invalid value for '%s.type': '%s'. The gateway supports 'function' tools only.", p, t.Type)
+		if err := rr.tool(fmt.Sprintf("tools[%d]", i), t, ""); err != nil {
+			return err
 		}
-		if t.Name == "" {
-			return oai.Invalid(p+".name", "Missing required parameter: '%s.name'.", p)
-		}
-		if !oai.ValidToolName(t.Name) {
-			return oai.Invalid(p+".name", "Invalid '%s.name': must match ^[a-zA-Z0-9_-]{1,64}$.", p)
-		}
-		var params json.RawMessage
-		if len(t.Parameters) > 0 && !oai.IsNull(t.Parameters) {
-			params = compact(t.Parameters)
-		}
-		rr.Req.Tools = append(rr.Req.Tools, llm.Tool{Name: t.Name, Description: t.Description,
-			Parameters: params, Strict: t.Strict})
 	}
 	rr.echo.Tools = compact(raw)
 	return nil
 }
 
+func (rr *Request) tool(p string, raw json.RawMessage, namespace string) error {
+	var t wireTool
+	if err := json.Unmarshal(raw, &t); err != nil {
+		return oai.TypeErr(p, "a tool object")
+	}
+	switch t.Type {
+	case "":
+		return oai.Invalid(p+".type", "Missing required parameter: '%s.type'.", p)
+	case "function", "custom":
+	case "namespace":
+		if namespace != "" {
+			return oai.Invalid(p+".type", "Invalid value for '%s.type': a namespace cannot hold a namespace.", p)
+		}
+		if t.Name == "" {
+			return oai.Invalid(p+".name", "Missing required parameter: '%s.name'.", p)
+		}
+		var inner []json.RawMessage
+		if err := json.Unmarshal(t.Tools, &inner); err != nil || len(inner) == 0 {
+			return oai.Invalid(p+".tools", "Invalid '%s.tools': expected a non-empty array of tools.", p)
+		}
+		for j, it := range inner {
+			if err := rr.tool(fmt.Sprintf("%s.tools[%d]", p, j), it, t.Name); err != nil {
+				return err
+			}
+		}
+		return nil
+	default:
+		if namespace != "" {
+			return oai.Invalid(p+".type", "Invalid value for '%s.type': '%s'. A namespace holds 'function' and 'custom' tools.", p, t.Type)
+		}
+		// A hosted tool: the Responses upstream validates it; nothing else can run it.
+		rr.Req.Tools = append(rr.Req.Tools, llm.Tool{Kind: llm.ToolHosted, Name: t.Type})
+		return nil
+	}
+	if t.Name == "" {
+		return oai.Invalid(p+".name", "Missing required parameter: '%s.name'.", p)
+	}
+	if !oai.ValidToolName(t.Name) {
+		return oai.Invalid(p+".name", "Invalid '%s.name': must match ^[a-zA-Z0-9_-]{1,64}$.", p)
+	}
+	// A flat name over 64 characters is the other wires' limit, not the Responses API's:
+	// llm.Tool.Function refuses it for them.
+	flat := llm.FlatName(namespace, t.Name)
+	lt := llm.Tool{Name: flat, Description: t.Description, Strict: t.Strict, Namespace: namespace}
+	if t.Type == "custom" {
+		lt.Kind, lt.Strict = llm.ToolCustom, nil
+		if len(t.Format) > 0 && !oai.IsNull(t.Format) {
+			lt.Format = compact(t.Format)
+		}
+	} else if len(t.Parameters) > 0 && !oai.IsNull(t.Parameters) {
+		lt.Parameters = compact(t.Parameters)
+	}
+	rr.Req.Tools = append(rr.Req.Tools, lt)
+	if namespace != "" || t.Type == "custom" {
+		if rr.echo.refs == nil {
+			rr.echo.refs = map[string]toolRef{}
+		}
+		rr.echo.refs[flat] = toolRef{name: t.Name, namespace: namespace, custom: t.Type == "custom"}
+	}
+	return nil
+}
+
 // toolChoice translates a Responses tool_choice into the Chat Completions shape of
-// llm.Request: the strings are the same; {"type":"function","name":N} becomes
+// llm.Request: the strings are the same; {"type":"function","name":N} (or "custom") becomes
 // {"type":"function","function":{"name":N}}. Hosted-tool and allowed_tools choices have no
-// equivalent on other upstreams.
+// equivalent on other upstreams: only a Responses upstream sees them.
 func (rr *Request) toolChoice(raw json.RawMessage) error {
 	const key = "tool_choice"
 	var s string
@@ -59,20 +123,25 @@ func (rr *Request) toolChoice(raw json.RawMessage) error {
 		rr.Req.ToolChoice = compact(raw)
 	} else {
 		var o struct {
-			Type string `json:"type"`
-			Name string `json:"name"`
+			Type      string `json:"type"`
+			Name      string `json:"name"`
+			Namespace string `json:"namespace"`
 		}
 		if err := json.Unmarshal(raw, &o); err != nil || o.Type == "" {
 			return oai.TypeErr(key, "a string or an object with a 'type'")
 		}
-		if o.Type != "function" {
-			return oai.Invalid(key+".type", "Invalid value for 'tool_choice.type': '%s'. The gateway supports 'function' only.", o.Type)
+		switch o.Type {
+		case "function", "custom":
+			// A custom tool is a function everywhere but on Responses.
+			if o.Name == "" {
+				return oai.Invalid(key+".name", "Missing required parameter: 'tool_choice.name'.")
+			}
+			b := append([]byte(`{"type":"function","function":{"name":`), oai.AppendString(nil, llm.FlatName(o.Namespace, o.Name))...)
+			rr.Req.ToolChoice = append(b, "}}"...)
+		default:
+			// A hosted tool or allowed_tools: a Responses upstream gets it unchanged
+			// (Request.Native); in llm terms the choice is left to the model.
 		}
-		if o.Name == "" {
-			return oai.Invalid(key+".name", "Missing required parameter: 'tool_choice.name'.")
-		}
-		b := append([]byte(`{"type":"function","function":{"name":`), oai.AppendString(nil, o.Name)...)
-		rr.Req.ToolChoice = append(b, "}}"...)
 	}
 	rr.echo.ToolChoice = compact(raw)
 	return nil

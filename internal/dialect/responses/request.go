@@ -3,7 +3,6 @@ package responses
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"math"
 
 	"github.com/sluice-gw/sluice/internal/dialect/oai"
@@ -16,6 +15,22 @@ type Request struct {
 	Model string
 	Req   llm.Request
 	echo  respEcho
+	// native names the members only a Responses upstream can serve (conversation, prompt,
+	// stored items, OpenAI files), in the order they came.
+	native []string
+}
+
+// NativeOnly names the first member of the request that only an OpenAI Responses upstream
+// can serve (previous_response_id, conversation, prompt, an item_reference, a file), or "":
+// the server keeps such a request to the chain's Responses targets.
+func (rr *Request) NativeOnly() string {
+	if rr.Req.PreviousResponseID != "" {
+		return "previous_response_id"
+	}
+	if len(rr.native) > 0 {
+		return rr.native[0]
+	}
+	return ""
 }
 
 // respEcho holds the client's values the Response object repeats, compacted so they fit on
@@ -26,6 +41,9 @@ type respEcho struct {
 	// Encrypted: the client asked for reasoning items' encrypted content
 	// (include: ["reasoning.encrypted_content"]).
 	Encrypted bool
+	// refs are the tools whose calls go back under another shape than a plain function
+	// call, by their llm name: namespace functions and custom tools.
+	refs map[string]toolRef
 }
 
 // compact returns raw without insignificant whitespace: raw JSON echoed inside an SSE data
@@ -40,12 +58,16 @@ func compact(raw json.RawMessage) json.RawMessage {
 
 // Decode parses and validates a Responses body. Fields the gateway cannot honour
 // on every upstream (stored prompts, conversations, background mode) are refused rather
-// than silently dropped; unknown fields are refused as OpenAI refuses them.
+// than silently dropped. The body's members are kept as they came (llm.Native.Fields): a
+// Responses upstream gets them unchanged, including fields, tools and items the gateway does
+// not model, which the other adapters never see (README, "Coding agents").
 func Decode(body []byte) (*Request, error) {
 	rr := &Request{}
+	rr.Req.Native = &llm.Native{Wire: "responses"}
 	var input json.RawMessage
 	var instructions *string
 	err := oai.Scan(body, func(key string, raw json.RawMessage) error {
+		rr.Req.Native.Fields = append(rr.Req.Native.Fields, llm.Field{Name: key, Value: raw})
 		if key == "input" {
 			input = raw
 			return nil
@@ -72,16 +94,17 @@ func Decode(body []byte) (*Request, error) {
 			Parts: []llm.Part{{Type: llm.PartText, Text: *instructions}}})
 	}
 	if len(input) == 0 || oai.IsNull(input) {
-		if rr.Req.PreviousResponseID == "" {
+		if rr.NativeOnly() == "" {
 			return nil, oai.Invalid("input", "Missing required parameter: 'input'.")
 		}
 		return rr, nil
 	}
-	msgs, err := decodeInput(input)
+	msgs, native, err := decodeInput(input)
 	if err != nil {
 		return nil, err
 	}
 	rr.Req.Messages = append(rr.Req.Messages, msgs...)
+	rr.native = append(rr.native, native...)
 	return rr, nil
 }
 
@@ -191,10 +214,12 @@ func (rr *Request) field(key string, raw json.RawMessage) error {
 	case "reasoning":
 		return rr.reasoning(raw)
 	case "conversation", "prompt":
-		return oai.Invalid(key, "'%s' is not supported by the gateway: send the whole input, or previous_response_id.", key)
+		// Stored at OpenAI: a Responses upstream gets them in Native.
+		rr.native = append(rr.native, key)
 	default:
-		return &llm.Error{Kind: llm.Invalid, Type: "invalid_request_error", Param: key, Code: "unknown_parameter",
-			Message: fmt.Sprintf("Unknown parameter: '%s'.", key)}
+		// A field the gateway does not model (client_metadata, a field newer than the
+		// gateway): a Responses upstream gets it in Native, which decides; other targets
+		// never see it, since their APIs would refuse what OpenAI accepts.
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package responses
 
 import (
+	"encoding/json"
 	"strconv"
 
 	"github.com/sluice-gw/sluice/internal/dialect/oai"
@@ -45,6 +46,8 @@ func (s *stream) Event(ev *llm.Event) error {
 		return s.reasoning(ev)
 	case llm.EvToolCall:
 		return s.call(ev.Tool)
+	case llm.EvItem:
+		return s.item(ev.Raw)
 	case llm.EvDone:
 		s.finish = ev.Finish
 		st, _ := respStatus(ev.Finish)
@@ -201,7 +204,9 @@ func (s *stream) summary(it *outItem, text string) error {
 	return s.send(b)
 }
 
-// call emits a whole tool call as a function_call item: added, one arguments delta, done.
+// call emits a whole tool call as a function_call item (added, one arguments delta, done),
+// or, for a custom tool, as a custom_tool_call item (added, one input delta, done). A call of
+// a namespace's function goes back under its own name, in its namespace.
 func (s *stream) call(tc llm.ToolDelta) error {
 	if err := s.close("completed"); err != nil {
 		return err
@@ -212,7 +217,15 @@ func (s *stream) call(tc llm.ToolDelta) error {
 		callID = "call_" + s.base + "_" + strconv.Itoa(n) // some upstreams send none
 	}
 	it := &outItem{kind: itemCall, index: n, id: "fc_" + s.base + "_" + strconv.Itoa(n), status: "in_progress",
-		callID: callID, name: tc.Name}
+		callID: callID, name: tc.Name, args: tc.Args}
+	delta, done, member := "response.function_call_arguments.delta", "response.function_call_arguments.done", "arguments"
+	if ref, ok := s.meta.echo.refs[tc.Name]; ok {
+		it.name, it.namespace = ref.name, ref.namespace
+		if ref.custom {
+			it.kind, it.id, it.args = itemCustom, "ctc_"+s.base+"_"+strconv.Itoa(n), llm.CustomInput(tc.Args)
+			delta, done, member = "response.custom_tool_call_input.delta", "response.custom_tool_call_input.done", "input"
+		}
+	}
 	s.items = append(s.items, it)
 	if s.ew != nil {
 		b := s.index(s.head("response.output_item.added"), it)
@@ -221,22 +234,51 @@ func (s *stream) call(tc llm.ToolDelta) error {
 		if err := s.send(b); err != nil {
 			return err
 		}
-		b = s.ref(s.head("response.function_call_arguments.delta"), it)
+		b = s.ref(s.head(delta), it)
 		b = append(b, `,"delta":`...)
-		b = oai.AppendString(b, tc.Args)
+		b = oai.AppendString(b, it.args)
 		if err := s.send(b); err != nil {
 			return err
 		}
-		b = s.ref(s.head("response.function_call_arguments.done"), it)
-		b = append(b, `,"name":`...)
-		b = oai.AppendString(b, tc.Name)
-		b = append(b, `,"arguments":`...)
-		b = oai.AppendString(b, tc.Args)
+		b = s.ref(s.head(done), it)
+		if it.kind == itemCall {
+			b = append(b, `,"name":`...)
+			b = oai.AppendString(b, it.name)
+		}
+		b = append(b, ',', '"')
+		b = append(b, member...)
+		b = append(b, '"', ':')
+		b = oai.AppendString(b, it.args)
 		if err := s.send(b); err != nil {
 			return err
 		}
 	}
-	it.args = tc.Args
+	s.cur = it
+	return s.close("completed")
+}
+
+// item emits an output item the gateway does not model as the upstream wrote it: added and
+// done with the item whole (its own progress events are not carried).
+func (s *stream) item(raw []byte) error {
+	if err := s.close("completed"); err != nil {
+		return err
+	}
+	it := &outItem{kind: itemRaw, index: len(s.items), raw: append([]byte(nil), raw...)}
+	var id struct {
+		ID string `json:"id"`
+	}
+	if json.Unmarshal(raw, &id) == nil {
+		it.id = id.ID
+	}
+	s.items = append(s.items, it)
+	if s.ew != nil {
+		b := s.index(s.head("response.output_item.added"), it)
+		b = append(b, `,"item":`...)
+		b = appendAdded(b, it)
+		if err := s.send(b); err != nil {
+			return err
+		}
+	}
 	s.cur = it
 	return s.close("completed")
 }

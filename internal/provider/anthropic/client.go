@@ -97,7 +97,13 @@ func New(c Config) *Client {
 // sent; a non-2xx answer or a connection failure is an *llm.Error (Target left for the
 // caller to set). The stream is the caller's to Close; canceling ctx aborts it.
 func (c *Client) Stream(ctx context.Context, req *llm.Request) (llm.Stream, error) {
-	body, err := encodeRequest(req, c.defaultMaxTokens(req.Model))
+	var body []byte
+	var err error
+	if n := req.Native; n != nil && n.Wire == "anthropic" {
+		body, err = nativeBody(n.Body, req.Model)
+	} else {
+		body, err = encodeRequest(req, c.defaultMaxTokens(req.Model))
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -106,6 +112,11 @@ func (c *Client) Stream(ctx context.Context, req *llm.Request) (llm.Stream, erro
 		return nil, &llm.Error{Kind: llm.Internal, Message: c.name + ": cannot build the request", Err: err}
 	}
 	hr.Header = c.header.Clone()
+	if n := req.Native; n != nil && n.Wire == "anthropic" {
+		for k, v := range n.Header { // the client's anthropic-version and anthropic-beta
+			hr.Header.Set(k, v)
+		}
+	}
 	// The request's trace goes on to the provider (W3C traceparent; DESIGN §7): its spans,
 	// if it records any, join the caller's trace. Only the W3C headers, never baggage, which
 	// is the client's and not the provider's business.

@@ -72,12 +72,13 @@ type wireEvent struct {
 		Data      string          `json:"data"`
 	} `json:"content_block"`
 	Delta *struct {
-		Type        string `json:"type"`
-		Text        string `json:"text"`
-		PartialJSON string `json:"partial_json"`
-		Thinking    string `json:"thinking"`
-		Signature   string `json:"signature"`
-		StopReason  string `json:"stop_reason"`
+		Type         string `json:"type"`
+		Text         string `json:"text"`
+		PartialJSON  string `json:"partial_json"`
+		Thinking     string `json:"thinking"`
+		Signature    string `json:"signature"`
+		StopReason   string `json:"stop_reason"`
+		StopSequence string `json:"stop_sequence"`
 	} `json:"delta"`
 	Usage *wire.DeltaUsage `json:"usage"`
 }
@@ -101,7 +102,8 @@ type message struct {
 	blocks  map[int]*blockState
 	tools   int
 	reason  string
-	stopped bool // message_stop came
+	stopSeq string // the stop sequence that matched
+	stopped bool   // message_stop came
 
 	// usage as last reported; usage is set once any field came.
 	in, out, cacheRead, cacheWrite int
@@ -154,7 +156,7 @@ func (m *message) event(q *transport.Queue, typ string, data []byte) error {
 		}
 	case "message_delta":
 		if ev.Delta != nil && ev.Delta.StopReason != "" {
-			m.reason = ev.Delta.StopReason
+			m.reason, m.stopSeq = ev.Delta.StopReason, ev.Delta.StopSequence
 		}
 		m.addUsage(ev.Usage)
 	case "message_stop":
@@ -162,7 +164,7 @@ func (m *message) event(q *transport.Queue, typ string, data []byte) error {
 		if m.usage {
 			q.Push(llm.Event{Type: llm.EvUsage, Usage: m.total()})
 		}
-		q.Push(llm.Event{Type: llm.EvDone, Finish: finishReason(m.reason)})
+		q.Push(llm.Event{Type: llm.EvDone, Finish: finishReason(m.reason), Stop: m.reason, StopSequence: m.stopSeq})
 	}
 	// ping, and event types added after this adapter was written, carry nothing for us
 	// (Anthropic: "new event types may be added"; handle unknown ones gracefully).

@@ -58,7 +58,11 @@ func encodeRequest(req *llm.Request, defaultMax int) ([]byte, error) {
 		return nil, err
 	}
 	w := wire.MessagesRequest{Model: req.Model, System: system, Messages: turns, Stream: true}
-	for _, t := range req.Tools {
+	for i := range req.Tools {
+		t, err := req.Tools[i].Function() // custom tools take one string; hosted ones cannot come
+		if err != nil {
+			return nil, err
+		}
 		schema := compactOr(t.Parameters, `{"type":"object","properties":{}}`)
 		w.Tools = append(w.Tools, wire.Tool{Name: t.Name, Description: t.Description, InputSchema: schema})
 	}

@@ -275,3 +275,16 @@ func TestReadShapes(t *testing.T) {
 		}
 	}
 }
+
+// The stop reason as Anthropic said it, and the sequence that matched, travel on EvDone for
+// a Messages client (which would otherwise get end_turn for stop_sequence).
+func TestStopSequence(t *testing.T) {
+	delta := strings.Replace(msgDelta, `"stop_reason":"end_turn","stop_sequence":null`, `"stop_reason":"stop_sequence","stop_sequence":"END"`, 1)
+	u := newUpstream(t, providertest.SSE(msgStart+textStart+textDelta+delta+msgStop))
+	evs, end := providertest.Drain(t, openStream(t, u.client(Config{})))
+	wantEOF(t, end)
+	last := evs[len(evs)-1]
+	if last.Type != llm.EvDone || last.Finish != "stop" || last.Stop != "stop_sequence" || last.StopSequence != "END" {
+		t.Errorf("got %+v, want done: stop, stop_sequence END", last)
+	}
+}

@@ -101,6 +101,9 @@ func newConn(c Config) conn {
 // answered: a non-2xx answer or a connection failure is an *llm.Error (Target left for the
 // caller to set). The stream is the caller's to Close; canceling ctx aborts it.
 func (c *Client) Stream(ctx context.Context, req *llm.Request) (llm.Stream, error) {
+	if e := req.NativeOnly("openai"); e != nil {
+		return nil, e // a server tool or a PDF of an Anthropic client: another target may take it
+	}
 	body, err := encodeRequest(req, !c.noStreamOptions)
 	if err != nil {
 		return nil, err

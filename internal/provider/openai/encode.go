@@ -37,7 +37,11 @@ func encodeRequest(req *llm.Request, includeUsage bool) ([]byte, error) {
 	b.WriteByte(']')
 	if len(req.Tools) > 0 {
 		b.WriteString(`,"tools":[`)
-		for i, t := range req.Tools {
+		for i := range req.Tools {
+			t, err := req.Tools[i].Function() // custom tools take one string; hosted ones cannot come
+			if err != nil {
+				return nil, err
+			}
 			if i > 0 {
 				b.WriteByte(',')
 			}

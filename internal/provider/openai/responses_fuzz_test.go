@@ -3,6 +3,7 @@ package openai
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -26,6 +27,10 @@ func FuzzResponsesStream(f *testing.F) {
 	f.Add([]byte(respCreated+fcAdded+fcDone+respCompleted), false)
 	f.Add([]byte(rev("response.function_call_arguments.delta", `"delta":"{"`)+rev("response.output_item.done", `"item":{"type":"reasoning","encrypted_content":"x","summary":[{"text":"s"}]}`)+respCompleted), true)
 	f.Add([]byte("event: error\ndata: {\"error\":\"text\"}\n\n"), false)
+	f.Add([]byte(respCreated+rev("response.output_item.done", `"item":{"type":"web_search_call","id":"ws_1"}`)+
+		rev("response.output_item.added", `"item":{"type":"custom_tool_call","id":"c","call_id":"k","name":"p"}`)+
+		rev("response.output_item.done", `"item":{"type":"custom_tool_call","id":"c","call_id":"k","name":"p","input":"x"}`)+
+		rev("response.output_item.done", `"item":{"type":"function_call","id":"f","call_id":"j","name":"s","namespace":"n","arguments":"{}"}`)+respCompleted), false)
 	f.Fuzz(func(t *testing.T, body []byte, encrypted bool) {
 		s := newResponsesStream(context.Background(), origin{name: "openai"}, io.NopCloser(bytes.NewReader(body)), encrypted)
 		defer s.Close()
@@ -46,8 +51,10 @@ func FuzzResponsesStream(f *testing.F) {
 				return
 			}
 			switch {
-			case ev.Type < llm.EvStart || ev.Type > llm.EvDone:
+			case ev.Type < llm.EvStart || ev.Type > llm.EvItem:
 				t.Fatalf("got event type %d", ev.Type)
+			case ev.Type == llm.EvItem && (!json.Valid(ev.Raw) || bytes.ContainsAny(ev.Raw, "\r\n")):
+				t.Fatalf("got item %q, want compact JSON", ev.Raw)
 			case ev.Choice != 0 || ev.Tool.Index < 0:
 				t.Fatalf("got choice %d tool index %d, want 0 and >= 0", ev.Choice, ev.Tool.Index)
 			case ev.Encrypted != "" && !encrypted:

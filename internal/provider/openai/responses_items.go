@@ -53,10 +53,16 @@ func (s *respStream) added(ev *respEvent) error {
 		return nil
 	}
 	it, err := s.item(ev.Item.ID, ev.OutputIndex)
-	if err != nil || ev.Item.Type != "function_call" {
+	if err != nil {
 		return err
 	}
-	s.callArgs(it, ev.Item.CallID, ev.Item.Name, string(ev.Item.Arguments))
+	switch ev.Item.Type {
+	case "function_call":
+		s.callArgs(it, ev.Item.CallID, llm.FlatName(ev.Item.Namespace, ev.Item.Name), string(ev.Item.Arguments))
+	case "custom_tool_call":
+		// Its input comes whole at .done, as the arguments of a function of "input".
+		s.callArgs(it, ev.Item.CallID, ev.Item.Name, "")
+	}
 	return nil
 }
 
@@ -69,6 +75,7 @@ func (s *respStream) callArgs(it *itemState, id, name, args string) {
 		it.call = s.calls
 		s.calls++
 	}
+	s.called = true
 	d := llm.ToolDelta{Index: it.call, Args: args}
 	if !it.announced && (id != "" || name != "") {
 		d.ID, d.Name, it.announced = id, name, true
@@ -101,7 +108,13 @@ func (s *respStream) itemDone(ev *respEvent) error {
 		}
 		// The call id of .added stands: a later, different one (seen in edited test data)
 		// would make the client's tool result answer an unknown call.
-		s.callArgs(it, item.CallID, item.Name, args)
+		s.callArgs(it, item.CallID, llm.FlatName(item.Namespace, item.Name), args)
+	case "custom_tool_call":
+		it, err := s.item(item.ID, ev.OutputIndex)
+		if err != nil {
+			return err
+		}
+		s.callArgs(it, item.CallID, item.Name, llm.CustomArgs(string(item.Input)))
 	case "message":
 		// A server that sends a message whole, with no deltas: its parts are the deltas.
 		it, err := s.item(item.ID, ev.OutputIndex)
@@ -133,6 +146,19 @@ func (s *respStream) itemDone(ev *respEvent) error {
 			// back as one reasoning item (llm.Reasoning).
 			s.push(llm.Event{Type: llm.EvReasoning, Encrypted: item.EncryptedContent, ID: item.ID})
 		}
+	default:
+		// A hosted tool's call (web_search_call, mcp_call, ...): whole, in its place among
+		// the calls. Its own progress events are not read.
+		if item.raw == nil {
+			return nil
+		}
+		it, err := s.item(item.ID, ev.OutputIndex)
+		if err != nil || it.call >= 0 {
+			return err
+		}
+		it.call = s.calls
+		s.calls++
+		s.push(llm.Event{Type: llm.EvItem, Tool: llm.ToolDelta{Index: it.call}, Raw: item.raw})
 	}
 	return nil
 }

@@ -40,6 +40,12 @@ func encodeResponsesRequest(req *llm.Request) ([]byte, error) {
 		return nil, &llm.Error{Kind: llm.Unsupported, Status: 400, Param: "n", Code: "invalid_value",
 			Message: "n > 1 is not supported by the Responses API"}
 	}
+	if e := req.NativeOnly("responses"); e != nil {
+		return nil, e // an Anthropic client's server tool or document: another target must serve it
+	}
+	if n := req.Native; n != nil && n.Wire == "responses" {
+		return encodeNative(req.Model, n.Fields), nil
+	}
 	var b bytes.Buffer
 	b.Grow(1024)
 	b.WriteString(`{"model":`)
@@ -133,6 +139,50 @@ func encodeResponsesRequest(req *llm.Request) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
+// encodeNative writes the body a Responses client sent (llm.Native.Fields) as it came, in its
+// order, but for two members: model, which names the target's model, and stream, which is
+// true (upstream calls always stream, DESIGN §1); store is added as false when the client
+// left it out (issue 7). Every other member, the ones the gateway does not model included
+// (namespace, hosted and custom tools, their items, client_metadata, ...), passes byte for
+// byte: the upstream speaks the client's wire and judges them itself.
+func encodeNative(model string, fields []llm.Field) []byte {
+	var b bytes.Buffer
+	b.Grow(1024)
+	b.WriteByte('{')
+	stream, store := false, false
+	for i, f := range fields {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		writeString(&b, f.Name)
+		b.WriteByte(':')
+		switch f.Name {
+		case "model":
+			writeString(&b, model)
+		case "stream":
+			b.WriteString("true")
+			stream = true
+		case "store":
+			store = true
+			if string(bytes.TrimSpace(f.Value)) == "null" {
+				b.WriteString("false") // null is the API's default, true: not the gateway's
+			} else {
+				b.Write(f.Value)
+			}
+		default:
+			b.Write(f.Value)
+		}
+	}
+	if !store {
+		b.WriteString(`,"store":false`)
+	}
+	if !stream {
+		b.WriteString(`,"stream":true`)
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
 // extra returns the value of the Extra member name, nil if absent or null.
 func extra(req *llm.Request, name string) json.RawMessage {
 	for _, f := range req.Extra {
@@ -176,7 +226,11 @@ func textOnly(parts []llm.Part) bool {
 
 func writeResponsesTools(b *bytes.Buffer, tools []llm.Tool) error {
 	b.WriteString(`,"tools":[`)
-	for i, t := range tools {
+	for i := range tools {
+		t, err := tools[i].Function() // a request that came in another wire than Responses
+		if err != nil {
+			return err
+		}
 		if i > 0 {
 			b.WriteByte(',')
 		}

@@ -30,7 +30,8 @@ type respStream struct {
 	q       transport.Queue // events of the current wire event; the error is io.EOF after a terminal event
 	started bool
 	items   []itemState // output items, in the order they were announced
-	calls   int         // function calls so far: the Tool.Index of the next one
+	calls   int         // function calls and raw items so far: the Tool.Index of the next one
+	called  bool        // a function was called: the finish is tool_calls
 	// lastPart is the reasoning part the last reasoning text came from, so that the text of
 	// the next part is set apart as the Responses API sets summary parts apart.
 	lastPart  reasoningPart
@@ -184,7 +185,7 @@ func (s *respStream) end(r *respResponse, finish string) error {
 	}
 	if finish == "" {
 		finish = "stop"
-		if s.calls > 0 {
+		if s.called {
 			finish = "tool_calls"
 		}
 	}

@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"bytes"
 	"encoding/json"
 
 	wire "github.com/sluice-gw/sluice/internal/schema/openai"
@@ -36,11 +37,15 @@ type respEvent struct {
 // respItem is the adapter's view of an output item, whatever its type (wire.MessageItem,
 // wire.FunctionCallItem, wire.ReasoningItem): the members it reads of each.
 type respItem struct {
-	Type             string    `json:"type"`
-	ID               string    `json:"id"`
-	CallID           string    `json:"call_id"`
-	Name             string    `json:"name"`
-	Arguments        wire.Text `json:"arguments"`
+	Type   string `json:"type"`
+	ID     string `json:"id"`
+	CallID string `json:"call_id"`
+	Name   string `json:"name"`
+	// Namespace is a namespace tool's, on its function calls.
+	Namespace string    `json:"namespace"`
+	Arguments wire.Text `json:"arguments"`
+	// Input is a custom_tool_call's free-form input.
+	Input            wire.Text `json:"input"`
 	EncryptedContent string    `json:"encrypted_content"`
 	Summary          []struct {
 		Text string `json:"text"`
@@ -51,6 +56,34 @@ type respItem struct {
 		Text    string `json:"text"`
 		Refusal string `json:"refusal"`
 	} `json:"content"`
+	// raw is the item as it came, compacted, when the adapter does not model its type (a
+	// hosted tool's call): it goes to the client whole (llm.EvItem).
+	raw []byte
+}
+
+// modeledItem reports whether the adapter translates output items of type t; the others
+// are carried raw.
+func modeledItem(t string) bool {
+	switch t {
+	case "message", "reasoning", "function_call", "custom_tool_call":
+		return true
+	}
+	return false
+}
+
+func (it *respItem) UnmarshalJSON(b []byte) error {
+	type plain respItem
+	if err := json.Unmarshal(b, (*plain)(it)); err != nil {
+		return err
+	}
+	if !modeledItem(it.Type) {
+		var c bytes.Buffer
+		if err := json.Compact(&c, b); err != nil {
+			return err
+		}
+		it.raw = c.Bytes()
+	}
+	return nil
 }
 
 // respResponse is the part of a response object (wire.Response) the adapter reads. Its

@@ -59,6 +59,8 @@ func transcript(evs []llm.Event, end error) string {
 			fmt.Fprintf(&b, " index=%d id=%q name=%q args=%q", e.Tool.Index, e.Tool.ID, e.Tool.Name, e.Tool.Args)
 		case llm.EvLogprobs:
 			fmt.Fprintf(&b, " raw=%s", e.Raw)
+		case llm.EvItem:
+			fmt.Fprintf(&b, " index=%d raw=%s", e.Tool.Index, e.Raw)
 		case llm.EvUsage:
 			u := e.Usage
 			fmt.Fprintf(&b, " prompt=%d completion=%d total=%d cached=%d reasoning=%d",

@@ -29,7 +29,9 @@ type ResponsesRequest struct {
 // type decides which apply: a message (role, and content: a string or InputPart values; type
 // "message" or left out), a function_call (call_id, name, arguments), a
 // function_call_output (call_id, output: a string or parts), a reasoning item handed back
-// (id, summary, encrypted_content).
+// (id, summary, encrypted_content), a custom_tool_call (call_id, name, input) and its
+// custom_tool_call_output (call_id, output). A function call of a namespace tool names its
+// namespace.
 type InputItem struct {
 	Type             string          `json:"type,omitempty"`
 	ID               string          `json:"id,omitempty"`
@@ -37,7 +39,9 @@ type InputItem struct {
 	Content          json.RawMessage `json:"content,omitempty"`
 	CallID           string          `json:"call_id,omitempty"`
 	Name             string          `json:"name,omitempty"`
+	Namespace        string          `json:"namespace,omitempty"`
 	Arguments        *string         `json:"arguments,omitempty"`
+	Input            *string         `json:"input,omitempty"`
 	Output           json.RawMessage `json:"output,omitempty"`
 	Summary          []SummaryPart   `json:"summary,omitempty"`
 	EncryptedContent string          `json:"encrypted_content,omitempty"`

@@ -28,6 +28,8 @@ type Result struct {
 	Content           []json.RawMessage `json:"content"`
 	StructuredContent json.RawMessage   `json:"structuredContent"`
 	IsError           bool              `json:"isError"`
+	// Raw is the result as the server sent it, for a gateway that passes it on.
+	Raw json.RawMessage `json:"-"`
 }
 
 // Text is the result's text blocks, joined by newlines; ok is false when it has other blocks.
@@ -119,6 +121,7 @@ func (k *Call) Recv() (Event, error) {
 				k.err = fmt.Errorf("the MCP server's result is not a tool result: %w", err)
 				return Event{}, k.err
 			}
+			r.Raw = m.Result
 			return Event{Result: &r}, nil
 		case m.Method == "notifications/progress":
 			var p struct {

@@ -12,6 +12,9 @@ type Tool struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description"`
 	InputSchema json.RawMessage `json:"inputSchema"`
+	// Raw is the tool as the server listed it (title, annotations, outputSchema, _meta...),
+	// for a gateway that lists it on unchanged.
+	Raw json.RawMessage `json:"-"`
 }
 
 // maxPages bounds a paged tool list: a server that never stops paging is an error.
@@ -58,13 +61,19 @@ func (c *Client) list(ctx context.Context, s session) ([]Tool, error) {
 			return nil, fmt.Errorf("mcp tools/list: %w", err)
 		}
 		var page struct {
-			Tools      []Tool `json:"tools"`
-			NextCursor string `json:"nextCursor"`
+			Tools      []json.RawMessage `json:"tools"`
+			NextCursor string            `json:"nextCursor"`
 		}
 		if err := json.Unmarshal(raw, &page); err != nil {
 			return nil, fmt.Errorf("mcp tools/list: %w", err)
 		}
-		out = append(out, page.Tools...)
+		for _, r := range page.Tools {
+			t := Tool{Raw: r}
+			if err := json.Unmarshal(r, &t); err != nil {
+				return nil, fmt.Errorf("mcp tools/list: %w", err)
+			}
+			out = append(out, t)
+		}
 		if page.NextCursor == "" {
 			return out, nil
 		}

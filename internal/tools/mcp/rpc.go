@@ -24,10 +24,16 @@ type message struct {
 	Error   *RPCError       `json:"error,omitempty"`
 }
 
-// RPCError is a JSON-RPC error object, from a server's response.
+// Message is a JSON-RPC message as this package reads and writes it, for the gateway's
+// server side (package mcpgw), which speaks the same messages to its clients.
+type Message = message
+
+// RPCError is a JSON-RPC error object, from a server's response (or, in package mcpgw, to a
+// client).
 type RPCError struct {
-	Code    int    `json:"code"`
-	Message string `json:"message"`
+	Code    int             `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
 }
 
 func (e *RPCError) Error() string { return fmt.Sprintf("MCP error %d: %s", e.Code, e.Message) }

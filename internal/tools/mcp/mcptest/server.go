@@ -39,6 +39,12 @@ type Server struct {
 	// ExpiredStatus is the answer to a session it does not know: 404 (the default, as the
 	// specification says), or 400 with the JSON-RPC error server-everything sends.
 	ExpiredStatus int
+	// Listening, if set, is signaled (without blocking) whenever a GET stream is open and
+	// will carry the next change: a test over real sockets waits on it before SetTools.
+	Listening chan struct{}
+	// Cancels, if set, is sent (without blocking) the request id of every
+	// notifications/cancelled received, for a test to wait on.
+	Cancels chan string
 }
 
 // New returns a server offering tools.
@@ -257,6 +263,12 @@ func (s *Server) cancel(m message) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.cancelled = append(s.cancelled, string(p.RequestID))
+	if s.Cancels != nil {
+		select {
+		case s.Cancels <- string(p.RequestID):
+		default:
+		}
+	}
 	return string(p.RequestID)
 }
 
@@ -292,6 +304,12 @@ func (s *Server) listen(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
 	_ = rc.Flush()
+	if s.Listening != nil {
+		select {
+		case s.Listening <- struct{}{}:
+		default:
+		}
+	}
 	for {
 		select {
 		case <-r.Context().Done():

@@ -1,0 +1,56 @@
+package llm
+
+import (
+	"strings"
+	"testing"
+)
+
+// Flat names are Codex's own; a custom tool's input survives the trip through a function's
+// arguments byte for byte, HTML characters and all.
+func TestToolNames(t *testing.T) {
+	for _, tt := range [][3]string{{"mcp__docs", "search", "mcp__docs__search"}, {"ns_", "_f", "ns__f"}, {"", "f", "f"}} {
+		if got := FlatName(tt[0], tt[1]); got != tt[2] {
+			t.Errorf("FlatName(%q, %q) = %q, want %q", tt[0], tt[1], got, tt[2])
+		}
+	}
+	in := "*** Begin Patch\n+<a href=\"x\">&</a>\n*** End Patch\n"
+	args := CustomArgs(in)
+	if args != `{"input":"*** Begin Patch\n+<a href=\"x\">&</a>\n*** End Patch\n"}` || CustomInput(args) != in {
+		t.Errorf("got %s and back %q", args, CustomInput(args))
+	}
+	if CustomInput(`not json`) != "not json" {
+		t.Error("want arguments a model wrote otherwise kept as they are")
+	}
+}
+
+// Mask masks the client's own body as the target of its wire gets it: an Anthropic body
+// whole, a Responses body's input and instructions only; every other member as it came.
+func TestNativeMask(t *testing.T) {
+	mask := func(s string) string { return strings.ReplaceAll(s, "sk-secret", "[REDACTED]") }
+	a := &Native{Wire: "anthropic", Body: []byte(`{"system":"sk-secret","messages":[{"content":"sk-secret"}]}`)}
+	a.Mask(mask)
+	if strings.Contains(string(a.Body), "sk-secret") {
+		t.Errorf("anthropic body: got %s", a.Body)
+	}
+	r := &Native{Wire: "responses", Fields: []Field{{Name: "input", Value: []byte(`"sk-secret"`)},
+		{Name: "instructions", Value: []byte(`"sk-secret"`)}, {Name: "prompt_cache_key", Value: []byte(`"sk-secret"`)}}}
+	r.Mask(mask)
+	if string(r.Fields[0].Value) != `"[REDACTED]"` || string(r.Fields[1].Value) != `"[REDACTED]"` || string(r.Fields[2].Value) != `"sk-secret"` {
+		t.Errorf("responses fields: got %+v", r.Fields)
+	}
+	(*Native)(nil).Mask(mask) // a request with no native body
+}
+
+// NativeOnly refuses, on another wire's adapter, what only the native wire carries.
+func TestNativeOnly(t *testing.T) {
+	r := &Request{Native: &Native{Wire: "anthropic", Only: []string{"web_search_20250305"}}}
+	if e := r.NativeOnly("responses"); e == nil || e.Kind != Unsupported || !strings.Contains(e.Message, "web_search_20250305") {
+		t.Errorf("got %v, want Unsupported naming the tool", e)
+	}
+	if e := r.NativeOnly("anthropic"); e != nil {
+		t.Errorf("its own wire: got %v", e)
+	}
+	if e := (&Request{Native: &Native{Wire: "responses"}}).NativeOnly("openai"); e != nil {
+		t.Errorf("nothing only-native: got %v", e)
+	}
+}

@@ -1,0 +1,55 @@
+package server
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/sluice-gw/sluice/internal/auth"
+	"github.com/sluice-gw/sluice/internal/limit"
+	"github.com/sluice-gw/sluice/internal/mcpgw"
+)
+
+// The MCP gateway's edge (issue 25): /mcp speaks MCP over Streamable HTTP (package mcpgw);
+// this file authenticates the caller with the same virtual keys as /v1 and hands mcpgw what
+// the key may do: its MCP servers and tools, its limits (each tool call is a request of
+// its rpm, and of its tool_calls_per_minute) and its input guardrails (on the arguments).
+
+func (s *Server) mcpRoutes(e *echo.Echo) {
+	e.POST("/mcp", s.mcp)
+	e.GET("/mcp", s.mcp)
+	e.DELETE("/mcp", s.mcp)
+}
+
+func (s *Server) mcp(c echo.Context) error {
+	if s.o.MCP == nil {
+		return c.JSONBlob(http.StatusNotFound, []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32601,"message":"The MCP gateway is off: no MCP server is configured (tools: with mcp)."}}`))
+	}
+	caller := mcpgw.Caller{All: true}
+	if s.o.Gate.Keys != nil {
+		r := c.Request()
+		secret := auth.FromRequest(r.Header.Get("Authorization"), r.Header.Get("X-Api-Key"))
+		key, err := s.o.Gate.Keys.Authenticate(r.Context(), secret, time.Now())
+		if err != nil {
+			// Bearer, without OAuth metadata: clients send the key as a header they were
+			// configured with, rather than start an authorization flow.
+			c.Response().Header().Set("WWW-Authenticate", `Bearer realm="sluice"`)
+			return s.deny(c, authError(err, s.o.Gate.FailOpen))
+		}
+		in := reqInfo(c)
+		in.KeyID, in.KeyName = key.ID, key.Name
+		exchangeOf(c).key = key
+		caller = mcpgw.Caller{Key: key.ID, KeyName: key.Name, Check: mcpgw.Screen(s.o.Guards.of("", key))}
+		if g := &s.o.Gate; g.Limiter != nil {
+			// Each call is a request of the key's rpm, then one of its tool_calls_per_minute.
+			rpm, window := g.ask(key, 0)
+			caller.Admit = mcpgw.Admit(g.Limiter, key.Name, mcpgw.Limit{Log: key.ID, What: "requests", Rule: rpm.Requests},
+				mcpgw.Limit{Log: key.ID + ":mcp", What: "tool calls", Rule: limit.Rule{Limit: key.ToolCallsPerMinute, Window: window}})
+		}
+		if key.MCP != nil {
+			caller.Servers, caller.Tools = key.MCP.Servers, key.MCP.Tools
+		}
+	}
+	s.o.MCP.Serve(c.Response(), c.Request(), caller)
+	return nil
+}
