@@ -149,6 +149,7 @@ type Alias struct {
 	Guardrails         []string  `yaml:"guardrails"` // names in Config.Guardrails
 	Tools              []string  `yaml:"tools"`      // names in Config.Tools
 	RedactInput        bool      `yaml:"redact_input"`
+	Cache              *Cache    `yaml:"cache"` // nil: answers are not cached (cache.go)
 }
 
 func (a *Alias) setDefaults() {

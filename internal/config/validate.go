@@ -213,6 +213,7 @@ func (v *validator) alias(c *Config, path, name string, a Alias) {
 		v.errorf(path+".on_midstream_failure", "want fail or restart, got %q", a.OnMidstreamFailure)
 	}
 	v.positive(path+".coalesce.events", int64(a.Coalesce.Events))
+	v.cache(path+".cache", a.Cache)
 	for i, g := range a.Guardrails {
 		if _, ok := c.Guardrails[g]; !ok {
 			v.errorf(fmt.Sprintf("%s.guardrails[%d]", path, i), "unknown guardrail %q", g)

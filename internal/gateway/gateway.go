@@ -89,7 +89,8 @@ func New(c *config.Config, log *slog.Logger) (*server.Server, error) {
 	if o.Guards, err = guardsFromConfig(c); err != nil { // parts.go
 		return nil, err
 	}
-	o.UI = uiFromConfig(c, rs, log) // ui.go
+	o.UI = uiFromConfig(c, rs, log)  // ui.go
+	o.Cache = cacheFromConfig(c, rs) // parts.go
 	o.Health, o.Policies = health, map[string]server.Policy{}
 	for _, alias := range c.AliasNames() {
 		a := c.Models[alias]
@@ -104,7 +105,7 @@ func New(c *config.Config, log *slog.Logger) (*server.Server, error) {
 		ch.CommitOnReasoning, ch.Health, ch.Log = a.CommitOnReasoning, health, log
 		o.Chains[alias] = ch
 		o.Policies[alias] = server.Policy{ThinkFilter: a.ThinkFilter, RedactInput: a.RedactInput,
-			Coalesce: relay.Coalesce{Events: a.Coalesce.Events, Interval: a.Coalesce.Interval.Std()}}
+			Coalesce: relay.Coalesce{Events: a.Coalesce.Events, Interval: a.Coalesce.Interval.Std()}, Cache: cachePolicy(a)}
 		o.Models = append(o.Models, alias)
 	}
 	embeddingChains(c, &o, health, log) // parts.go

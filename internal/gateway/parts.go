@@ -5,10 +5,12 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/sluice-gw/sluice/internal/cache"
 	"github.com/sluice-gw/sluice/internal/config"
 	"github.com/sluice-gw/sluice/internal/dialect/embeddings"
 	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/guard"
+	"github.com/sluice-gw/sluice/internal/redisstore"
 	"github.com/sluice-gw/sluice/internal/server"
 	"github.com/sluice-gw/sluice/internal/telemetry"
 )
@@ -93,3 +95,28 @@ func (h cooldowns) Failure(ctx context.Context, target string, retryAfter time.D
 	}
 	return left
 }
+
+// cacheFromConfig is the response cache (issue 24): in Redis when configured, so every
+// replica shares it, else in this process's memory; nil when no alias caches.
+func cacheFromConfig(c *config.Config, rs *redisstore.Store) *cache.Cache {
+	for _, a := range c.Models {
+		if a.Cache != nil {
+			if rs != nil {
+				return &cache.Cache{Store: rs.Cache()}
+			}
+			return &cache.Cache{Store: &cache.Memory{}}
+		}
+	}
+	return nil
+}
+
+// cachePolicy is an alias's cache as the server applies it; nil: none.
+func cachePolicy(a config.Alias) *cache.Policy {
+	if a.Cache == nil {
+		return nil
+	}
+	return &cache.Policy{TTL: a.Cache.TTL.Std(), MaxEntryBytes: int(a.Cache.MaxEntryBytes), Scope: cache.Scope(a.Cache.Scope),
+		Nondeterministic: a.Cache.Nondeterministic, ClientBypass: a.Cache.ClientBypass}
+}
+
+var _ cache.Store = (*redisstore.Cache)(nil)

@@ -28,10 +28,10 @@ const sep = "\x1f"
 func usageKey(day string) string { return "sluice:{usage:" + day + "}" }
 
 // counters name the fields of a row; the order is Counts'.
-var counters = [...]string{"requests", "input_tokens", "output_tokens", "cached_tokens", "cost_nano", "errors", "fallbacks", "estimated"}
+var counters = [...]string{"requests", "input_tokens", "output_tokens", "cached_tokens", "cost_nano", "errors", "fallbacks", "estimated", "cache_hits", "saved_tokens"}
 
 func values(c *usage.Counts) [len(counters)]*int64 {
-	return [...]*int64{&c.Requests, &c.InputTokens, &c.OutputTokens, &c.CachedTokens, &c.CostNano, &c.Errors, &c.Fallbacks, &c.Estimated}
+	return [...]*int64{&c.Requests, &c.InputTokens, &c.OutputTokens, &c.CachedTokens, &c.CostNano, &c.Errors, &c.Fallbacks, &c.Estimated, &c.CacheHits, &c.SavedTokens}
 }
 
 // label keeps a label from breaking the field format.

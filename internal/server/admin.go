@@ -24,7 +24,8 @@ func (s *Server) adminRoutes(e *echo.Echo) {
 	g.GET("/keys/:id", s.getKey)
 	g.PATCH("/keys/:id", s.patchKey)
 	g.DELETE("/keys/:id", s.deleteKey)
-	g.GET("/usage", s.usageReport) // adminusage.go
+	g.GET("/usage", s.usageReport)   // adminusage.go
+	g.DELETE("/cache", s.clearCache) // cache.go
 }
 
 // adminAuth lets through a request carrying the admin token (Bearer or x-api-key). The

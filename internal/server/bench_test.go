@@ -26,14 +26,31 @@ func BenchmarkChat(b *testing.B) {
 	b.Run("stream", func(b *testing.B) { benchPost(b, srv, true) })
 }
 
+// BenchmarkCacheHit is BenchmarkChat answered from the response cache (issue 24): after the
+// first request, every one is a hit, replayed on the wire without calling the mock. Against
+// BenchmarkChat, the difference is what a hit saves per request.
+func BenchmarkCacheHit(b *testing.B) {
+	ms := httptest.NewServer(mockllm.New(mockllm.Options{}))
+	defer ms.Close()
+	srv := benchServerWith(b, ms.URL, ", cache: {}")
+	b.Run("nonstream", func(b *testing.B) { benchPost(b, srv, false) })
+	b.Run("stream", func(b *testing.B) { benchPost(b, srv, true) })
+}
+
 // benchServer is the gateway of the benchmarks, in front of the mock at mockURL.
 func benchServer(b *testing.B, mockURL string) *server.Server {
+	return benchServerWith(b, mockURL, "")
+}
+
+// benchServerWith is benchServer with more settings for the default alias (a flow
+// mapping's members, after its targets).
+func benchServerWith(b *testing.B, mockURL, alias string) *server.Server {
 	b.Helper()
 	cfg, err := config.ParseWith([]byte(`
 providers:
   mock: {kind: openai-compatible, base_url: "${MOCK_URL}/v1"}
 models:
-  default: ["mock/text?len=200&chunk=10"]
+  default: {targets: ["mock/text?len=200&chunk=10"]`+alias+`}
 `), "bench.yaml", func(k string) (string, bool) { return mockURL, k == "MOCK_URL" })
 	if err != nil {
 		b.Fatal(err)

@@ -38,6 +38,7 @@ func (s *Server) serveHeld(c echo.Context, chain *fallback.Chain, run *fallback.
 	if err := w.End(&resp.Usage); err != nil {
 		in.Kind = llm.Canceled // the client stopped reading
 	}
+	s.toCache(c, st, resp)
 	return nil
 }
 

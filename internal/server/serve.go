@@ -37,6 +37,10 @@ type sink = interface{ Event(*llm.Event) error }
 // unless a keepalive already sent the headers; after it, the wire's in-band failure. A round
 // an output guardrail holds is served by serveHeld.
 func (s *Server) serveStream(c echo.Context, chain *fallback.Chain, run *fallback.Run, w wire) error {
+	if hit, err := s.fromCache(c, chain, w, true); hit { // cache.go
+		return err
+	}
+	defer endFlight(c)
 	if holding(c) {
 		return s.serveHeld(c, chain, run, w) // hold.go
 	}
@@ -67,6 +71,7 @@ func (s *Server) serveStream(c echo.Context, chain *fallback.Chain, run *fallbac
 		if err = w.End(&resp.Usage); err != nil {
 			err = &llm.Error{Kind: llm.Canceled, Err: err} // the client stopped reading
 		}
+		s.toCache(c, st, resp)
 	}
 	in.Kind = llm.KindOf(err)
 	if err != nil && llm.KindOf(err) != llm.Canceled {
@@ -78,6 +83,10 @@ func (s *Server) serveStream(c echo.Context, chain *fallback.Chain, run *fallbac
 // serveOnce serves a non-streamed client: it has seen nothing until the answer is complete,
 // so a failure at any point falls back to the next target.
 func (s *Server) serveOnce(c echo.Context, chain *fallback.Chain, run *fallback.Run, w wire) error {
+	if hit, err := s.fromCache(c, chain, w, false); hit { // cache.go
+		return err
+	}
+	defer endFlight(c)
 	ctx := c.Request().Context()
 	st, err := run.Next(ctx)
 	if err != nil {
@@ -98,6 +107,7 @@ func (s *Server) serveOnce(c echo.Context, chain *fallback.Chain, run *fallback.
 	if err != nil {
 		return s.reject(c, err)
 	}
+	s.toCache(c, st, resp)
 	return c.JSONBlob(http.StatusOK, w.Body(st.Model, resp))
 }
 
@@ -136,7 +146,8 @@ func (sc *streamClient) Open(st *fallback.Stream) (relay.Sink, error) {
 	if err := sc.ew.Start(headers); err != nil {
 		return nil, err
 	}
-	return sc.w.Open(sc.ew, st.Model)
+	sk, err := sc.w.Open(sc.ew, st.Model)
+	return recording(sc.c, sk), err
 }
 
 func (sc *streamClient) Relayed() bool {
@@ -156,7 +167,7 @@ type onceClient struct {
 
 func (oc *onceClient) Serving(st *fallback.Stream) { served(oc.c, oc.run, st) }
 func (oc *onceClient) Open(st *fallback.Stream) (relay.Sink, error) {
-	return oc.w.Attempt(st.Model), nil
+	return recording(oc.c, oc.w.Attempt(st.Model)), nil
 }
 func (oc *onceClient) Relayed() bool  { return false }
 func (oc *onceClient) Restart(string) {}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/sluice-gw/sluice/internal/auth"
+	"github.com/sluice-gw/sluice/internal/cache"
 	"github.com/sluice-gw/sluice/internal/dialect/anthropic"
 	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
@@ -72,6 +73,8 @@ type Options struct {
 	UI UI
 	// MCP is the MCP gateway served at /mcp (mcp.go); nil: /mcp answers 404.
 	MCP *mcpgw.Gateway
+	// Cache is the response cache of the aliases whose Policy has one (cache.go; nil: none).
+	Cache *cache.Cache
 }
 
 // Policy is what an alias asks of a request beyond its chain.
@@ -79,6 +82,7 @@ type Policy struct {
 	ThinkFilter bool // <think> spans of the text become reasoning
 	RedactInput bool // secrets in the prompt are masked before a provider sees it
 	Coalesce    relay.Coalesce
+	Cache       *cache.Policy // nil: answers are not cached
 }
 
 // Server is the HTTP handler of the gateway. Safe for concurrent use.
@@ -149,6 +153,8 @@ type exchange struct {
 	access telemetry.Access
 	key    *auth.Key
 	meter  *meter
+	cache  *cacheFill  // a miss to store (cache.go)
+	ew     *sse.Writer // the event stream that started while the request waited (cache.go)
 }
 
 const exchangeKey = "sluice.exchange"
@@ -319,7 +325,15 @@ var trailers = []string{"X-Sluice-Target", "X-Sluice-Attempts"}
 // eventWriter is the event stream of c's response, with the server's heartbeat and write
 // deadline.
 func (s *Server) eventWriter(c echo.Context) *sse.Writer {
-	o := sse.WriterOptions{Heartbeat: s.o.Heartbeat, WriteTimeout: s.o.WriteTimeout, Trailers: trailers}
+	if ew := exchangeOf(c).ew; ew != nil { // a request that waited for an identical one (cache.go)
+		return ew
+	}
+	return s.newEventWriter(c, trailers)
+}
+
+// newEventWriter is eventWriter's, with the trailers tr.
+func (s *Server) newEventWriter(c echo.Context, tr []string) *sse.Writer {
+	o := sse.WriterOptions{Heartbeat: s.o.Heartbeat, WriteTimeout: s.o.WriteTimeout, Trailers: tr}
 	if messagesRoute(c) {
 		o.Keepalive = anthropic.Keepalive // event: ping, which the Anthropic SDKs skip
 	}

@@ -77,6 +77,9 @@ func (s *Server) record(ctx context.Context, c echo.Context, m *meter) {
 	failed := in.Kind != llm.KindNone && in.Kind != llm.Canceled || // the client left: not an error of the call
 		in.Kind == llm.KindNone && c.Response().Status >= 400
 	n := m.Counts(failed, in.Attempts)
+	if (in.Cache == cacheHit || in.Cache == cacheCoalesced) && in.Response != nil {
+		n.CacheHits, n.SavedTokens = 1, int64(in.Response.Usage.TotalTokens) // cache.go
+	}
 	target := m.Target
 	if target == "" {
 		target = in.Target

@@ -44,6 +44,9 @@ type Access struct {
 	Usage *Usage
 	// CostUSD is the answer's cost from the price table; 0 when unknown.
 	CostUSD float64
+	// Cache is what the response cache did: hit, miss or bypass; empty when the alias does
+	// not cache.
+	Cache string
 
 	// Start is when the request arrived: the origin of every duration above.
 	Start time.Time
@@ -107,7 +110,7 @@ func LogAccess(ctx context.Context, log *slog.Logger, a *Access) {
 		slog.Int("tokens", a.tokens()), slog.Int("tokens_in", a.tokensIn()), slog.Int("tokens_out", a.tokensOut()),
 		slog.Float64("cost_usd", a.CostUSD), slog.Float64("overhead_ms", ms(a.Overhead)),
 		slog.Int("tools", a.Tools), slog.Int("tool_errors", a.ToolErrors), slog.Float64("tool_ms", ms(a.ToolTime)),
-		slog.String("trace_id", traceID(ctx)))
+		slog.String("cache", a.Cache), slog.String("trace_id", traceID(ctx)))
 }
 
 // Level is the level of a request's log line, by its outcome's kind, whatever its status: a

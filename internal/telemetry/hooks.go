@@ -6,6 +6,7 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -76,3 +77,19 @@ func UsageSpooled(ctx context.Context, n int64) { from(ctx).inst.usageSpooled.Ad
 // UsageDropped counts n records of the account lost (the spool was full, or Redis refused
 // them).
 func UsageDropped(ctx context.Context, n int64) { from(ctx).inst.usageDropped.Add(ctx, n) }
+
+// Cache records what the response cache did for a request to alias (hit, coalesced, miss,
+// bypass) and, for a hit, the provider tokens it did not spend; a span event says it too.
+func Cache(ctx context.Context, alias, result string, saved int) {
+	t := from(ctx)
+	t.inst.cacheRequests.Add(ctx, 1, metric.WithAttributes(semconv.GenAIRequestModelKey.String(alias), attrCache.String(result)))
+	if saved > 0 {
+		t.inst.cacheSaved.Add(ctx, int64(saved), metric.WithAttributes(semconv.GenAIRequestModelKey.String(alias)))
+	}
+	trace.SpanFromContext(ctx).SetAttributes(attrCache.String(result))
+}
+
+// CacheStored records an answer of n bytes stored in the response cache for alias.
+func CacheStored(ctx context.Context, alias string, n int) {
+	from(ctx).inst.cacheStored.Add(ctx, int64(n), metric.WithAttributes(semconv.GenAIRequestModelKey.String(alias)))
+}

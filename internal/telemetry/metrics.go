@@ -26,6 +26,9 @@ const (
 	MetricRedisBreaker   = "sluice.redis.breaker.open"
 	MetricUsageSpooled   = "sluice.usage.spooled"
 	MetricUsageDropped   = "sluice.usage.dropped"
+	MetricCacheRequests  = "sluice.cache.requests"
+	MetricCacheStored    = "sluice.cache.stored"
+	MetricCacheSaved     = "sluice.cache.saved"
 )
 
 // Attribute keys of the gateway's own (the gen_ai.*, http.* and error.type keys come from
@@ -38,6 +41,7 @@ const (
 	attrGuardrail = attribute.Key("sluice.guardrail") // guardrail name
 	attrVerdict   = attribute.Key("sluice.verdict")   // pass | block | retry
 	attrStream    = attribute.Key("sluice.stream")    // the client asked for a stream
+	attrCache     = attribute.Key("sluice.cache")     // hit | coalesced | miss | bypass
 )
 
 // durationBuckets run from 10 ms to several minutes (DESIGN §7): a first token of a fast
@@ -58,6 +62,8 @@ type instruments struct {
 	redisBreaker, usageSpooled     metric.Int64UpDownCounter
 	usageDropped                   metric.Int64Counter
 	toolDuration                   metric.Float64Histogram
+	cacheRequests, cacheStored     metric.Int64Counter
+	cacheSaved                     metric.Int64Counter
 }
 
 // newInstruments creates the instruments on m. An error from the API only ever comes with a
@@ -95,6 +101,9 @@ func newInstruments(m metric.Meter) instruments {
 	in.usageDropped = count(MetricUsageDropped, "{record}", "Usage records and budget spends lost: the spool was full, or Redis refused them.")
 	in.openStreams, _ = m.Int64UpDownCounter(MetricOpenStreams, metric.WithUnit("{stream}"),
 		metric.WithDescription("Event streams being served."))
+	in.cacheRequests = count(MetricCacheRequests, "{request}", "Requests to aliases that cache, by alias and what the cache did.")
+	in.cacheStored = count(MetricCacheStored, "By", "Bytes of answers stored in the response cache, by alias.")
+	in.cacheSaved = count(MetricCacheSaved, "{token}", "Provider tokens that cache hits did not spend, by alias.")
 	in.toolDuration = sec(MetricToolDuration, "Duration of one server-side tool invocation, by tool and outcome.")
 	return in
 }

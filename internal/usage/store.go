@@ -17,6 +17,8 @@ type Labels struct {
 // the prompt (cached ones included, also counted in CachedTokens) and the answer. Estimated
 // counts the requests whose usage the provider did not report; Fallbacks those served after
 // more than one attempt; Errors those that ended in an error other than the client leaving.
+// CacheHits counts the requests answered from the response cache (no provider called), and
+// SavedTokens the tokens those answers did not spend.
 type Counts struct {
 	Requests     int64
 	InputTokens  int64
@@ -26,6 +28,8 @@ type Counts struct {
 	Errors       int64
 	Fallbacks    int64
 	Estimated    int64
+	CacheHits    int64
+	SavedTokens  int64
 }
 
 // Add adds o to c.
@@ -38,6 +42,8 @@ func (c *Counts) Add(o Counts) {
 	c.Errors += o.Errors
 	c.Fallbacks += o.Fallbacks
 	c.Estimated += o.Estimated
+	c.CacheHits += o.CacheHits
+	c.SavedTokens += o.SavedTokens
 }
 
 // Row is one row of a day's account.

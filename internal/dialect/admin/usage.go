@@ -18,12 +18,14 @@ type usageSums struct {
 	Errors       int64   `json:"errors"`
 	Fallbacks    int64   `json:"fallbacks"`
 	Estimated    int64   `json:"estimated"`
+	CacheHits    int64   `json:"cache_hits"`
+	SavedTokens  int64   `json:"saved_tokens"`
 }
 
 func sums(c usage.Counts) usageSums {
 	return usageSums{Requests: c.Requests, InputTokens: c.InputTokens, OutputTokens: c.OutputTokens,
 		CachedTokens: c.CachedTokens, CostUSD: usage.USD(c.CostNano), Errors: c.Errors, Fallbacks: c.Fallbacks,
-		Estimated: c.Estimated}
+		Estimated: c.Estimated, CacheHits: c.CacheHits, SavedTokens: c.SavedTokens}
 }
 
 // usageLine is one line: the value of the label grouped by (only that one is set), then its

@@ -1,0 +1,100 @@
+package cache
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"strings"
+
+	"github.com/sluice-gw/sluice/internal/llm"
+)
+
+// Scope is who may share an entry.
+type Scope string
+
+const (
+	// ScopeKey (the default): one virtual key never sees another's answers.
+	ScopeKey Scope = "key"
+	// ScopeTeam: keys with the same team metadata field share; a key without one is its
+	// own team.
+	ScopeTeam Scope = "team"
+	// ScopeGlobal: every caller of the alias shares.
+	ScopeGlobal Scope = "global"
+)
+
+// TeamField is the key metadata field that names a key's team under ScopeTeam.
+const TeamField = "team"
+
+// Caller is who asks, as the scope sees it: the key's id and metadata ("" and nil with auth
+// off, when every caller is the same one).
+type Caller struct {
+	KeyID    string
+	Metadata map[string]string
+}
+
+// partition is the part of the key the scope makes: the caller's, or none.
+func (s Scope) partition(c Caller) string {
+	switch s {
+	case ScopeGlobal:
+		return "global"
+	case ScopeTeam:
+		if t := c.Metadata[TeamField]; t != "" {
+			return "team:" + t
+		}
+	}
+	return "key:" + c.KeyID
+}
+
+// skipped are the top-level fields of a request body that do not change the answer: who
+// asks and how it is delivered. A field not listed, modelled or not, is part of the key.
+var skipped = map[string]bool{"stream": true, "stream_options": true, "user": true, "metadata": true,
+	"request_id": true, "safety_identifier": true, "prompt_cache_key": true, "prompt_cache_retention": true,
+	"store": true, "background": true}
+
+// normal is the request as the key hashes it: the whole llm.Request but what does not
+// change the answer (the upstream model name, which the chain sets per attempt, and the
+// fields of delivery and identity), raw JSON compacted so the spacing of a body does not
+// matter. A field added to llm.Request is part of the key until it is taken out here: a
+// new field can split the cache, never share a wrong answer.
+type normal struct {
+	Alias, Partition string
+	Request          llm.Request
+}
+
+// Key is the cache key of req served by alias for caller under scope: a hex SHA-256, the
+// same for two requests that must get the same answer, whichever client wire they came on.
+func Key(alias string, scope Scope, caller Caller, req *llm.Request) string {
+	r := *req
+	r.Model, r.Stream, r.IncludeUsage, r.User, r.Metadata, r.Store = "", false, false, "", nil, nil
+	r.ToolChoice, r.ResponseFormat, r.Extra = compact(req.ToolChoice), compact(req.ResponseFormat), nil
+	for _, f := range req.Extra {
+		if !skipped[strings.ToLower(f.Name)] {
+			r.Extra = append(r.Extra, llm.Field{Name: f.Name, Value: compact(f.Value)})
+		}
+	}
+	b, err := json.Marshal(normal{Alias: alias, Partition: scope.partition(caller), Request: r})
+	if err != nil { // raw JSON the decoder let through but the encoder refuses: never shared
+		return ""
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+func compact(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 {
+		return nil
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return raw
+	}
+	return b.Bytes()
+}
+
+// Deterministic reports whether req asks for one answer: temperature 0 or unset (the alias
+// opted in to caching, so its provider's default is taken as its answer), or a seed.
+// Others are cached only where the alias says nondeterministic: true.
+func Deterministic(req *llm.Request) bool {
+	return req.Temperature == nil || *req.Temperature <= 0 || req.Seed != nil
+}
