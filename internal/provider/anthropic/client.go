@@ -3,9 +3,7 @@ package anthropic
 import (
 	"bytes"
 	"context"
-	"io"
 	"maps"
-	"mime"
 	"net/http"
 	"slices"
 	"strings"
@@ -53,10 +51,6 @@ type Client struct {
 }
 
 var _ llm.Provider = (*Client)(nil)
-
-// maxErrorBody caps how much of a non-2xx body is read: enough for any error object, and an
-// upstream that answers an error with megabytes cannot hold the attempt.
-const maxErrorBody = 64 << 10
 
 // maxEvent caps one SSE event. Anthropic events are small deltas, but a content_block_start
 // may carry a whole block (server tool results, a redacted thinking block).
@@ -121,26 +115,18 @@ func (c *Client) Stream(ctx context.Context, req *llm.Request) (llm.Stream, erro
 	// if it records any, join the caller's trace. Only the W3C headers, never baggage, which
 	// is the client's and not the provider's business.
 	propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(hr.Header))
-	res, err := c.hc.Do(hr)
-	if err != nil {
-		return nil, c.callError(ctx, err)
-	}
-	if res.StatusCode < 200 || res.StatusCode > 299 {
-		b, _ := io.ReadAll(io.LimitReader(res.Body, maxErrorBody))
-		res.Body.Close()
-		if e := llm.ContextError(ctx); e != nil {
-			return nil, e
-		}
-		return nil, c.statusError(res.StatusCode, res.Header, b)
-	}
-	if mt, _, _ := mime.ParseMediaType(res.Header.Get("Content-Type")); mt == "application/json" {
+	res, a, err := transport.Open(ctx, c.hc, c.name, hr)
+	switch {
+	case err != nil:
+		return nil, err
+	case a != nil && !a.JSON:
+		return nil, c.statusError(a.Status, a.Header, a.Body)
+	case a != nil:
 		// The server ignored stream: true, or sent an error with status 200.
-		b, _ := io.ReadAll(io.LimitReader(res.Body, maxErrorBody))
-		res.Body.Close()
-		if we := parseErrorBody(b); we.Type != "" || we.Message != "" {
+		if we := parseErrorBody(a.Body); we.Type != "" || we.Message != "" {
 			return nil, c.streamError(we)
 		}
-		return nil, &llm.Error{Kind: llm.Unavailable, Status: res.StatusCode,
+		return nil, &llm.Error{Kind: llm.Unavailable, Status: a.Status,
 			Message: c.name + " answered with JSON, not an event stream"}
 	}
 	return newStream(ctx, c.origin, res.Body), nil
@@ -153,9 +139,4 @@ func (c *Client) defaultMaxTokens(model string) int {
 		}
 	}
 	return ModelMaxTokens(model)
-}
-
-// callError maps a failed call to an *llm.Error.
-func (c *Client) callError(ctx context.Context, err error) error {
-	return transport.Error(ctx, c.name, err)
 }

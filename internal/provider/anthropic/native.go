@@ -8,6 +8,7 @@ import (
 	"net/http"
 
 	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/provider/transport"
 	wire "github.com/sluice-gw/sluice/internal/schema/anthropic"
 )
 
@@ -59,10 +60,10 @@ func (c *Client) CountTokens(ctx context.Context, req *llm.Request, model string
 	}
 	res, err := c.hc.Do(hr)
 	if err != nil {
-		return 0, c.callError(ctx, err)
+		return 0, transport.Error(ctx, c.name, err)
 	}
 	defer res.Body.Close()
-	b, _ := io.ReadAll(io.LimitReader(res.Body, maxErrorBody))
+	b, _ := io.ReadAll(io.LimitReader(res.Body, transport.MaxErrorBody))
 	if res.StatusCode < 200 || res.StatusCode > 299 {
 		return 0, c.statusError(res.StatusCode, res.Header, b)
 	}

@@ -6,9 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"maps"
-	"mime"
 	"net/http"
 	"slices"
 	"strings"
@@ -69,9 +67,6 @@ var _ llm.Provider = (*Client)(nil)
 // signingName is Bedrock Runtime's SigV4 service name (the endpoint's is bedrock-runtime).
 const signingName = "bedrock"
 
-// maxErrorBody caps how much of a non-2xx body is read.
-const maxErrorBody = 64 << 10
-
 // New returns a Client for c.
 func New(c Config) *Client {
 	if c.Name == "" {
@@ -119,22 +114,14 @@ func (c *Client) Stream(ctx context.Context, req *llm.Request) (llm.Stream, erro
 	if err != nil {
 		return nil, err
 	}
-	res, err := c.hc.Do(hr)
-	if err != nil {
-		return nil, transport.Error(ctx, c.name, err)
-	}
-	if res.StatusCode < 200 || res.StatusCode > 299 {
-		b, _ := io.ReadAll(io.LimitReader(res.Body, maxErrorBody))
-		res.Body.Close()
-		if e := llm.ContextError(ctx); e != nil {
-			return nil, e
-		}
-		return nil, o.statusError(res.StatusCode, res.Header, b)
-	}
-	if mt, _, _ := mime.ParseMediaType(res.Header.Get("Content-Type")); mt == "application/json" {
-		b, _ := io.ReadAll(io.LimitReader(res.Body, maxErrorBody))
-		res.Body.Close()
-		return nil, o.statusError(http.StatusBadGateway, res.Header, b)
+	res, a, err := transport.Open(ctx, c.hc, c.name, hr)
+	switch {
+	case err != nil:
+		return nil, err
+	case a != nil && !a.JSON:
+		return nil, o.statusError(a.Status, a.Header, a.Body)
+	case a != nil: // JSON with a 2xx: not the event stream asked for
+		return nil, o.statusError(http.StatusBadGateway, a.Header, a.Body)
 	}
 	return newStream(ctx, o, res.Header.Get("X-Amzn-Requestid"), req.Model, res.Body), nil
 }

@@ -3,9 +3,7 @@ package gemini
 import (
 	"bytes"
 	"context"
-	"io"
 	"maps"
-	"mime"
 	"net/http"
 	"net/url"
 	"slices"
@@ -67,7 +65,6 @@ type Client struct {
 var _ llm.Provider = (*Client)(nil)
 
 const (
-	maxErrorBody = 64 << 10
 	// maxEvent caps one SSE event: a chunk carries a few parts, but a thought signature or an
 	// inline image can be large.
 	maxEvent = 16 << 20
@@ -133,26 +130,18 @@ func (c *Client) Stream(ctx context.Context, req *llm.Request) (llm.Stream, erro
 		}
 	}
 	propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(hr.Header))
-	res, err := c.hc.Do(hr)
-	if err != nil {
-		return nil, transport.Error(ctx, c.name, err)
-	}
-	if res.StatusCode < 200 || res.StatusCode > 299 {
-		b, _ := io.ReadAll(io.LimitReader(res.Body, maxErrorBody))
-		res.Body.Close()
-		if e := llm.ContextError(ctx); e != nil {
-			return nil, e
-		}
-		return nil, o.statusError(res.StatusCode, res.Header, b)
-	}
-	if mt, _, _ := mime.ParseMediaType(res.Header.Get("Content-Type")); mt == "application/json" {
+	res, a, err := transport.Open(ctx, c.hc, c.name, hr)
+	switch {
+	case err != nil:
+		return nil, err
+	case a != nil && !a.JSON:
+		return nil, o.statusError(a.Status, a.Header, a.Body)
+	case a != nil:
 		// alt=sse ignored, or an error with status 200.
-		b, _ := io.ReadAll(io.LimitReader(res.Body, maxErrorBody))
-		res.Body.Close()
-		if st := parseStatus(b); st != nil {
+		if st := parseStatus(a.Body); st != nil {
 			return nil, o.streamError(st)
 		}
-		return nil, &llm.Error{Kind: llm.Unavailable, Status: res.StatusCode, Message: c.name + " answered with JSON, not an event stream"}
+		return nil, &llm.Error{Kind: llm.Unavailable, Status: a.Status, Message: c.name + " answered with JSON, not an event stream"}
 	}
 	return newStream(ctx, o, max(req.N, 1), res.Body), nil
 }

@@ -51,10 +51,6 @@ type conn struct {
 
 var _ llm.Provider = (*Client)(nil)
 
-// maxErrorBody caps how much of a non-2xx body is read: enough for any error object, and an
-// upstream that answers an error with megabytes cannot hold the attempt.
-const maxErrorBody = 64 << 10
-
 // maxEvent caps one SSE event: a chunk is small, but a logprobs chunk or a whole tool call
 // in one delta can be large.
 const maxEvent = 8 << 20
@@ -133,7 +129,7 @@ func (c *conn) post(ctx context.Context, path string, body []byte) (io.ReadClose
 	}
 	if mt, _, _ := mime.ParseMediaType(res.Header.Get("Content-Type")); mt == "application/json" {
 		// The server ignored stream: true, or sent an error with status 200.
-		b, _ := io.ReadAll(io.LimitReader(res.Body, maxErrorBody))
+		b, _ := io.ReadAll(io.LimitReader(res.Body, transport.MaxErrorBody))
 		res.Body.Close()
 		if e := parseErrorBody(b); e.Message != "" {
 			return nil, c.inStreamError(e)
@@ -144,7 +140,7 @@ func (c *conn) post(ctx context.Context, path string, body []byte) (io.ReadClose
 	return res.Body, nil
 }
 
-// statusError is a non-2xx answer, with at most maxErrorBody bytes of its body.
+// statusError is a non-2xx answer, with at most transport.MaxErrorBody bytes of its body.
 type statusError struct {
 	status int
 	header http.Header
@@ -160,7 +156,7 @@ func captureErrorBody(req *http.Request, next option.MiddlewareNext) (*http.Resp
 	if err != nil || res.StatusCode >= 200 && res.StatusCode < 300 {
 		return res, err
 	}
-	b, _ := io.ReadAll(io.LimitReader(res.Body, maxErrorBody))
+	b, _ := io.ReadAll(io.LimitReader(res.Body, transport.MaxErrorBody))
 	res.Body.Close()
 	return nil, &statusError{status: res.StatusCode, header: res.Header, body: b}
 }
