@@ -112,6 +112,14 @@ type Usage struct {
 	Estimated bool
 }
 
+// Plus is u and o together: the usage of several rounds or attempts; estimated if either is.
+func (u Usage) Plus(o Usage) Usage {
+	return Usage{PromptTokens: u.PromptTokens + o.PromptTokens, CompletionTokens: u.CompletionTokens + o.CompletionTokens,
+		TotalTokens: u.TotalTokens + o.TotalTokens, CachedTokens: u.CachedTokens + o.CachedTokens,
+		CacheWriteTokens: u.CacheWriteTokens + o.CacheWriteTokens, ReasoningTokens: u.ReasoningTokens + o.ReasoningTokens,
+		Estimated: u.Estimated || o.Estimated}
+}
+
 // Stream is an upstream answer, pull-style and single-use. Recv returns the next event, or
 // io.EOF after a complete answer; any other error is sticky and every later Recv returns it.
 // A stream that ends before its finish, or whose last event is cut, ends with a Truncated

@@ -67,3 +67,10 @@ func TestRequestMask(t *testing.T) {
 		t.Errorf("got %+v, native %s", r.Messages, r.Native.Body)
 	}
 }
+
+func TestUsagePlus(t *testing.T) {
+	a := Usage{PromptTokens: 1, CompletionTokens: 2, TotalTokens: 3, CachedTokens: 4, CacheWriteTokens: 5, ReasoningTokens: 6}
+	if got := a.Plus(Usage{PromptTokens: 10, CompletionTokens: 20, TotalTokens: 30, CachedTokens: 40, CacheWriteTokens: 50, ReasoningTokens: 60, Estimated: true}); got != (Usage{11, 22, 33, 44, 55, 66, true}) {
+		t.Errorf("got %+v", got)
+	}
+}

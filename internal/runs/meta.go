@@ -29,13 +29,6 @@ func usageOf(u llm.Usage) usageJSON {
 		ReasoningTokens: u.ReasoningTokens, CachedInputTokens: u.CachedTokens, Estimated: u.Estimated}
 }
 
-func addUsage(a, b llm.Usage) llm.Usage {
-	return llm.Usage{PromptTokens: a.PromptTokens + b.PromptTokens, CompletionTokens: a.CompletionTokens + b.CompletionTokens,
-		TotalTokens: a.TotalTokens + b.TotalTokens, CachedTokens: a.CachedTokens + b.CachedTokens,
-		CacheWriteTokens: a.CacheWriteTokens + b.CacheWriteTokens, ReasoningTokens: a.ReasoningTokens + b.ReasoningTokens,
-		Estimated: a.Estimated || b.Estimated}
-}
-
 // mustJSON encodes v as the rest of the gateway writes JSON: no HTML escaping.
 func mustJSON(v any) []byte {
 	var b bytes.Buffer

@@ -214,7 +214,7 @@ func (r *Run) loop(ctx context.Context) {
 			return
 		}
 		st = next
-		total = addUsage(total, resp.Usage)
+		total = total.Plus(resp.Usage)
 		cost.add(r.sp.Prices, st.Target, st.Model, resp.Usage)
 		r.mu.Lock()
 		r.usage = total

@@ -39,13 +39,7 @@ func (m *Meter) Round(target, model string, resp *llm.Response, err error) {
 func (m *Meter) Charge(target, model string, u llm.Usage) {
 	p, _ := m.Prices.Lookup(target, model)
 	m.Cost += Cost(p, u)
-	m.Usage.PromptTokens += u.PromptTokens
-	m.Usage.CompletionTokens += u.CompletionTokens
-	m.Usage.TotalTokens += u.TotalTokens
-	m.Usage.CachedTokens += u.CachedTokens
-	m.Usage.CacheWriteTokens += u.CacheWriteTokens
-	m.Usage.ReasoningTokens += u.ReasoningTokens
-	m.Usage.Estimated = m.Usage.Estimated || u.Estimated
+	m.Usage = m.Usage.Plus(u)
 	m.Target, m.Charged = target, true
 }
 
