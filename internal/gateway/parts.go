@@ -17,13 +17,13 @@ import (
 
 // guardsFromConfig compiles the guardrails and attaches them to their aliases. A guardrail
 // that does not compile (a bad schema) stops the gateway at start.
-func guardsFromConfig(c *config.Config) (server.Guards, error) {
-	gs := server.Guards{ByName: map[string]*guard.Guardrail{}, ByAlias: map[string][]*guard.Guardrail{}}
+func guardsFromConfig(c *config.Config) (guard.Catalog, error) {
+	gs := guard.Catalog{ByName: map[string]*guard.Guardrail{}, ByAlias: map[string][]*guard.Guardrail{}}
 	for name, g := range c.Guardrails {
 		compiled, err := guard.New(guard.Spec{Name: name, Stage: g.Stage, Kind: g.Kind, Mode: g.Mode, Action: g.Action,
 			Terms: g.Terms, Pattern: g.Pattern, Schema: g.Schema, MaxBytes: g.MaxBytes, MaxTokens: g.MaxTokens})
 		if err != nil {
-			return server.Guards{}, err
+			return guard.Catalog{}, err
 		}
 		gs.ByName[name] = compiled
 	}

@@ -175,3 +175,34 @@ func TestNew(t *testing.T) {
 		t.Errorf("action retry: got %+v, want a refusal asking for a retry", r)
 	}
 }
+
+func TestCatalogOf(t *testing.T) {
+	a := must(t, Spec{Name: "a", Stage: Input, Kind: "terms", Terms: []string{"x"}})
+	b := must(t, Spec{Name: "b", Stage: Input, Kind: "terms", Terms: []string{"y"}})
+	k := must(t, Spec{Name: "k", Stage: Input, Kind: "terms", Terms: []string{"z"}})
+	gc := &Catalog{ByName: map[string]*Guardrail{"a": a, "b": b, "k": k}, ByAlias: map[string][]*Guardrail{"chat": {a, b}}}
+	names := func(s Set) string {
+		var n []string
+		for _, g := range s {
+			n = append(n, g.Name)
+		}
+		return strings.Join(n, ",")
+	}
+	for _, tc := range []struct {
+		alias string
+		keyed []string
+		want  string
+	}{
+		{"chat", nil, "a,b"},
+		{"chat", []string{"k", "a", "gone", "k"}, "a,b,k"}, // the alias's first, each once, unknown names skipped
+		{"other", []string{"k"}, "k"},
+		{"other", nil, ""},
+	} {
+		if got := names(gc.Of(tc.alias, tc.keyed)); got != tc.want {
+			t.Errorf("Of(%q, %v) = %q, want %q", tc.alias, tc.keyed, got, tc.want)
+		}
+	}
+	if got := gc.ByAlias["chat"]; len(got) != 2 {
+		t.Errorf("Of changed the alias's own list: %d guardrails", len(got)) // appended to a copy
+	}
+}

@@ -58,3 +58,32 @@ func (s Set) observe(ctx context.Context, stage string, r *Refusal) {
 		}
 	}
 }
+
+// Catalog is the configured guardrails (DESIGN §6), by name and by the alias they are
+// attached to; keys attach theirs by name. The zero value has none. Read-only once built.
+type Catalog struct {
+	ByName  map[string]*Guardrail
+	ByAlias map[string][]*Guardrail
+}
+
+// Of is what a request on alias by a key that names the guardrails keyed is judged by: the
+// alias's guardrails, then the key's (each once). A name the configuration no longer has is
+// skipped.
+func (gc *Catalog) Of(alias string, keyed []string) Set {
+	out := Set(gc.ByAlias[alias])
+	if len(keyed) == 0 {
+		return out
+	}
+	out = append(Set(nil), out...)
+	for _, name := range keyed {
+		g := gc.ByName[name]
+		seen := g == nil
+		for _, h := range out {
+			seen = seen || h == g
+		}
+		if !seen {
+			out = append(out, g)
+		}
+	}
+	return out
+}

@@ -1,10 +1,10 @@
 package server
 
 import (
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"net/http"
-	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/sluice-gw/sluice/internal/auth"
@@ -19,11 +19,12 @@ func (s *Server) adminRoutes(e *echo.Echo) {
 		return
 	}
 	g := e.Group("/admin", s.adminAuth)
-	g.POST("/keys", s.createKey)
-	g.GET("/keys", s.listKeys)
-	g.GET("/keys/:id", s.getKey)
-	g.PATCH("/keys/:id", s.patchKey)
-	g.DELETE("/keys/:id", s.deleteKey)
+	ks := admin.Keys{Store: s.o.Gate.Keys, Guardrail: func(name string) bool { return s.o.Guards.ByName[name] != nil }}
+	g.POST("/keys", s.keyRoute(ks.Create))
+	g.GET("/keys", s.keyRoute(ks.List))
+	g.GET("/keys/:id", s.keyRoute(ks.Get))
+	g.PATCH("/keys/:id", s.keyRoute(ks.Patch))
+	g.DELETE("/keys/:id", s.keyRoute(ks.Delete))
 	g.GET("/usage", s.usageReport)   // adminusage.go
 	g.DELETE("/cache", s.clearCache) // cache.go
 }
@@ -44,79 +45,21 @@ func (s *Server) adminAuth(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-func (s *Server) createKey(c echo.Context) error {
-	in, err := s.decodeKey(c)
-	if err != nil {
-		return s.reject(c, err)
-	}
-	now := time.Now()
-	secret := auth.NewSecret()
-	k := &auth.Key{ID: auth.NewID(), Hash: auth.Hash(secret), Models: []string{"*"}, CreatedAt: now.UTC().Truncate(time.Second)}
-	if err := in.Apply(k, now); err != nil {
-		return s.reject(c, err)
-	}
-	if err := s.keyGuardrails(k); err != nil {
-		return s.reject(c, err)
-	}
-	if err := s.o.Gate.Keys.Create(c.Request().Context(), k); err != nil {
-		return s.reject(c, admin.StoreError(err))
-	}
-	w := admin.Encode(k)
-	w.Secret = secret
-	return c.JSON(http.StatusCreated, w)
-}
-
-func (s *Server) listKeys(c echo.Context) error {
-	ks, err := s.o.Gate.Keys.List(c.Request().Context())
-	if err != nil {
-		return s.reject(c, admin.StoreError(err))
-	}
-	data := make([]admin.Key, len(ks))
-	for i, k := range ks {
-		data[i] = admin.Encode(k)
-	}
-	return c.JSON(http.StatusOK, map[string]any{"object": "list", "data": data})
-}
-
-func (s *Server) getKey(c echo.Context) error {
-	k, err := s.o.Gate.Keys.Get(c.Request().Context(), c.Param("id"))
-	if err != nil {
-		return s.reject(c, admin.StoreError(err))
-	}
-	return c.JSON(http.StatusOK, admin.Encode(k))
-}
-
-func (s *Server) patchKey(c echo.Context) error {
-	in, err := s.decodeKey(c)
-	if err != nil {
-		return s.reject(c, err)
-	}
-	now := time.Now()
-	k, err := s.o.Gate.Keys.Update(c.Request().Context(), c.Param("id"), func(k *auth.Key) error {
-		if err := in.Apply(k, now); err != nil {
-			return err
+// keyRoute serves one route of admin.Keys: op gets the path's id and, for POST and PATCH,
+// the body.
+func (s *Server) keyRoute(op func(ctx context.Context, id string, body []byte) (int, any, error)) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		var body []byte
+		if m := c.Request().Method; m == http.MethodPost || m == http.MethodPatch {
+			var err error
+			if body, err = s.readBody(c); err != nil {
+				return s.reject(c, err)
+			}
 		}
-		return s.keyGuardrails(k)
-	})
-	if err != nil {
-		return s.reject(c, admin.StoreError(err))
+		status, v, err := op(c.Request().Context(), c.Param("id"), body)
+		if err != nil {
+			return s.reject(c, err)
+		}
+		return c.JSON(status, v)
 	}
-	return c.JSON(http.StatusOK, admin.Encode(k))
-}
-
-func (s *Server) deleteKey(c echo.Context) error {
-	id := c.Param("id")
-	if err := s.o.Gate.Keys.Delete(c.Request().Context(), id); err != nil {
-		return s.reject(c, admin.StoreError(err))
-	}
-	return c.JSON(http.StatusOK, map[string]any{"id": id, "object": "key.deleted", "deleted": true})
-}
-
-// decodeKey reads and decodes the body of POST and PATCH.
-func (s *Server) decodeKey(c echo.Context) (*admin.KeyInput, error) {
-	body, err := s.readBody(c)
-	if err != nil {
-		return nil, err
-	}
-	return admin.DecodeKey(body)
 }

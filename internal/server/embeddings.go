@@ -58,14 +58,8 @@ func (s *Server) embeddings(c echo.Context) error {
 // resolveEmbeddings finds the chain for model: an embeddings alias, or "provider/model" of a
 // provider that serves embeddings, as one target.
 func (s *Server) resolveEmbeddings(model string) (*fallback.Chain, error) {
-	if ch, ok := s.o.Embeddings[model]; ok {
+	if ch := s.embedders.Find(model); ch != nil {
 		return ch, nil
-	}
-	if p, m, ok := strings.Cut(model, "/"); ok && m != "" {
-		if e, ok := embeddings.Target(s.o.Providers[p]); ok {
-			return &fallback.Chain{Alias: model, CommitOnReasoning: true, Health: s.o.Health, Log: s.o.Log,
-				Targets: []fallback.Target{{Name: model, Model: m, Provider: e, Timeouts: s.o.Timeouts}}}, nil
-		}
 	}
 	msg := "The model '" + model + "' does not exist or you do not have access to it."
 	if _, ok := s.o.Chains[model]; ok {
@@ -73,5 +67,16 @@ func (s *Server) resolveEmbeddings(model string) (*fallback.Chain, error) {
 	} else if p, _, _ := strings.Cut(model, "/"); s.o.Providers[p] != nil {
 		msg = "The provider '" + p + "' does not serve embeddings (it is not OpenAI-compatible)."
 	}
-	return nil, &llm.Error{Kind: llm.NotFound, Param: "model", Code: "model_not_found", Type: "invalid_request_error", Message: msg}
+	return nil, unknownModel(msg)
+}
+
+// embedders are the providers that serve embeddings, as targets of an embeddings chain.
+func embedders(ps map[string]fallback.Provider) map[string]fallback.Provider {
+	out := map[string]fallback.Provider{}
+	for name, p := range ps {
+		if e, ok := embeddings.Target(p); ok {
+			out[name] = e
+		}
+	}
+	return out
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"github.com/sluice-gw/sluice/internal/admit"
 	"github.com/sluice-gw/sluice/internal/auth"
 	"github.com/sluice-gw/sluice/internal/dialect/oai"
 	"github.com/sluice-gw/sluice/internal/limit"
@@ -75,7 +76,7 @@ func (s *Server) gate(next echo.HandlerFunc) echo.HandlerFunc {
 		secret := auth.FromRequest(r.Header.Get("Authorization"), r.Header.Get("X-Api-Key"))
 		key, err := s.o.Gate.Keys.Authenticate(r.Context(), secret, time.Now())
 		if err != nil {
-			return s.deny(c, authError(err, s.o.Gate.FailOpen))
+			return s.deny(c, admit.AuthError(err, s.o.Gate.FailOpen))
 		}
 		in := reqInfo(c)
 		in.KeyID, in.KeyName = key.ID, key.Name
@@ -97,7 +98,8 @@ func (s *Server) gate(next echo.HandlerFunc) echo.HandlerFunc {
 				Code: "model_not_allowed", Type: "invalid_request_error",
 				Message: "This API key is not allowed to use the model '" + p.Model + "'."})
 		}
-		rsv, err := s.reserve(c, key, peekCost(p, r.URL.Path, len(body), key.TPM))
+		cost := admit.Cost(len(body), p.MaxTokens, p.N, strings.HasSuffix(r.URL.Path, "/embeddings"), key.TPM)
+		rsv, err := s.reserve(c, key, cost)
 		if err != nil {
 			return s.deny(c, err)
 		}
@@ -107,34 +109,6 @@ func (s *Server) gate(next echo.HandlerFunc) echo.HandlerFunc {
 		s.reconcile(c, key, rsv)
 		return nil
 	}
-}
-
-// authError is what a client is told about its key: never the key, nor whether a hash
-// matched something.
-func authError(err error, failOpen bool) error {
-	e := &llm.Error{Kind: llm.Unauthenticated, Code: "invalid_api_key", Type: "invalid_request_error"}
-	switch {
-	case errors.Is(err, auth.ErrMissing):
-		e.Message = "You didn't provide an API key. Send it as 'Authorization: Bearer KEY' or in the x-api-key header."
-	case errors.Is(err, auth.ErrInvalid):
-		e.Message = "Incorrect API key provided."
-	case errors.Is(err, auth.ErrExpired):
-		e.Message = "The API key has expired."
-	case failOpen:
-		// Serving on without Redis covers the keys this replica saw lately, not this one.
-		return &llm.Error{Kind: llm.Unavailable, Status: http.StatusServiceUnavailable, Code: "redis_unavailable",
-			Type: "server_error", Message: "The gateway cannot reach its key store (Redis) to check this API key. Retry shortly."}
-	default:
-		return stateUnavailable()
-	}
-	return e
-}
-
-// stateUnavailable is the 503 of a request the shared state (Redis) could not check.
-func stateUnavailable() error {
-	return &llm.Error{Kind: llm.Unavailable, Status: http.StatusServiceUnavailable, Code: "redis_unavailable",
-		Type: "server_error", Message: "The gateway cannot reach its shared state (Redis) to check the API key " +
-			"or its rate limits, and is configured to refuse requests meanwhile (redis.on_failure: closed). Retry shortly."}
 }
 
 // deny answers a refusal of the gate before any handler ran. Unlike writeError it sends no
@@ -149,31 +123,6 @@ func (s *Server) deny(c echo.Context, err error) error {
 		h.Set("Retry-After-Ms", strconv.Itoa(int(le.RetryAfter.Milliseconds())))
 	}
 	return c.JSONBlob(errorBody(c, err))
-}
-
-// defaultOutputTokens is reserved for the answer of a request that sets no max_tokens; the
-// reservation is reconciled with the real usage after the call.
-const defaultOutputTokens = 512
-
-// cost estimates the tokens of a call before it is made: the prompt at about four bytes a
-// token (the body's JSON included, so it errs high), plus the answer's max_tokens for each of
-// n choices. Without max_tokens, the default is capped at the key's limit, so that a small
-// limit does not refuse every such request as too large.
-func peekCost(p oai.Peeked, path string, bodyLen int, tpm int64) int64 {
-	prompt := int64(bodyLen+3) / 4
-	if strings.HasSuffix(path, "/embeddings") {
-		return prompt
-	}
-	out := p.MaxTokens
-	capped := out <= 0
-	if capped {
-		out = defaultOutputTokens
-	}
-	total := prompt + out*min(max(p.N, 1), 128)
-	if capped && tpm > 0 {
-		total = max(min(total, tpm), prompt)
-	}
-	return total
 }
 
 // sharedReady is /readyz's answer when Redis is down, nil when it is up (or not used).

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"github.com/sluice-gw/sluice/internal/admit"
 	"github.com/sluice-gw/sluice/internal/auth"
 	"github.com/sluice-gw/sluice/internal/limit"
 	"github.com/sluice-gw/sluice/internal/mcpgw"
@@ -34,17 +35,17 @@ func (s *Server) mcp(c echo.Context) error {
 			// Bearer, without OAuth metadata: clients send the key as a header they were
 			// configured with, rather than start an authorization flow.
 			c.Response().Header().Set("WWW-Authenticate", `Bearer realm="sluice"`)
-			return s.deny(c, authError(err, s.o.Gate.FailOpen))
+			return s.deny(c, admit.AuthError(err, s.o.Gate.FailOpen))
 		}
 		in := reqInfo(c)
 		in.KeyID, in.KeyName = key.ID, key.Name
 		exchangeOf(c).key = key
-		caller = mcpgw.Caller{Key: key.ID, KeyName: key.Name, Check: mcpgw.Screen(s.o.Guards.of("", key))}
-		if g := &s.o.Gate; g.Limiter != nil {
+		caller = mcpgw.Caller{Key: key.ID, KeyName: key.Name, Check: mcpgw.Screen(s.guardsOf("", key))}
+		if s.adm.Limiter != nil {
 			// Each call is a request of the key's rpm, then one of its tool_calls_per_minute.
-			rpm, window := g.ask(key, 0)
-			caller.Admit = mcpgw.Admit(g.Limiter, key.Name, mcpgw.Limit{Log: key.ID, What: "requests", Rule: rpm.Requests},
-				mcpgw.Limit{Log: key.ID + ":mcp", What: "tool calls", Rule: limit.Rule{Limit: key.ToolCallsPerMinute, Window: window}})
+			w := s.adm.Span()
+			caller.Admit = mcpgw.Admit(s.adm.Limiter, key.Name, mcpgw.Limit{Log: key.ID, What: "requests", Rule: limit.Rule{Limit: key.RPM, Window: w}},
+				mcpgw.Limit{Log: key.ID + ":mcp", What: "tool calls", Rule: limit.Rule{Limit: key.ToolCallsPerMinute, Window: w}})
 		}
 		if key.MCP != nil {
 			caller.Servers, caller.Tools = key.MCP.Servers, key.MCP.Tools

@@ -11,7 +11,6 @@ import (
 	"github.com/sluice-gw/sluice/internal/dialect/oai"
 	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
-	"github.com/sluice-gw/sluice/internal/telemetry"
 )
 
 // messages serves POST /v1/messages: the Anthropic Messages API on the same chain, relay and
@@ -49,19 +48,9 @@ func messagesRoute(c echo.Context) bool {
 func errorBody(c echo.Context, err error) (int, []byte) {
 	if messagesRoute(c) {
 		c.Response().Header().Set("Request-Id", reqInfo(c).ID)
-		return anthropic.Error(err, allOverloaded(reqInfo(c)))
+		return anthropic.Error(err, anthropic.AllOverloaded(reqInfo(c).Tries))
 	}
 	return llm.HTTPStatus(err), oai.ErrorBody(err)
-}
-
-// allOverloaded reports whether the request's every attempt failed as overloaded.
-func allOverloaded(in *telemetry.Access) bool {
-	for _, a := range in.Tries {
-		if !anthropic.Overloaded(a) {
-			return false
-		}
-	}
-	return len(in.Tries) > 0
 }
 
 // countTokens serves POST /v1/messages/count_tokens: an Anthropic target of the alias counts

@@ -8,17 +8,17 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"path"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"github.com/sluice-gw/sluice/internal/admit"
 	"github.com/sluice-gw/sluice/internal/auth"
 	"github.com/sluice-gw/sluice/internal/cache"
 	"github.com/sluice-gw/sluice/internal/dialect/anthropic"
 	"github.com/sluice-gw/sluice/internal/fallback"
+	"github.com/sluice-gw/sluice/internal/guard"
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/mcpgw"
 	"github.com/sluice-gw/sluice/internal/presence"
@@ -68,7 +68,7 @@ type Options struct {
 	// Usage prices calls, keeps the account and enforces budgets (usage.go); Guards are the
 	// guardrails (guard.go).
 	Usage  Usage
-	Guards Guards
+	Guards guard.Catalog
 	// UI is frontend runs and CORS (uiopts.go).
 	UI UI
 	// MCP is the MCP gateway served at /mcp (mcp.go); nil: /mcp answers 404.
@@ -89,11 +89,12 @@ type Policy struct {
 type Server struct {
 	o    Options
 	echo *echo.Echo
-	obs  *observer // telemetry (observe.go)
+	obs  *observer    // telemetry (observe.go)
+	adm  admit.Policy // the keys' limits and budgets (limits.go)
 	// draining is set by Drain: /readyz fails from then on.
 	draining atomic.Bool
-	// patterns are the aliases whose name is a pattern ("claude-*"), most specific first.
-	patterns []string
+	// catalog and embedders find the chain of a request's model (fallback.Catalog).
+	catalog, embedders *fallback.Catalog
 }
 
 // ConnContext is the http.Server hook (http.Server.ConnContext) that lets the server tell a
@@ -120,7 +121,10 @@ func New(o Options) *Server {
 	if o.BodyTimeout <= 0 {
 		o.BodyTimeout = 30 * time.Second
 	}
-	s := &Server{o: o, echo: echo.New(), obs: newObserver(o), patterns: patterns(o.Chains)}
+	s := &Server{o: o, echo: echo.New(), obs: newObserver(o),
+		adm: admit.Policy{Limiter: o.Gate.Limiter, Window: o.Gate.Window, Budgets: o.Usage.Budgets, Prices: o.Usage.Prices}}
+	s.catalog = fallback.NewCatalog(o.Chains, o.Providers, o.Health, o.Log, o.Timeouts)
+	s.embedders = fallback.NewCatalog(o.Embeddings, embedders(o.Providers), o.Health, o.Log, o.Timeouts)
 	e := s.echo
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = httpError
@@ -240,45 +244,16 @@ func (s *Server) readyz(c echo.Context) error {
 	return c.JSONBlob(http.StatusOK, []byte(`{"status":"ready"}`))
 }
 
-// resolve finds the chain that serves model: an alias, the most specific alias whose name is
-// a pattern model matches, or "provider/model" as one target.
+// resolve finds the chain that serves model (fallback.Catalog.Find).
 func (s *Server) resolve(model string) (*fallback.Chain, error) {
-	if ch, ok := s.o.Chains[model]; ok {
+	if ch := s.catalog.Find(model); ch != nil {
 		return ch, nil
 	}
-	for _, p := range s.patterns {
-		if ok, _ := path.Match(p, model); ok {
-			return s.o.Chains[p], nil
-		}
-	}
-	if p, m, ok := strings.Cut(model, "/"); ok && m != "" {
-		if prov, ok := s.o.Providers[p]; ok {
-			return &fallback.Chain{Alias: model, CommitOnReasoning: true, Health: s.o.Health, Log: s.o.Log,
-				Targets: []fallback.Target{{Name: model, Model: m, Provider: prov, Timeouts: s.o.Timeouts}}}, nil
-		}
-	}
-	return nil, &llm.Error{Kind: llm.NotFound, Param: "model", Code: "model_not_found", Type: "invalid_request_error",
-		Message: "The model '" + model + "' does not exist or you do not have access to it."}
+	return nil, unknownModel("The model '" + model + "' does not exist or you do not have access to it.")
 }
 
-// patterns are the chains' names that are patterns (path.Match: "claude-*",
-// "claude-*-4-5*"), the most specific first: the one with the most literal characters, then
-// by name, so the order does not depend on the map's.
-func patterns(chains map[string]*fallback.Chain) []string {
-	var ps []string
-	for name := range chains {
-		if strings.ContainsAny(name, "*?[") {
-			ps = append(ps, name)
-		}
-	}
-	literal := func(p string) int { return len(p) - strings.Count(p, "*") - strings.Count(p, "?") }
-	slices.SortFunc(ps, func(a, b string) int {
-		if d := literal(b) - literal(a); d != 0 {
-			return d
-		}
-		return strings.Compare(a, b)
-	})
-	return ps
+func unknownModel(msg string) error {
+	return &llm.Error{Kind: llm.NotFound, Param: "model", Code: "model_not_found", Type: "invalid_request_error", Message: msg}
 }
 
 // readBody reads the body up to the limit: a larger one is a 413, whatever its

@@ -15,6 +15,7 @@ import (
 	"github.com/sluice-gw/sluice/internal/runs"
 	"github.com/sluice-gw/sluice/internal/telemetry"
 	"github.com/sluice-gw/sluice/internal/uistream"
+	"github.com/sluice-gw/sluice/internal/usage"
 )
 
 // uiChat serves POST /v1/ui/chat: a frontend run over the AI SDK UI message stream (DESIGN
@@ -53,13 +54,17 @@ func (s *Server) uiChat(c echo.Context) error {
 	if m := meterOf(c); m != nil {
 		sp.Guards = m.guards
 	}
-	admit := s.admitRound(c) // uiadmit.go
-	if admit != nil {
-		sp.Admit = admit
+	var held []usage.Reservation
+	if m := meterOf(c); m != nil {
+		held = m.Held // the start's reservation covers the first rounds' cost
+	}
+	rounds := s.adm.Rounds(callerKey(c), held)
+	if rounds != nil {
+		sp.Admit = rounds
 	}
 	rn, rd, err := s.o.UI.Runs.Start(c.Request().Context(), sp)
 	if err != nil {
-		return s.reject(c, runError(err))
+		return s.reject(c, runs.Public(err))
 	}
 	defer rd.Close()
 	err = s.serveRun(c, rn, rd)
@@ -68,7 +73,7 @@ func (s *Server) uiChat(c echo.Context) error {
 	// of it: the handler returns when the run ended. On shutdown the drain's grace bounds it.
 	<-rn.Ended()
 	if m := meterOf(c); m != nil {
-		m.Held = append(m.Held, admit.reservations()...) // settled with the request's
+		m.Held = append(m.Held, rounds.Reservations()...) // settled with the request's
 	}
 	in := reqInfo(c)
 	in.Usage = telemetry.UsageOf(rn.Usage())
@@ -120,7 +125,7 @@ func (s *Server) serveRun(c echo.Context, rn *runs.Run, rd *runs.Reader) error {
 			// io.EOF: the run's end; ErrBehind, ErrTrimmed: the client resumes; ctx: it left.
 			// Each ends this connection cleanly, never the run.
 			if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) && ew.Begun() {
-				in.Kind = kindOfReadEnd(err)
+				in.Kind = runs.ReadEnd(err)
 			}
 			if !ew.Begun() {
 				_ = ew.Start(served)
@@ -151,32 +156,3 @@ func (s *Server) serveRun(c echo.Context, rn *runs.Run, rd *runs.Reader) error {
 
 // textDelta marks the frame of a text delta, as the UI stream encoder writes it.
 var textDelta = []byte(`"type":"text-delta"`)
-
-func kindOfReadEnd(err error) llm.Kind {
-	if errors.Is(err, runs.ErrBehind) || errors.Is(err, runs.ErrTrimmed) {
-		return llm.Canceled // this connection was let go; the run is fine
-	}
-	if llm.KindOf(err) == llm.Unavailable {
-		return llm.Unavailable
-	}
-	return llm.KindNone
-}
-
-// runError maps the runs manager's refusals to HTTP answers.
-func runError(err error) error {
-	switch {
-	case errors.Is(err, runs.ErrBusy):
-		return &llm.Error{Kind: llm.Invalid, Status: http.StatusConflict, Code: "chat_busy", Type: "invalid_request_error",
-			Message: "This chat has a run in progress that another API key started."}
-	case errors.Is(err, runs.ErrNotFound):
-		return &llm.Error{Kind: llm.Invalid, Status: http.StatusNotFound, Code: "run_not_found", Type: "invalid_request_error",
-			Message: "No run of this chat belongs to this API key."}
-	case errors.Is(err, runs.ErrTrimmed):
-		return &llm.Error{Kind: llm.Invalid, Status: http.StatusGone, Code: "run_log_trimmed", Type: "invalid_request_error",
-			Message: "The run's frames after Last-Event-ID are no longer kept (the run is longer than its log's length cap); start the chat's next message instead."}
-	case llm.KindOf(err) == llm.Unavailable: // the store's failure to reach Redis
-		return &llm.Error{Kind: llm.Unavailable, Status: http.StatusServiceUnavailable, Code: "redis_unavailable", Type: "server_error",
-			Message: "The gateway cannot reach its shared state (Redis), where runs are kept. Retry shortly."}
-	}
-	return err
-}

@@ -2,10 +2,8 @@ package server
 
 import (
 	"context"
-	"slices"
 
 	"github.com/labstack/echo/v4"
-	"github.com/sluice-gw/sluice/internal/dialect/oai"
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/runs"
 	"github.com/sluice-gw/sluice/internal/tools"
@@ -49,8 +47,7 @@ func (s *Server) uiRoutes(e *echo.Echo) {
 }
 
 // offerTools adds the alias's server-side tools to a run's request and returns what runs
-// them (nil: the alias offers none, and every call goes to the client). A client that
-// declares a tool of the same name is refused: its calls could not be told apart.
+// them (nil: the alias offers none, and every call goes to the client; tools.Offer.Add).
 func (s *Server) offerTools(ctx context.Context, alias string, req *llm.Request) (runs.Tools, error) {
 	st := s.o.UI.Tools
 	if st.Set == nil || len(st.Offers[alias]) == 0 {
@@ -60,12 +57,8 @@ func (s *Server) offerTools(ctx context.Context, alias string, req *llm.Request)
 	if len(o.Tools()) == 0 {
 		return nil, nil // an MCP server that is down offers nothing meanwhile
 	}
-	for i, t := range req.Tools {
-		if o.Owns(t.Name) {
-			return nil, oai.Invalid("tools", "Invalid 'tools[%d]': '%s' is a server-side tool of model '%s'; the client cannot declare it.", i, t.Name, alias)
-		}
+	if err := o.Add(req, alias); err != nil {
+		return nil, err
 	}
-	req.Tools = append(slices.Clip(req.Tools), o.Tools()...)
-	req.KeepReasoning = true // the tool rounds hand the round's reasoning back (DESIGN §8)
 	return o, nil
 }

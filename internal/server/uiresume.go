@@ -24,7 +24,7 @@ func (s *Server) uiResume(c echo.Context) error {
 		return c.NoContent(http.StatusNoContent)
 	}
 	if err != nil {
-		return s.reject(c, runError(err))
+		return s.reject(c, runs.Public(err))
 	}
 	defer rd.Close()
 	return s.serveRun(c, nil, rd)
@@ -43,7 +43,7 @@ func (s *Server) uiStop(c echo.Context) error {
 		return c.NoContent(http.StatusNoContent)
 	}
 	if err != nil {
-		return s.reject(c, runError(err))
+		return s.reject(c, runs.Public(err))
 	}
 	b := append([]byte(`{"object":"ui.run","id":`), oai.AppendString(nil, run)...)
 	b = append(b, `,"chat_id":`...)

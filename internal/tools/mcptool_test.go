@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/tools/mcp/mcptest"
 )
 
@@ -129,4 +131,33 @@ func repeat(c byte, n int) []byte {
 		b[i] = c
 	}
 	return b
+}
+
+// TestOfferAdd: the offered tools join the client's, and a client tool that takes an
+// offered name (or the namespace of an offered MCP server) is refused as invalid.
+func TestOfferAdd(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := mcptest.New(search)
+		set := mcpSet(t, srv)
+		defer set.Close()
+		o := set.Offer(t.Context(), []string{"docs"}, false)
+		own := []llm.Tool{{Name: "weather"}}
+		req := &llm.Request{Tools: own}
+		if err := o.Add(req, "chat"); err != nil {
+			t.Fatal(err)
+		}
+		if len(req.Tools) != 2 || req.Tools[0].Name != "weather" || req.Tools[1].Name != "docs__search_docs" || !req.KeepReasoning {
+			t.Fatalf("tools %+v, keep reasoning %v", req.Tools, req.KeepReasoning)
+		}
+		if len(own) != 1 || cap(own) != 1 {
+			t.Error("Add wrote into the client's own slice")
+		}
+		for _, name := range []string{"docs__search_docs", "docs__other"} {
+			err := o.Add(&llm.Request{Tools: []llm.Tool{{Name: "a"}, {Name: name}}}, "chat")
+			var le *llm.Error
+			if !errors.As(err, &le) || le.Kind != llm.Invalid || le.Param != "tools" || !strings.Contains(le.Message, "tools[1]") {
+				t.Errorf("a client tool %q: %v, want an invalid tools[1]", name, err)
+			}
+		}
+	})
 }

@@ -3,6 +3,8 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/sluice-gw/sluice/internal/llm"
@@ -22,6 +24,21 @@ type Offer struct {
 
 // Tools are the definitions the model is sent.
 func (o *Offer) Tools() []llm.Tool { return o.defs }
+
+// Add gives req, a run's request on alias, the offered tools besides its own. A client that
+// declares a tool of the same name is refused (an invalid request): its calls could not be
+// told apart. The tool rounds hand the round's reasoning back (DESIGN §8).
+func (o *Offer) Add(req *llm.Request, alias string) error {
+	for i, t := range req.Tools {
+		if o.Owns(t.Name) {
+			return &llm.Error{Kind: llm.Invalid, Type: "invalid_request_error", Param: "tools",
+				Message: fmt.Sprintf("Invalid 'tools[%d]': '%s' is a server-side tool of model '%s'; the client cannot declare it.", i, t.Name, alias)}
+		}
+	}
+	req.Tools = append(slices.Clip(req.Tools), o.defs...)
+	req.KeepReasoning = true
+	return nil
+}
 
 // Owns reports whether the gateway answers calls of the tool name: the tools it offers, and
 // any other server__tool name of an MCP server it offers (a tool the filter left out, or

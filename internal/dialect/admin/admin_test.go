@@ -110,3 +110,38 @@ func TestKeyMCP(t *testing.T) {
 		}
 	}
 }
+
+// TestKeysService: the routes of admin.Keys over a store, and a key may attach only
+// configured guardrails, on creation and on change.
+func TestKeysService(t *testing.T) {
+	ctx := t.Context()
+	ks := Keys{Store: auth.NewKeys(nil, &auth.Memory{}), Guardrail: func(n string) bool { return n == "pii" }}
+	status, v, err := ks.Create(ctx, "", []byte(`{"name":"a","guardrails":["pii"]}`))
+	if err != nil || status != 201 {
+		t.Fatalf("Create = %d, %v", status, err)
+	}
+	k := v.(Key)
+	if k.Secret == "" || k.Name != "a" {
+		t.Fatalf("created %+v", k)
+	}
+	if _, _, err := ks.Create(ctx, "", []byte(`{"name":"b","guardrails":["nope"]}`)); err == nil {
+		t.Fatal("Create attached an unknown guardrail")
+	} else if p, ok := param(err); !ok || p != "guardrails" {
+		t.Fatalf("Create unknown guardrail: %v", err)
+	}
+	if _, _, err := ks.Patch(ctx, k.ID, []byte(`{"guardrails":["nope"]}`)); err == nil {
+		t.Fatal("Patch attached an unknown guardrail")
+	}
+	if _, v, err := ks.Patch(ctx, k.ID, []byte(`{"rpm":7}`)); err != nil || v.(Key).RPM != 7 || v.(Key).Secret != "" {
+		t.Fatalf("Patch = %+v, %v", v, err)
+	}
+	if _, v, err := ks.List(ctx, "", nil); err != nil || len(v.(map[string]any)["data"].([]Key)) != 1 {
+		t.Fatalf("List = %+v, %v", v, err)
+	}
+	if _, _, err := ks.Delete(ctx, k.ID, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := ks.Get(ctx, k.ID, nil); llm.KindOf(err) != llm.NotFound {
+		t.Fatalf("Get after Delete: %v", err)
+	}
+}

@@ -79,3 +79,14 @@ func inbandType(err error) string {
 func Overloaded(a llm.Attempt) bool {
 	return a.Status == StatusOverloaded || strings.Contains(a.Reason, "overloaded_error")
 }
+
+// AllOverloaded reports whether every attempt of a chain failed as overloaded (Error's
+// overloaded: the 529 Anthropic's SDKs retry).
+func AllOverloaded(tries []llm.Attempt) bool {
+	for _, a := range tries {
+		if !Overloaded(a) {
+			return false
+		}
+	}
+	return len(tries) > 0
+}

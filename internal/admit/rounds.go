@@ -1,0 +1,118 @@
+package admit
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/sluice-gw/sluice/internal/auth"
+	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/usage"
+)
+
+// Rounds checks the later rounds of one frontend run of key (runs.Admitter): each takes a
+// request from the key's rate limits and must find its token limit and its budget not yet
+// spent. For the budget, what the run's rounds cost beyond what its request reserved at the
+// start is reserved as the run goes, so the run sees its own spending, not only other
+// requests'; the request settles those reservations (Reservations) with the run's cost when
+// it ends. It holds the key, not the request: the run may outlive the handler. Admit runs on
+// the run's goroutine, Reservations on the request's once the run ended.
+type Rounds struct {
+	p                 *Policy
+	key               *auth.Key
+	limited, budgeted bool
+
+	mu   sync.Mutex
+	held int64 // nano-USD reserved for the run so far
+	rsv  []usage.Reservation
+}
+
+// Rounds is the checker of key's run, whose request holds the budget reservations held
+// (they cover the first rounds' cost); nil for a key with no limits and no budget.
+func (p *Policy) Rounds(key *auth.Key, held []usage.Reservation) *Rounds {
+	if key == nil {
+		return nil
+	}
+	r := &Rounds{p: p, key: key, limited: p.Limited(key), budgeted: p.Budgeted(key)}
+	if !r.limited && !r.budgeted {
+		return nil
+	}
+	for _, h := range held {
+		r.held += h.Amount
+	}
+	return r
+}
+
+// Admit is runs.Admitter; spent is what the run's rounds cost so far.
+func (r *Rounds) Admit(ctx context.Context, _ *llm.Request, spent int64) error {
+	if r.limited {
+		a := r.p.ask(r.key, 0)
+		res, err := r.p.Limiter.Reserve(ctx, a)
+		if err != nil {
+			return Unavailable()
+		}
+		if !res.OK {
+			return r.p.refused(r.key, a, res)
+		}
+	}
+	if !r.budgeted {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	// Reserved: the cost beyond what is held (nothing at all passes while the key has budget
+	// left, and holds none).
+	rs := usage.NewReservation(r.key.ID, budget(r.key), max(spent-r.held, 0), time.Now())
+	v, err := r.p.Budgets.Reserve(ctx, rs)
+	if err != nil {
+		return Unavailable()
+	}
+	if !v.OK {
+		return Exceeded(r.key, v)
+	}
+	if rs.Amount > 0 {
+		r.held += rs.Amount
+		r.rsv = append(r.rsv, rs)
+	}
+	return nil
+}
+
+// Reservations are the budget reservations the rounds took, for the request's settlement.
+func (r *Rounds) Reservations() []usage.Reservation {
+	if r == nil {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.rsv
+}
+
+// AuthError is what a client is told about its key: never the key, nor whether a hash
+// matched something. failOpen is redis.on_failure: open.
+func AuthError(err error, failOpen bool) error {
+	e := &llm.Error{Kind: llm.Unauthenticated, Code: "invalid_api_key", Type: "invalid_request_error"}
+	switch {
+	case errors.Is(err, auth.ErrMissing):
+		e.Message = "You didn't provide an API key. Send it as 'Authorization: Bearer KEY' or in the x-api-key header."
+	case errors.Is(err, auth.ErrInvalid):
+		e.Message = "Incorrect API key provided."
+	case errors.Is(err, auth.ErrExpired):
+		e.Message = "The API key has expired."
+	case failOpen:
+		// Serving on without Redis covers the keys this replica saw lately, not this one.
+		return &llm.Error{Kind: llm.Unavailable, Status: http.StatusServiceUnavailable, Code: "redis_unavailable",
+			Type: "server_error", Message: "The gateway cannot reach its key store (Redis) to check this API key. Retry shortly."}
+	default:
+		return Unavailable()
+	}
+	return e
+}
+
+// Unavailable is the 503 of a request the shared state (Redis) could not check.
+func Unavailable() error {
+	return &llm.Error{Kind: llm.Unavailable, Status: http.StatusServiceUnavailable, Code: "redis_unavailable",
+		Type: "server_error", Message: "The gateway cannot reach its shared state (Redis) to check the API key " +
+			"or its rate limits, and is configured to refuse requests meanwhile (redis.on_failure: closed). Retry shortly."}
+}
