@@ -180,17 +180,9 @@ func (p *Policy) Estimate(chain *fallback.Chain, req *llm.Request, bodyLen int) 
 		u.CompletionTokens = out * min(max(req.N, 1), 128)
 	}
 	var most int64
-	visit := func(t fallback.Target) {
+	for t := range chain.All() {
 		pr, _ := p.Prices.Lookup(t.Name, t.Model)
 		most = max(most, usage.Cost(pr, u))
-	}
-	for _, el := range chain.Elements {
-		for _, t := range el.Targets {
-			visit(t)
-		}
-	}
-	for _, t := range chain.Targets {
-		visit(t)
 	}
 	return most
 }

@@ -40,3 +40,26 @@ func TestCatalogFind(t *testing.T) {
 		t.Errorf("direct chain = %+v", ch)
 	}
 }
+
+func TestChainAll(t *testing.T) {
+	names := func(c *fallback.Chain) (out []string) {
+		for tg := range c.All() {
+			out = append(out, tg.Name)
+		}
+		return out
+	}
+	flat := &fallback.Chain{Targets: []fallback.Target{{Name: "a"}, {Name: "b"}}}
+	grouped := &fallback.Chain{Elements: []fallback.Element{{Targets: []fallback.Target{{Name: "x"}, {Name: "y"}}}, {Targets: []fallback.Target{{Name: "z"}}}}}
+	if got := names(flat); len(got) != 2 || got[1] != "b" {
+		t.Errorf("flat: %v", got)
+	}
+	if got := names(grouped); len(got) != 3 || got[0] != "x" || got[2] != "z" {
+		t.Errorf("grouped: %v", got)
+	}
+	for tg := range grouped.All() {
+		if tg.Name != "x" {
+			t.Fatal("All went on after its loop stopped")
+		}
+		break
+	}
+}

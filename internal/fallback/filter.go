@@ -1,5 +1,29 @@
 package fallback
 
+import "iter"
+
+// All yields the chain's targets in order: every element's members, or Targets for a chain
+// of single targets.
+func (c *Chain) All() iter.Seq[*Target] {
+	return func(yield func(*Target) bool) {
+		if len(c.Elements) == 0 {
+			for i := range c.Targets {
+				if !yield(&c.Targets[i]) {
+					return
+				}
+			}
+			return
+		}
+		for _, el := range c.Elements {
+			for i := range el.Targets {
+				if !yield(&el.Targets[i]) {
+					return
+				}
+			}
+		}
+	}
+}
+
 // Filter returns a copy of c that keeps only the targets keep accepts, in order: a group keeps
 // its accepted members with their weights, and an element left empty is dropped. It returns
 // nil when no target is left. c is not changed, and the copy shares its Health, so a

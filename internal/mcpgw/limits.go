@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/sluice-gw/sluice/internal/auth"
 	"github.com/sluice-gw/sluice/internal/guard"
 	"github.com/sluice-gw/sluice/internal/limit"
 	"github.com/sluice-gw/sluice/internal/llm"
@@ -42,6 +43,21 @@ func Admit(lim limit.Limiter, key string, limits ...Limit) func(ctx context.Cont
 		}
 		return nil
 	}
+}
+
+// KeyCaller is the Caller of key: its MCP servers and tools, its guardrails gs on the
+// arguments, and under lim (nil: no limits) each call a request of its rpm, then one of its
+// tool_calls_per_minute, both over window.
+func KeyCaller(key *auth.Key, gs guard.Set, lim limit.Limiter, window time.Duration) Caller {
+	c := Caller{Key: key.ID, KeyName: key.Name, Check: Screen(gs)}
+	if lim != nil {
+		c.Admit = Admit(lim, key.Name, Limit{Log: key.ID, What: "requests", Rule: limit.Rule{Limit: key.RPM, Window: window}},
+			Limit{Log: key.ID + ":mcp", What: "tool calls", Rule: limit.Rule{Limit: key.ToolCallsPerMinute, Window: window}})
+	}
+	if key.MCP != nil {
+		c.Servers, c.Tools = key.MCP.Servers, key.MCP.Tools
+	}
+	return c
 }
 
 // Screen is a Caller.Check that runs the input guardrails of gs on a call's arguments, as

@@ -2,15 +2,12 @@ package server
 
 import (
 	"context"
-	"net/http"
-	"strconv"
-	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/sluice-gw/sluice/internal/admit"
 	"github.com/sluice-gw/sluice/internal/auth"
+	"github.com/sluice-gw/sluice/internal/dialect/oai"
 	"github.com/sluice-gw/sluice/internal/fallback"
-	"github.com/sluice-gw/sluice/internal/limit"
 	"github.com/sluice-gw/sluice/internal/llm"
 )
 
@@ -20,22 +17,12 @@ import (
 func (s *Server) reserve(c echo.Context, key *auth.Key, cost int64) (*admit.Held, error) {
 	held, res, err := s.adm.Reserve(c.Request().Context(), key, cost)
 	h := c.Response().Header()
-	setLimitHeaders(h, "requests", res.Requests)
-	setLimitHeaders(h, "tokens", res.Tokens)
+	oai.RateLimit(h, "requests", res.Requests.Limit, res.Requests.Remaining, res.Requests.Reset)
+	oai.RateLimit(h, "tokens", res.Tokens.Limit, res.Tokens.Remaining, res.Tokens.Reset)
 	if res.Never {
 		h.Set("X-Should-Retry", "false") // waiting cannot help, whatever the SDK's policy for 429
 	}
 	return held, err
-}
-
-func setLimitHeaders(h http.Header, what string, st limit.Status) {
-	if st.Limit <= 0 {
-		return
-	}
-	h.Set("X-Ratelimit-Limit-"+what, strconv.FormatInt(st.Limit, 10))
-	h.Set("X-Ratelimit-Remaining-"+what, strconv.FormatInt(st.Remaining, 10))
-	// OpenAI's format: a Go-style duration ("1s", "6m0s", "250ms").
-	h.Set("X-Ratelimit-Reset-"+what, max(st.Reset, 0).Round(time.Millisecond).String())
 }
 
 // reconcile corrects the token reservation with what the call used: the usage the handler

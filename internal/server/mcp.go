@@ -7,7 +7,6 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/sluice-gw/sluice/internal/admit"
 	"github.com/sluice-gw/sluice/internal/auth"
-	"github.com/sluice-gw/sluice/internal/limit"
 	"github.com/sluice-gw/sluice/internal/mcpgw"
 )
 
@@ -40,16 +39,7 @@ func (s *Server) mcp(c echo.Context) error {
 		in := reqInfo(c)
 		in.KeyID, in.KeyName = key.ID, key.Name
 		exchangeOf(c).key = key
-		caller = mcpgw.Caller{Key: key.ID, KeyName: key.Name, Check: mcpgw.Screen(s.guardsOf("", key))}
-		if s.adm.Limiter != nil {
-			// Each call is a request of the key's rpm, then one of its tool_calls_per_minute.
-			w := s.adm.Span()
-			caller.Admit = mcpgw.Admit(s.adm.Limiter, key.Name, mcpgw.Limit{Log: key.ID, What: "requests", Rule: limit.Rule{Limit: key.RPM, Window: w}},
-				mcpgw.Limit{Log: key.ID + ":mcp", What: "tool calls", Rule: limit.Rule{Limit: key.ToolCallsPerMinute, Window: w}})
-		}
-		if key.MCP != nil {
-			caller.Servers, caller.Tools = key.MCP.Servers, key.MCP.Tools
-		}
+		caller = mcpgw.KeyCaller(key, s.guardsOf("", key), s.adm.Limiter, s.adm.Span())
 	}
 	s.o.MCP.Serve(c.Response(), c.Request(), caller)
 	return nil

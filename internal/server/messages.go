@@ -9,7 +9,6 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/sluice-gw/sluice/internal/dialect/anthropic"
 	"github.com/sluice-gw/sluice/internal/dialect/oai"
-	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
 )
 
@@ -71,18 +70,18 @@ func (s *Server) countTokens(c echo.Context) error {
 	if err != nil {
 		return s.reject(c, err)
 	}
-	if counting := chain.Filter(func(t *fallback.Target) bool { _, ok := t.Provider.(tokenCounter); return ok }); counting != nil {
-		for _, el := range counting.Elements {
-			for _, t := range el.Targets {
-				n, err := t.Provider.(tokenCounter).CountTokens(c.Request().Context(), &r.Req, t.Model)
-				if err == nil {
-					c.Response().Header().Set("X-Sluice-Target", t.Name)
-					return c.JSONBlob(http.StatusOK, []byte(`{"input_tokens":`+strconv.Itoa(n)+`}`))
-				}
-				if k := llm.KindOf(err); k == llm.Invalid || k == llm.Canceled {
-					return s.reject(c, err) // the client's to change, or gone
-				}
-			}
+	for t := range chain.All() {
+		tc, ok := t.Provider.(tokenCounter)
+		if !ok {
+			continue
+		}
+		n, err := tc.CountTokens(c.Request().Context(), &r.Req, t.Model)
+		if err == nil {
+			c.Response().Header().Set("X-Sluice-Target", t.Name)
+			return c.JSONBlob(http.StatusOK, []byte(`{"input_tokens":`+strconv.Itoa(n)+`}`))
+		}
+		if k := llm.KindOf(err); k == llm.Invalid || k == llm.Canceled {
+			return s.reject(c, err) // the client's to change, or gone
 		}
 	}
 	c.Response().Header().Set("X-Sluice-Token-Count", "estimated")

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/labstack/echo/v4"
+	"github.com/sluice-gw/sluice/internal/dialect"
 	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/relay"
@@ -11,27 +12,12 @@ import (
 	"github.com/sluice-gw/sluice/internal/turn"
 )
 
-// wire is what differs between the client-facing APIs (Chat Completions, Responses) once a
-// request is decoded: how a committed stream opens, ends and fails in-band, and the body of a
-// non-streamed answer. The commit point, the headers, heartbeats and trailers, and fallback
-// are the same for every API: serveStream and serveOnce. A wire serves one request.
-type wire interface {
-	// Open writes the opening events of the stream committed to the served model on ew and
-	// returns the sink the relay writes the round to.
-	Open(ew *sse.Writer, model string) (sink, error)
-	// End writes the last events after a complete round.
-	End(u *llm.Usage) error
-	// Fail writes the in-band failure; Open may not have been called (the chain failed after a
-	// keepalive had sent the headers).
-	Fail(ew *sse.Writer, err error) error
-	// Attempt returns the sink of one attempt of a non-streamed answer (fresh each time: an
-	// abandoned attempt's output is not the answer), and Body the answer of a complete one.
-	Attempt(model string) sink
-	Body(model string, resp *llm.Response) []byte
-}
-
-// sink is relay.Sink's method set, as the dialects (which do not know the relay) name it.
-type sink = interface{ Event(*llm.Event) error }
+// wire and sink are a request's client wire (dialect.Wire: Chat Completions, Responses,
+// Messages) and the sink of a round on it.
+type (
+	wire = dialect.Wire
+	sink = dialect.Sink
+)
 
 // serveStream serves a streaming client. Before commit a failure is an ordinary HTTP error,
 // unless a keepalive already sent the headers; after it, the wire's in-band failure. A round

@@ -1,12 +1,8 @@
 package server
 
 import (
-	"bytes"
-	"context"
-	"errors"
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/sluice-gw/sluice/internal/dialect/oai"
@@ -91,19 +87,15 @@ func keyID(c echo.Context) string {
 	return ""
 }
 
-// serveRun writes a run's frames to the client as they come, with heartbeats and per-write
-// deadlines. rn is the run when this connection started it: its headers then leave at the
-// first frame, with the served target, and a chain that failed before commit answers a plain
-// HTTP error. A resume (rn nil) sends its headers before it first waits. Frames leave in
-// batches: whatever is written goes out when the reader is about to wait (runs.Reader).
+// serveRun writes a run's frames to the client as they come (runs.Copy), with heartbeats
+// and per-write deadlines. rn is the run when this connection started it: its headers then
+// carry the served target, and a chain that failed before commit answers a plain HTTP error.
 func (s *Server) serveRun(c echo.Context, rn *runs.Run, rd *runs.Reader) error {
-	ctx, in := c.Request().Context(), reqInfo(c)
+	in := reqInfo(c)
 	in.Stream = true
 	c.Response().Header().Set("X-Vercel-Ai-Ui-Message-Stream", "v1")
 	ew := s.eventWriter(c)
 	defer ew.Close()
-	ew.Batching() // what is written leaves when the reader is about to wait
-	rd.BeforeWait(ew.Release)
 	served := func(h http.Header) {
 		if rn == nil {
 			return
@@ -114,45 +106,17 @@ func (s *Server) serveRun(c echo.Context, rn *runs.Run, rd *runs.Reader) error {
 		}
 		h.Set("X-Sluice-Attempts", strconv.Itoa(in.Attempts))
 	}
-	if rn == nil {
-		if err := ew.Start(served); err != nil {
-			return nil
-		}
+	d := runs.Copy(c.Request().Context(), rd, ew, rn, served, in.Start)
+	if d.FirstText > 0 && in.FirstText == 0 {
+		in.FirstText = d.FirstText // time to first token of a run: to the first text this client was sent
 	}
-	for first := true; ; first = false {
-		b, err := rd.Next(ctx)
-		if err != nil {
-			// io.EOF: the run's end; ErrBehind, ErrTrimmed: the client resumes; ctx: it left.
-			// Each ends this connection cleanly, never the run.
-			if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) && ew.Begun() {
-				in.Kind = runs.ReadEnd(err)
-			}
-			if !ew.Begun() {
-				_ = ew.Start(served)
-			}
-			return nil
-		}
-		if first && rn != nil {
-			if early := rn.Early(); early != nil && !ew.Begun() {
-				served(c.Response().Header())
-				in.Kind = llm.KindOf(early)
-				return writeError(c, early)
-			}
-			if err := ew.Start(served); err != nil {
-				return nil
-			}
-		}
-		if err := ew.Frame(b); err != nil {
-			in.Kind = llm.Canceled
-			return nil
-		}
-		if rn != nil && in.FirstText == 0 && !in.Start.IsZero() && bytes.Contains(b, textDelta) {
-			// Time to first token of a run: arrival to the first text this client was sent
-			// (a resume is not a new wait). The frames are the encoder's own bytes.
-			in.FirstText = time.Since(in.Start)
-		}
+	if d.Early != nil {
+		served(c.Response().Header())
+		in.Kind = llm.KindOf(d.Early)
+		return writeError(c, d.Early)
 	}
+	if d.Kind != llm.KindNone {
+		in.Kind = d.Kind
+	}
+	return nil
 }
-
-// textDelta marks the frame of a text delta, as the UI stream encoder writes it.
-var textDelta = []byte(`"type":"text-delta"`)

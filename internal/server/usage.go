@@ -59,36 +59,24 @@ func (s *Server) account(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		in.CostUSD = usage.USD(m.Cost) // the access line and the server span carry it
 		// The client may have left: the accounting still happens.
-		ctx := context.WithoutCancel(r.Context())
-		if s.o.Usage.Budgets != nil {
-			m.Settle(ctx, s.o.Usage.Budgets)
-		}
-		s.record(ctx, c, m)
+		m.Close(context.WithoutCancel(r.Context()), s.o.Usage.Budgets, s.o.Usage.Store, outcome(c))
 		return nil
 	}
 }
 
-// record adds the request to the account: a model call that reached a handler.
-func (s *Server) record(ctx context.Context, c echo.Context, m *meter) {
+// outcome is how the request ended, for the account.
+func outcome(c echo.Context) usage.Outcome {
 	in := reqInfo(c)
-	if s.o.Usage.Store == nil || in.Model == "" {
-		return
-	}
-	failed := in.Kind != llm.KindNone && in.Kind != llm.Canceled || // the client left: not an error of the call
-		in.Kind == llm.KindNone && c.Response().Status >= 400
-	n := m.Counts(failed, in.Attempts)
+	o := usage.Outcome{Labels: usage.Labels{Alias: in.Model, Target: in.Target}, Attempts: in.Attempts,
+		Failed: in.Kind != llm.KindNone && in.Kind != llm.Canceled || // the client left: not an error of the call
+			in.Kind == llm.KindNone && c.Response().Status >= 400}
 	if (in.Cache == cacheHit || in.Cache == cacheCoalesced) && in.Response != nil {
-		n.CacheHits, n.SavedTokens = 1, int64(in.Response.Usage.TotalTokens) // cache.go
+		o.Hit, o.Saved = true, int64(in.Response.Usage.TotalTokens) // cache.go
 	}
-	target := m.Target
-	if target == "" {
-		target = in.Target
-	}
-	l := usage.Labels{Alias: in.Model, Target: target}
 	if k := callerKey(c); k != nil {
-		l.Key = k.ID
+		o.Key = k.ID
 	}
-	_ = s.o.Usage.Store.Add(ctx, m.Start.UTC().Format(usage.DayLayout), l, n) // a Redis failure is counted and logged there
+	return o
 }
 
 // roundMeter is the request's meter as turn sees it.

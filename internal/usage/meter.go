@@ -56,6 +56,36 @@ func (m *Meter) Settle(ctx context.Context, b Budgets) {
 	}
 }
 
+// Outcome is how a request ended, as its line of the account says it.
+type Outcome struct {
+	Labels         // the key, the alias; Target is the served one, when no round was charged
+	Failed   bool  // an error of the call (a client that left is not one)
+	Attempts int   // the chain's attempts: a fallback when more than one
+	Hit      bool  // answered from the response cache
+	Saved    int64 // the tokens a hit did not spend
+}
+
+// Close ends the request's account: its budget reservations settle with the real cost
+// (Settle; b nil: no budgets), and store records it as o on the day it arrived (store nil,
+// or no alias, not a model call: not recorded). A store's failure is its to count and log.
+// ctx must outlive the client: the accounting still happens when it left.
+func (m *Meter) Close(ctx context.Context, b Budgets, store Store, o Outcome) {
+	if b != nil {
+		m.Settle(ctx, b)
+	}
+	if store == nil || o.Alias == "" {
+		return
+	}
+	n := m.Counts(o.Failed, o.Attempts)
+	if o.Hit {
+		n.CacheHits, n.SavedTokens = 1, o.Saved
+	}
+	if m.Target != "" {
+		o.Target = m.Target
+	}
+	_ = store.Add(ctx, m.Start.UTC().Format(DayLayout), o.Labels, n)
+}
+
 // Counts are the request's counts in the account: one request, its tokens and cost; an
 // error unless it failed is false; a fallback when more than one target was tried.
 func (m *Meter) Counts(failed bool, attempts int) Counts {

@@ -193,3 +193,39 @@ func TestMemoryBudgets(t *testing.T) {
 		t.Errorf("after a settle of 0: got %+v, want room in the month", v)
 	}
 }
+
+// TestMeterClose: the request's reservation settles at its real cost, and its row names
+// the target charged last (the served one when none was), with a cache hit's saved tokens.
+func TestMeterClose(t *testing.T) {
+	ctx := t.Context()
+	b, st := &MemoryBudgets{}, &Memory{}
+	start := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	m := &Meter{Start: start, Prices: NewPrices(map[string]Price{"p/m": {Input: 1, Output: 1}})}
+	r := NewReservation("k", Budget{Daily: Nano(1)}, Nano(0.5), start)
+	if v, _ := b.Reserve(ctx, r); !v.OK {
+		t.Fatal("reserve")
+	}
+	m.Held = append(m.Held, r)
+	m.Charge("p/m", "m", llm.Usage{PromptTokens: 10, CompletionTokens: 5, TotalTokens: 15})
+	m.Close(ctx, b, st, Outcome{Labels: Labels{Key: "k", Alias: "chat", Target: "served/x"}, Attempts: 2})
+	(&Meter{Start: start}).Close(ctx, nil, st, Outcome{Labels: Labels{Key: "k", Alias: "chat", Target: "cache/x"}, Hit: true, Saved: 15})
+	(&Meter{Start: start}).Close(ctx, nil, st, Outcome{Labels: Labels{Key: "k"}}) // not a model call
+	rows := map[Labels]Counts{}
+	_ = st.Rows(ctx, []string{"2026-12-01"}, func(_ string, r Row) { rows[r.Labels] = r.Counts })
+	if len(rows) != 2 {
+		t.Fatalf("rows %+v", rows)
+	}
+	if c := rows[Labels{Key: "k", Alias: "chat", Target: "p/m"}]; c.Requests != 1 || c.Fallbacks != 1 || c.CostNano != m.Cost || c.OutputTokens != 5 {
+		t.Errorf("charged row %+v", c)
+	}
+	if c := rows[Labels{Key: "k", Alias: "chat", Target: "cache/x"}]; c.CacheHits != 1 || c.SavedTokens != 15 || c.CostNano != 0 {
+		t.Errorf("hit row %+v", c)
+	}
+	// Settled: the day holds the real cost, not the reservation.
+	if v, _ := b.Reserve(ctx, NewReservation("k", Budget{Daily: m.Cost + 1}, 0, start)); !v.OK {
+		t.Errorf("after Close the day holds more than the cost: %+v", v)
+	}
+	if v, _ := b.Reserve(ctx, NewReservation("k", Budget{Daily: m.Cost}, 0, start)); v.OK {
+		t.Errorf("after Close the day does not hold the cost")
+	}
+}

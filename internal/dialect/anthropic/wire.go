@@ -3,14 +3,16 @@ package anthropic
 import (
 	"encoding/json"
 
+	"github.com/sluice-gw/sluice/internal/dialect"
 	"github.com/sluice-gw/sluice/internal/llm"
 	wire "github.com/sluice-gw/sluice/internal/schema/anthropic"
 	"github.com/sluice-gw/sluice/internal/sse"
 )
 
-// Sink is what a round is relayed to: relay.Sink's method set, so the dialect need not know
-// the relay. An alias, so every dialect's Wire names the same type.
-type Sink = interface{ Event(*llm.Event) error }
+// Sink is what the relay writes a round to (dialect.Sink).
+type Sink = dialect.Sink
+
+var _ dialect.Wire = (*Wire)(nil)
 
 // Keepalive is the stream's heartbeat while the chain holds back: the ping event Anthropic
 // sends, which its SDKs skip.

@@ -4,15 +4,17 @@ import (
 	"bytes"
 	"encoding/json"
 
+	"github.com/sluice-gw/sluice/internal/dialect"
 	"github.com/sluice-gw/sluice/internal/dialect/oai"
 	"github.com/sluice-gw/sluice/internal/llm"
 	wire "github.com/sluice-gw/sluice/internal/schema/openai"
 	"github.com/sluice-gw/sluice/internal/sse"
 )
 
-// Sink is what a round is relayed to: relay.Sink's method set, so the dialect need not know
-// the relay. An alias, so every dialect's Wire names the same type.
-type Sink = interface{ Event(*llm.Event) error }
+// Sink is what the relay writes a round to (dialect.Sink).
+type Sink = dialect.Sink
+
+var _ dialect.Wire = (*Wire)(nil)
 
 // Wire is the Chat Completions wire of one request: chunks, the usage chunk when asked,
 // [DONE]; the in-band error frame; the chat.completion body.

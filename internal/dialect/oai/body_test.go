@@ -2,8 +2,11 @@ package oai
 
 import (
 	"encoding/json"
+	"net/http"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sluice-gw/sluice/internal/llm"
 )
@@ -49,5 +52,19 @@ func TestErrorBody(t *testing.T) {
 	want = `{"error":{"message":"no such model","type":"invalid_request_error","param":"model","code":"model_not_found"}}`
 	if got != want {
 		t.Errorf("got %s, want %s", got, want)
+	}
+}
+
+func TestRateLimit(t *testing.T) {
+	h := http.Header{}
+	RateLimit(h, "tokens", 0, 0, time.Second) // no limit
+	RateLimit(h, "requests", 60, 59, 1500*time.Microsecond+59*time.Second)
+	want := http.Header{"X-Ratelimit-Limit-Requests": {"60"}, "X-Ratelimit-Remaining-Requests": {"59"}, "X-Ratelimit-Reset-Requests": {"59.002s"}}
+	if !reflect.DeepEqual(h, want) {
+		t.Fatalf("headers %v, want %v", h, want)
+	}
+	RateLimit(h, "requests", 60, 0, -time.Second)
+	if got := h.Get("X-Ratelimit-Reset-Requests"); got != "0s" {
+		t.Errorf("a past reset: %q, want 0s", got)
 	}
 }

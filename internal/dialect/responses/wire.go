@@ -1,13 +1,15 @@
 package responses
 
 import (
+	"github.com/sluice-gw/sluice/internal/dialect"
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/sse"
 )
 
-// Sink is what a round is relayed to: relay.Sink's method set, so the dialect need not know
-// the relay. An alias, so every dialect's Wire names the same type.
-type Sink = interface{ Event(*llm.Event) error }
+// Sink is what the relay writes a round to (dialect.Sink).
+type Sink = dialect.Sink
+
+var _ dialect.Wire = (*Wire)(nil)
 
 // Wire is the Responses wire of one request: response.created ... response.completed,
 // the error event and response.failed, the Response object.

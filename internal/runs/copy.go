@@ -1,0 +1,76 @@
+package runs
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/sse"
+)
+
+// Delivery is what one connection was given of a run (Copy).
+type Delivery struct {
+	// Early is the failure of a run that this connection started and that failed before
+	// its first frame, with nothing sent yet: the caller answers it as a plain HTTP error.
+	Early error
+	// Kind is how the connection ended, for its access record: Canceled when the client
+	// stopped reading or was let go (it may resume), Unavailable when the store failed,
+	// none otherwise (the run's end, or the client that left).
+	Kind llm.Kind
+	// FirstText is the time from start to the first text delta this connection was sent
+	// (0: none, or a resume, which is not a new wait).
+	FirstText time.Duration
+}
+
+// Copy writes rd's frames to ew as they come, until the run ends, the reader is let go or
+// ctx ends, and never ends the run. Frames leave in batches: whatever is written goes out
+// when the reader is about to wait. rn is the run when this connection started it: its
+// headers (headers sets them) then leave with the first frame, once the run committed to a
+// target; a resume (rn nil) sends them before it first waits. start is the request's
+// arrival.
+func Copy(ctx context.Context, rd *Reader, ew *sse.Writer, rn *Run, headers func(http.Header), start time.Time) Delivery {
+	var d Delivery
+	ew.Batching()
+	rd.BeforeWait(ew.Release)
+	if rn == nil {
+		if err := ew.Start(headers); err != nil {
+			return d
+		}
+	}
+	for first := true; ; first = false {
+		b, err := rd.Next(ctx)
+		if err != nil {
+			// io.EOF: the run's end; ErrBehind, ErrTrimmed: the client resumes; ctx: it left.
+			if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) && ew.Begun() {
+				d.Kind = ReadEnd(err)
+			}
+			if !ew.Begun() {
+				_ = ew.Start(headers)
+			}
+			return d
+		}
+		if first && rn != nil {
+			if early := rn.Early(); early != nil && !ew.Begun() {
+				d.Early = early
+				return d
+			}
+			if err := ew.Start(headers); err != nil {
+				return d
+			}
+		}
+		if err := ew.Frame(b); err != nil {
+			d.Kind = llm.Canceled
+			return d
+		}
+		if rn != nil && d.FirstText == 0 && !start.IsZero() && bytes.Contains(b, textDelta) {
+			// The frames are the encoder's own bytes.
+			d.FirstText = time.Since(start)
+		}
+	}
+}
+
+// textDelta marks the frame of a text delta, as the UI stream encoder writes it.
+var textDelta = []byte(`"type":"text-delta"`)
