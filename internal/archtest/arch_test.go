@@ -139,6 +139,8 @@ var never = []struct {
 		"a round knows no HTTP and writes to a sink, whatever its wire", false},
 	{"internal/relay", []string{"internal/fallback", "internal/turn", "internal/server"},
 		"the relay copies one committed stream to a sink", false},
+	{"internal/admit", []string{"internal/server", "internal/turn", "internal/dialect", "internal/provider", "internal/redisstore"},
+		"a key's limits and budget are policy: the edge turns its answers into HTTP, the gateway gives it its stores", false},
 	{"internal/fallback", []string{"internal/relay", "internal/turn", "internal/provider", "internal/redisstore"},
 		"the chain decides the target, not the output, and sees providers and health through its interfaces", false},
 }
