@@ -110,6 +110,12 @@ func AuthError(err error, failOpen bool) error {
 	return e
 }
 
+// NotAllowed is the 403 of a key that may not use model.
+func NotAllowed(model string) error {
+	return &llm.Error{Kind: llm.Invalid, Status: http.StatusForbidden, Param: "model", Code: "model_not_allowed",
+		Type: "invalid_request_error", Message: "This API key is not allowed to use the model '" + model + "'."}
+}
+
 // Unavailable is the 503 of a request the shared state (Redis) could not check.
 func Unavailable() error {
 	return &llm.Error{Kind: llm.Unavailable, Status: http.StatusServiceUnavailable, Code: "redis_unavailable",

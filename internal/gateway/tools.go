@@ -20,7 +20,7 @@ func mcpFromConfig(c *config.Config, set *tools.Set, rules *redact.Rules, rs *re
 		return nil
 	}
 	o := mcpgw.Options{Servers: set, RedactJSON: rules.RedactJSON, RedactText: rules.Redact,
-		Heartbeat: c.HeartbeatInterval.Std(), MaxBody: c.Limits.MaxBodyBytes, Origins: c.CORS.AllowedOrigins, Log: log}
+		Heartbeat: c.HeartbeatInterval.Std(), MaxBody: c.Limits.MaxBodyBytes, BodyTimeout: c.Limits.BodyTimeout.Std(), Origins: c.CORS.AllowedOrigins, Log: log}
 	if rs != nil {
 		o.Store, o.Bus = rs.MCPSessions(), rs.MCPCancels()
 	}

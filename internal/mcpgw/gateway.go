@@ -14,6 +14,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/reqbody"
 	"github.com/sluice-gw/sluice/internal/tools"
 	"github.com/sluice-gw/sluice/internal/tools/mcp"
 )
@@ -57,9 +59,11 @@ type Options struct {
 	// HTTP, "Security Warning"); one without Origin (an agent, an SDK outside a browser)
 	// is served.
 	Origins []string
-	// MaxBody bounds a message (default 4 MiB).
-	MaxBody int64
-	Log     *slog.Logger
+	// MaxBody bounds a message (default 4 MiB); BodyTimeout, the time its body may take to
+	// arrive (limits.body_timeout; 0: none).
+	MaxBody     int64
+	BodyTimeout time.Duration
+	Log         *slog.Logger
 }
 
 // Caller is who sends a request, as the edge authenticated it.
@@ -228,12 +232,16 @@ func sessionFailure(w http.ResponseWriter, id json.RawMessage, err error) {
 
 // post handles one message.
 func (g *Gateway) post(w http.ResponseWriter, r *http.Request, c *Caller) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, g.o.MaxBody+1))
-	if err != nil {
-		return // the client left
-	}
-	if int64(len(body)) > g.o.MaxBody {
+	body, err := reqbody.Read(w, r, g.o.MaxBody, g.o.BodyTimeout)
+	switch llm.KindOf(err) {
+	case llm.KindNone:
+	case llm.TooLarge:
 		writeJSON(w, http.StatusRequestEntityTooLarge, errorResponse(nil, codeInvalidRequest, "The message is larger than the gateway's limit.", nil))
+		return
+	case llm.Canceled:
+		return // the client left
+	default: // too slow
+		writeJSON(w, llm.HTTPStatus(err), errorResponse(nil, codeInvalidRequest, llm.Public(err).Message, nil))
 		return
 	}
 	trimmed := bytes.TrimSpace(body)

@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -334,4 +336,28 @@ func (c *client) slow() *bufio.Scanner {
 	for sc.Scan() && !strings.Contains(sc.Text(), "notifications/progress") {
 	}
 	return sc
+}
+
+// TestSlowBody: a message whose body does not arrive within limits.body_timeout is cut with
+// 408 and a JSON-RPC error, like the /v1 routes' bodies.
+func TestSlowBody(t *testing.T) {
+	r := newRig(t, time.Minute, nil)
+	r.gw.o.BodyTimeout = 100 * time.Millisecond
+	addr := strings.TrimPrefix(strings.TrimSuffix(r.serve(t, Caller{All: true}), "/mcp"), "http://")
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"+
+		"Content-Length: 64\r\n\r\n{\"jsonrpc\":")
+	conn.SetReadDeadline(time.Now().Add(20 * time.Second)) // a hang fails the test, it does not time it
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("got %v, want a 408", err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 408 || !strings.Contains(string(body), `"code":-32600`) || !strings.Contains(string(body), "limits.body_timeout") {
+		t.Fatalf("got %d %s, want 408 with a JSON-RPC invalid request", resp.StatusCode, body)
+	}
 }

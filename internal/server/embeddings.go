@@ -1,14 +1,12 @@
 package server
 
 import (
-	"io"
 	"net/http"
 	"strings"
 
 	"github.com/labstack/echo/v4"
 	"github.com/sluice-gw/sluice/internal/dialect/embeddings"
 	"github.com/sluice-gw/sluice/internal/fallback"
-	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/telemetry"
 )
 
@@ -41,18 +39,15 @@ func (s *Server) embeddings(c echo.Context) error {
 		return s.reject(c, err)
 	}
 	defer st.Close()
-	ev, err := st.Recv() // the committing event, replayed
-	if err == nil {
-		_, err = st.Recv() // io.EOF: the attempt ends well and the target's health hears it
+	out, err := embeddings.Answer(st)
+	if err != nil {
+		return s.reject(c, err)
 	}
-	if err != io.EOF {
-		return s.reject(c, &llm.Error{Kind: llm.Internal, Message: "the embeddings attempt did not end cleanly", Err: err})
-	}
-	if u, ok := embeddings.Usage(ev.Raw); ok {
+	if u, ok := embeddings.Usage(out); ok {
 		in.Usage = telemetry.UsageOf(u) // the limiter reconciles its token reservation with it
 		s.chargeEmbeddings(c, st, u)
 	}
-	return c.JSONBlob(http.StatusOK, ev.Raw)
+	return c.JSONBlob(http.StatusOK, out)
 }
 
 // resolveEmbeddings finds the chain for model: an embeddings alias, or "provider/model" of a

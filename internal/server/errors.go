@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/sluice-gw/sluice/internal/dialect/anthropic"
@@ -16,12 +17,9 @@ import (
 func writeError(c echo.Context, err error) error {
 	h := c.Response().Header()
 	status, body := errorBody(c, err) // messages.go: the route's wire
+	retryAfter(h, err)
 	var le *llm.Error
 	if errors.As(err, &le) {
-		if le.RetryAfter > 0 {
-			secs := int((le.RetryAfter + 999_999_999) / 1_000_000_000)
-			h.Set("Retry-After", strconv.Itoa(secs))
-		}
 		switch le.Kind {
 		case llm.RateLimited, llm.Unavailable, llm.Auth, llm.Timeout, llm.Truncated, llm.Refused:
 			if status != anthropic.StatusOverloaded { // Anthropic's SDKs retry an overloaded API
@@ -35,6 +33,17 @@ func writeError(c echo.Context, err error) error {
 		return nil
 	}
 	return c.JSONBlob(status, body)
+}
+
+// retryAfter sets Retry-After, in whole seconds rounded up, for an error that says when a
+// retry may pass, and returns that wait (0: none).
+func retryAfter(h http.Header, err error) time.Duration {
+	var le *llm.Error
+	if !errors.As(err, &le) || le.RetryAfter <= 0 {
+		return 0
+	}
+	h.Set("Retry-After", strconv.Itoa(int((le.RetryAfter+time.Second-1)/time.Second)))
+	return le.RetryAfter
 }
 
 // httpError maps echo's own errors (unknown route, wrong method) to the OpenAI error body.

@@ -3,7 +3,6 @@ package server
 import (
 	"bytes"
 	"context"
-	"errors"
 	"io"
 	"net/http"
 	"strconv"
@@ -94,9 +93,7 @@ func (s *Server) gate(next echo.HandlerFunc) echo.HandlerFunc {
 			return next(c) // not a model call, or a body the handler refuses with a 400
 		}
 		if !key.Allows(p.Model) {
-			return s.deny(c, &llm.Error{Kind: llm.Invalid, Status: http.StatusForbidden, Param: "model",
-				Code: "model_not_allowed", Type: "invalid_request_error",
-				Message: "This API key is not allowed to use the model '" + p.Model + "'."})
+			return s.deny(c, admit.NotAllowed(p.Model))
 		}
 		cost := admit.Cost(len(body), p.MaxTokens, p.N, strings.HasSuffix(r.URL.Path, "/embeddings"), key.TPM)
 		rsv, err := s.reserve(c, key, cost)
@@ -116,11 +113,8 @@ func (s *Server) gate(next echo.HandlerFunc) echo.HandlerFunc {
 // which honours Retry-After.
 func (s *Server) deny(c echo.Context, err error) error {
 	reqInfo(c).Kind = llm.KindOf(err)
-	var le *llm.Error
-	if errors.As(err, &le) && le.RetryAfter > 0 {
-		h := c.Response().Header()
-		h.Set("Retry-After", strconv.Itoa(int((le.RetryAfter+time.Second-1)/time.Second)))
-		h.Set("Retry-After-Ms", strconv.Itoa(int(le.RetryAfter.Milliseconds())))
+	if d := retryAfter(c.Response().Header(), err); d > 0 {
+		c.Response().Header().Set("Retry-After-Ms", strconv.Itoa(int(d.Milliseconds())))
 	}
 	return c.JSONBlob(errorBody(c, err))
 }

@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"os"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -23,6 +22,7 @@ import (
 	"github.com/sluice-gw/sluice/internal/mcpgw"
 	"github.com/sluice-gw/sluice/internal/presence"
 	"github.com/sluice-gw/sluice/internal/relay"
+	"github.com/sluice-gw/sluice/internal/reqbody"
 	"github.com/sluice-gw/sluice/internal/sse"
 	"github.com/sluice-gw/sluice/internal/telemetry"
 )
@@ -256,41 +256,10 @@ func unknownModel(msg string) error {
 	return &llm.Error{Kind: llm.NotFound, Param: "model", Code: "model_not_found", Type: "invalid_request_error", Message: msg}
 }
 
-// readBody reads the body up to the limit: a larger one is a 413, whatever its
-// Content-Length said. The whole body must arrive within BodyTimeout, else 408: a read
-// deadline on this request's connection, not the server's ReadTimeout, which would also
-// bound the response streams.
+// readBody reads the body within limits.max_body_bytes and limits.body_timeout
+// (reqbody.Read).
 func (s *Server) readBody(c echo.Context) ([]byte, error) {
-	r := c.Request()
-	tooLarge := &llm.Error{Kind: llm.TooLarge, Code: "request_too_large", Type: "invalid_request_error",
-		Message: "The request body is larger than the gateway's limit."}
-	if r.ContentLength > s.o.MaxBodyBytes {
-		return nil, tooLarge
-	}
-	rc := http.NewResponseController(c.Response())
-	timed := rc.SetReadDeadline(time.Now().Add(s.o.BodyTimeout)) == nil // not under a recorder
-	body, err := io.ReadAll(http.MaxBytesReader(c.Response(), r.Body, s.o.MaxBodyBytes))
-	if err != nil {
-		var mbe *http.MaxBytesError
-		switch {
-		case errors.As(err, &mbe):
-			return nil, tooLarge
-		case errors.Is(err, os.ErrDeadlineExceeded):
-			// The deadline stays: the rest of the body is not worth waiting for, and the
-			// connection closes after the answer.
-			c.Response().Header().Set("Connection", "close")
-			return nil, &llm.Error{Kind: llm.Invalid, Status: http.StatusRequestTimeout, Code: "request_timeout",
-				Type: "invalid_request_error", Message: "The request body did not arrive within " + s.o.BodyTimeout.String() +
-					" (the gateway's limits.body_timeout)."}
-		}
-		return nil, &llm.Error{Kind: llm.Canceled, Message: "reading the request body failed", Err: err}
-	}
-	if timed {
-		// net/http clears it once the body is read, but not when the key check read the
-		// body first and this read is of the copy it kept.
-		_ = rc.SetReadDeadline(time.Time{})
-	}
-	return body, nil
+	return reqbody.Read(c.Response(), c.Request(), s.o.MaxBodyBytes, s.o.BodyTimeout)
 }
 
 // trailers are the headers an event stream learns at commit: a keepalive that sent the

@@ -40,19 +40,12 @@ func (s *Server) uiChat(c echo.Context) error {
 	if err != nil {
 		return s.reject(c, err)
 	}
-	msgID := ur.History.LastAssistant // a continuation writes on in the same message
-	if msgID == "" && ur.Trigger == "regenerate-message" {
-		msgID = ur.MessageID
-	}
-	sp := runs.Spec{Chat: ur.Chat, Key: keyID(c), Version: v, MessageID: msgID, Model: ur.Model, Request: req,
+	sp := runs.Spec{Chat: ur.Chat, Key: keyID(c), Version: v, MessageID: ur.WritesOn(), Model: ur.Model, Request: req,
 		Chain: run, Relay: s.roundOptions(c, chain), Restart: s.o.UI.Restart[chain.Alias], Tools: offered,
 		Prices: s.o.Usage.Prices} // nil: the built-in table
-	if m := meterOf(c); m != nil {
-		sp.Guards = m.guards
-	}
 	var held []usage.Reservation
 	if m := meterOf(c); m != nil {
-		held = m.Held // the start's reservation covers the first rounds' cost
+		sp.Guards, held = m.guards, m.Held // the start's reservation covers the first rounds' cost
 	}
 	rounds := s.adm.Rounds(callerKey(c), held)
 	if rounds != nil {

@@ -75,3 +75,22 @@ func TestMessagesInvalid(t *testing.T) {
 }
 
 func asErr(err error, le **llm.Error) bool { return errors.As(err, le) }
+
+func TestWritesOn(t *testing.T) {
+	user := `{"id":"u1","role":"user","parts":[{"type":"text","text":"hi"}]}`
+	asst := `{"id":"a1","role":"assistant","parts":[{"type":"text","text":"yo"}]}`
+	for _, tc := range []struct{ body, want string }{
+		{`{"model":"m","id":"c","messages":[` + user + `]}`, ""},
+		{`{"model":"m","id":"c","messages":[` + user + `,` + asst + `]}`, "a1"}, // a continuation
+		{`{"model":"m","id":"c","trigger":"regenerate-message","messageId":"a0","messages":[` + user + `]}`, "a0"},
+		{`{"model":"m","id":"c","trigger":"submit-message","messageId":"a0","messages":[` + user + `]}`, ""},
+	} {
+		r, err := Decode([]byte(tc.body))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.body, err)
+		}
+		if got := r.WritesOn(); got != tc.want {
+			t.Errorf("%s: WritesOn = %q, want %q", tc.body, got, tc.want)
+		}
+	}
+}

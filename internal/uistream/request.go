@@ -17,6 +17,16 @@ type Request struct {
 	Req                             llm.Request
 }
 
+// WritesOn is the id of the assistant message the run writes on, "" for a new one: the last
+// message of a continuation (after a client-side tool's result), or the message a
+// regeneration replaces.
+func (r *Request) WritesOn() string {
+	if r.History.LastAssistant != "" || r.Trigger != "regenerate-message" {
+		return r.History.LastAssistant
+	}
+	return r.MessageID
+}
+
 // uiChatFields are the Chat Completions fields the body may carry, validated as on
 // /v1/chat/completions: tools are how a frontend declares the tools it runs itself.
 var uiChatFields = []string{"tools", "tool_choice", "temperature", "top_p", "max_tokens", "max_completion_tokens",

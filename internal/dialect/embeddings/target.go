@@ -55,3 +55,17 @@ func (s *oneEvent) Recv() (llm.Event, error) {
 }
 
 func (s *oneEvent) Close() error { return nil }
+
+// Answer reads the committed attempt of an embeddings chain (a Target's stream): its one
+// event, the upstream's body, and its clean end, so that the target's health hears the
+// attempt ended well. An attempt that did not end cleanly is an Internal error.
+func Answer(st llm.Stream) ([]byte, error) {
+	ev, err := st.Recv() // the committing event, replayed
+	if err == nil {
+		_, err = st.Recv() // io.EOF
+	}
+	if err != io.EOF {
+		return nil, &llm.Error{Kind: llm.Internal, Message: "the embeddings attempt did not end cleanly", Err: err}
+	}
+	return ev.Raw, nil
+}
