@@ -138,3 +138,12 @@ func TestMemory(t *testing.T) {
 		t.Errorf("got %v updating a deleted key, want ErrNotFound", err)
 	}
 }
+
+func TestToken(t *testing.T) {
+	tok := NewToken("admin-secret")
+	for s, want := range map[string]bool{"admin-secret": true, "admin-secre": false, "admin-secret ": false, "": false} {
+		if got := tok.Matches(s); got != want {
+			t.Errorf("Matches(%q) = %v, want %v", s, got, want)
+		}
+	}
+}

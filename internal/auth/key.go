@@ -3,6 +3,7 @@ package auth
 import (
 	"crypto/rand"
 	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/hex"
 	"math/big"
 	"path"
@@ -126,4 +127,17 @@ func FromRequest(authorization, xAPIKey string) string {
 		return strings.TrimSpace(v)
 	}
 	return strings.TrimSpace(xAPIKey)
+}
+
+// Token is a secret compared in constant time: neither its content nor its length leaks
+// through the time a comparison takes (the admin token).
+type Token [sha256.Size]byte
+
+// NewToken is the token of secret.
+func NewToken(secret string) Token { return sha256.Sum256([]byte(secret)) }
+
+// Matches reports whether secret is the token's: their SHA-256 digests are compared.
+func (t Token) Matches(secret string) bool {
+	got := sha256.Sum256([]byte(secret))
+	return subtle.ConstantTimeCompare(got[:], t[:]) == 1
 }

@@ -72,14 +72,10 @@ func (s *Server) gate(next echo.HandlerFunc) echo.HandlerFunc {
 		if s.o.Gate.Keys == nil || !strings.HasPrefix(r.URL.Path, "/v1/") {
 			return next(c)
 		}
-		secret := auth.FromRequest(r.Header.Get("Authorization"), r.Header.Get("X-Api-Key"))
-		key, err := s.o.Gate.Keys.Authenticate(r.Context(), secret, time.Now())
+		key, err := s.authenticate(c)
 		if err != nil {
-			return s.deny(c, admit.AuthError(err, s.o.Gate.FailOpen))
+			return s.deny(c, err)
 		}
-		in := reqInfo(c)
-		in.KeyID, in.KeyName = key.ID, key.Name
-		exchangeOf(c).key = key
 		if r.Method != http.MethodPost {
 			return next(c)
 		}
@@ -106,6 +102,24 @@ func (s *Server) gate(next echo.HandlerFunc) echo.HandlerFunc {
 		s.reconcile(c, key, rsv)
 		return nil
 	}
+}
+
+// authenticate finds the request's key (Bearer or x-api-key) and records it in the
+// exchange; its error is what the client is told (admit.AuthError).
+func (s *Server) authenticate(c echo.Context) (*auth.Key, error) {
+	key, err := s.o.Gate.Keys.Authenticate(c.Request().Context(), secret(c.Request()), time.Now())
+	if err != nil {
+		return nil, admit.AuthError(err, s.o.Gate.FailOpen)
+	}
+	in := reqInfo(c)
+	in.KeyID, in.KeyName = key.ID, key.Name
+	exchangeOf(c).key = key
+	return key, nil
+}
+
+// secret is the key or token r carries.
+func secret(r *http.Request) string {
+	return auth.FromRequest(r.Header.Get("Authorization"), r.Header.Get("X-Api-Key"))
 }
 
 // deny answers a refusal of the gate before any handler ran. Unlike writeError it sends no

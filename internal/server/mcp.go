@@ -2,11 +2,8 @@ package server
 
 import (
 	"net/http"
-	"time"
 
 	"github.com/labstack/echo/v4"
-	"github.com/sluice-gw/sluice/internal/admit"
-	"github.com/sluice-gw/sluice/internal/auth"
 	"github.com/sluice-gw/sluice/internal/mcpgw"
 )
 
@@ -27,18 +24,13 @@ func (s *Server) mcp(c echo.Context) error {
 	}
 	caller := mcpgw.Caller{All: true}
 	if s.o.Gate.Keys != nil {
-		r := c.Request()
-		secret := auth.FromRequest(r.Header.Get("Authorization"), r.Header.Get("X-Api-Key"))
-		key, err := s.o.Gate.Keys.Authenticate(r.Context(), secret, time.Now())
+		key, err := s.authenticate(c)
 		if err != nil {
 			// Bearer, without OAuth metadata: clients send the key as a header they were
 			// configured with, rather than start an authorization flow.
 			c.Response().Header().Set("WWW-Authenticate", `Bearer realm="sluice"`)
-			return s.deny(c, admit.AuthError(err, s.o.Gate.FailOpen))
+			return s.deny(c, err)
 		}
-		in := reqInfo(c)
-		in.KeyID, in.KeyName = key.ID, key.Name
-		exchangeOf(c).key = key
 		caller = mcpgw.KeyCaller(key, s.guardsOf("", key), s.adm.Limiter, s.adm.Span())
 	}
 	s.o.MCP.Serve(c.Response(), c.Request(), caller)

@@ -19,16 +19,22 @@ type (
 	sink = dialect.Sink
 )
 
-// serveStream serves a streaming client. Before commit a failure is an ordinary HTTP error,
-// unless a keepalive already sent the headers; after it, the wire's in-band failure. A round
-// an output guardrail holds is served by serveHeld.
+// serveStream serves a streaming client. Before commit a failure is a plain HTTP error,
+// unless a keepalive already sent the headers (then the wire's in-band failure). Live, the
+// headers leave at commit and a later failure is in-band. Held (an output guardrail in mode
+// hold judges the round before any of it leaves, DESIGN §6), turn records the relay's output
+// and replays it through the wire once the round is complete and passed: until then the
+// client has seen nothing but keepalives, so, as for a non-streamed client, a failure at any
+// point falls back to the next target, and a refusal is a plain 422 unless a keepalive
+// already sent the headers. Refused text never reaches the client.
 func (s *Server) serveStream(c echo.Context, chain *fallback.Chain, run *fallback.Run, w wire) error {
 	if hit, err := s.fromCache(c, chain, w, true); hit { // cache.go
 		return err
 	}
 	defer endFlight(c)
-	if holding(c) {
-		return s.serveHeld(c, chain, run, w) // hold.go
+	held, mode := holding(c), turn.Live
+	if held {
+		mode = turn.Held
 	}
 	ctx := c.Request().Context()
 	in := reqInfo(c)
@@ -36,22 +42,18 @@ func (s *Server) serveStream(c echo.Context, chain *fallback.Chain, run *fallbac
 	defer ew.Close()
 	st, err := run.Next(ctx)
 	if err != nil {
-		in.Kind = llm.KindOf(err)
-		if !ew.Begun() {
-			served(c, run, nil)
-			return writeError(c, err)
-		}
-		setServed(in, run, nil, c.Response().Header())
-		_ = w.Fail(ew, err)
-		return nil
+		return s.streamFail(c, ew, w, run, nil, err, held)
 	}
-	t := s.turn(c, chain, run, turn.Live)
-	resp, st, err := t.Round(ctx, &streamClient{c: c, run: run, ew: ew, w: w}, st)
+	t := s.turn(c, chain, run, mode)
+	resp, st, err := t.Round(ctx, &streamClient{c: c, run: run, ew: ew, w: w, held: held}, st)
 	if st != nil {
 		defer st.Close()
-		if resp != nil {
+		if resp != nil && (!held || err == nil || llm.KindOf(err) == llm.Refused) {
 			finished(in, run, st, resp)
 		}
+	}
+	if err != nil && held {
+		return s.streamFail(c, ew, w, run, st, err, true)
 	}
 	if err == nil {
 		if err = w.End(&resp.Usage); err != nil {
@@ -62,6 +64,26 @@ func (s *Server) serveStream(c echo.Context, chain *fallback.Chain, run *fallbac
 	in.Kind = llm.KindOf(err)
 	if err != nil && llm.KindOf(err) != llm.Canceled {
 		_ = w.Fail(ew, err) // a refusal, or the target's failure after the answer started
+	}
+	return nil
+}
+
+// streamFail answers err for a stream whose headers may not have left: a plain HTTP error
+// while they have not (with the cost so far, for a held one), else the wire's in-band
+// failure (none for a client that left).
+func (s *Server) streamFail(c echo.Context, ew *sse.Writer, w wire, run *fallback.Run, st *fallback.Stream, err error, held bool) error {
+	in := reqInfo(c)
+	in.Kind = llm.KindOf(err)
+	if !ew.Quiet() {
+		served(c, run, st)
+		if held {
+			costHeader(c, c.Response().Header())
+		}
+		return writeError(c, err)
+	}
+	setServed(in, run, st, c.Response().Header())
+	if llm.KindOf(err) != llm.Canceled {
+		_ = w.Fail(ew, err)
 	}
 	return nil
 }
