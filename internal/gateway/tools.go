@@ -9,7 +9,6 @@ import (
 	"github.com/sluice-gw/sluice/internal/mcpgw"
 	"github.com/sluice-gw/sluice/internal/redact"
 	"github.com/sluice-gw/sluice/internal/redisstore"
-	"github.com/sluice-gw/sluice/internal/server"
 	"github.com/sluice-gw/sluice/internal/tools"
 )
 
@@ -28,8 +27,8 @@ func mcpFromConfig(c *config.Config, set *tools.Set, rules *redact.Rules, rs *re
 }
 
 // toolsFromConfig builds the tools: block, their outputs and progress passing rules.
-func toolsFromConfig(c *config.Config, rules *redact.Rules, log *slog.Logger) server.ServerTools {
-	st := server.ServerTools{Offers: map[string][]string{}}
+func toolsFromConfig(c *config.Config, rules *redact.Rules, log *slog.Logger) tools.Menu {
+	st := tools.Menu{Offers: map[string][]string{}}
 	if len(c.Tools) == 0 {
 		return st
 	}

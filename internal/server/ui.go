@@ -24,7 +24,7 @@ func (s *Server) uiChat(c echo.Context) error {
 		return s.reject(c, oai.Invalid("x-sluice-ui-protocol", "Invalid x-sluice-ui-protocol header: want v5, v6 or v7."))
 	}
 	var ur *uistream.Request
-	var offered runs.Tools // the alias's server-side tools (uiopts.go)
+	var offered runs.Tools // the alias's server-side tools (tools.Menu)
 	chain, run, req, err := s.start(c, func(b []byte) (string, *llm.Request, error) {
 		r, err := uistream.Decode(b)
 		if err != nil {
@@ -33,8 +33,10 @@ func (s *Server) uiChat(c echo.Context) error {
 		ur = r
 		return r.Model, &r.Req, nil
 	}, func(ch *fallback.Chain, r *llm.Request) (*fallback.Chain, error) {
-		var err error
-		offered, err = s.offerTools(c.Request().Context(), ch.Alias, r)
+		o, err := s.o.UI.Tools.For(c.Request().Context(), ch.Alias, s.o.Policies[ch.Alias].RedactInput, r)
+		if o != nil {
+			offered = o // not a nil *Offer in the interface
+		}
 		return ch, err
 	})
 	if err != nil {

@@ -1,10 +1,7 @@
 package server
 
 import (
-	"context"
-
 	"github.com/labstack/echo/v4"
-	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/runs"
 	"github.com/sluice-gw/sluice/internal/tools"
 )
@@ -22,17 +19,8 @@ type UI struct {
 	Restart map[string]bool
 	// Origins are cors.allowed_origins ("*": any); none: no CORS headers.
 	Origins []string
-	// Tools are the server-side tools the aliases offer.
-	Tools ServerTools
-}
-
-// ServerTools are the server-side tools of frontend runs (DESIGN §8, package tools): the
-// configured tools and which aliases offer which.
-type ServerTools struct {
-	// Set runs the tools; nil: none configured. Server.Close closes it.
-	Set *tools.Set
-	// Offers lists, per alias, the tools (names in the config's tools:) it offers the model.
-	Offers map[string][]string
+	// Tools are the server-side tools the aliases offer; Server.Close closes their Set.
+	Tools tools.Menu
 }
 
 // uiRoutes serves frontend runs and answers CORS for /v1 (cors.go).
@@ -44,21 +32,4 @@ func (s *Server) uiRoutes(e *echo.Echo) {
 	e.POST("/v1/ui/chat", s.uiChat)
 	e.GET("/v1/ui/chat/:chatId/stream", s.uiResume)
 	e.POST("/v1/ui/chat/:chatId/stop", s.uiStop)
-}
-
-// offerTools adds the alias's server-side tools to a run's request and returns what runs
-// them (nil: the alias offers none, and every call goes to the client; tools.Offer.Add).
-func (s *Server) offerTools(ctx context.Context, alias string, req *llm.Request) (runs.Tools, error) {
-	st := s.o.UI.Tools
-	if st.Set == nil || len(st.Offers[alias]) == 0 {
-		return nil, nil
-	}
-	o := st.Set.Offer(ctx, st.Offers[alias], s.o.Policies[alias].RedactInput)
-	if len(o.Tools()) == 0 {
-		return nil, nil // an MCP server that is down offers nothing meanwhile
-	}
-	if err := o.Add(req, alias); err != nil {
-		return nil, err
-	}
-	return o, nil
 }

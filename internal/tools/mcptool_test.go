@@ -161,3 +161,25 @@ func TestOfferAdd(t *testing.T) {
 		}
 	})
 }
+
+// TestMenuFor: an alias offers its tools; one that offers none, or a menu without a set,
+// gives nil, and the request keeps its own tools.
+func TestMenuFor(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := mcptest.New(search)
+		set := mcpSet(t, srv)
+		defer set.Close()
+		m := &Menu{Set: set, Offers: map[string][]string{"agent": {"docs"}}}
+		req := &llm.Request{}
+		if o, err := m.For(t.Context(), "agent", false, req); err != nil || o == nil || len(req.Tools) != 1 {
+			t.Fatalf("agent: %v, %v, %d tools", o, err, len(req.Tools))
+		}
+		plain := &llm.Request{}
+		if o, err := m.For(t.Context(), "chat", false, plain); o != nil || err != nil || len(plain.Tools) != 0 {
+			t.Errorf("chat: %v, %v, %d tools", o, err, len(plain.Tools))
+		}
+		if o, _ := (&Menu{}).For(t.Context(), "agent", false, plain); o != nil {
+			t.Error("no set, but an offer")
+		}
+	})
+}

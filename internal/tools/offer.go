@@ -25,6 +25,32 @@ type Offer struct {
 // Tools are the definitions the model is sent.
 func (o *Offer) Tools() []llm.Tool { return o.defs }
 
+// Menu is the configured server-side tools and which aliases offer which (DESIGN §8). The
+// zero value offers none. Read-only once built.
+type Menu struct {
+	// Set runs the tools; nil: none configured.
+	Set *Set
+	// Offers lists, per alias, the tools (names in the config's tools:) it offers the model.
+	Offers map[string][]string
+}
+
+// For is what alias offers a run's request req, added to its tools (Offer.Add); nil when it
+// offers none (or an MCP server that is down offers nothing meanwhile): every call goes to
+// the client. redactModel is the alias's redact_input.
+func (m *Menu) For(ctx context.Context, alias string, redactModel bool, req *llm.Request) (*Offer, error) {
+	if m.Set == nil || len(m.Offers[alias]) == 0 {
+		return nil, nil
+	}
+	o := m.Set.Offer(ctx, m.Offers[alias], redactModel)
+	if len(o.Tools()) == 0 {
+		return nil, nil
+	}
+	if err := o.Add(req, alias); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
 // Add gives req, a run's request on alias, the offered tools besides its own. A client that
 // declares a tool of the same name is refused (an invalid request): its calls could not be
 // told apart. The tool rounds hand the round's reasoning back (DESIGN §8).
