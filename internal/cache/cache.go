@@ -3,6 +3,7 @@ package cache
 import (
 	"context"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/sluice-gw/sluice/internal/llm"
@@ -38,7 +39,15 @@ type Cache struct {
 	// Now is the clock (nil: time.Now).
 	Now func() time.Time
 
-	flights flights // flight.go
+	// Board, when set, coalesces identical misses across the replicas that share it
+	// (board.go); nil: on this replica only.
+	Board Board
+	// Lease is a leader's hold of its key on the Board (0: DefaultLease).
+	Lease time.Duration
+
+	flights flights       // flight.go
+	pumps   chan struct{} // board.go: the reads of another replica's leader in progress
+	left    atomic.Int64  // leaders whose client left (Fill.Context)
 }
 
 func (c *Cache) now() time.Time {
@@ -82,9 +91,7 @@ func (c *Cache) Entry(p Policy, rec *Recorder, model string, resp *llm.Response)
 	if rec == nil || rec.Over() || !storable(resp) {
 		return nil
 	}
-	r := *resp
-	r.Attempts, r.Redactions, r.FirstEvent, r.FirstText = nil, nil, 0, 0 // this request's, not the answer's
-	return &Entry{Model: model, Target: resp.Target, Events: rec.evs, Response: r, Stored: c.now()}
+	return &Entry{Model: model, Target: resp.Target, Events: rec.evs, Response: given(resp), Stored: c.now()}
 }
 
 // Put stores e under key when its encoding fits p.MaxEntryBytes, and returns the bytes

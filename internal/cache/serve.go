@@ -2,7 +2,9 @@ package cache
 
 import (
 	"context"
+	"errors"
 	"strings"
+	"time"
 
 	"github.com/sluice-gw/sluice/internal/llm"
 )
@@ -15,8 +17,8 @@ const (
 	Miss Result = "miss"
 	// Bypass: the client's Cache-Control, or a request the cache does not take.
 	Bypass Result = "bypass"
-	// Coalesced: the answer of an identical request that was being answered (a hit that
-	// waited for it).
+	// Coalesced: the answer of an identical request that was being answered, on this
+	// replica or another.
 	Coalesced Result = "coalesced"
 )
 
@@ -28,6 +30,10 @@ type Query struct {
 	Request *llm.Request
 	// CacheControl is the client's Cache-Control header (read under Policy.ClientBypass).
 	CacheControl string
+	// Stream: the client streams, so a leader's answer is shared as its client gets it.
+	// Live: a follower streams the answer as it comes (Edge.Open); else it waits for the
+	// whole (a plain client, or one whose output guardrails hold the answer).
+	Stream, Live bool
 }
 
 // Edge is the client's side of a request the cache answers: the HTTP edge implements it
@@ -38,11 +44,19 @@ type Edge interface {
 	// Waiting is called before the request waits for an identical one (a streamed client
 	// starts keepalives).
 	Waiting()
-	// Serve answers the request with e: a hit, or the answer it waited for.
+	// Serve answers the request with a complete e: a hit, or the answer it waited for.
 	Serve(e *Entry, r Result) error
-	// Fail answers err: the client left while the request waited.
+	// Open starts a live follower's answer (Coalesced), End ends it with the complete e
+	// (its events were written to Open's sink).
+	Follower
+	End(e *Entry) error
+	// Fail answers err: the client left, or the answer it followed failed after Open.
 	Fail(err error) error
 }
+
+// MaxDetached bounds a leader's round once its own client left: the round goes on for the
+// requests that follow it and for the cache, not past this.
+const MaxDetached = 10 * time.Minute
 
 // Serve is the cache's turn before a round: it answers q from the cache (a hit, or the
 // answer of an identical request in flight) and reports true with the edge's error, or
@@ -63,7 +77,7 @@ func (c *Cache) Serve(ctx context.Context, q Query, ed Edge) (bool, *Fill, error
 	if key == "" {
 		read, keep = false, false
 	}
-	fill := &Fill{c: c, p: p, alias: q.Alias, key: key}
+	fill := &Fill{c: c, p: p, alias: q.Alias, key: key, live: q.Stream}
 	if !read {
 		ed.Result(Bypass)
 		if !keep {
@@ -74,18 +88,27 @@ func (c *Cache) Serve(ctx context.Context, q Query, ed Edge) (bool, *Fill, error
 	if e := c.Get(ctx, q.Alias, key); e != nil {
 		return true, nil, ed.Serve(e, Hit)
 	}
-	// A miss: lead the key's flight, or wait for the identical request that leads it.
+	// A miss: lead the key's flight, or follow the identical request that leads it.
+	var open Follower
+	if q.Live {
+		open = ed
+	}
 	for {
-		lead, fl := c.Join(key)
+		lead, fl := c.Join(ctx, key, p.MaxEntryBytes)
 		if lead != nil {
 			fill.lead = lead
 			break
 		}
 		ed.Waiting()
-		out, e, err := c.Wait(ctx, fl)
+		out, e, started, err := c.Follow(ctx, fl, open)
 		switch {
 		case err != nil:
-			return true, nil, ed.Fail(&llm.Error{Kind: llm.Canceled, Message: "client went away", Err: err})
+			if !errors.Is(err, ErrShared) {
+				err = &llm.Error{Kind: llm.Canceled, Message: "client went away", Err: err}
+			}
+			return true, nil, ed.Fail(err)
+		case out == Shared && started:
+			return true, nil, ed.End(e)
 		case out == Shared:
 			return true, nil, ed.Serve(e, Coalesced)
 		}
@@ -105,33 +128,81 @@ type Fill struct {
 	alias, key string
 	rec        *Recorder
 	lead       *Lead
+	live       bool // the leader's client streams: its followers get the answer as it does
+	done       bool
 }
 
-// Sink is the sink of a round (of each attempt: only the one that answered is the
-// answer) that passes to next and records.
-func (f *Fill) Sink(next Sink) Sink {
+// Sink is the sink of a round (of each attempt: only the one that answered is the answer)
+// served by model and target, that passes to next and records. A live leader's sink also
+// writes its flight, and outlives its client: a write to a client that left is dropped,
+// the round goes on.
+func (f *Fill) Sink(next Sink, model, target string) Sink {
+	if f.lead != nil && f.live {
+		f.lead.start(model, target)
+		next = &leadSink{next: next, l: f.lead}
+	}
 	f.rec = NewRecorder(next, f.p.MaxEntryBytes)
 	return f.rec
 }
 
+// leadSink is a live leader's: to its client while it reads, to the flight always.
+type leadSink struct {
+	next Sink
+	l    *Lead
+	gone bool
+}
+
+func (s *leadSink) Event(ev *llm.Event) error {
+	if !s.gone && s.next.Event(ev) != nil {
+		s.gone = true
+	}
+	s.l.event(ev)
+	return nil
+}
+
+// Leading reports whether the fill's round answers identical requests too: it must not
+// end when its client leaves (Context).
+func (f *Fill) Leading() bool { return f != nil && f.lead != nil && !f.done }
+
+// Context is the context of the fill's round: for a leader, ctx without its cancellation
+// (the client that leaves does not end the answer others wait for), bounded by
+// ctx's deadline or MaxDetached; else ctx. The cancel func must be called.
+func (f *Fill) Context(ctx context.Context) (context.Context, context.CancelFunc) {
+	if !f.Leading() {
+		return ctx, func() {}
+	}
+	d, ok := ctx.Deadline()
+	if !ok {
+		d = time.Now().Add(MaxDetached)
+	}
+	stop := context.AfterFunc(ctx, func() { f.c.left.Add(1) })
+	rctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), d)
+	return rctx, func() { stop(); cancel() }
+}
+
+// LeadersLeft is the number of leaders whose client left while their round went on.
+func (c *Cache) LeadersLeft() int64 { return c.left.Load() }
+
 // Done stores the answer of a round that succeeded, resp served by model, and hands it to
-// the requests waiting for it; it returns the bytes stored (0: none). The client may have
+// the requests that follow it; it returns the bytes stored (0: none). The client may have
 // left: the answer is complete, and the next caller gets it.
 func (f *Fill) Done(ctx context.Context, model string, resp *llm.Response) int {
 	e := f.c.Entry(f.p, f.rec, model, resp)
 	n := f.c.Put(ctx, f.p, f.alias, f.key, e)
-	if f.lead != nil {
-		f.lead.End(e, false) // the waiting requests get the answer, or go on alone
+	if f.lead != nil && !f.done {
+		f.lead.End(model, resp.Target, f.rec, resp) // after the Put: a request that comes next hits
 	}
+	f.done = true
 	return n
 }
 
 // End ends the fill's lead, if it still holds one, as failed: its round gave no answer (an
-// error, a refusal, its client left), and a waiting request takes over.
+// error, a refusal), and a follower takes over.
 func (f *Fill) End() {
-	if f.lead != nil {
-		f.lead.End(nil, true)
+	if f.lead != nil && !f.done {
+		f.lead.Fail()
 	}
+	f.done = true
 }
 
 // Alias is the alias the fill's answer is stored for.

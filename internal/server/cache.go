@@ -9,6 +9,7 @@ import (
 	"github.com/sluice-gw/sluice/internal/cache"
 	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/relay"
 	"github.com/sluice-gw/sluice/internal/telemetry"
 	"github.com/sluice-gw/sluice/internal/turn"
 )
@@ -27,7 +28,8 @@ func (s *Server) fromCache(c echo.Context, chain *fallback.Chain, w wire, stream
 	if p == nil || s.o.Cache == nil || x.meter == nil || x.meter.req == nil {
 		return false, nil
 	}
-	q := cache.Query{Policy: *p, Alias: chain.Alias, Request: x.meter.req, CacheControl: c.Request().Header.Get("Cache-Control")}
+	q := cache.Query{Policy: *p, Alias: chain.Alias, Request: x.meter.req, CacheControl: c.Request().Header.Get("Cache-Control"),
+		Stream: stream, Live: stream && !holding(c)}
 	if x.key != nil {
 		q.Caller = cache.Caller{KeyID: x.key.ID, Metadata: x.key.Metadata}
 	}
@@ -42,10 +44,63 @@ type cacheEdge struct {
 	c      echo.Context
 	w      wire
 	stream bool
+	open   bool // a live follower's stream started (Open)
 }
 
 func (ed *cacheEdge) Result(r cache.Result) { cacheResult(ed.c, string(r), 0) }
-func (ed *cacheEdge) Fail(err error) error  { return ed.s.unwait(ed.c, ed.w, err) }
+
+// Fail answers err: the wire's in-band failure once a followed stream started (none for a
+// client that left), else as unwait does.
+func (ed *cacheEdge) Fail(err error) error {
+	if !ed.open {
+		return ed.s.unwait(ed.c, ed.w, err)
+	}
+	x := exchangeOf(ed.c)
+	defer x.ew.Close()
+	if x.access.Kind = llm.KindOf(err); x.access.Kind != llm.Canceled {
+		_ = ed.w.Fail(x.ew, err)
+	}
+	cacheResult(ed.c, cacheCoalesced, 0)
+	return nil
+}
+
+// Open starts the stream of a live follower: the leader's answer, on this client's wire,
+// as the leader's client gets it.
+func (ed *cacheEdge) Open(model, target string) (cache.Sink, error) {
+	ed.open = true
+	x := exchangeOf(ed.c)
+	x.access.Target, x.access.Usage = target, &telemetry.Usage{}
+	err := ed.s.eventWriter(ed.c).Start(func(h http.Header) { cacheHeaders(h, target, 0) })
+	if err != nil {
+		return nil, err
+	}
+	return ed.w.Open(x.ew, model)
+}
+
+// End ends a live follower's stream once the answer is complete: its output guardrails
+// judge it, as a live round's do, then the wire's last events.
+func (ed *cacheEdge) End(e *cache.Entry) error {
+	x := exchangeOf(ed.c)
+	resp := e.Response
+	if r := x.meter.guards.Output(ed.c.Request().Context(), x.meter.req, &resp); r != nil {
+		return ed.Fail(turn.Refused(r))
+	}
+	defer x.ew.Close()
+	x.access.Response = &resp
+	cacheResult(ed.c, cacheCoalesced, resp.Usage.TotalTokens)
+	if ed.w.End(&resp.Usage) != nil {
+		x.access.Kind = llm.Canceled
+	}
+	return nil
+}
+
+// cacheHeaders are the headers of an answer from the cache, age seconds old.
+func cacheHeaders(h http.Header, target string, age int64) {
+	h.Set("X-Sluice-Cache", cacheCoalesced)
+	h.Set("Age", strconv.FormatInt(age, 10))
+	h.Set("X-Sluice-Target", target)
+	h.Set("X-Sluice-Attempts", "0")
+}
 
 // Waiting starts, for a streamed client, the keepalives while it waits; the stream,
 // whatever comes of the wait, is served on this writer (eventWriter). Should they send the
@@ -68,10 +123,8 @@ func (ed *cacheEdge) Serve(e *cache.Entry, how cache.Result) error {
 		return s.unwait(c, w, turn.Refused(r))
 	}
 	in.Target, in.Usage, in.Response = e.Target, &telemetry.Usage{}, &resp
+	cacheHeaders(h, e.Target, s.o.Cache.Age(e))
 	cacheResult(c, string(how), resp.Usage.TotalTokens)
-	h.Set("Age", strconv.FormatInt(s.o.Cache.Age(e), 10))
-	h.Set("X-Sluice-Target", e.Target)
-	h.Set("X-Sluice-Attempts", "0")
 	if !ed.stream {
 		_ = e.Replay(w.Attempt(e.Model)) // an assembling sink does not fail
 		return c.JSONBlob(http.StatusOK, w.Body(e.Model, &resp))
@@ -112,13 +165,47 @@ func endFlight(c echo.Context) {
 	}
 }
 
-// recording is the sink of a round that a miss will store: next, recorded.
-func recording(c echo.Context, next sink) sink {
+// recording is the sink of st's round that a miss will store: next, recorded (and, for a
+// leader, shared with the requests that follow it).
+func recording(c echo.Context, st *fallback.Stream, next sink) sink {
 	if f := exchangeOf(c).cache; f != nil {
-		return f.Sink(next)
+		return f.Sink(next, st.Model, st.Target)
 	}
 	return next
 }
+
+// roundContext is the context of the request's round: a leader's outlives its client
+// (cache.Fill.Context). The cancel func must be called.
+func roundContext(c echo.Context) (context.Context, context.CancelFunc) {
+	return exchangeOf(c).cache.Context(c.Request().Context())
+}
+
+// leading is cl, or for a leader cl that outlives its client: the round goes on when the
+// client leaves (its writes are dropped by the fill's sink), for the requests that follow.
+func leading(c echo.Context, cl turn.Client) turn.Client {
+	if f := exchangeOf(c).cache; f.Leading() {
+		return detached{cl, c}
+	}
+	return cl
+}
+
+type detached struct {
+	turn.Client
+	c echo.Context
+}
+
+func (d detached) Open(st *fallback.Stream) (relay.Sink, error) {
+	if sk, err := d.Client.Open(st); err == nil {
+		return sk, nil
+	}
+	return recording(d.c, st, discard{}), nil // the client left before the answer
+}
+
+func (d detached) Relayed() bool { d.Client.Relayed(); return false }
+
+type discard struct{}
+
+func (discard) Event(*llm.Event) error { return nil }
 
 // toCache stores the answer of a round that succeeded, if its request is a miss to store.
 func (s *Server) toCache(c echo.Context, st *fallback.Stream, resp *llm.Response) {

@@ -44,7 +44,8 @@ func (s *Server) serveStream(c echo.Context, chain *fallback.Chain, run *fallbac
 	if holding(c) {
 		return s.serveHeld(c, chain, run, w) // hold.go
 	}
-	ctx := c.Request().Context()
+	ctx, done := roundContext(c) // cache.go: a leader's outlives its client
+	defer done()
 	in := reqInfo(c)
 	ew := s.eventWriter(c)
 	defer ew.Close()
@@ -60,7 +61,7 @@ func (s *Server) serveStream(c echo.Context, chain *fallback.Chain, run *fallbac
 		return nil
 	}
 	t := s.turn(c, chain, run, turn.Live)
-	resp, st, err := t.Round(ctx, &streamClient{c: c, run: run, ew: ew, w: w}, st)
+	resp, st, err := t.Round(ctx, leading(c, &streamClient{c: c, run: run, ew: ew, w: w}), st)
 	if st != nil {
 		defer st.Close()
 		if resp != nil {
@@ -87,7 +88,8 @@ func (s *Server) serveOnce(c echo.Context, chain *fallback.Chain, run *fallback.
 		return err
 	}
 	defer endFlight(c)
-	ctx := c.Request().Context()
+	ctx, done := roundContext(c) // cache.go: a leader's outlives its client
+	defer done()
 	st, err := run.Next(ctx)
 	if err != nil {
 		served(c, run, nil)
@@ -147,7 +149,7 @@ func (sc *streamClient) Open(st *fallback.Stream) (relay.Sink, error) {
 		return nil, err
 	}
 	sk, err := sc.w.Open(sc.ew, st.Model)
-	return recording(sc.c, sk), err
+	return recording(sc.c, st, sk), err
 }
 
 func (sc *streamClient) Relayed() bool {
@@ -167,7 +169,7 @@ type onceClient struct {
 
 func (oc *onceClient) Serving(st *fallback.Stream) { served(oc.c, oc.run, st) }
 func (oc *onceClient) Open(st *fallback.Stream) (relay.Sink, error) {
-	return recording(oc.c, oc.w.Attempt(st.Model)), nil
+	return recording(oc.c, st, oc.w.Attempt(st.Model)), nil
 }
 func (oc *onceClient) Relayed() bool  { return false }
 func (oc *onceClient) Restart(string) {}
