@@ -20,9 +20,8 @@ const cacheHit, cacheCoalesced = string(cache.Hit), string(cache.Coalesced)
 // cacheFill is a miss to store once its round succeeded (internal/cache decides).
 type cacheFill = cache.Fill
 
-// fromCache is the cache's turn before a round (serveStream, serveOnce): for an alias that
-// caches, internal/cache serves the answer it holds, through cacheEdge, and fromCache
-// reports true, or it keeps the miss to store.
+// fromCache is the cache's turn before a round (serveStream, serveOnce): internal/cache
+// answers, through cacheEdge, and fromCache reports true, or it keeps the miss to store.
 func (s *Server) fromCache(c echo.Context, chain *fallback.Chain, w wire, stream bool) (bool, error) {
 	p, x := s.o.Policies[chain.Alias].Cache, exchangeOf(c)
 	if p == nil || s.o.Cache == nil || x.meter == nil || x.meter.req == nil {
@@ -33,116 +32,117 @@ func (s *Server) fromCache(c echo.Context, chain *fallback.Chain, w wire, stream
 	if x.key != nil {
 		q.Caller = cache.Caller{KeyID: x.key.ID, Metadata: x.key.Metadata}
 	}
-	hit, fill, err := s.o.Cache.Serve(c.Request().Context(), q, &cacheEdge{s: s, c: c, w: w, stream: stream})
+	hit, fill, err := s.o.Cache.Serve(c.Request().Context(), q, &cacheEdge{s: s, c: c, x: x, w: w, stream: stream})
 	x.cache = fill
 	return hit, err
 }
 
-// cacheEdge is a request's side of the cache: its headers and its wire.
+// cacheEdge is a request's side of the cache (cache.Edge): its headers and its wire. No
+// provider is called for it, so no token is spent (the limiter reconciles the reservation
+// to zero); its output guardrails judge the answer (a key may have its own): a stored one
+// before it leaves, a followed one at its end, as a live round's.
 type cacheEdge struct {
 	s      *Server
 	c      echo.Context
+	x      *exchange
 	w      wire
 	stream bool
-	open   bool // a live follower's stream started (Open)
+	how    string
+	open   bool // the stream started
 }
 
 func (ed *cacheEdge) Result(r cache.Result) { cacheResult(ed.c, string(r), 0) }
 
-// Fail answers err: the wire's in-band failure once a followed stream started (none for a
-// client that left), else as unwait does.
+// Waiting starts, for a streamed client, keepalives while it waits, on the writer that
+// serves its stream whatever comes of the wait (eventWriter). Should they send the headers,
+// the cache's two are declared trailers.
+func (ed *cacheEdge) Waiting() {
+	if ed.stream && ed.x.ew == nil {
+		ed.x.ew = ed.s.newEventWriter(ed.c, append(append([]string(nil), trailers...), "X-Sluice-Cache", "Age"))
+	}
+}
+
+// Serve answers with a stored answer: its events replayed into the wire's sink (a stream
+// with the answer's own pieces), or the assembled body.
+func (ed *cacheEdge) Serve(e *cache.Entry, how cache.Result) error {
+	resp := e.Response
+	if r := ed.x.meter.guards.Output(ed.c.Request().Context(), ed.x.meter.req, &resp); r != nil {
+		return ed.s.unwait(ed.c, ed.w, turn.Refused(r))
+	}
+	if !ed.stream {
+		ed.start(e.Target, ed.s.o.Cache.Age(e), how)(ed.c.Response().Header())
+		cacheResult(ed.c, ed.how, resp.Usage.TotalTokens)
+		ed.x.access.Response = &resp
+		_ = e.Replay(ed.w.Attempt(e.Model)) // an assembling sink does not fail
+		return ed.c.JSONBlob(http.StatusOK, ed.w.Body(e.Model, &resp))
+	}
+	sk, err := ed.openAs(e.Model, e.Target, ed.s.o.Cache.Age(e), how)
+	if err == nil {
+		err = e.Replay(sk)
+	}
+	if err != nil {
+		return ed.Fail(err)
+	}
+	return ed.end(&resp)
+}
+
+// Open starts a live follower's stream: the leader's answer as its client gets it.
+func (ed *cacheEdge) Open(model, target string) (cache.Sink, error) {
+	return ed.openAs(model, target, 0, cache.Coalesced)
+}
+
+// End ends a live follower's stream with the complete answer, once it passed.
+func (ed *cacheEdge) End(e *cache.Entry) error {
+	resp := e.Response
+	if r := ed.x.meter.guards.Output(ed.c.Request().Context(), ed.x.meter.req, &resp); r != nil {
+		return ed.Fail(turn.Refused(r))
+	}
+	return ed.end(&resp)
+}
+
+// Fail answers err: the wire's in-band failure once the stream started (none for a client
+// that left), else as unwait does.
 func (ed *cacheEdge) Fail(err error) error {
 	if !ed.open {
 		return ed.s.unwait(ed.c, ed.w, err)
 	}
-	x := exchangeOf(ed.c)
-	defer x.ew.Close()
-	if x.access.Kind = llm.KindOf(err); x.access.Kind != llm.Canceled {
-		_ = ed.w.Fail(x.ew, err)
+	defer ed.x.ew.Close()
+	if ed.x.access.Kind = llm.KindOf(err); ed.x.access.Kind != llm.Canceled {
+		_ = ed.w.Fail(ed.x.ew, err)
 	}
-	cacheResult(ed.c, cacheCoalesced, 0)
+	cacheResult(ed.c, ed.how, 0)
 	return nil
 }
 
-// Open starts the stream of a live follower: the leader's answer, on this client's wire,
-// as the leader's client gets it.
-func (ed *cacheEdge) Open(model, target string) (cache.Sink, error) {
-	ed.open = true
-	x := exchangeOf(ed.c)
-	x.access.Target, x.access.Usage = target, &telemetry.Usage{}
-	err := ed.s.eventWriter(ed.c).Start(func(h http.Header) { cacheHeaders(h, target, 0) })
-	if err != nil {
-		return nil, err
+// start is the headers of an answer from the cache, age seconds old.
+func (ed *cacheEdge) start(target string, age int64, how cache.Result) func(http.Header) {
+	ed.how, ed.x.access.Target, ed.x.access.Usage = string(how), target, &telemetry.Usage{}
+	return func(h http.Header) {
+		h.Set("X-Sluice-Cache", ed.how)
+		h.Set("Age", strconv.FormatInt(age, 10))
+		h.Set("X-Sluice-Target", target)
+		h.Set("X-Sluice-Attempts", "0")
 	}
-	return ed.w.Open(x.ew, model)
 }
 
-// End ends a live follower's stream once the answer is complete: its output guardrails
-// judge it, as a live round's do, then the wire's last events.
-func (ed *cacheEdge) End(e *cache.Entry) error {
-	x := exchangeOf(ed.c)
-	resp := e.Response
-	if r := x.meter.guards.Output(ed.c.Request().Context(), x.meter.req, &resp); r != nil {
-		return ed.Fail(turn.Refused(r))
+func (ed *cacheEdge) openAs(model, target string, age int64, how cache.Result) (cache.Sink, error) {
+	ed.open, ed.x.ew = true, ed.s.eventWriter(ed.c)
+	if err := ed.x.ew.Start(ed.start(target, age, how)); err != nil {
+		return nil, &llm.Error{Kind: llm.Canceled, Err: err}
 	}
-	defer x.ew.Close()
-	x.access.Response = &resp
-	cacheResult(ed.c, cacheCoalesced, resp.Usage.TotalTokens)
+	sk, err := ed.w.Open(ed.x.ew, model)
+	if err != nil {
+		err = &llm.Error{Kind: llm.Canceled, Err: err}
+	}
+	return sk, err
+}
+
+func (ed *cacheEdge) end(resp *llm.Response) error {
+	defer ed.x.ew.Close()
+	ed.x.access.Response = resp
+	cacheResult(ed.c, ed.how, resp.Usage.TotalTokens)
 	if ed.w.End(&resp.Usage) != nil {
-		x.access.Kind = llm.Canceled
-	}
-	return nil
-}
-
-// cacheHeaders are the headers of an answer from the cache, age seconds old.
-func cacheHeaders(h http.Header, target string, age int64) {
-	h.Set("X-Sluice-Cache", cacheCoalesced)
-	h.Set("Age", strconv.FormatInt(age, 10))
-	h.Set("X-Sluice-Target", target)
-	h.Set("X-Sluice-Attempts", "0")
-}
-
-// Waiting starts, for a streamed client, the keepalives while it waits; the stream,
-// whatever comes of the wait, is served on this writer (eventWriter). Should they send the
-// headers, the cache's two are declared trailers.
-func (ed *cacheEdge) Waiting() {
-	if x := exchangeOf(ed.c); ed.stream && x.ew == nil {
-		x.ew = ed.s.newEventWriter(ed.c, append(append([]string(nil), trailers...), "X-Sluice-Cache", "Age"))
-	}
-}
-
-// Serve answers from the cache on the client's wire: the stored events replayed into the
-// wire's sink (a stream with the answer's own pieces), or the assembled body. The
-// request's output guardrails judge the answer again (a key may have its own); no provider
-// is called, so no token is spent (the limiter reconciles the reservation to zero).
-func (ed *cacheEdge) Serve(e *cache.Entry, how cache.Result) error {
-	s, c, w, x := ed.s, ed.c, ed.w, exchangeOf(ed.c)
-	in, h := &x.access, c.Response().Header()
-	resp := e.Response
-	if r := x.meter.guards.Output(c.Request().Context(), x.meter.req, &resp); r != nil {
-		return s.unwait(c, w, turn.Refused(r))
-	}
-	in.Target, in.Usage, in.Response = e.Target, &telemetry.Usage{}, &resp
-	cacheHeaders(h, e.Target, s.o.Cache.Age(e))
-	cacheResult(c, string(how), resp.Usage.TotalTokens)
-	if !ed.stream {
-		_ = e.Replay(w.Attempt(e.Model)) // an assembling sink does not fail
-		return c.JSONBlob(http.StatusOK, w.Body(e.Model, &resp))
-	}
-	ew := s.eventWriter(c)
-	defer ew.Close()
-	err := ew.Start(func(http.Header) {})
-	if err == nil {
-		var sk sink
-		if sk, err = w.Open(ew, e.Model); err == nil {
-			err = e.Replay(sk)
-		}
-	}
-	if err == nil {
-		err = w.End(&resp.Usage)
-	}
-	if err != nil {
-		in.Kind = llm.Canceled // the client stopped reading
+		ed.x.access.Kind = llm.Canceled // the client stopped reading
 	}
 	return nil
 }
