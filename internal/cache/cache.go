@@ -3,6 +3,7 @@ package cache
 import (
 	"context"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -48,6 +49,7 @@ type Cache struct {
 	flights flights       // flight.go
 	pumps   chan struct{} // board.go: the reads of another replica's leader in progress
 	left    atomic.Int64  // leaders whose client left (Fill.Context)
+	stats   sync.Map      // alias -> *counts (stats.go)
 }
 
 func (c *Cache) now() time.Time {
@@ -97,14 +99,26 @@ func (c *Cache) Entry(p Policy, rec *Recorder, model string, resp *llm.Response)
 // Put stores e under key when its encoding fits p.MaxEntryBytes, and returns the bytes
 // stored: 0 when it did not (a store that failed did not).
 func (c *Cache) Put(ctx context.Context, p Policy, alias, key string, e *Entry) int {
+	n, _ := c.put(ctx, p, alias, key, e)
+	return n
+}
+
+// put is Put, and the number of entries the in-memory store's bound pushed out for it.
+func (c *Cache) put(ctx context.Context, p Policy, alias, key string, e *Entry) (n, evicted int) {
 	if e == nil {
-		return 0
+		return 0, 0
 	}
 	b, err := encode(e)
-	if err != nil || (p.MaxEntryBytes > 0 && len(b) > p.MaxEntryBytes) || c.Store.Set(ctx, storeKey(alias, key), b, p.TTL) != nil {
-		return 0
+	if err != nil || (p.MaxEntryBytes > 0 && len(b) > p.MaxEntryBytes) {
+		return 0, 0
 	}
-	return len(b)
+	if m, ok := c.Store.(*Memory); ok {
+		return len(b), m.set(storeKey(alias, key), b, p.TTL)
+	}
+	if c.Store.Set(ctx, storeKey(alias, key), b, p.TTL) != nil {
+		return 0, 0
+	}
+	return len(b), 0
 }
 
 // Clear deletes the entries of alias ("": of every alias) and returns how many. Unlike a

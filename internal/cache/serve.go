@@ -79,6 +79,7 @@ func (c *Cache) Serve(ctx context.Context, q Query, ed Edge) (bool, *Fill, error
 	}
 	fill := &Fill{c: c, p: p, alias: q.Alias, key: key, live: q.Stream}
 	if !read {
+		c.count(q.Alias, Bypass)
 		ed.Result(Bypass)
 		if !keep {
 			fill = nil
@@ -86,6 +87,7 @@ func (c *Cache) Serve(ctx context.Context, q Query, ed Edge) (bool, *Fill, error
 		return false, fill, nil
 	}
 	if e := c.Get(ctx, q.Alias, key); e != nil {
+		c.count(q.Alias, Hit)
 		return true, nil, ed.Serve(e, Hit)
 	}
 	// A miss: lead the key's flight, or follow the identical request that leads it.
@@ -108,14 +110,17 @@ func (c *Cache) Serve(ctx context.Context, q Query, ed Edge) (bool, *Fill, error
 			}
 			return true, nil, ed.Fail(err)
 		case out == Shared && started:
+			c.count(q.Alias, Coalesced)
 			return true, nil, ed.End(e)
 		case out == Shared:
+			c.count(q.Alias, Coalesced)
 			return true, nil, ed.Serve(e, Coalesced)
 		}
 		if out == Alone {
 			break
 		}
 	}
+	c.count(q.Alias, Miss)
 	ed.Result(Miss)
 	return false, fill, nil
 }
@@ -184,16 +189,17 @@ func (f *Fill) Context(ctx context.Context) (context.Context, context.CancelFunc
 func (c *Cache) LeadersLeft() int64 { return c.left.Load() }
 
 // Done stores the answer of a round that succeeded, resp served by model, and hands it to
-// the requests that follow it; it returns the bytes stored (0: none). The client may have
+// the requests that follow it; it returns the bytes stored (0: none) and the entries the
+// in-memory store's bound pushed out for them. The client may have
 // left: the answer is complete, and the next caller gets it.
-func (f *Fill) Done(ctx context.Context, model string, resp *llm.Response) int {
+func (f *Fill) Done(ctx context.Context, model string, resp *llm.Response) (n, evicted int) {
 	e := f.c.Entry(f.p, f.rec, model, resp)
-	n := f.c.Put(ctx, f.p, f.alias, f.key, e)
+	n, evicted = f.c.put(ctx, f.p, f.alias, f.key, e)
 	if f.lead != nil && !f.done {
 		f.lead.End(model, resp.Target, f.rec, resp) // after the Put: a request that comes next hits
 	}
 	f.done = true
-	return n
+	return n, evicted
 }
 
 // End ends the fill's lead, if it still holds one, as failed: its round gave no answer (an

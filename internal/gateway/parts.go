@@ -102,9 +102,9 @@ func cacheFromConfig(c *config.Config, rs *redisstore.Store) *cache.Cache {
 	for _, a := range c.Models {
 		if a.Cache != nil {
 			if rs != nil {
-				return &cache.Cache{Store: rs.Cache(), Board: rs.Cache()} // flights across replicas too
+				return &cache.Cache{Store: rs.Cache(), Board: rs.Cache(), Lease: c.Cache.Lease.Std()} // flights across replicas too
 			}
-			return &cache.Cache{Store: &cache.Memory{}}
+			return &cache.Cache{Store: &cache.Memory{MaxBytes: int(c.Cache.MemoryBytes)}}
 		}
 	}
 	return nil

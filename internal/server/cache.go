@@ -215,8 +215,12 @@ func (s *Server) toCache(c echo.Context, st *fallback.Stream, resp *llm.Response
 	}
 	exchangeOf(c).cache = nil
 	ctx := context.WithoutCancel(c.Request().Context())
-	if n := f.Done(ctx, st.Model, resp); n > 0 {
+	n, evicted := f.Done(ctx, st.Model, resp)
+	if n > 0 {
 		telemetry.CacheStored(ctx, f.Alias(), n)
+	}
+	if evicted > 0 {
+		telemetry.CacheEvicted(ctx, f.Alias(), evicted)
 	}
 }
 

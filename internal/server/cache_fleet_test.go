@@ -107,6 +107,11 @@ auth: {admin_token: `+admin+`}
 	if n := mock.Calls("echo"); n != 1 {
 		t.Errorf("got %d upstream calls, want 1", n)
 	}
+	// GET /admin/stats: the alias's hit ratio on this replica.
+	if r := do(t, "GET", url+"/admin/stats", admin, ""); !strings.Contains(string(r.body),
+		`"cache":[{"alias":"c","hits":3,"coalesced":0,"misses":1,"bypassed":0,"hit_ratio":0.75}]`) {
+		t.Errorf("got /admin/stats %d %s, want the alias's cache counts and a hit ratio of 0.75", r.status, r.body)
+	}
 	// The account: four requests, three of them cache hits that saved the miss's tokens.
 	day := time.Now().UTC().Format("2006-01-02")
 	r := do(t, "GET", url+"/admin/usage?group_by=alias&from="+day+"&to="+day, admin, "")
