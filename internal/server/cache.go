@@ -67,7 +67,7 @@ func (ed *cacheEdge) Waiting() {
 func (ed *cacheEdge) Serve(e *cache.Entry, how cache.Result) error {
 	resp := e.Response
 	if r := ed.x.meter.guards.Output(ed.c.Request().Context(), ed.x.meter.req, &resp); r != nil {
-		return ed.s.unwait(ed.c, ed.w, turn.Refused(r))
+		return ed.Fail(turn.Refused(r))
 	}
 	if !ed.stream {
 		ed.start(e.Target, ed.s.o.Cache.Age(e), how)(ed.c.Response().Header())
@@ -100,17 +100,23 @@ func (ed *cacheEdge) End(e *cache.Entry) error {
 	return ed.end(&resp)
 }
 
-// Fail answers err: the wire's in-band failure once the stream started (none for a client
-// that left), else as unwait does.
+// Fail answers err: a plain HTTP error while the headers have not left, else the wire's
+// in-band failure (none for a client that left): after the stream started, or once a
+// keepalive sent the headers while the request waited.
 func (ed *cacheEdge) Fail(err error) error {
-	if !ed.open {
-		return ed.s.unwait(ed.c, ed.w, err)
+	ew := ed.x.ew
+	if ew != nil {
+		defer ew.Close()
 	}
-	defer ed.x.ew.Close()
+	if !ed.open && (ew == nil || !ew.Quiet()) {
+		return ed.s.reject(ed.c, err)
+	}
 	if ed.x.access.Kind = llm.KindOf(err); ed.x.access.Kind != llm.Canceled {
-		_ = ed.w.Fail(ed.x.ew, err)
+		_ = ed.w.Fail(ew, err)
 	}
-	cacheResult(ed.c, ed.how, 0)
+	if ed.open {
+		cacheResult(ed.c, ed.how, 0)
+	}
 	return nil
 }
 
@@ -224,25 +230,6 @@ func (s *Server) toCache(c echo.Context, st *fallback.Stream, resp *llm.Response
 	}
 }
 
-// unwait answers err for a request that may have waited for an identical one: a plain HTTP
-// error, unless a keepalive sent the headers while it waited (then the wire's in-band
-// failure, none for a client that left).
-func (s *Server) unwait(c echo.Context, w wire, err error) error {
-	x := exchangeOf(c)
-	if x.ew == nil {
-		return s.reject(c, err)
-	}
-	defer x.ew.Close()
-	if !x.ew.Quiet() {
-		return s.reject(c, err)
-	}
-	x.access.Kind = llm.KindOf(err)
-	if llm.KindOf(err) != llm.Canceled {
-		_ = w.Fail(x.ew, err)
-	}
-	return nil
-}
-
 // clearCache serves DELETE /admin/cache: every stored answer, or those of ?alias=. A store
 // that cannot be reached is a 503: the caller asked for the deletion.
 func (s *Server) clearCache(c echo.Context) error {
@@ -255,13 +242,5 @@ func (s *Server) clearCache(c echo.Context) error {
 				Code: "redis_unavailable", Type: "server_error", Message: "The cache (Redis) is unreachable. Retry shortly."})
 		}
 	}
-	var a *string
-	if alias != "" {
-		a = &alias
-	}
-	return c.JSON(http.StatusOK, struct {
-		Object  string  `json:"object"`
-		Alias   *string `json:"alias"`
-		Deleted int     `json:"deleted"`
-	}{"cache.cleared", a, n})
+	return c.JSON(http.StatusOK, cache.Cleared(alias, n))
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -51,6 +52,20 @@ func TestCacheSharedByReplicas(t *testing.T) {
 	}
 	if n := mock.Calls("text?len=300&chunk=7"); n != 4 {
 		t.Errorf("Redis down: got %d upstream calls, want 4 (every request)", n)
+	}
+	// Identical requests at once on both replicas: answered, coalescing on each replica at
+	// most, never an error.
+	replies := make([]cacheReply, 8)
+	var wg sync.WaitGroup
+	for i := range replies {
+		wg.Add(1)
+		go func() { defer wg.Done(); replies[i] = cachePost(t, urls[i%2], "/v1/chat/completions", body) }()
+	}
+	wg.Wait()
+	for i, r := range replies {
+		if got := r.header.Get("X-Sluice-Cache"); r.status != 200 || (got != "miss" && got != "coalesced") || !strings.Contains(r.body, "[DONE]") {
+			t.Errorf("Redis down, request %d at once: got %d %q:\n%s\nwant 200, miss or coalesced, the whole stream", i, r.status, got, r.body)
+		}
 	}
 }
 
