@@ -192,7 +192,7 @@ func follow(t *testing.T, n int, text string, at func(i int) string) ([]cacheRep
 // 50 identical requests at once across two replicas (streamed and not) reach the upstream
 // once, and every client gets the whole answer on its wire: the followers on the leader's
 // replica and on the other, which reads the leader's answer from Redis as it is written.
-// Likewise on the Messages and Responses wires.
+// A follower that leaves disturbs no one. Likewise on the Messages and Responses wires.
 func TestCacheCoalescesAcrossReplicas(t *testing.T) {
 	for _, tt := range []struct {
 		name string
@@ -205,15 +205,32 @@ func TestCacheCoalescesAcrossReplicas(t *testing.T) {
 			const text = "All at once."
 			replies, asks := make([]cacheReply, tt.n), make([]shareAsk, tt.n)
 			var wg sync.WaitGroup
-			for i := range tt.n {
+			asks[0] = tt.asks[0]
+			wg.Add(1)
+			go func() { defer wg.Done(); replies[0] = sharePost(t, urls[0], asks[0], text) }()
+			<-up.arrived // the leader is the first
+			// The first follower on the other replica, which reads the leader's answer from
+			// Redis for that replica, leaves: the others there are not disturbed.
+			ctx, cancel := context.WithCancel(context.Background())
+			gone := make(chan struct{})
+			go func() {
+				defer close(gone)
+				req, _ := http.NewRequestWithContext(ctx, "POST", urls[1]+asks[0].path, strings.NewReader(asks[0].body(text)))
+				req.Header.Set("Content-Type", "application/json")
+				if resp, err := http.DefaultClient.Do(req); err == nil {
+					resp.Body.Close()
+				}
+			}()
+			waitFor(t, "the first follower on the other replica", func() bool { return waiting(srvs) == 1 })
+			for i := 1; i < tt.n; i++ {
 				asks[i] = tt.asks[i%2]
 				wg.Add(1)
 				go func() { defer wg.Done(); replies[i] = sharePost(t, urls[i%2], asks[i], text) }()
-				if i == 0 {
-					<-up.arrived // the leader is the first
-				}
 			}
-			waitFor(t, "every follower to wait", func() bool { return waiting(srvs) == tt.n-1 })
+			waitFor(t, "every follower to wait", func() bool { return waiting(srvs) == tt.n })
+			cancel()
+			<-gone
+			waitFor(t, "the follower that left to stop", func() bool { return waiting(srvs) == tt.n-1 })
 			up.release()
 			wg.Wait()
 			if misses := checkShared(t, urls, text, replies, asks, "miss", "coalesced"); misses != 1 {
