@@ -61,7 +61,7 @@ func (c *Cache) claim(ctx context.Context, l *Lead) string {
 	token := hex.EncodeToString(b[:])
 	holder, err := c.Board.Claim(ctx, lockName(l.key), token, c.lease())
 	switch {
-	case err != nil:
+	case err != nil || holder == "": // holder "": it released the lock just now; lead here
 		return ""
 	case holder == token:
 		go c.publish(l.key, token, l.f)
