@@ -44,14 +44,42 @@ type Edge interface {
 	// Waiting is called before the request waits for an identical one (a streamed client
 	// starts keepalives).
 	Waiting()
-	// Serve answers the request with a complete e: a hit, or the answer it waited for.
-	Serve(e *Entry, r Result) error
-	// Open starts a live follower's answer (Coalesced), End ends it with the complete e
-	// (its events were written to Open's sink).
-	Follower
-	End(e *Entry) error
-	// Fail answers err: the client left, or the answer it followed failed after Open.
+	// Judge is the request's output guardrails on an answer it is given: nil, or the
+	// refusal to answer with (a key may have guardrails of its own).
+	Judge(resp *llm.Response) error
+	// Start starts an answer from the cache, served by model and target, age seconds old:
+	// the headers and the sink of its events (a stream's, or the assembled body's). An
+	// error means the client left.
+	Start(model, target string, age int64, r Result) (Sink, error)
+	// Finish ends the started answer with the complete response: a stream's last events,
+	// or the body.
+	Finish(resp *llm.Response) error
+	// Fail answers err: the client left, the answer was refused, or the answer it
+	// followed failed after Start.
 	Fail(err error) error
+}
+
+// serveEntry answers with the complete e: judged, then its events replayed into the edge.
+func serveEntry(ed Edge, e *Entry, r Result, age int64) error {
+	resp := e.Response
+	if err := ed.Judge(&resp); err != nil {
+		return ed.Fail(err)
+	}
+	sk, err := ed.Start(e.Model, e.Target, age, r)
+	if err == nil {
+		err = e.Replay(sk)
+	}
+	if err != nil {
+		return ed.Fail(&llm.Error{Kind: llm.Canceled, Message: "client went away", Err: err})
+	}
+	return ed.Finish(&resp)
+}
+
+// live is an edge that a follower streams to as the answer comes.
+type live struct{ ed Edge }
+
+func (l live) Open(model, target string) (Sink, error) {
+	return l.ed.Start(model, target, 0, Coalesced)
 }
 
 // MaxDetached bounds a leader's round once its own client left: the round goes on for the
@@ -88,12 +116,12 @@ func (c *Cache) Serve(ctx context.Context, q Query, ed Edge) (bool, *Fill, error
 	}
 	if e := c.Get(ctx, q.Alias, key); e != nil {
 		c.count(q.Alias, Hit)
-		return true, nil, ed.Serve(e, Hit)
+		return true, nil, serveEntry(ed, e, Hit, c.Age(e))
 	}
 	// A miss: lead the key's flight, or follow the identical request that leads it.
 	var open Follower
 	if q.Live {
-		open = ed
+		open = live{ed}
 	}
 	for {
 		lead, fl := c.Join(ctx, key, p.MaxEntryBytes)
@@ -109,12 +137,15 @@ func (c *Cache) Serve(ctx context.Context, q Query, ed Edge) (bool, *Fill, error
 				err = &llm.Error{Kind: llm.Canceled, Message: "client went away", Err: err}
 			}
 			return true, nil, ed.Fail(err)
-		case out == Shared && started:
+		case out == Shared && started: // its events went out as they came; judged at the end
 			c.count(q.Alias, Coalesced)
-			return true, nil, ed.End(e)
+			if err := ed.Judge(&e.Response); err != nil {
+				return true, nil, ed.Fail(err)
+			}
+			return true, nil, ed.Finish(&e.Response)
 		case out == Shared:
 			c.count(q.Alias, Coalesced)
-			return true, nil, ed.Serve(e, Coalesced)
+			return true, nil, serveEntry(ed, e, Coalesced, c.Age(e))
 		}
 		if out == Alone {
 			break

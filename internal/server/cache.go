@@ -39,8 +39,7 @@ func (s *Server) fromCache(c echo.Context, chain *fallback.Chain, w wire, stream
 
 // cacheEdge is a request's side of the cache (cache.Edge): its headers and its wire. No
 // provider is called for it, so no token is spent (the limiter reconciles the reservation
-// to zero); its output guardrails judge the answer (a key may have its own): a stored one
-// before it leaves, a followed one at its end, as a live round's.
+// to zero).
 type cacheEdge struct {
 	s      *Server
 	c      echo.Context
@@ -48,6 +47,7 @@ type cacheEdge struct {
 	w      wire
 	stream bool
 	how    string
+	model  string
 	open   bool // the stream started
 }
 
@@ -62,42 +62,45 @@ func (ed *cacheEdge) Waiting() {
 	}
 }
 
-// Serve answers with a stored answer: its events replayed into the wire's sink (a stream
-// with the answer's own pieces), or the assembled body.
-func (ed *cacheEdge) Serve(e *cache.Entry, how cache.Result) error {
-	resp := e.Response
-	if r := ed.x.meter.guards.Output(ed.c.Request().Context(), ed.x.meter.req, &resp); r != nil {
-		return ed.Fail(turn.Refused(r))
+func (ed *cacheEdge) Judge(resp *llm.Response) error {
+	if r := ed.x.meter.guards.Output(ed.c.Request().Context(), ed.x.meter.req, resp); r != nil {
+		return turn.Refused(r)
+	}
+	return nil
+}
+
+// Start sends the headers of an answer from the cache (with the first events, for a
+// stream) and returns the wire's sink.
+func (ed *cacheEdge) Start(model, target string, age int64, how cache.Result) (cache.Sink, error) {
+	ed.how, ed.model, ed.x.access.Target, ed.x.access.Usage = string(how), model, target, &telemetry.Usage{}
+	headers := func(h http.Header) {
+		h.Set("X-Sluice-Cache", ed.how)
+		h.Set("Age", strconv.FormatInt(age, 10))
+		h.Set("X-Sluice-Target", target)
+		h.Set("X-Sluice-Attempts", "0")
 	}
 	if !ed.stream {
-		ed.start(e.Target, ed.s.o.Cache.Age(e), how)(ed.c.Response().Header())
-		cacheResult(ed.c, ed.how, resp.Usage.TotalTokens)
-		ed.x.access.Response = &resp
-		_ = e.Replay(ed.w.Attempt(e.Model)) // an assembling sink does not fail
-		return ed.c.JSONBlob(http.StatusOK, ed.w.Body(e.Model, &resp))
+		headers(ed.c.Response().Header())
+		return ed.w.Attempt(model), nil
 	}
-	sk, err := ed.openAs(e.Model, e.Target, ed.s.o.Cache.Age(e), how)
-	if err == nil {
-		err = e.Replay(sk)
+	ed.open, ed.x.ew = true, ed.s.eventWriter(ed.c)
+	if err := ed.x.ew.Start(headers); err != nil {
+		return nil, err
 	}
-	if err != nil {
-		return ed.Fail(err)
-	}
-	return ed.end(&resp)
+	return ed.w.Open(ed.x.ew, model)
 }
 
-// Open starts a live follower's stream: the leader's answer as its client gets it.
-func (ed *cacheEdge) Open(model, target string) (cache.Sink, error) {
-	return ed.openAs(model, target, 0, cache.Coalesced)
-}
-
-// End ends a live follower's stream with the complete answer, once it passed.
-func (ed *cacheEdge) End(e *cache.Entry) error {
-	resp := e.Response
-	if r := ed.x.meter.guards.Output(ed.c.Request().Context(), ed.x.meter.req, &resp); r != nil {
-		return ed.Fail(turn.Refused(r))
+func (ed *cacheEdge) Finish(resp *llm.Response) error {
+	ed.x.access.Response = resp
+	cacheResult(ed.c, ed.how, resp.Usage.TotalTokens)
+	if !ed.stream {
+		return ed.c.JSONBlob(http.StatusOK, ed.w.Body(ed.model, resp))
 	}
-	return ed.end(&resp)
+	defer ed.x.ew.Close()
+	if ed.w.End(&resp.Usage) != nil {
+		ed.x.access.Kind = llm.Canceled // the client stopped reading
+	}
+	return nil
 }
 
 // Fail answers err: a plain HTTP error while the headers have not left, else the wire's
@@ -116,39 +119,6 @@ func (ed *cacheEdge) Fail(err error) error {
 	}
 	if ed.open {
 		cacheResult(ed.c, ed.how, 0)
-	}
-	return nil
-}
-
-// start is the headers of an answer from the cache, age seconds old.
-func (ed *cacheEdge) start(target string, age int64, how cache.Result) func(http.Header) {
-	ed.how, ed.x.access.Target, ed.x.access.Usage = string(how), target, &telemetry.Usage{}
-	return func(h http.Header) {
-		h.Set("X-Sluice-Cache", ed.how)
-		h.Set("Age", strconv.FormatInt(age, 10))
-		h.Set("X-Sluice-Target", target)
-		h.Set("X-Sluice-Attempts", "0")
-	}
-}
-
-func (ed *cacheEdge) openAs(model, target string, age int64, how cache.Result) (cache.Sink, error) {
-	ed.open, ed.x.ew = true, ed.s.eventWriter(ed.c)
-	if err := ed.x.ew.Start(ed.start(target, age, how)); err != nil {
-		return nil, &llm.Error{Kind: llm.Canceled, Err: err}
-	}
-	sk, err := ed.w.Open(ed.x.ew, model)
-	if err != nil {
-		err = &llm.Error{Kind: llm.Canceled, Err: err}
-	}
-	return sk, err
-}
-
-func (ed *cacheEdge) end(resp *llm.Response) error {
-	defer ed.x.ew.Close()
-	ed.x.access.Response = resp
-	cacheResult(ed.c, ed.how, resp.Usage.TotalTokens)
-	if ed.w.End(&resp.Usage) != nil {
-		ed.x.access.Kind = llm.Canceled // the client stopped reading
 	}
 	return nil
 }
