@@ -3,6 +3,8 @@ package cache
 import (
 	"context"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sluice-gw/sluice/internal/llm"
@@ -38,7 +40,16 @@ type Cache struct {
 	// Now is the clock (nil: time.Now).
 	Now func() time.Time
 
-	flights flights // flight.go
+	// Board, when set, coalesces identical misses across the replicas that share it
+	// (board.go); nil: on this replica only.
+	Board Board
+	// Lease is a leader's hold of its key on the Board (0: DefaultLease).
+	Lease time.Duration
+
+	flights flights       // flight.go
+	pumps   chan struct{} // board.go: the reads of another replica's leader in progress
+	left    atomic.Int64  // leaders whose client left (Fill.Context)
+	stats   sync.Map      // alias -> *counts (stats.go)
 }
 
 func (c *Cache) now() time.Time {
@@ -82,22 +93,32 @@ func (c *Cache) Entry(p Policy, rec *Recorder, model string, resp *llm.Response)
 	if rec == nil || rec.Over() || !storable(resp) {
 		return nil
 	}
-	r := *resp
-	r.Attempts, r.Redactions, r.FirstEvent, r.FirstText = nil, nil, 0, 0 // this request's, not the answer's
-	return &Entry{Model: model, Target: resp.Target, Events: rec.evs, Response: r, Stored: c.now()}
+	return &Entry{Model: model, Target: resp.Target, Events: rec.evs, Response: given(resp), Stored: c.now()}
 }
 
 // Put stores e under key when its encoding fits p.MaxEntryBytes, and returns the bytes
 // stored: 0 when it did not (a store that failed did not).
 func (c *Cache) Put(ctx context.Context, p Policy, alias, key string, e *Entry) int {
+	n, _ := c.put(ctx, p, alias, key, e)
+	return n
+}
+
+// put is Put, and the number of entries the in-memory store's bound pushed out for it.
+func (c *Cache) put(ctx context.Context, p Policy, alias, key string, e *Entry) (n, evicted int) {
 	if e == nil {
-		return 0
+		return 0, 0
 	}
 	b, err := encode(e)
-	if err != nil || (p.MaxEntryBytes > 0 && len(b) > p.MaxEntryBytes) || c.Store.Set(ctx, storeKey(alias, key), b, p.TTL) != nil {
-		return 0
+	if err != nil || (p.MaxEntryBytes > 0 && len(b) > p.MaxEntryBytes) {
+		return 0, 0
 	}
-	return len(b)
+	if m, ok := c.Store.(*Memory); ok {
+		return len(b), m.set(storeKey(alias, key), b, p.TTL)
+	}
+	if c.Store.Set(ctx, storeKey(alias, key), b, p.TTL) != nil {
+		return 0, 0
+	}
+	return len(b), 0
 }
 
 // Clear deletes the entries of alias ("": of every alias) and returns how many. Unlike a
@@ -108,6 +129,19 @@ func (c *Cache) Clear(ctx context.Context, alias string) (int, error) {
 		p += aliasEscape.Replace(alias) + ":"
 	}
 	return c.Store.Clear(ctx, p)
+}
+
+// Cleared is the answer of DELETE /admin/cache: n entries of alias ("": of every alias).
+func Cleared(alias string, n int) any {
+	var a *string
+	if alias != "" {
+		a = &alias
+	}
+	return struct {
+		Object  string  `json:"object"`
+		Alias   *string `json:"alias"`
+		Deleted int     `json:"deleted"`
+	}{"cache.cleared", a, n}
 }
 
 // storePrefix starts the store's name of every entry.

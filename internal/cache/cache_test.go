@@ -55,6 +55,19 @@ func TestKey(t *testing.T) {
 	if a != b {
 		t.Error("got different keys for the same response_format spaced differently")
 	}
+	// A client's own body (Messages, Responses): delivery does not count, the rest does.
+	native := func(body string, fs ...llm.Field) string {
+		return Key("a", ScopeKey, Caller{}, req(func(r *llm.Request) {
+			r.Native = &llm.Native{Wire: "anthropic", Body: json.RawMessage(body), Fields: fs}
+		}))
+	}
+	if native(`{"model":"a","max_tokens":5,"stream":true}`) != native(`{ "max_tokens" : 5 }`) ||
+		native(`{}`, llm.Field{Name: "stream", Value: json.RawMessage(`true`)}) != native(`{}`) {
+		t.Error("native body: got different keys for a stream and its plain twin")
+	}
+	if native(`{"max_tokens":5}`) == native(`{"max_tokens":6}`) {
+		t.Error("native body: got the same key for different max_tokens")
+	}
 	// Scopes: team shares within a team, global with everyone.
 	team := func(id, t string) string {
 		return Key("a", ScopeTeam, Caller{KeyID: id, Metadata: map[string]string{TeamField: t}}, req(nil))

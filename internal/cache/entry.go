@@ -90,15 +90,8 @@ func (r *Recorder) Event(ev *llm.Event) error {
 	if r.over {
 		return nil
 	}
-	e := *ev
-	if ev.Raw != nil {
-		e.Raw = append(json.RawMessage(nil), ev.Raw...)
-	}
-	if ev.Usage != nil {
-		u := *ev.Usage
-		e.Usage = &u
-	}
-	r.size += len(e.Text) + len(e.Encrypted) + len(e.Tool.Args) + len(e.Raw) + 64
+	e := copyEvent(ev)
+	r.size += eventSize(&e)
 	if r.max > 0 && r.size > r.max {
 		r.over, r.evs = true, nil // too large to store: keep nothing
 		return nil
@@ -109,3 +102,22 @@ func (r *Recorder) Event(ev *llm.Event) error {
 
 // Over reports whether the round grew past the recorder's bound.
 func (r *Recorder) Over() bool { return r.over }
+
+// copyEvent is ev with its own copy of what it points to: an event is only valid during
+// the sink's call.
+func copyEvent(ev *llm.Event) llm.Event {
+	e := *ev
+	if ev.Raw != nil {
+		e.Raw = append(json.RawMessage(nil), ev.Raw...)
+	}
+	if ev.Usage != nil {
+		u := *ev.Usage
+		e.Usage = &u
+	}
+	return e
+}
+
+// eventSize is about the bytes ev takes, for the bounds of an entry and of a flight.
+func eventSize(ev *llm.Event) int {
+	return len(ev.Text) + len(ev.Encrypted) + len(ev.Tool.Args) + len(ev.Raw) + 64
+}

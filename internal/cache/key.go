@@ -67,11 +67,11 @@ type normal struct {
 func Key(alias string, scope Scope, caller Caller, req *llm.Request) string {
 	r := *req
 	r.Model, r.Stream, r.IncludeUsage, r.User, r.Metadata, r.Store = "", false, false, "", nil, nil
-	r.ToolChoice, r.ResponseFormat, r.Extra = compact(req.ToolChoice), compact(req.ResponseFormat), nil
-	for _, f := range req.Extra {
-		if !skipped[strings.ToLower(f.Name)] {
-			r.Extra = append(r.Extra, llm.Field{Name: f.Name, Value: compact(f.Value)})
-		}
+	r.ToolChoice, r.ResponseFormat, r.Extra = compact(req.ToolChoice), compact(req.ResponseFormat), fields(req.Extra)
+	if req.Native != nil { // the client's own body: the same fields count, the same way
+		n := *req.Native
+		n.Body, n.Fields = nativeBody(n.Body), fields(n.Fields)
+		r.Native = &n
 	}
 	b, err := json.Marshal(normal{Alias: alias, Partition: scope.partition(caller), Request: r})
 	if err != nil { // raw JSON the decoder let through but the encoder refuses: never shared
@@ -79,6 +79,38 @@ func Key(alias string, scope Scope, caller Caller, req *llm.Request) string {
 	}
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
+}
+
+// fields are fs without the skipped, their values compacted.
+func fields(fs []llm.Field) []llm.Field {
+	var out []llm.Field
+	for _, f := range fs {
+		if n := strings.ToLower(f.Name); !skipped[n] && n != "model" {
+			out = append(out, llm.Field{Name: f.Name, Value: compact(f.Value)})
+		}
+	}
+	return out
+}
+
+// nativeBody is a client's raw JSON object without the skipped members, its members in
+// order of name and compacted; a body that is not an object, compacted.
+func nativeBody(b json.RawMessage) json.RawMessage {
+	var m map[string]json.RawMessage
+	if len(b) == 0 || json.Unmarshal(b, &m) != nil {
+		return compact(b)
+	}
+	for k, v := range m {
+		if n := strings.ToLower(k); skipped[n] || n == "model" {
+			delete(m, k)
+		} else {
+			m[k] = compact(v)
+		}
+	}
+	out, err := json.Marshal(m)
+	if err != nil {
+		return compact(b)
+	}
+	return out
 }
 
 func compact(raw json.RawMessage) json.RawMessage {

@@ -60,6 +60,12 @@ func (m *Memory) Get(_ context.Context, key string) ([]byte, error) {
 
 // Set implements Store. A value larger than the whole store is not kept.
 func (m *Memory) Set(_ context.Context, key string, val []byte, ttl time.Duration) error {
+	m.set(key, val, ttl)
+	return nil
+}
+
+// set is Set; it returns how many entries the bound pushed out.
+func (m *Memory) set(key string, val []byte, ttl time.Duration) int {
 	limit := m.MaxBytes
 	if limit <= 0 {
 		limit = DefaultMemoryBytes
@@ -73,15 +79,16 @@ func (m *Memory) Set(_ context.Context, key string, val []byte, ttl time.Duratio
 		m.remove(el)
 	}
 	if len(val) > limit || ttl <= 0 {
-		return nil
+		return 0
 	}
 	m.byKey[key] = m.lru.PushFront(&memEntry{key: key, val: val, expires: m.now().Add(ttl)})
 	m.size += len(val)
-	for m.size > limit {
+	n := 0
+	for ; m.size > limit; n++ {
 		m.remove(m.lru.Back())
-		m.evictions++
 	}
-	return nil
+	m.evictions += int64(n)
+	return n
 }
 
 func (m *Memory) remove(el *list.Element) {

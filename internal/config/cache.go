@@ -22,8 +22,23 @@ type Cache struct {
 	ClientBypass bool `yaml:"client_bypass"`
 }
 
+// CacheStore is the response cache's store, for every alias that caches (top-level
+// cache:).
+type CacheStore struct {
+	// MemoryBytes bounds the in-memory LRU (no Redis): least recently used answers go first.
+	MemoryBytes Bytes `yaml:"memory_bytes"`
+	// Lease is how long a leader holds an identical request's key across replicas without
+	// renewing it (Redis): a replica that dies mid-answer holds its followers that long.
+	Lease Duration `yaml:"lease"`
+}
+
 func (c *Cache) setDefaults() {
 	*c = Cache{TTL: seconds(600), MaxEntryBytes: 1 << 20, Scope: "key"}
+}
+
+func (v *validator) cacheStore(c CacheStore) {
+	v.positive("cache.memory_bytes", int64(c.MemoryBytes))
+	v.positive("cache.lease", int64(c.Lease))
 }
 
 func (v *validator) cache(path string, c *Cache) {

@@ -86,6 +86,7 @@ func TestDefaults(t *testing.T) {
 			Redaction:         Redaction{WindowBytes: 128, MaxMatchBytes: 4096, MaxRunBytes: 4096},
 			Runs:              Runs{MaxRounds: 128, FlushInterval: millis(50), TTL: seconds(86400)},
 			Telemetry:         Telemetry{Prometheus: true},
+			Cache:             CacheStore{MemoryBytes: 64 << 20, Lease: seconds(3)},
 		}
 		if !reflect.DeepEqual(c, want) {
 			t.Errorf("%q: got %+v, want %+v", src, c, want)

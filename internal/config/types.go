@@ -21,6 +21,7 @@ type Config struct {
 	Runs              Runs                 `yaml:"runs"`
 	Embeddings        map[string]Embedding `yaml:"embeddings"`
 	Telemetry         Telemetry            `yaml:"telemetry"`
+	Cache             CacheStore           `yaml:"cache"` // the response cache's store (cache.go)
 
 	// Warnings are the problems that did not stop loading (a provider left out for want of a
 	// key, an alias left with no target). They never contain a secret.
@@ -40,6 +41,7 @@ func (c *Config) setDefaults() {
 	c.Redaction.MaxRunBytes = 4096
 	c.Runs = Runs{MaxRounds: 128, FlushInterval: millis(50), TTL: seconds(24 * 3600)}
 	c.Telemetry.Prometheus = true
+	c.Cache = CacheStore{MemoryBytes: 64 << 20, Lease: seconds(3)}
 }
 
 // Auth: with no keys and no admin token, auth is off (see CheckListen).

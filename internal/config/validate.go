@@ -103,6 +103,7 @@ func (v *validator) config(c *Config) {
 	v.positive("runs.flush_interval", int64(c.Runs.FlushInterval))
 	v.positive("runs.ttl", int64(c.Runs.TTL))
 	v.telemetry(c.Telemetry)
+	v.cacheStore(c.Cache)
 }
 
 func (v *validator) positive(path string, n int64) {

@@ -102,9 +102,9 @@ func cacheFromConfig(c *config.Config, rs *redisstore.Store) *cache.Cache {
 	for _, a := range c.Models {
 		if a.Cache != nil {
 			if rs != nil {
-				return &cache.Cache{Store: rs.Cache()}
+				return &cache.Cache{Store: rs.Cache(), Board: rs.Cache(), Lease: c.Cache.Lease.Std()} // flights across replicas too
 			}
-			return &cache.Cache{Store: &cache.Memory{}}
+			return &cache.Cache{Store: &cache.Memory{MaxBytes: int(c.Cache.MemoryBytes)}}
 		}
 	}
 	return nil
@@ -119,4 +119,7 @@ func cachePolicy(a config.Alias) *cache.Policy {
 		Nondeterministic: a.Cache.Nondeterministic, ClientBypass: a.Cache.ClientBypass}
 }
 
-var _ cache.Store = (*redisstore.Cache)(nil)
+var (
+	_ cache.Store = (*redisstore.Cache)(nil)
+	_ cache.Board = (*redisstore.Cache)(nil)
+)

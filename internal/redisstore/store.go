@@ -164,10 +164,15 @@ func (s *Store) FailOpen() bool { return s.open }
 // call runs fn with the per-call timeout and accounts for its outcome; while the breaker
 // counts Redis as down, it fails at once.
 func (s *Store) call(ctx context.Context, fn func(ctx context.Context) error) error {
+	return s.callFor(ctx, s.timeout, fn)
+}
+
+// callFor is call with the timeout d (a blocking read's: its wait and the timeout).
+func (s *Store) callFor(ctx context.Context, d time.Duration, fn func(ctx context.Context) error) error {
 	if s.br.isDown() {
 		return s.fail(ctx, errDown)
 	}
-	cctx, cancel := context.WithTimeout(ctx, s.timeout)
+	cctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	return s.result(ctx, fn(cctx))
 }

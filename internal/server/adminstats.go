@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"github.com/sluice-gw/sluice/internal/cache"
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/telemetry"
 )
@@ -24,8 +25,21 @@ func (s *Server) adminStats(c echo.Context) error {
 		}
 		minutes = n
 	}
+	var r stats
 	if f := s.obs.fleet; f != nil {
-		return c.JSON(http.StatusOK, f.Report(c.Request().Context(), minutes))
+		r.Report = f.Report(c.Request().Context(), minutes)
+	} else {
+		r.Report = telemetry.Merge(time.Now(), minutes, []telemetry.Snapshot{s.obs.tel.Stats().Snapshot("local")})
 	}
-	return c.JSON(http.StatusOK, telemetry.Merge(time.Now(), minutes, []telemetry.Snapshot{s.obs.tel.Stats().Snapshot("local")}))
+	if s.o.Cache != nil {
+		r.Cache = s.o.Cache.Stats()
+	}
+	return c.JSON(http.StatusOK, r)
+}
+
+// stats is the answer of GET /admin/stats: the report, and the response cache's counts
+// per alias on this replica since it started (absent when no alias caches).
+type stats struct {
+	telemetry.Report
+	Cache []cache.Stat `json:"cache,omitempty"`
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -51,6 +52,20 @@ func TestCacheSharedByReplicas(t *testing.T) {
 	}
 	if n := mock.Calls("text?len=300&chunk=7"); n != 4 {
 		t.Errorf("Redis down: got %d upstream calls, want 4 (every request)", n)
+	}
+	// Identical requests at once on both replicas: answered, coalescing on each replica at
+	// most, never an error.
+	replies := make([]cacheReply, 8)
+	var wg sync.WaitGroup
+	for i := range replies {
+		wg.Add(1)
+		go func() { defer wg.Done(); replies[i] = cachePost(t, urls[i%2], "/v1/chat/completions", body) }()
+	}
+	wg.Wait()
+	for i, r := range replies {
+		if got := r.header.Get("X-Sluice-Cache"); r.status != 200 || (got != "miss" && got != "coalesced") || !strings.Contains(r.body, "[DONE]") {
+			t.Errorf("Redis down, request %d at once: got %d %q:\n%s\nwant 200, miss or coalesced, the whole stream", i, r.status, got, r.body)
+		}
 	}
 }
 
@@ -106,6 +121,11 @@ auth: {admin_token: `+admin+`}
 	}
 	if n := mock.Calls("echo"); n != 1 {
 		t.Errorf("got %d upstream calls, want 1", n)
+	}
+	// GET /admin/stats: the alias's hit ratio on this replica.
+	if r := do(t, "GET", url+"/admin/stats", admin, ""); !strings.Contains(string(r.body),
+		`"cache":[{"alias":"c","hits":3,"coalesced":0,"misses":1,"bypassed":0,"hit_ratio":0.75}]`) {
+		t.Errorf("got /admin/stats %d %s, want the alias's cache counts and a hit ratio of 0.75", r.status, r.body)
 	}
 	// The account: four requests, three of them cache hits that saved the miss's tokens.
 	day := time.Now().UTC().Format("2006-01-02")

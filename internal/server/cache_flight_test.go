@@ -121,21 +121,21 @@ func TestCacheCoalescesIdenticalMisses(t *testing.T) {
 	}
 }
 
-// When the leader gets no answer, one waiting request takes over and the rest wait for it.
+// When the leader gets no answer (its upstream fails), one waiting request takes over and
+// the rest wait for it; with no Redis, on this replica.
 func TestCacheCoalescingLeaderFails(t *testing.T) {
-	up, srv, hs := gatedGateway(t)
-	body := `{"model":"cached","messages":[{"role":"user","content":"Leader leaves."}],"stream":true}`
+	up := newPausing(0, true)
+	ms := httptest.NewServer(up)
+	t.Cleanup(ms.Close)
+	srv := buildConfig(t, cacheConfig, map[string]string{"MOCK_URL": ms.URL}, io.Discard)
+	hs := listen(srv)
+	t.Cleanup(hs.Close)
+	t.Cleanup(up.release)
+	body := `{"model":"cached","messages":[{"role":"user","content":"Leader fails."}],"stream":true}`
 
-	ctx, cancel := context.WithCancel(context.Background())
+	var lead cacheReply
 	leaderDone := make(chan struct{})
-	go func() {
-		defer close(leaderDone)
-		req, _ := http.NewRequestWithContext(ctx, "POST", hs.URL+"/v1/chat/completions", strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		if resp, err := http.DefaultClient.Do(req); err == nil {
-			resp.Body.Close()
-		}
-	}()
+	go func() { defer close(leaderDone); lead = cachePost(t, hs.URL, "/v1/chat/completions", body) }()
 	<-up.arrived
 	const n = 5
 	replies := make([]cacheReply, n)
@@ -145,10 +145,12 @@ func TestCacheCoalescingLeaderFails(t *testing.T) {
 		go func() { defer wg.Done(); replies[i] = cachePost(t, hs.URL, "/v1/chat/completions", body) }()
 	}
 	waitFor(t, "every follower to wait", func() bool { return server.CacheWaiting(srv) == n })
-	cancel() // the leader's client leaves before its answer
+	up.release() // the leader's upstream fails
 	<-leaderDone
-	close(up.open)
 	wg.Wait()
+	if lead.status == 200 {
+		t.Errorf("leader: got 200, want its upstream's failure")
+	}
 	misses := 0
 	for i, r := range replies {
 		switch r.header.Get("X-Sluice-Cache") {
@@ -163,7 +165,7 @@ func TestCacheCoalescingLeaderFails(t *testing.T) {
 		}
 	}
 	if misses != 1 || up.calls.Load() != 2 {
-		t.Errorf("got %d new leaders and %d upstream calls, want 1 and 2 (the leader that left, its successor)", misses, up.calls.Load())
+		t.Errorf("got %d new leaders and %d upstream calls, want 1 and 2 (the leader that failed, its successor)", misses, up.calls.Load())
 	}
 }
 

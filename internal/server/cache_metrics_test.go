@@ -21,7 +21,8 @@ func TestCacheMetricsAndLog(t *testing.T) {
 	ms := httptest.NewServer(mockllm.New(mockllm.Options{}))
 	t.Cleanup(ms.Close)
 	var log logBuffer
-	srv := buildConfig(t, cacheConfig, map[string]string{"MOCK_URL": ms.URL}, &log)
+	// The LRU holds one of these answers (about 1.5 KB each), not two.
+	srv := buildConfig(t, cacheConfig+"cache: {memory_bytes: 2KiB}\n", map[string]string{"MOCK_URL": ms.URL}, &log)
 	sdk, err := telemetry.NewSDK(context.Background(), telemetry.Config{Prometheus: true, Getenv: func(string) string { return "" }})
 	if err != nil {
 		t.Fatal(err)
@@ -33,7 +34,9 @@ func TestCacheMetricsAndLog(t *testing.T) {
 
 	body := `{"model":"random","messages":[{"role":"user","content":"Metrics."}]}`
 	var usage string
-	for _, extra := range []string{"", "", "", `,"temperature":1`} {
+	// A miss, two hits, a bypass; then another answer evicts the first, which is a miss again
+	// and evicts it in turn.
+	for _, extra := range []string{"", "", "", `,"temperature":1`, `,"seed":7`, ""} {
 		r := cachePost(t, hs.URL, "/v1/chat/completions", strings.Replace(body, "}]}", "}]"+extra+"}", 1))
 		if r.status != 200 {
 			t.Fatalf("got %d %s", r.status, r.body)
@@ -67,8 +70,11 @@ func TestCacheMetricsAndLog(t *testing.T) {
 			got[alias+"/"+result] = m.GetCounter().GetValue()
 		}
 	}
-	if got["random/miss"] != 1 || got["random/hit"] != 2 || got["random/bypass"] != 1 {
-		t.Errorf("got sluice_cache_requests_total %v, want random: 1 miss, 2 hits, 1 bypass", got)
+	if got["random/miss"] != 3 || got["random/hit"] != 2 || got["random/bypass"] != 1 {
+		t.Errorf("got sluice_cache_requests_total %v, want random: 3 misses, 2 hits, 1 bypass", got)
+	}
+	if f := fams["sluice_cache_evictions_total"]; f == nil || f.Metric[0].GetCounter().GetValue() != 2 {
+		t.Errorf("got sluice_cache_evictions_total %v, want 2 (cache.memory_bytes holds one answer)", f)
 	}
 	if f := fams["sluice_cache_stored_bytes_total"]; f == nil || f.Metric[0].GetCounter().GetValue() <= 0 {
 		t.Errorf("got no bytes stored in sluice_cache_stored_bytes_total (%v)", f)

@@ -36,7 +36,8 @@ func (s *Server) serveStream(c echo.Context, chain *fallback.Chain, run *fallbac
 	if held {
 		mode = turn.Held
 	}
-	ctx := c.Request().Context()
+	ctx, done := roundContext(c) // cache.go: a leader's outlives its client
+	defer done()
 	in := reqInfo(c)
 	ew := s.eventWriter(c)
 	defer ew.Close()
@@ -45,7 +46,7 @@ func (s *Server) serveStream(c echo.Context, chain *fallback.Chain, run *fallbac
 		return s.streamFail(c, ew, w, run, nil, err, held)
 	}
 	t := s.turn(c, chain, run, mode)
-	resp, st, err := t.Round(ctx, &streamClient{c: c, run: run, ew: ew, w: w, held: held}, st)
+	resp, st, err := t.Round(ctx, leading(c, &streamClient{c: c, run: run, ew: ew, w: w, held: held}), st)
 	if st != nil {
 		defer st.Close()
 		if resp != nil && (!held || err == nil || llm.KindOf(err) == llm.Refused) {
@@ -95,7 +96,8 @@ func (s *Server) serveOnce(c echo.Context, chain *fallback.Chain, run *fallback.
 		return err
 	}
 	defer endFlight(c)
-	ctx := c.Request().Context()
+	ctx, done := roundContext(c) // cache.go: a leader's outlives its client
+	defer done()
 	st, err := run.Next(ctx)
 	if err != nil {
 		served(c, run, nil)
@@ -155,7 +157,7 @@ func (sc *streamClient) Open(st *fallback.Stream) (relay.Sink, error) {
 		return nil, err
 	}
 	sk, err := sc.w.Open(sc.ew, st.Model)
-	return recording(sc.c, sk), err
+	return recording(sc.c, st, sk), err
 }
 
 func (sc *streamClient) Relayed() bool {
@@ -175,7 +177,7 @@ type onceClient struct {
 
 func (oc *onceClient) Serving(st *fallback.Stream) { served(oc.c, oc.run, st) }
 func (oc *onceClient) Open(st *fallback.Stream) (relay.Sink, error) {
-	return recording(oc.c, oc.w.Attempt(st.Model)), nil
+	return recording(oc.c, st, oc.w.Attempt(st.Model)), nil
 }
 func (oc *onceClient) Relayed() bool  { return false }
 func (oc *onceClient) Restart(string) {}

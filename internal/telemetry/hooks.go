@@ -89,6 +89,12 @@ func Cache(ctx context.Context, alias, result string, saved int) {
 	trace.SpanFromContext(ctx).SetAttributes(attrCache.String(result))
 }
 
+// CacheEvicted records n answers the in-memory response cache pushed out to store one of
+// alias.
+func CacheEvicted(ctx context.Context, alias string, n int) {
+	from(ctx).inst.cacheEvictions.Add(ctx, int64(n), metric.WithAttributes(semconv.GenAIRequestModelKey.String(alias)))
+}
+
 // CacheStored records an answer of n bytes stored in the response cache for alias.
 func CacheStored(ctx context.Context, alias string, n int) {
 	from(ctx).inst.cacheStored.Add(ctx, int64(n), metric.WithAttributes(semconv.GenAIRequestModelKey.String(alias)))

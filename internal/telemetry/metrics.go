@@ -29,6 +29,7 @@ const (
 	MetricCacheRequests  = "sluice.cache.requests"
 	MetricCacheStored    = "sluice.cache.stored"
 	MetricCacheSaved     = "sluice.cache.saved"
+	MetricCacheEvictions = "sluice.cache.evictions"
 )
 
 // Attribute keys of the gateway's own (the gen_ai.*, http.* and error.type keys come from
@@ -63,6 +64,7 @@ type instruments struct {
 	usageDropped                   metric.Int64Counter
 	toolDuration                   metric.Float64Histogram
 	cacheRequests, cacheStored     metric.Int64Counter
+	cacheEvictions                 metric.Int64Counter
 	cacheSaved                     metric.Int64Counter
 }
 
@@ -104,6 +106,7 @@ func newInstruments(m metric.Meter) instruments {
 	in.cacheRequests = count(MetricCacheRequests, "{request}", "Requests to aliases that cache, by alias and what the cache did.")
 	in.cacheStored = count(MetricCacheStored, "By", "Bytes of answers stored in the response cache, by alias.")
 	in.cacheSaved = count(MetricCacheSaved, "{token}", "Provider tokens that cache hits did not spend, by alias.")
+	in.cacheEvictions = count(MetricCacheEvictions, "{entry}", "Answers the in-memory cache's bound pushed out to store others, by the alias that stored.")
 	in.toolDuration = sec(MetricToolDuration, "Duration of one server-side tool invocation, by tool and outcome.")
 	return in
 }

@@ -1,0 +1,246 @@
+package cache
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/sluice-gw/sluice/internal/llm"
+)
+
+// Result is what the cache did for a request: the X-Sluice-Cache value.
+type Result string
+
+const (
+	Hit  Result = "hit"
+	Miss Result = "miss"
+	// Bypass: the client's Cache-Control, or a request the cache does not take.
+	Bypass Result = "bypass"
+	// Coalesced: the answer of an identical request that was being answered, on this
+	// replica or another.
+	Coalesced Result = "coalesced"
+)
+
+// Query is a request as the cache sees it, before its round.
+type Query struct {
+	Policy  Policy
+	Alias   string
+	Caller  Caller
+	Request *llm.Request
+	// CacheControl is the client's Cache-Control header (read under Policy.ClientBypass).
+	CacheControl string
+	// Stream: the client streams, so a leader's answer is shared as its client gets it.
+	// Live: a follower streams the answer as it comes (Edge.Open); else it waits for the
+	// whole (a plain client, or one whose output guardrails hold the answer).
+	Stream, Live bool
+}
+
+// Edge is the client's side of a request the cache answers: the HTTP edge implements it
+// (headers, the wire), the cache decides. Its methods are called on the request's goroutine.
+type Edge interface {
+	// Result says the request goes on to its round: a miss, or a bypass.
+	Result(r Result)
+	// Waiting is called before the request waits for an identical one (a streamed client
+	// starts keepalives).
+	Waiting()
+	// Judge is the request's output guardrails on an answer it is given: nil, or the
+	// refusal to answer with (a key may have guardrails of its own).
+	Judge(resp *llm.Response) error
+	// Start starts an answer from the cache, served by model and target, age seconds old:
+	// the headers and the sink of its events (a stream's, or the assembled body's). An
+	// error means the client left.
+	Start(model, target string, age int64, r Result) (Sink, error)
+	// Finish ends the started answer with the complete response: a stream's last events,
+	// or the body.
+	Finish(resp *llm.Response) error
+	// Fail answers err: the client left, the answer was refused, or the answer it
+	// followed failed after Start.
+	Fail(err error) error
+}
+
+// serveEntry answers with the complete e: judged, then its events replayed into the edge.
+func serveEntry(ed Edge, e *Entry, r Result, age int64) error {
+	resp := e.Response
+	if err := ed.Judge(&resp); err != nil {
+		return ed.Fail(err)
+	}
+	sk, err := ed.Start(e.Model, e.Target, age, r)
+	if err == nil {
+		err = e.Replay(sk)
+	}
+	if err != nil {
+		return ed.Fail(&llm.Error{Kind: llm.Canceled, Message: "client went away", Err: err})
+	}
+	return ed.Finish(&resp)
+}
+
+// live is an edge that a follower streams to as the answer comes.
+type live struct{ ed Edge }
+
+func (l live) Open(model, target string) (Sink, error) {
+	return l.ed.Start(model, target, 0, Coalesced)
+}
+
+// MaxDetached bounds a leader's round once its own client left: the round goes on for the
+// requests that follow it and for the cache, not past this.
+const MaxDetached = 10 * time.Minute
+
+// Serve is the cache's turn before a round: it answers q from the cache (a hit, or the
+// answer of an identical request in flight) and reports true with the edge's error, or
+// reports false and, for a miss to store, the Fill of its round.
+func (c *Cache) Serve(ctx context.Context, q Query, ed Edge) (bool, *Fill, error) {
+	p := q.Policy
+	keep := p.Cacheable(q.Request)
+	read := keep
+	if p.ClientBypass {
+		cc := strings.ToLower(q.CacheControl)
+		if strings.Contains(cc, "no-store") {
+			read, keep = false, false
+		} else if strings.Contains(cc, "no-cache") {
+			read = false
+		}
+	}
+	key := Key(q.Alias, p.Scope, q.Caller, q.Request)
+	if key == "" {
+		read, keep = false, false
+	}
+	fill := &Fill{c: c, p: p, alias: q.Alias, key: key, live: q.Stream}
+	if !read {
+		c.count(q.Alias, Bypass)
+		ed.Result(Bypass)
+		if !keep {
+			fill = nil
+		}
+		return false, fill, nil
+	}
+	if e := c.Get(ctx, q.Alias, key); e != nil {
+		c.count(q.Alias, Hit)
+		return true, nil, serveEntry(ed, e, Hit, c.Age(e))
+	}
+	// A miss: lead the key's flight, or follow the identical request that leads it.
+	var open Follower
+	if q.Live {
+		open = live{ed}
+	}
+	for {
+		lead, fl := c.Join(ctx, key, p.MaxEntryBytes)
+		if lead != nil {
+			fill.lead = lead
+			break
+		}
+		ed.Waiting()
+		out, e, started, err := c.Follow(ctx, fl, open)
+		switch {
+		case err != nil:
+			if !errors.Is(err, ErrShared) {
+				err = &llm.Error{Kind: llm.Canceled, Message: "client went away", Err: err}
+			}
+			return true, nil, ed.Fail(err)
+		case out == Shared && started: // its events went out as they came; judged at the end
+			c.count(q.Alias, Coalesced)
+			if err := ed.Judge(&e.Response); err != nil {
+				return true, nil, ed.Fail(err)
+			}
+			return true, nil, ed.Finish(&e.Response)
+		case out == Shared:
+			c.count(q.Alias, Coalesced)
+			return true, nil, serveEntry(ed, e, Coalesced, c.Age(e))
+		}
+		if out == Alone {
+			break
+		}
+	}
+	c.count(q.Alias, Miss)
+	ed.Result(Miss)
+	return false, fill, nil
+}
+
+// Fill is a miss to store once its round succeeded: the request's cache key, the recorder
+// of what its client's sink received, and its lead of the key's flight (nil: none).
+type Fill struct {
+	c          *Cache
+	p          Policy
+	alias, key string
+	rec        *Recorder
+	lead       *Lead
+	live       bool // the leader's client streams: its followers get the answer as it does
+	done       bool
+}
+
+// Sink is the sink of a round (of each attempt: only the one that answered is the answer)
+// served by model and target, that passes to next and records. A live leader's sink also
+// writes its flight, and outlives its client: a write to a client that left is dropped,
+// the round goes on.
+func (f *Fill) Sink(next Sink, model, target string) Sink {
+	if f.lead != nil && f.live {
+		f.lead.start(model, target)
+		next = &leadSink{next: next, l: f.lead}
+	}
+	f.rec = NewRecorder(next, f.p.MaxEntryBytes)
+	return f.rec
+}
+
+// leadSink is a live leader's: to its client while it reads, to the flight always.
+type leadSink struct {
+	next Sink
+	l    *Lead
+	gone bool
+}
+
+func (s *leadSink) Event(ev *llm.Event) error {
+	if !s.gone && s.next.Event(ev) != nil {
+		s.gone = true
+	}
+	s.l.event(ev)
+	return nil
+}
+
+// Leading reports whether the fill's round answers identical requests too: it must not
+// end when its client leaves (Context).
+func (f *Fill) Leading() bool { return f != nil && f.lead != nil && !f.done }
+
+// Context is the context of the fill's round: for a leader, ctx without its cancellation
+// (the client that leaves does not end the answer others wait for), bounded by
+// ctx's deadline or MaxDetached; else ctx. The cancel func must be called.
+func (f *Fill) Context(ctx context.Context) (context.Context, context.CancelFunc) {
+	if !f.Leading() {
+		return ctx, func() {}
+	}
+	d, ok := ctx.Deadline()
+	if !ok {
+		d = time.Now().Add(MaxDetached)
+	}
+	stop := context.AfterFunc(ctx, func() { f.c.left.Add(1) })
+	rctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), d)
+	return rctx, func() { stop(); cancel() }
+}
+
+// LeadersLeft is the number of leaders whose client left while their round went on.
+func (c *Cache) LeadersLeft() int64 { return c.left.Load() }
+
+// Done stores the answer of a round that succeeded, resp served by model, and hands it to
+// the requests that follow it; it returns the bytes stored (0: none) and the entries the
+// in-memory store's bound pushed out for them. The client may have
+// left: the answer is complete, and the next caller gets it.
+func (f *Fill) Done(ctx context.Context, model string, resp *llm.Response) (n, evicted int) {
+	e := f.c.Entry(f.p, f.rec, model, resp)
+	n, evicted = f.c.put(ctx, f.p, f.alias, f.key, e)
+	if f.lead != nil && !f.done {
+		f.lead.End(model, resp.Target, f.rec, resp) // after the Put: a request that comes next hits
+	}
+	f.done = true
+	return n, evicted
+}
+
+// End ends the fill's lead, if it still holds one, as failed: its round gave no answer (an
+// error, a refusal), and a follower takes over.
+func (f *Fill) End() {
+	if f.lead != nil && !f.done {
+		f.lead.Fail()
+	}
+	f.done = true
+}
+
+// Alias is the alias the fill's answer is stored for.
+func (f *Fill) Alias() string { return f.alias }
