@@ -59,6 +59,7 @@ func main() {
 		}
 		o.scenarios = strings.Split(scens, ",")
 		o.cpuprofile = profile
+		o.peer = peerFromEnv(os.Getenv)
 		err = run(ctx, o, os.Stdout)
 	}
 	if err != nil {
