@@ -90,8 +90,14 @@ func (s *stream) Fill() error {
 		return s.inStreamError(parseErrorBody(data))
 	}
 	s.chunk.reset()
-	if !decodeFast(data, &s.chunk) {
+	var h head
+	first := &h // the head is decoded from the first chunk only: later chunks repeat it
+	if s.started {
+		first = nil
+	}
+	if !decodeFast(data, &s.chunk, first) {
 		s.chunk.reset()
+		h = head{}
 		if err := s.json.decode(data, &s.chunk); err != nil {
 			return &llm.Error{Kind: llm.Unavailable, Message: s.name + " sent an event that is not a JSON chunk", Err: err}
 		}
@@ -101,8 +107,9 @@ func (s *stream) Fill() error {
 	}
 	if !s.started {
 		s.started = true
-		var h head
-		json.Unmarshal(data, &h) // cannot fail: the same bytes decoded above
+		if h == (head{}) {
+			json.Unmarshal(data, &h) // cannot fail: the same bytes decoded above
+		}
 		s.q.Push(llm.Event{Type: llm.EvStart, ID: h.ID, Model: h.Model})
 	}
 	for i := range s.chunk.Choices {
