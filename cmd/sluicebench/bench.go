@@ -7,7 +7,9 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"net/url"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -32,6 +34,7 @@ type options struct {
 	streams    int
 	quick      bool
 	cpuprofile string
+	memprofile string  // the gateway's allocation profile, written after the scenarios
 	inproc     bool    // servers in this process (the test); memory needs child processes
 	rateScale  float64 // multiplies the open-loop rates (0: 1)
 	peer       peerEnv // the optional peer (Bifrost); its bin empty: none
@@ -126,6 +129,16 @@ func (b *bench) scenarios(ctx context.Context, rep *report) error {
 			return err
 		}
 		rep.notes = append(rep.notes, "CPU profile of the gateway over "+strings.Join(b.o.scenarios, ", ")+": "+b.o.cpuprofile)
+	}
+	if b.o.memprofile != "" && !b.o.inproc {
+		abs, err := filepath.Abs(b.o.memprofile)
+		if err != nil {
+			return err
+		}
+		if err := b.post(b.c.gateway.admin + "/memprofile?path=" + url.QueryEscape(abs)); err != nil {
+			return err
+		}
+		rep.notes = append(rep.notes, "Allocation profile of the gateway (since its start): "+b.o.memprofile)
 	}
 	return nil
 }

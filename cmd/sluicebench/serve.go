@@ -196,6 +196,21 @@ func (l *listener) admin() http.Handler {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 		}
 	})
+	// The allocations since the process started (warm-ups included), sampled at the
+	// runtime's default rate: where the garbage the collector pays for comes from.
+	mux.HandleFunc("POST /memprofile", func(w http.ResponseWriter, r *http.Request) {
+		path := r.URL.Query().Get("path")
+		f, err := os.Create(path)
+		if err == nil {
+			err = pprof.Lookup("allocs").WriteTo(f, 0)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+		}
+	})
 	return mux
 }
 
