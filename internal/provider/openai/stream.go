@@ -72,8 +72,18 @@ func (s *source) BeforeWait(f func()) {
 var done = []byte("[DONE]")
 
 // Fill implements transport.Source: it reads one SSE event and queues its llm.Events, or
-// returns the error that ends the stream.
+// returns the error that ends the stream. Once it has, the stream reads no more events (the
+// queue's errors are sticky) and the events it queued hold copies, not the reader's bytes:
+// the reader's buffers go back to their pool.
 func (s *stream) Fill() error {
+	err := s.fill()
+	if err != nil {
+		s.dec.Release()
+	}
+	return err
+}
+
+func (s *stream) fill() error {
 	ev, err := s.dec.Next()
 	if err != nil {
 		return s.readError(err, func() error { return s.end("stream ended before every choice finished") })
