@@ -39,9 +39,10 @@ func newSource(ctx context.Context, o origin, body io.ReadCloser, max int) sourc
 // Close, which unblocks a Recv in progress by closing the body.
 type stream struct {
 	source
-	json *decoder
+	json *decoder // made when a chunk first needs the full decode: most streams never do
 
 	chunk   chunk
+	head    head            // of the first chunk; a field, so that decoding it allocates nothing
 	q       transport.Queue // events of the current chunk; the error is io.EOF after a complete answer
 	started bool
 	// state per choice index: 0 not seen, 1 open, 2 finished.
@@ -50,7 +51,7 @@ type stream struct {
 }
 
 func newStream(ctx context.Context, o origin, body io.ReadCloser) *stream {
-	return &stream{source: newSource(ctx, o, body, maxEvent), json: newDecoder()}
+	return &stream{source: newSource(ctx, o, body, maxEvent)}
 }
 
 // Recv returns the next event. io.EOF means the answer is complete: every choice it named
@@ -100,14 +101,16 @@ func (s *stream) fill() error {
 		return s.inStreamError(parseErrorBody(data))
 	}
 	s.chunk.reset()
-	var h head
-	first := &h // the head is decoded from the first chunk only: later chunks repeat it
+	first := &s.head // the head is decoded from the first chunk only: later chunks repeat it
 	if s.started {
 		first = nil
 	}
 	if !decodeFast(data, &s.chunk, first) {
 		s.chunk.reset()
-		h = head{}
+		s.head = head{}
+		if s.json == nil {
+			s.json = newDecoder()
+		}
 		if err := s.json.decode(data, &s.chunk); err != nil {
 			return &llm.Error{Kind: llm.Unavailable, Message: s.name + " sent an event that is not a JSON chunk", Err: err}
 		}
@@ -117,10 +120,10 @@ func (s *stream) fill() error {
 	}
 	if !s.started {
 		s.started = true
-		if h == (head{}) {
-			json.Unmarshal(data, &h) // cannot fail: the same bytes decoded above
+		if s.head == (head{}) {
+			json.Unmarshal(data, &s.head) // cannot fail: the same bytes decoded above
 		}
-		s.q.Push(llm.Event{Type: llm.EvStart, ID: h.ID, Model: h.Model})
+		s.q.Push(llm.Event{Type: llm.EvStart, ID: s.head.ID, Model: s.head.Model})
 	}
 	for i := range s.chunk.Choices {
 		if err := s.choice(&s.chunk.Choices[i]); err != nil {
