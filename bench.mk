@@ -3,9 +3,22 @@
 # with the same load and prints a markdown table of the ratios against the targets; a few
 # minutes at most. BENCHFLAGS passes flags, e.g. BENCHFLAGS='-quick' or
 # BENCHFLAGS='-duration 5s -scenarios nonstream -cpuprofile gateway.prof'.
+#
+# With BIFROST_BIN (a built bifrost-http) set, Bifrost runs as a peer beside the proxy on the
+# same mock (BIFROST_DIR: its app dir, where the bench writes config.json; a temporary one
+# when unset). Bifrost reaches out to the internet when it starts, so the whole bench then
+# runs in a network namespace of its own (`unshare -rn`, loopback up): the mock, the servers
+# and the load share its loopback and nothing leaves the machine. README "Performance" has
+# the recipe that builds Bifrost outside the repository.
 GO ?= go
 BENCHFLAGS ?=
+BENCHBIN ?= $(or $(TMPDIR),/tmp)/sluicebench
 
 .PHONY: bench-load
 bench-load:
+ifeq ($(BIFROST_BIN),)
 	$(GO) run ./cmd/sluicebench $(BENCHFLAGS)
+else
+	$(GO) build -o $(BENCHBIN) ./cmd/sluicebench
+	unshare -rn sh -c 'ip link set lo up && exec "$$0" "$$@"' $(BENCHBIN) $(BENCHFLAGS)
+endif

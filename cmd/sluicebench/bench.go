@@ -7,7 +7,9 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"net/url"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -32,8 +34,10 @@ type options struct {
 	streams    int
 	quick      bool
 	cpuprofile string
+	memprofile string  // the gateway's allocation profile, written after the scenarios
 	inproc     bool    // servers in this process (the test); memory needs child processes
 	rateScale  float64 // multiplies the open-loop rates (0: 1)
+	peer       peerEnv // the optional peer (Bifrost); its bin empty: none
 }
 
 // bench is one run: the servers and the load.
@@ -79,7 +83,7 @@ func measure(ctx context.Context, o options) (*report, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := start(ctx, o.inproc, dir, o.cpuprofile)
+	c, err := start(ctx, o.inproc, dir, o.cpuprofile, o.peer)
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +91,11 @@ func measure(ctx context.Context, o options) (*report, error) {
 		Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 10 * time.Second}}
 	rep := newReport(o)
 	if !o.inproc {
-		rep.notes = append(rep.notes, "Server logs: "+dir)
+		rep.notes = append(rep.notes, "Server logs: "+dir) // first: dropped below unless a request failed
+	}
+	if c.peer != nil {
+		rep.peer = "Bifrost"
+		rep.notes = append(rep.notes, "Peer: "+o.peer.bin+" (config.json written by the bench: provider openai at the mock, logging and stores off).")
 	}
 	err = b.scenarios(ctx, rep)
 	b.load.close()
@@ -122,6 +130,16 @@ func (b *bench) scenarios(ctx context.Context, rep *report) error {
 		}
 		rep.notes = append(rep.notes, "CPU profile of the gateway over "+strings.Join(b.o.scenarios, ", ")+": "+b.o.cpuprofile)
 	}
+	if b.o.memprofile != "" && !b.o.inproc {
+		abs, err := filepath.Abs(b.o.memprofile)
+		if err != nil {
+			return err
+		}
+		if err := b.post(b.c.gateway.admin + "/memprofile?path=" + url.QueryEscape(abs)); err != nil {
+			return err
+		}
+		rep.notes = append(rep.notes, "Allocation profile of the gateway (since its start): "+b.o.memprofile)
+	}
 	return nil
 }
 
@@ -147,46 +165,101 @@ func (b *bench) each(ctx context.Context, rep *report) error {
 	return nil
 }
 
-// compare runs one load against the proxy and the gateway: a short warm-up of each, then the
-// measured time in halves, proxy, gateway, gateway, proxy, so that a drift of the machine
-// (it may be shared) weighs on both alike.
-func (b *bench) compare(ctx context.Context, name string, rep *report,
-	load func(ctx context.Context, p *proc, viaGateway bool, d time.Duration) result) (proxy, gw result, err error) {
-	warm := min(b.o.duration/5, time.Second)
-	load(ctx, b.c.proxy, false, warm)
-	load(ctx, b.c.gateway, true, warm)
-	half := b.o.duration / 2
-	proxy.merge(load(ctx, b.c.proxy, false, half))
-	gw.merge(load(ctx, b.c.gateway, true, half))
-	gw.merge(load(ctx, b.c.gateway, true, half))
-	proxy.merge(load(ctx, b.c.proxy, false, half))
-	if err := ctx.Err(); err != nil {
-		return proxy, gw, err
+// trio is one load's results on the proxy, the peer (if any) and the gateway. Each result's
+// cpu is the server process's own CPU time over its load (0 in process).
+type trio struct {
+	proxy, peer, gw result
+	peered          bool
+}
+
+type named struct {
+	name string
+	r    *result
+}
+
+func (t *trio) each() []named {
+	if !t.peered {
+		return []named{{"proxy", &t.proxy}, {"gateway", &t.gw}}
 	}
-	for _, t := range []struct {
-		name string
-		r    *result
-	}{{"proxy", &proxy}, {"gateway", &gw}} {
-		if len(t.r.samples) == 0 {
-			return proxy, gw, fmt.Errorf("%s: every request failed (%d): %v", t.name, t.r.errs, t.r.firstErr)
+	return []named{{"proxy", &t.proxy}, {"bifrost", &t.peer}, {"gateway", &t.gw}}
+}
+
+// of is the result of server p.
+func (t *trio) of(b *bench, p *proc) *result {
+	switch p {
+	case b.c.proxy:
+		return &t.proxy
+	case b.c.peer:
+		return &t.peer
+	}
+	return &t.gw
+}
+
+// compare runs one load against the proxy, the peer and the gateway: a short warm-up of
+// each, then the measured time in halves, proxy, peer, gateway, gateway, peer, proxy, so
+// that a drift of the machine (it may be shared) weighs on all alike. The CPU time of each
+// server process is taken around each of its measured halves.
+func (b *bench) compare(ctx context.Context, name string, rep *report,
+	load func(ctx context.Context, p *proc, d time.Duration) result) (t trio, err error) {
+	t.peered = b.c.peer != nil
+	targets := b.c.targets()
+	warm := min(b.o.duration/5, time.Second)
+	for _, p := range targets {
+		load(ctx, p, warm)
+	}
+	half := b.o.duration / 2
+	back := slices.Clone(targets)
+	slices.Reverse(back)
+	order := append(slices.Clone(targets), back...)
+	for _, p := range order {
+		c0 := cpuTime(p.pid)
+		r := load(ctx, p, half)
+		r.cpu = cpuTime(p.pid) - c0
+		t.of(b, p).merge(r)
+	}
+	if err := ctx.Err(); err != nil {
+		return t, err
+	}
+	for _, x := range t.each() {
+		if len(x.r.samples) == 0 {
+			return t, fmt.Errorf("%s: every request failed (%d): %v", x.name, x.r.errs, x.r.firstErr)
 		}
 	}
-	rep.runs(name, proxy, gw)
-	return proxy, gw, nil
+	rep.runs(name, t)
+	return t, nil
+}
+
+// latency adds the row of quantile q (of the first content if first) of t.
+func (rep *report) latency(t trio, scenario, metric string, q float64, first bool, lim limits) {
+	rep.add(scenario, metric, msUnit, ms(t.proxy.quantile(q, first)), ms(t.peer.quantile(q, first)),
+		ms(t.gw.quantile(q, first)), t.peered, lim)
+}
+
+// cpu adds the CPU-per-request row of t, unless the servers ran in process.
+func (rep *report) cpu(t trio, scenario string, lim limits) {
+	if t.proxy.cpu == 0 && t.gw.cpu == 0 {
+		return
+	}
+	rep.add(scenario, "CPU/request", cpuUnit, t.proxy.cpuPer(), t.peer.cpuPer(), t.gw.cpuPer(), t.peered, lim)
 }
 
 func (b *bench) nonstream(ctx context.Context, rep *report) error {
-	for _, rate := range []float64{500, 1000} {
+	for i, rate := range []float64{500, 1000} {
 		rate *= b.o.rateScale
 		name := fmt.Sprintf("non-streamed %g/s", rate)
-		p, g, err := b.compare(ctx, name, rep, func(ctx context.Context, pr *proc, gw bool, d time.Duration) result {
-			return b.load.openLoop(ctx, chatCall(pr, script, false, gw), rate, d)
+		t, err := b.compare(ctx, name, rep, func(ctx context.Context, pr *proc, d time.Duration) result {
+			return b.load.openLoop(ctx, chatCall(pr, script, false), rate, d)
 		})
 		if err != nil {
 			return err
 		}
-		rep.ratio(name, "p50", p.quantile(0.5, false), g.quantile(0.5, false), 1.3)
-		rep.ratio(name, "p99", p.quantile(0.99, false), g.quantile(0.99, false), 1.5)
+		if i == 0 {
+			rep.plain = name
+		}
+		// Issue 5 against the proxy; issue 23 against Bifrost.
+		rep.latency(t, name, "p50", 0.5, false, limits{proxy: 1.3, peer: 0.8})
+		rep.latency(t, name, "p99", 0.99, false, limits{proxy: 1.5, peer: 1})
+		rep.cpu(t, name, limits{proxy: 1.6, peer: 0.8})
 	}
 	return nil
 }
@@ -194,16 +267,18 @@ func (b *bench) nonstream(ctx context.Context, rep *report) error {
 func (b *bench) stream(ctx context.Context, rep *report) error {
 	rate := 300 * b.o.rateScale
 	name := fmt.Sprintf("streamed %g/s", rate)
-	p, g, err := b.compare(ctx, name, rep, func(ctx context.Context, pr *proc, gw bool, d time.Duration) result {
-		return b.load.openLoop(ctx, chatCall(pr, script, true, gw), rate, d)
+	t, err := b.compare(ctx, name, rep, func(ctx context.Context, pr *proc, d time.Duration) result {
+		return b.load.openLoop(ctx, chatCall(pr, script, true), rate, d)
 	})
 	if err != nil {
 		return err
 	}
-	rep.ratio(name, "first content p50", p.quantile(0.5, true), g.quantile(0.5, true), 1.3)
-	rep.ratio(name, "total p50", p.quantile(0.5, false), g.quantile(0.5, false), 1.5)
-	rep.ratio(name, "first content p99", p.quantile(0.99, true), g.quantile(0.99, true), 0)
-	rep.ratio(name, "total p99", p.quantile(0.99, false), g.quantile(0.99, false), 0)
+	rep.streamed = name
+	rep.latency(t, name, "first content p50", 0.5, true, limits{proxy: 1.3, peer: 0.8})
+	rep.latency(t, name, "total p50", 0.5, false, limits{proxy: 1.5})
+	rep.latency(t, name, "first content p99", 0.99, true, limits{proxy: 1.3})
+	rep.latency(t, name, "total p99", 0.99, false, limits{})
+	rep.cpu(t, name, limits{proxy: 1.6, peer: 0.6})
 	return nil
 }
 
@@ -226,41 +301,34 @@ func (b *bench) saturation(ctx context.Context, rep *report) error {
 			"The mock sends the gateway the same stream flushed once (flush=end), and the proxy its one body."},
 	} {
 		name := fmt.Sprintf("%s, %d connections", v.name, satConns)
-		var use [2]cpuUse // proxy, gateway: where the machine's CPU went, per request
-		p, g, err := b.compare(ctx, name, rep, func(ctx context.Context, pr *proc, gw bool, d time.Duration) result {
-			s0, m0 := cpuTime(pr.pid), cpuTime(b.c.mock.pid)
-			r := b.load.closedLoop(ctx, chatCall(pr, v.script, v.stream, gw), satConns, d)
-			u := &use[0]
-			if gw {
-				u = &use[1]
-			}
-			u.server += cpuTime(pr.pid) - s0
-			u.mock += cpuTime(b.c.mock.pid) - m0
-			u.n += r.n
+		mock := map[*proc]time.Duration{} // the mock's CPU time behind each server
+		t, err := b.compare(ctx, name, rep, func(ctx context.Context, pr *proc, d time.Duration) result {
+			m0 := cpuTime(b.c.mock.pid)
+			r := b.load.closedLoop(ctx, chatCall(pr, v.script, v.stream), satConns, d)
+			mock[pr] += cpuTime(b.c.mock.pid) - m0
 			return r
 		})
 		if err != nil {
 			return err
 		}
-		rep.throughput(name, p.throughput(), g.throughput(), v.limit)
-		if b.o.inproc || use[0].n == 0 || use[1].n == 0 {
+		rep.add(name, "throughput", rpsUnit, t.proxy.throughput(), t.peer.throughput(), t.gw.throughput(),
+			t.peered, limits{proxy: v.limit})
+		rep.cpu(t, name, limits{})
+		if b.o.inproc {
 			continue
 		}
-		rep.notes = append(rep.notes, fmt.Sprintf("%s, CPU per request (user+system, from /proc): "+
-			"proxy %s and the mock behind it %s; gateway %s and the mock behind it %s. %s", name,
-			use[0].per(use[0].server), use[0].per(use[0].mock), use[1].per(use[1].server), use[1].per(use[1].mock), v.why))
+		line := name + ", CPU per request of the mock (user+system, from /proc) behind"
+		for i, p := range b.c.targets() {
+			r := t.of(b, p)
+			sep := ","
+			if i == 0 {
+				sep = ""
+			}
+			line += fmt.Sprintf("%s %s %s", sep, p.name, perReq(mock[p], r.n))
+		}
+		rep.notes = append(rep.notes, line+". "+v.why)
 	}
 	return nil
-}
-
-// cpuUse sums the CPU time of a server and of the mock over n requests.
-type cpuUse struct {
-	server, mock time.Duration
-	n            int
-}
-
-func (u cpuUse) per(d time.Duration) string {
-	return fmt.Sprintf("%.0f µs", float64(d.Microseconds())/float64(u.n))
 }
 
 // memStat is what the memory scenario measured of one server.
@@ -283,19 +351,16 @@ func (b *bench) memory(ctx context.Context, rep *report) error {
 	chunks := int(math.Ceil(float64(n)/openRate)) + 3
 	mscript := fmt.Sprintf("text?len=%d&chunk=10&delay=1s", 10*chunks)
 	var stats [2]memStat
-	for i, t := range []struct {
-		p  *proc
-		gw bool
-	}{{b.c.proxy, false}, {b.c.gateway, true}} {
-		st, err := b.hold(ctx, t.p, chatCall(t.p, mscript, true, t.gw), n)
+	for i, p := range []*proc{b.c.proxy, b.c.gateway} {
+		st, err := b.hold(ctx, p, chatCall(p, mscript, true), n)
 		if err != nil {
-			return fmt.Errorf("%s: %w", t.p.name, err)
+			return fmt.Errorf("%s: %w", p.name, err)
 		}
 		stats[i] = st
 	}
 	name := fmt.Sprintf("memory, %d open streams", n)
 	p, g := stats[0], stats[1]
-	rep.runs(name, p.res, g.res)
+	rep.runs(name, trio{proxy: p.res, gw: g.res})
 	rep.rows = append(rep.rows, row{scenario: name, metric: "RSS added per stream",
 		proxy: fmt.Sprintf("%.1f KiB", p.perStream(n)), gateway: fmt.Sprintf("%.1f KiB", g.perStream(n)),
 		pv: p.perStream(n), gv: g.perStream(n), ratio: ratioString(p.perStream(n), g.perStream(n)),

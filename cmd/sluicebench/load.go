@@ -42,13 +42,11 @@ type call struct {
 	stream bool
 }
 
-// chatCall builds the request of a mock script: the gateway is asked for the direct target
-// "mock/<script>", the proxy passes "<script>" to the mock as is.
-func chatCall(p *proc, script string, stream bool, viaGateway bool) call {
-	model := script
-	if viaGateway {
-		model = "mock/" + script
-	}
+// chatCall builds the request of a mock script for p: the gateway is asked for the direct
+// target "mock/<script>", Bifrost for "openai/<script>", the proxy passes "<script>" to the
+// mock as is.
+func chatCall(p *proc, script string, stream bool) call {
+	model := p.model + script
 	body, _ := json.Marshal(map[string]any{
 		"model":    model,
 		"stream":   stream,
@@ -156,6 +154,23 @@ type result struct {
 	firstErr error
 	n        int           // requests completed, successful or not
 	elapsed  time.Duration // of a closed loop
+	cpu      time.Duration // the server process's CPU time over the load (0: not measured)
+}
+
+// cpuPer is the server's CPU time per completed request in µs (0: not measured).
+func (r *result) cpuPer() float64 {
+	if r.n == 0 {
+		return 0
+	}
+	return float64(r.cpu.Microseconds()) / float64(r.n)
+}
+
+// perReq formats d over n requests.
+func perReq(d time.Duration, n int) string {
+	if n == 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.0f µs", float64(d.Microseconds())/float64(n))
 }
 
 func (r *result) add(s sample) {
@@ -178,6 +193,7 @@ func (r *result) merge(o result) {
 	r.errs += o.errs
 	r.n += o.n
 	r.elapsed += o.elapsed
+	r.cpu += o.cpu
 }
 
 // throughput is the successful requests per second of a closed loop.

@@ -103,7 +103,7 @@ func (b *bench) redisHung(ctx context.Context, rep *report) error {
 	}
 	defer gw.stop()
 	rate := redisRate * b.o.rateScale
-	gwCall, pCall := chatCall(gw, script, false, true), chatCall(b.c.proxy, script, false, false)
+	gwCall, pCall := chatCall(gw, script, false), chatCall(b.c.proxy, script, false)
 	warm := min(b.o.duration/5, time.Second)
 	b.load.openLoop(ctx, pCall, rate, warm)
 	b.load.openLoop(ctx, gwCall, rate, warm)
@@ -129,11 +129,11 @@ func (b *bench) redisHung(ctx context.Context, rep *report) error {
 		}
 	}
 	answering := fmt.Sprintf("non-streamed %g/s, Redis answering", rate)
-	rep.runs(answering, proxy, up)
+	rep.runs(answering, trio{proxy: proxy, gw: up})
 	rep.ratio(answering, "p50", proxy.quantile(0.5, false), up.quantile(0.5, false), 0)
 	rep.ratio(answering, "p99", proxy.quantile(0.99, false), up.quantile(0.99, false), 0)
 	name := fmt.Sprintf("non-streamed %g/s, Redis hung (SIGSTOP), on_failure: open", rate)
-	rep.runs(name, proxy, hung)
+	rep.runs(name, trio{proxy: proxy, gw: hung})
 	rep.ratio(name, "p50", proxy.quantile(0.5, false), hung.quantile(0.5, false), 0)
 	p99 := hung.quantile(0.99, false)
 	rep.ratio(name, "p99", proxy.quantile(0.99, false), p99, 0)

@@ -12,19 +12,69 @@ import (
 // report is the markdown table of a run and its notes.
 type report struct {
 	header []string
+	peer   string // the peer's name in the columns ("Bifrost"), empty without a peer
 	rows   []row
 	notes  []string
 	failed bool // a request failed
+	// plain and streamed name the scenarios of the side-by-side table (empty: not run).
+	plain, streamed string
 }
 
-// row is one measured figure of both servers. pv and gv are the raw values (ms, req/s, KiB).
+// row is one measured figure of the servers. pv, bv and gv are the raw values (ms, µs,
+// req/s, KiB) of the proxy, the peer and the gateway; bv and peer are empty without a peer.
 type row struct {
-	scenario, metric string
-	proxy, gateway   string
-	pv, gv           float64
-	ratio            string
-	target           string // empty: for information
-	holds            string
+	scenario, metric     string
+	proxy, peer, gateway string
+	pv, bv, gv           float64
+	ratio, peerRatio     string // gateway / proxy, gateway / peer
+	target               string // empty: for information
+	holds                string
+}
+
+// limits are a row's targets: the gateway's value at most (or, for a throughput, at least)
+// proxy times the proxy's and peer times the peer's; 0 is no target.
+type limits struct{ proxy, peer float64 }
+
+// unit formats a raw value; atLeast marks a figure where more is better (a throughput).
+type unit struct {
+	format  string
+	atLeast bool
+}
+
+var (
+	msUnit  = unit{format: "%.2f ms"}
+	cpuUnit = unit{format: "%.0f µs"}
+	rpsUnit = unit{format: "%.0f req/s", atLeast: true}
+)
+
+// add adds a row of the three values (b, the peer's, only if peered) against lim.
+func (r *report) add(scenario, metric string, u unit, p, b, g float64, peered bool, lim limits) {
+	rw := row{scenario: scenario, metric: metric, proxy: fmt.Sprintf(u.format, p), gateway: fmt.Sprintf(u.format, g),
+		pv: p, gv: g, ratio: ratioString(p, g)}
+	if peered {
+		rw.peer, rw.bv, rw.peerRatio = fmt.Sprintf(u.format, b), b, ratioString(b, g)
+	}
+	op := "<="
+	if u.atLeast {
+		op = ">="
+	}
+	var targets []string
+	ok := true
+	check := func(limit, ref float64, name string) {
+		if limit <= 0 {
+			return
+		}
+		targets = append(targets, fmt.Sprintf("%s %gx %s", op, limit, name))
+		ok = ok && ref > 0 && (u.atLeast && g >= limit*ref || !u.atLeast && g <= limit*ref)
+	}
+	check(lim.proxy, p, "proxy")
+	if peered {
+		check(lim.peer, b, r.peer)
+	}
+	if len(targets) > 0 {
+		rw.target, rw.holds = strings.Join(targets, ", "), yesNo(ok)
+	}
+	r.rows = append(r.rows, rw)
 }
 
 func newReport(o options) *report {
@@ -37,9 +87,10 @@ func newReport(o options) *report {
 		fmt.Sprintf("Run %s on %s: %s/%s, %d CPUs (%s), %s; %s.",
 			time.Now().UTC().Format("2006-01-02 15:04 MST"), host, runtime.GOOS, runtime.GOARCH,
 			runtime.NumCPU(), cpuModel(), runtime.Version(), mode),
-		fmt.Sprintf("Each load runs %s per server (after a warm-up, in halves: proxy, gateway, gateway, proxy). "+
-			"Mock answer: `%s` (20 text chunks), sent at once. Ratios are gateway / proxy; latencies are "+
-			"measured from each request's scheduled time (open loop).", o.duration, script),
+		fmt.Sprintf("Each load runs %s per server (after a warm-up, in halves: proxy, [Bifrost,] gateway, gateway, [Bifrost,] proxy). "+
+			"Mock answer: `%s` (20 text chunks), sent at once. Ratios are gateway / proxy (and / Bifrost); latencies are "+
+			"measured from each request's scheduled time (open loop); CPU/request is the server process's own "+
+			"user+system time (/proc/<pid>/stat) over its measured load divided by the requests it completed.", o.duration, script),
 	}}
 }
 
@@ -59,36 +110,23 @@ func cpuModel() string {
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-// ratio adds a latency row; limit 0 means for information.
+// ratio adds a latency row of the proxy and the gateway; limit 0 means for information.
 func (r *report) ratio(scenario, metric string, p, g time.Duration, limit float64) {
-	rw := row{scenario: scenario, metric: metric, proxy: fmt.Sprintf("%.2f ms", ms(p)),
-		gateway: fmt.Sprintf("%.2f ms", ms(g)), pv: ms(p), gv: ms(g), ratio: ratioString(ms(p), ms(g))}
-	if limit > 0 {
-		rw.target = fmt.Sprintf("<= %gx", limit)
-		rw.holds = yesNo(p > 0 && float64(g) <= limit*float64(p))
-	}
-	r.rows = append(r.rows, rw)
+	r.add(scenario, metric, msUnit, ms(p), 0, ms(g), false, limits{proxy: limit})
 }
 
-// throughput adds a throughput row: the gateway must reach limit times the proxy; limit 0
-// means for information.
-func (r *report) throughput(scenario string, p, g, limit float64) {
-	rw := row{scenario: scenario, metric: "throughput", proxy: fmt.Sprintf("%.0f req/s", p),
-		gateway: fmt.Sprintf("%.0f req/s", g), pv: p, gv: g, ratio: ratioString(p, g)}
-	if limit > 0 {
-		rw.target, rw.holds = fmt.Sprintf(">= %gx", limit), yesNo(p > 0 && g >= limit*p)
+// runs notes how many requests a scenario sent to each server and how many failed.
+func (r *report) runs(scenario string, t trio) {
+	line := scenario + ":"
+	for i, x := range t.each() {
+		sep := ";"
+		if i == 0 {
+			sep = ""
+		}
+		line += fmt.Sprintf("%s %s %d requests, %d failed", sep, x.name, x.r.n, x.r.errs)
 	}
-	r.rows = append(r.rows, rw)
-}
-
-// runs notes how many requests a scenario sent and how many failed.
-func (r *report) runs(scenario string, p, g result) {
-	line := fmt.Sprintf("%s: proxy %d requests, %d failed; gateway %d requests, %d failed.",
-		scenario, p.n, p.errs, g.n, g.errs)
-	for _, x := range []struct {
-		name string
-		r    result
-	}{{"proxy", p}, {"gateway", g}} {
+	line += "."
+	for _, x := range t.each() {
 		if x.r.firstErr != nil {
 			r.failed = true
 			line += fmt.Sprintf(" First %s error: %v.", x.name, x.r.firstErr)
@@ -116,11 +154,22 @@ func (r *report) write(w io.Writer) {
 		fmt.Fprintln(w, h)
 		fmt.Fprintln(w)
 	}
-	fmt.Fprintln(w, "| scenario | metric | proxy | gateway | ratio | target | holds |")
-	fmt.Fprintln(w, "|---|---|---:|---:|---:|---|---|")
+	r.side(w)
+	if r.peer == "" {
+		fmt.Fprintln(w, "| scenario | metric | proxy | gateway | ratio | target | holds |")
+		fmt.Fprintln(w, "|---|---|---:|---:|---:|---|---|")
+	} else {
+		fmt.Fprintf(w, "| scenario | metric | proxy | %s | gateway | / proxy | / %s | target | holds |\n", r.peer, r.peer)
+		fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---|---|")
+	}
 	for _, rw := range r.rows {
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n",
-			rw.scenario, rw.metric, rw.proxy, rw.gateway, rw.ratio, rw.target, rw.holds)
+		if r.peer == "" {
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n",
+				rw.scenario, rw.metric, rw.proxy, rw.gateway, rw.ratio, rw.target, rw.holds)
+			continue
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+			rw.scenario, rw.metric, rw.proxy, rw.peer, rw.gateway, rw.ratio, rw.peerRatio, rw.target, rw.holds)
 	}
 	if len(r.notes) > 0 {
 		fmt.Fprintln(w)
@@ -128,4 +177,43 @@ func (r *report) write(w io.Writer) {
 	for _, n := range r.notes {
 		fmt.Fprintln(w, "- "+n)
 	}
+}
+
+// find is the row of scenario and metric, or nil.
+func (r *report) find(scenario, metric string) *row {
+	for i := range r.rows {
+		if r.rows[i].scenario == scenario && r.rows[i].metric == metric {
+			return &r.rows[i]
+		}
+	}
+	return nil
+}
+
+// side writes the side-by-side table of issue 23, one line per server, when the plain and
+// the streamed scenarios ran; a figure not measured (CPU in process) is "n/a".
+func (r *report) side(w io.Writer) {
+	if r.plain == "" || r.streamed == "" {
+		return
+	}
+	cells := []*row{r.find(r.plain, "p50"), r.find(r.plain, "p99"), r.find(r.plain, "CPU/request"),
+		r.find(r.streamed, "first content p50"), r.find(r.streamed, "first content p99"), r.find(r.streamed, "CPU/request")}
+	fmt.Fprintf(w, "| | %s p50 | p99 | CPU/request | %s first content p50 | p99 | CPU/request |\n", r.plain, r.streamed)
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|")
+	line := func(name string, get func(*row) string) {
+		fmt.Fprintf(w, "| %s |", name)
+		for _, c := range cells {
+			v := "n/a"
+			if c != nil && get(c) != "" {
+				v = get(c)
+			}
+			fmt.Fprintf(w, " %s |", v)
+		}
+		fmt.Fprintln(w)
+	}
+	line("bare `httputil.ReverseProxy`", func(c *row) string { return c.proxy })
+	if r.peer != "" {
+		line(r.peer, func(c *row) string { return c.peer })
+	}
+	line("**Sluice**", func(c *row) string { return c.gateway })
+	fmt.Fprintln(w)
 }

@@ -196,6 +196,21 @@ func (l *listener) admin() http.Handler {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 		}
 	})
+	// The allocations since the process started (warm-ups included), sampled at the
+	// runtime's default rate: where the garbage the collector pays for comes from.
+	mux.HandleFunc("POST /memprofile", func(w http.ResponseWriter, r *http.Request) {
+		path := r.URL.Query().Get("path")
+		f, err := os.Create(path)
+		if err == nil {
+			err = pprof.Lookup("allocs").WriteTo(f, 0)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+		}
+	})
 	return mux
 }
 
@@ -285,6 +300,7 @@ type proc struct {
 	name  string
 	url   string // http://host:port
 	admin string // http://host:port of the admin endpoints
+	model string // prefix of the mock script in the model name: "mock/" (gateway), "openai/" (Bifrost)
 	pid   int
 	stop  func() error
 }
@@ -368,7 +384,7 @@ func spawn(kind, upstream, redisURL, dir, profile string) (*proc, error) {
 		stop()
 		return nil, r.err
 	}
-	return &proc{name: kind, url: "http://" + f[1], admin: "http://" + f[2], pid: cmd.Process.Pid, stop: stop}, nil
+	return &proc{name: kind, url: "http://" + f[1], admin: "http://" + f[2], model: modelPrefix(kind), pid: cmd.Process.Pid, stop: stop}, nil
 }
 
 // inProcess serves kind in this process, on its own listeners and http.Server.
@@ -388,17 +404,34 @@ func inProcess(ctx context.Context, kind, upstream, redisURL string) (*proc, err
 	}
 	l.release = release
 	return &proc{name: kind, url: "http://" + l.ln.Addr().String(), admin: "http://" + l.aln.Addr().String(),
-		stop: func() error { l.close(); return nil }}, nil
+		model: modelPrefix(kind), stop: func() error { l.close(); return nil }}, nil
 }
 
-// cluster is the mock, the gateway and the proxy.
+// modelPrefix is what a server of kind needs before the mock script in the model name: the
+// gateway's direct target names its provider; the proxy passes the script on as is.
+func modelPrefix(kind string) string {
+	if kind == "gateway" {
+		return "mock/"
+	}
+	return ""
+}
+
+// cluster is the mock, the gateway, the proxy and the optional peer (Bifrost).
 type cluster struct {
-	mock, gateway, proxy *proc
+	mock, gateway, proxy, peer *proc
 }
 
-// start starts the three servers, in child processes unless inproc. profile, if set, is
-// where the gateway writes its CPU profile.
-func start(ctx context.Context, inproc bool, dir, profile string) (*cluster, error) {
+// targets are the servers under load in the order of a comparison's first half.
+func (c *cluster) targets() []*proc {
+	if c.peer == nil {
+		return []*proc{c.proxy, c.gateway}
+	}
+	return []*proc{c.proxy, c.peer, c.gateway}
+}
+
+// start starts the servers, in child processes unless inproc, and the peer when pe names
+// its binary. profile, if set, is where the gateway writes its CPU profile.
+func start(ctx context.Context, inproc bool, dir, profile string, pe peerEnv) (*cluster, error) {
 	c := &cluster{}
 	var err error
 	launch := func(kind, upstream, profile string) (*proc, error) {
@@ -418,6 +451,12 @@ func start(ctx context.Context, inproc bool, dir, profile string) (*cluster, err
 		c.stop()
 		return nil, err
 	}
+	if pe.bin != "" {
+		if c.peer, err = spawnBifrost(ctx, pe, c.mock.url, dir); err != nil {
+			c.stop()
+			return nil, err
+		}
+	}
 	return c, nil
 }
 
@@ -425,7 +464,7 @@ func start(ctx context.Context, inproc bool, dir, profile string) (*cluster, err
 // connections).
 func (c *cluster) stop() error {
 	var errs []error
-	for _, p := range []*proc{c.gateway, c.proxy, c.mock} {
+	for _, p := range []*proc{c.gateway, c.proxy, c.peer, c.mock} {
 		if p != nil {
 			if err := p.stop(); err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w", p.name, err))
@@ -450,20 +489,41 @@ func rssKiB(pid int) (int64, error) {
 }
 
 // cpuTime is the user plus system CPU time of pid so far, from /proc/<pid>/stat (Linux; 0
-// elsewhere). Ticks are taken as 100 per second, the value of every Linux build we run on.
+// elsewhere or for pid 0, this process's own servers).
 func cpuTime(pid int) time.Duration {
+	if pid <= 0 {
+		return 0
+	}
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return 0
 	}
-	// The command name may hold spaces: the fields counted here start after its ")".
-	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-	if len(f) < 13 {
-		return 0
+	d, _ := parseStat(b)
+	return d
+}
+
+// parseStat is utime+stime of one /proc/<pid>/stat line (proc(5): fields 14 and 15, in clock
+// ticks, taken as 100 per second, the USER_HZ of every Linux build we run on).
+func parseStat(b []byte) (time.Duration, error) {
+	// The command name, in parentheses, may hold spaces and ')': the fields counted here
+	// start after its last ')', with field 3 (state).
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, errors.New("/proc stat: no command name")
 	}
-	ut, _ := strconv.ParseInt(f[11], 10, 64)
-	st, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(ut+st) * 10 * time.Millisecond
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0, fmt.Errorf("/proc stat: %d fields after the command name, want >= 13", len(f))
+	}
+	ut, err := strconv.ParseUint(f[11], 10, 63)
+	if err != nil {
+		return 0, fmt.Errorf("/proc stat utime: %w", err)
+	}
+	st, err := strconv.ParseUint(f[12], 10, 63)
+	if err != nil {
+		return 0, fmt.Errorf("/proc stat stime: %w", err)
+	}
+	return time.Duration(ut+st) * 10 * time.Millisecond, nil
 }
 
 // raiseNoFile raises the soft limit on open files to the hard limit: the memory scenario

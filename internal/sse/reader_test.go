@@ -252,3 +252,40 @@ func TestReaderBeforeRead(t *testing.T) {
 		t.Errorf("three events in one read ran the hook %d times, want 1", hooks)
 	}
 }
+
+// TestRelease checks that a released Reader reads no more, keeps the error that ended it,
+// and that Readers reusing released buffers, dirty with longer events, decode their own
+// streams exactly.
+func TestRelease(t *testing.T) {
+	r := NewReader(strings.NewReader("data: "+strings.Repeat("x", 5000)+"\n\ndata: more\n\n"), 0)
+	if ev, err := r.Next(); err != nil || len(ev.Data) != 5000 {
+		t.Fatalf("got %d bytes, %v, want 5000 bytes", len(ev.Data), err)
+	}
+	r.Release()
+	if _, err := r.Next(); err != ErrReleased {
+		t.Errorf("after Release: got %v, want ErrReleased", err)
+	}
+	r.Release() // a second Release does nothing
+
+	ended := NewReader(strings.NewReader("data: a"), 0)
+	if _, err := ended.Next(); err != ErrCut {
+		t.Fatalf("got %v, want ErrCut", err)
+	}
+	ended.Release()
+	if _, err := ended.Next(); err != ErrCut {
+		t.Errorf("after Release: got %v, want the sticky ErrCut", err)
+	}
+
+	for i := range 50 {
+		want := fmt.Sprintf("e%d", i)
+		r := NewReader(strings.NewReader("event: t\ndata: "+want+"\ndata: z\n\n"), 0)
+		ev, err := r.Next()
+		if err != nil || ev.Type != "t" || string(ev.Data) != want+"\nz" {
+			t.Fatalf("reader %d: got %q %q, %v, want t %q", i, ev.Type, ev.Data, err, want+"\nz")
+		}
+		if _, err := r.Next(); err != io.EOF {
+			t.Fatalf("reader %d: got %v, want io.EOF", i, err)
+		}
+		r.Release()
+	}
+}

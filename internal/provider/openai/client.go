@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -11,6 +12,7 @@ import (
 
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"go.opentelemetry.io/otel/propagation"
 
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/provider/transport"
@@ -42,12 +44,31 @@ type Client struct {
 	noStreamOptions bool
 }
 
-// conn is what the Chat Completions and the Responses adapters share: the provider's name
-// and the openai-go client that carries the HTTP call. Safe for concurrent use.
+// conn is what the Chat Completions and the Responses adapters share: the provider's name,
+// the openai-go client (the reference for every request, and the carrier of the others)
+// and the requests it writes for the streamed paths, which post sends directly. Safe for
+// concurrent use.
 type conn struct {
 	origin
-	sdk sdk.Client
+	sdk  sdk.Client
+	hc   *http.Client
+	prep map[string]prepared // by path; read-only after newConn
 }
+
+// prepared is what openai-go writes for a POST of a JSON body to one path: its URL and
+// headers. They do not depend on the body, so post writes them itself: openai-go's request
+// path (its options, its middleware chain, its request config and body wrappers) cost
+// about as much per call as decoding the whole answer.
+type prepared struct {
+	url    string
+	header http.Header
+}
+
+// streamedPaths are the paths post sends directly.
+var streamedPaths = []string{"chat/completions", "responses"}
+
+// errPrepared stops the call that prepare runs through openai-go once it wrote the request.
+var errPrepared = errors.New("prepared")
 
 var _ llm.Provider = (*Client)(nil)
 
@@ -90,7 +111,34 @@ func newConn(c Config) conn {
 	for _, k := range slices.Sorted(maps.Keys(c.Query)) {
 		opts = append(opts, option.WithQuery(k, c.Query[k]))
 	}
-	return conn{origin: origin{name: c.Name, scrub: c.Scrub}, sdk: sdk.Client{Options: opts}}
+	cn := conn{origin: origin{name: c.Name, scrub: c.Scrub}, sdk: sdk.Client{Options: opts}, hc: hc,
+		prep: map[string]prepared{}}
+	for _, path := range streamedPaths {
+		if p, ok := cn.prepare(path); ok {
+			cn.prep[path] = p
+		}
+	}
+	return cn
+}
+
+// prepare has openai-go write the request of a POST to path, stops it before it is sent,
+// and keeps its URL and headers (without the trace headers, which are the call's).
+func (c *conn) prepare(path string) (prepared, bool) {
+	var p prepared
+	capture := func(req *http.Request, _ option.MiddlewareNext) (*http.Response, error) {
+		p = prepared{url: req.URL.String(), header: req.Header.Clone()}
+		return nil, errPrepared
+	}
+	var res *http.Response
+	err := c.sdk.Post(context.Background(), path, nil, &res, option.WithRequestBody("application/json", []byte("{}")),
+		option.WithMiddleware(capture))
+	if !errors.Is(err, errPrepared) || p.header == nil {
+		return prepared{}, false
+	}
+	for _, k := range (propagation.TraceContext{}).Fields() {
+		p.header.Del(k)
+	}
+	return p, true
 }
 
 // Stream starts a streamed Chat Completions call of req. It returns once the upstream
@@ -115,16 +163,8 @@ func (c *Client) Stream(ctx context.Context, req *llm.Request) (llm.Stream, erro
 // non-2xx answer, a connection failure, or a JSON answer instead of a stream is an
 // *llm.Error.
 func (c *conn) post(ctx context.Context, path string, body []byte) (io.ReadCloser, error) {
-	var res *http.Response
-	// Passing **http.Response as the result makes openai-go hand over the response with its
-	// body unread (requestconfig: "A pointer to a [*http.Response] is populated by the raw
-	// response"); non-2xx answers never get there: captureErrorBody turns them into a
-	// *statusError first.
-	err := c.sdk.Post(ctx, path, nil, &res, option.WithRequestBody("application/json", body))
+	res, err := c.send(ctx, path, body)
 	if err != nil {
-		if res != nil && res.Body != nil {
-			res.Body.Close()
-		}
 		return nil, c.callError(ctx, err)
 	}
 	if mt, _, _ := mime.ParseMediaType(res.Header.Get("Content-Type")); mt == "application/json" {
@@ -138,6 +178,34 @@ func (c *conn) post(ctx context.Context, path string, body []byte) (io.ReadClose
 			Message: c.name + " answered with JSON, not an event stream"}
 	}
 	return res.Body, nil
+}
+
+// send POSTs body to path: the request openai-go writes (TestDirectRequest), written here
+// when prepared, else by openai-go. A non-2xx answer is a *statusError.
+func (c *conn) send(ctx context.Context, path string, body []byte) (*http.Response, error) {
+	p, ok := c.prep[path]
+	if !ok {
+		var res *http.Response
+		// Passing **http.Response as the result makes openai-go hand over the response with
+		// its body unread (requestconfig: "A pointer to a [*http.Response] is populated by the
+		// raw response"); non-2xx answers never get there: captureErrorBody turns them into
+		// a *statusError first.
+		err := c.sdk.Post(ctx, path, nil, &res, option.WithRequestBody("application/json", body))
+		if err != nil && res != nil && res.Body != nil {
+			res.Body.Close()
+		}
+		return res, err
+	}
+	// A bytes.Reader: net/http writes the headers and the body in one packet
+	// (transfer.go: isKnownInMemoryReader) and sets GetBody.
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.url, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header = p.header.Clone()
+	return captureErrorBody(req, func(req *http.Request) (*http.Response, error) {
+		return traceContext(req, c.hc.Do)
+	})
 }
 
 // statusError is a non-2xx answer, with at most transport.MaxErrorBody bytes of its body.

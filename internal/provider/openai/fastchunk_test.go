@@ -3,6 +3,7 @@ package openai
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -100,12 +101,26 @@ func sseData(t testing.TB, path string) [][]byte {
 
 // checkFastAgrees decodes data with the fast path, into a fresh chunk and into one dirty
 // from a previous chunk as the stream does, and fails if it accepted data that the full
-// decode rejects or decodes differently.
+// decode rejects or decodes differently. As a first chunk, with the head, it must agree
+// with encoding/json on the head too, and take the fast path exactly when it does without.
 func checkFastAgrees(t *testing.T, data []byte) bool {
 	t.Helper()
 	var fast chunk
-	if !decodeFast(data, &fast) {
+	if !decodeFast(data, &fast, nil) {
 		return false
+	}
+	var first chunk
+	var fh, uh head
+	if decodeFast(data, &first, &fh) {
+		if err := json.Unmarshal(data, &uh); err != nil {
+			t.Fatalf("fast path accepted %q with its head; json.Unmarshal: %v", data, err)
+		}
+		if fh != uh || !reflect.DeepEqual(first, fast) {
+			t.Fatalf("%q as a first chunk:\nfast %+v %+v\nfull %+v %+v", data, fh, first, uh, fast)
+		}
+	} else if !bytes.Contains(bytes.ToLower(data), []byte(`"id"`)) && !bytes.Contains(bytes.ToLower(data), []byte(`"model"`)) &&
+		!bytes.Contains(data, []byte(`\u`)) {
+		t.Fatalf("fast path refused %q with its head but took it without, and it names no head member", data)
 	}
 	var full chunk
 	if err := newDecoder().decode(data, &full); err != nil {
@@ -117,7 +132,7 @@ func checkFastAgrees(t *testing.T, data []byte) bool {
 	dirty := chunk{Choices: make([]wireChoice, 3, 8), Error: wire.Raw("x"), Usage: &wire.Usage{TotalTokens: 1}}
 	dirty.Choices[0] = wireChoice{Index: 7, Delta: wireDelta{Content: "old", ToolCalls: []wire.ToolCallDelta{{ID: "t"}}}, Logprobs: wire.Raw("1"), FinishReason: "stop"}
 	dirty.reset()
-	if !decodeFast(data, &dirty) {
+	if !decodeFast(data, &dirty, nil) {
 		t.Fatalf("fast path accepted %q into a fresh chunk but not a reused one", data)
 	}
 	if len(full.Choices) == 0 {
@@ -127,6 +142,38 @@ func checkFastAgrees(t *testing.T, data []byte) bool {
 		t.Fatalf("%q into a reused chunk:\nfast %+v\nfull %+v", data, dirty, full)
 	}
 	return true
+}
+
+// TestDecodeFastHead checks the head of a first chunk against encoding/json, on the fast
+// path and where the fast path must refuse it.
+func TestDecodeFastHead(t *testing.T) {
+	for _, c := range []struct {
+		data string
+		fast bool
+	}{
+		{`{"id":"chatcmpl-1","model":"gpt-x","choices":[]}`, true},
+		{`{"model":"m","id":null,"choices":[]}`, true},
+		{`{"id":"a\u00e9","choices":[]}`, true},
+		{`{"id":7,"choices":[]}`, false},                 // a type error: encoding/json's partial result
+		{`{"id":"a","id":"b","choices":[]}`, false},      // the last one wins there
+		{`{"ID":"a","choices":[]}`, false},               // case-folded
+		{`{"id":"a","model":["x"],"choices":[]}`, false}, // not a string
+	} {
+		var ch chunk
+		var h head
+		got := decodeFast([]byte(c.data), &ch, &h)
+		if got != c.fast {
+			t.Errorf("%s: got fast %v, want %v", c.data, got, c.fast)
+		}
+		checkFastAgrees(t, []byte(c.data))
+		if got {
+			var want head
+			json.Unmarshal([]byte(c.data), &want)
+			if h != want {
+				t.Errorf("%s: got head %+v, want %+v", c.data, h, want)
+			}
+		}
+	}
 }
 
 // FuzzDecodeFast: whenever the fast path decodes a chunk, encoding/json decodes the same

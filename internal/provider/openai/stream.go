@@ -39,9 +39,10 @@ func newSource(ctx context.Context, o origin, body io.ReadCloser, max int) sourc
 // Close, which unblocks a Recv in progress by closing the body.
 type stream struct {
 	source
-	json *decoder
+	json *decoder // made when a chunk first needs the full decode: most streams never do
 
 	chunk   chunk
+	head    head            // of the first chunk; a field, so that decoding it allocates nothing
 	q       transport.Queue // events of the current chunk; the error is io.EOF after a complete answer
 	started bool
 	// state per choice index: 0 not seen, 1 open, 2 finished.
@@ -50,7 +51,7 @@ type stream struct {
 }
 
 func newStream(ctx context.Context, o origin, body io.ReadCloser) *stream {
-	return &stream{source: newSource(ctx, o, body, maxEvent), json: newDecoder()}
+	return &stream{source: newSource(ctx, o, body, maxEvent)}
 }
 
 // Recv returns the next event. io.EOF means the answer is complete: every choice it named
@@ -72,8 +73,18 @@ func (s *source) BeforeWait(f func()) {
 var done = []byte("[DONE]")
 
 // Fill implements transport.Source: it reads one SSE event and queues its llm.Events, or
-// returns the error that ends the stream.
+// returns the error that ends the stream. Once it has, the stream reads no more events (the
+// queue's errors are sticky) and the events it queued hold copies, not the reader's bytes:
+// the reader's buffers go back to their pool.
 func (s *stream) Fill() error {
+	err := s.fill()
+	if err != nil {
+		s.dec.Release()
+	}
+	return err
+}
+
+func (s *stream) fill() error {
 	ev, err := s.dec.Next()
 	if err != nil {
 		return s.readError(err, func() error { return s.end("stream ended before every choice finished") })
@@ -90,8 +101,16 @@ func (s *stream) Fill() error {
 		return s.inStreamError(parseErrorBody(data))
 	}
 	s.chunk.reset()
-	if !decodeFast(data, &s.chunk) {
+	first := &s.head // the head is decoded from the first chunk only: later chunks repeat it
+	if s.started {
+		first = nil
+	}
+	if !decodeFast(data, &s.chunk, first) {
 		s.chunk.reset()
+		s.head = head{}
+		if s.json == nil {
+			s.json = newDecoder()
+		}
 		if err := s.json.decode(data, &s.chunk); err != nil {
 			return &llm.Error{Kind: llm.Unavailable, Message: s.name + " sent an event that is not a JSON chunk", Err: err}
 		}
@@ -101,9 +120,10 @@ func (s *stream) Fill() error {
 	}
 	if !s.started {
 		s.started = true
-		var h head
-		json.Unmarshal(data, &h) // cannot fail: the same bytes decoded above
-		s.q.Push(llm.Event{Type: llm.EvStart, ID: h.ID, Model: h.Model})
+		if s.head == (head{}) {
+			json.Unmarshal(data, &s.head) // cannot fail: the same bytes decoded above
+		}
+		s.q.Push(llm.Event{Type: llm.EvStart, ID: s.head.ID, Model: s.head.Model})
 	}
 	for i := range s.chunk.Choices {
 		if err := s.choice(&s.chunk.Choices[i]); err != nil {

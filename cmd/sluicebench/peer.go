@@ -1,0 +1,119 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// bifrostConfig is the peer's config.json: its openai provider pointed at the mock (base URL
+// without /v1: Bifrost appends /v1/chat/completions), any model, and request logging, the
+// config store and the logs store off, so that it keeps no database on the hot path.
+const bifrostConfig = `{
+  "client": {"enable_logging": false, "disable_content_logging": true},
+  "config_store": {"enabled": false},
+  "logs_store": {"enabled": false},
+  "providers": {
+    "openai": {
+      "keys": [{"name": "mock", "value": "sk-mock-upstream", "models": [], "weight": 1}],
+      "network_config": {"base_url": %q}
+    }
+  }
+}
+`
+
+// peerEnv is where the optional peer comes from: BIFROST_BIN, the built bifrost-http binary,
+// and BIFROST_DIR, its app dir (the bench writes config.json there; a fresh temporary
+// directory when unset).
+type peerEnv struct {
+	bin, dir string
+}
+
+func peerFromEnv(getenv func(string) string) peerEnv {
+	return peerEnv{bin: getenv("BIFROST_BIN"), dir: getenv("BIFROST_DIR")}
+}
+
+// spawnBifrost starts Bifrost on a free loopback port in front of the mock at upstream, its
+// output appended to bifrost.log in logDir, and waits until /health answers.
+func spawnBifrost(ctx context.Context, pe peerEnv, upstream, logDir string) (*proc, error) {
+	dir := pe.dir
+	if dir == "" {
+		dir = filepath.Join(logDir, "bifrost-app")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "config.json"), fmt.Appendf(nil, bifrostConfig, upstream), 0o644); err != nil {
+		return nil, err
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	logPath := filepath.Join(logDir, "bifrost.log")
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	defer logf.Close()
+	cmd := exec.Command(pe.bin, "-app-dir", dir, "-host", "127.0.0.1", "-port", strconv.Itoa(port), "-log-level", "error")
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting BIFROST_BIN: %w", err)
+	}
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	stop := func() error {
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-waited:
+			return nil // its exit status after SIGTERM says nothing about the run
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-waited
+			return errors.New("bifrost did not stop in 10 s: killed")
+		}
+	}
+	url := "http://127.0.0.1:" + strconv.Itoa(port)
+	hc := &http.Client{Timeout: time.Second}
+	for deadline := time.Now().Add(60 * time.Second); ; {
+		select {
+		case err := <-waited:
+			waited <- err
+			return nil, fmt.Errorf("bifrost exited before answering (%v): see %s", err, logPath)
+		case <-ctx.Done():
+			stop()
+			return nil, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+		if resp, err := hc.Get(url + "/health"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			stop()
+			return nil, fmt.Errorf("bifrost did not answer /health within 60 s: see %s", logPath)
+		}
+	}
+	return &proc{name: "bifrost", url: url, model: "openai/", pid: cmd.Process.Pid, stop: stop}, nil
+}
+
+// freePort is a loopback port free a moment ago (Bifrost takes a port, not a listener).
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseStat(t *testing.T) {
+	// A command name with a space and a ')' of its own: the fields count from the last ')'.
+	line := "4242 (sluice bench) x) S 1 4242 4242 0 -1 4194560 2301 0 0 0 731 129 0 0 20 0 9 0 1234 1000000 5000 18446744073709551615\n"
+	got, err := parseStat([]byte(line))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (731 + 129) * 10 * time.Millisecond; got != want {
+		t.Errorf("got %v, want %v", got, want)
+	}
+	for _, bad := range []string{"", "4242 sluice S 1", "4242 (x) S 1 2 3", "4242 (x) S 1 4242 4242 0 -1 4194560 2301 0 0 0 abc 129"} {
+		if _, err := parseStat([]byte(bad)); err == nil {
+			t.Errorf("parseStat(%q): got nil, want an error", bad)
+		}
+	}
+}
+
+func TestCPUPer(t *testing.T) {
+	var r result
+	if got := r.cpuPer(); got != 0 {
+		t.Errorf("no requests: got %v, want 0", got)
+	}
+	r.merge(result{n: 1000, cpu: 300 * time.Millisecond})
+	r.merge(result{n: 1000, cpu: 500 * time.Millisecond})
+	if got, want := r.cpuPer(), 400.0; got != want {
+		t.Errorf("got %v µs, want %v", got, want)
+	}
+}
+
+// TestAddPeer checks the ratios and both targets of a row with a peer: it holds only when
+// the gateway is within both.
+func TestAddPeer(t *testing.T) {
+	r := &report{peer: "Bifrost"}
+	lim := limits{proxy: 1.6, peer: 0.8}
+	r.add("plain", "CPU/request", cpuUnit, 200, 400, 300, true, lim) // 1.5x proxy, 0.75x peer
+	r.add("plain", "CPU/request", cpuUnit, 200, 400, 330, true, lim) // 1.65x proxy
+	r.add("plain", "CPU/request", cpuUnit, 200, 350, 300, true, lim) // 0.857x peer
+	r.add("plain", "CPU/request", cpuUnit, 200, 0, 300, false, lim)  // no peer: the proxy's target only
+	r.add("sat", "throughput", rpsUnit, 1000, 900, 800, true, limits{proxy: 0.7})
+	want := []struct{ ratio, peerRatio, target, holds string }{
+		{"1.50x", "0.75x", "<= 1.6x proxy, <= 0.8x Bifrost", "yes"},
+		{"1.65x", "0.82x", "<= 1.6x proxy, <= 0.8x Bifrost", "**no**"},
+		{"1.50x", "0.86x", "<= 1.6x proxy, <= 0.8x Bifrost", "**no**"},
+		{"1.50x", "", "<= 1.6x proxy", "yes"},
+		{"0.80x", "0.89x", ">= 0.7x proxy", "yes"},
+	}
+	for i, w := range want {
+		got := r.rows[i]
+		if got.ratio != w.ratio || got.peerRatio != w.peerRatio || got.target != w.target || got.holds != w.holds {
+			t.Errorf("row %d: got %q %q %q %q, want %q %q %q %q", i, got.ratio, got.peerRatio, got.target, got.holds,
+				w.ratio, w.peerRatio, w.target, w.holds)
+		}
+	}
+	if r.rows[0].peer != "400 µs" || r.rows[3].peer != "" {
+		t.Errorf("got peer cells %q, %q, want \"400 µs\", \"\"", r.rows[0].peer, r.rows[3].peer)
+	}
+}
+
+// TestSideBySide checks the table of issue 23: one line per server, the peer's between the
+// proxy's and the gateway's, n/a where a figure was not measured.
+func TestSideBySide(t *testing.T) {
+	r := &report{peer: "Bifrost", plain: "non-streamed 500/s", streamed: "streamed 300/s"}
+	tr := trio{peered: true}
+	r.add(r.plain, "p50", msUnit, 0.34, 0.55, 0.5, true, limits{})
+	r.add(r.plain, "p99", msUnit, 0.82, 0.94, 0.9, true, limits{})
+	r.add(r.plain, "CPU/request", cpuUnit, 219, 422, 300, true, limits{})
+	r.add(r.streamed, "first content p50", msUnit, 0.4, 0.71, 0.45, true, limits{})
+	r.add(r.streamed, "first content p99", msUnit, 0.93, 2.01, 1.1, true, limits{})
+	r.cpu(tr, r.streamed, limits{}) // not measured: no row
+	var b strings.Builder
+	r.write(&b)
+	for _, line := range []string{
+		"| bare `httputil.ReverseProxy` | 0.34 ms | 0.82 ms | 219 µs | 0.40 ms | 0.93 ms | n/a |",
+		"| Bifrost | 0.55 ms | 0.94 ms | 422 µs | 0.71 ms | 2.01 ms | n/a |",
+		"| **Sluice** | 0.50 ms | 0.90 ms | 300 µs | 0.45 ms | 1.10 ms | n/a |",
+		"| scenario | metric | proxy | Bifrost | gateway | / proxy | / Bifrost | target | holds |",
+	} {
+		if !strings.Contains(b.String(), line+"\n") {
+			t.Errorf("got report\n%s\nwant the line %s", b.String(), line)
+		}
+	}
+	if i, j := strings.Index(b.String(), "| Bifrost |"), strings.Index(b.String(), "| **Sluice** |"); i > j {
+		t.Errorf("got Bifrost's line after Sluice's:\n%s", b.String())
+	}
+}
