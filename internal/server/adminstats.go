@@ -2,12 +2,9 @@ package server
 
 import (
 	"net/http"
-	"strconv"
-	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/sluice-gw/sluice/internal/cache"
-	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/telemetry"
 )
 
@@ -15,21 +12,10 @@ import (
 // minutes (default and maximum: telemetry.stats_window), every replica's when Redis is
 // configured. With Redis unreachable it answers for this replica alone, and says so.
 func (s *Server) adminStats(c echo.Context) error {
-	window := int(s.obs.window / time.Minute)
-	minutes := window
-	if q := c.QueryParam("minutes"); q != "" {
-		n, err := strconv.Atoi(q)
-		if err != nil || n < 1 || n > window {
-			return s.reject(c, &llm.Error{Kind: llm.Invalid, Param: "minutes", Type: "invalid_request_error",
-				Message: "minutes must be a whole number from 1 to " + strconv.Itoa(window) + " (telemetry.stats_window)."})
-		}
-		minutes = n
-	}
 	var r stats
-	if f := s.obs.fleet; f != nil {
-		r.Report = f.Report(c.Request().Context(), minutes)
-	} else {
-		r.Report = telemetry.Merge(time.Now(), minutes, []telemetry.Snapshot{s.obs.tel.Stats().Snapshot("local")})
+	var err error
+	if r.Report, err = s.obs.Report(c.Request().Context(), c.QueryParam("minutes")); err != nil {
+		return s.reject(c, err)
 	}
 	if s.o.Cache != nil {
 		r.Cache = s.o.Cache.Stats()

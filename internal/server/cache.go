@@ -160,24 +160,10 @@ func roundContext(c echo.Context) (context.Context, context.CancelFunc) {
 // client leaves (its writes are dropped by the fill's sink), for the requests that follow.
 func leading(c echo.Context, cl turn.Client) turn.Client {
 	if f := exchangeOf(c).cache; f.Leading() {
-		return detached{cl, c}
+		return turn.Outliving(cl, func(st *fallback.Stream) relay.Sink { return recording(c, st, discard{}) })
 	}
 	return cl
 }
-
-type detached struct {
-	turn.Client
-	c echo.Context
-}
-
-func (d detached) Open(st *fallback.Stream) (relay.Sink, error) {
-	if sk, err := d.Client.Open(st); err == nil {
-		return sk, nil
-	}
-	return recording(d.c, st, discard{}), nil // the client left before the answer
-}
-
-func (d detached) Relayed() bool { d.Client.Relayed(); return false }
 
 type discard struct{}
 

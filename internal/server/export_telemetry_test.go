@@ -11,8 +11,8 @@ import (
 // at /metrics, before s serves: tests read what it recorded in memory.
 func SetTelemetry(s *Server, tp trace.TracerProvider, mp metric.MeterProvider, metrics http.Handler) {
 	s.o.Telemetry.TracerProvider, s.o.Telemetry.MeterProvider, s.o.Telemetry.Metrics = tp, mp, metrics
-	s.obs = newObserver(s.o)
+	s.obs = observer(s.o)
 }
 
 // PublishStats publishes s's statistics to the fleet now, as its timer would.
-func PublishStats(s *Server) { s.obs.fleet.Publish() }
+func PublishStats(s *Server) { s.obs.Publish() }

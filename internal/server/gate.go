@@ -51,9 +51,7 @@ func (s *Server) Close() error {
 	if s.o.UI.Tools.Set != nil {
 		_ = s.o.UI.Tools.Set.Close() // no run is left to call a tool
 	}
-	if s.obs.fleet != nil {
-		s.obs.fleet.Close() // no more statistics to publish: the store closes
-	}
+	s.obs.Close() // no more statistics to publish: the store closes
 	if s.o.Gate.Closer != nil {
 		return s.o.Gate.Closer.Close()
 	}

@@ -12,29 +12,6 @@ import (
 	"github.com/sluice-gw/sluice/internal/telemetry"
 )
 
-// observer is the server's telemetry (DESIGN §7): spans, metrics and the statistics of
-// /admin/stats, shared with the fleet through Redis when configured (telemetry.Fleet).
-type observer struct {
-	tel    *telemetry.Telemetry
-	window time.Duration
-	fleet  *telemetry.Fleet // nil: one replica
-}
-
-func newObserver(o Options) *observer {
-	to := o.Telemetry
-	if to.Models == nil {
-		to.Models = o.Models
-	}
-	if to.Window <= 0 {
-		to.Window = telemetry.DefaultWindow
-	}
-	ob := &observer{tel: telemetry.New(to), window: to.Window}
-	if st, ok := o.Gate.Shared.(telemetry.StatsStore); ok {
-		ob.fleet = telemetry.NewFleet(st, ob.tel, to.Window)
-	}
-	return ob
-}
-
 // unobserved are the paths that get no span: probes and scrapes, every few seconds each.
 var unobserved = map[string]bool{"/metrics": true, "/healthz": true, "/readyz": true}
 
@@ -46,7 +23,7 @@ func (s *Server) observe(c echo.Context, in *telemetry.Access) (end func()) {
 	if unobserved[r.URL.Path] {
 		return func() {}
 	}
-	ctx, rq := s.obs.tel.Start(r.Context(), r, c.Path(), in.Start)
+	ctx, rq := s.obs.Start(r.Context(), r, c.Path(), in.Start)
 	c.SetRequest(r.WithContext(ctx))
 	h := c.Response().Header()
 	if tr := rq.TraceResponse(); tr != "" {
@@ -65,8 +42,8 @@ func (s *Server) observe(c echo.Context, in *telemetry.Access) (end func()) {
 	})
 	return func() {
 		rq.End(ctx, in)
-		if s.obs.fleet != nil && in.Model != "" {
-			s.obs.fleet.Touch()
+		if in.Model != "" {
+			s.obs.Served()
 		}
 	}
 }
@@ -88,7 +65,7 @@ func (s *Server) roundOptions(c echo.Context, chain *fallback.Chain) relay.Optio
 // the admin token, like the rest of the admin API).
 func (s *Server) observeRoutes(e *echo.Echo) {
 	e.GET("/metrics", func(c echo.Context) error {
-		h := s.obs.tel.Metrics()
+		h := s.obs.Metrics()
 		if h == nil {
 			return s.reject(c, &llm.Error{Kind: llm.NotFound, Code: "not_found", Type: "invalid_request_error",
 				Message: "Metrics are off (telemetry.prometheus: false)."})

@@ -89,8 +89,8 @@ type Policy struct {
 type Server struct {
 	o    Options
 	echo *echo.Echo
-	obs  *observer    // telemetry (observe.go)
-	adm  admit.Policy // the keys' limits and budgets (limits.go)
+	obs  *telemetry.Observer // spans, metrics, statistics (observe.go)
+	adm  admit.Policy        // the keys' limits and budgets (limits.go)
 	// draining is set by Drain: /readyz fails from then on.
 	draining atomic.Bool
 	// catalog and embedders find the chain of a request's model (fallback.Catalog).
@@ -121,7 +121,7 @@ func New(o Options) *Server {
 	if o.BodyTimeout <= 0 {
 		o.BodyTimeout = 30 * time.Second
 	}
-	s := &Server{o: o, echo: echo.New(), obs: newObserver(o),
+	s := &Server{o: o, echo: echo.New(), obs: observer(o),
 		adm: admit.Policy{Limiter: o.Gate.Limiter, Window: o.Gate.Window, Budgets: o.Usage.Budgets, Prices: o.Usage.Prices}}
 	s.catalog = fallback.NewCatalog(o.Chains, o.Providers, o.Health, o.Log, o.Timeouts)
 	s.embedders = fallback.NewCatalog(o.Embeddings, embedders(o.Providers), o.Health, o.Log, o.Timeouts)
@@ -144,6 +144,15 @@ func New(o Options) *Server {
 	s.playgroundRoutes(e) // playground.go: the web page at /
 	s.mcpRoutes(e)        // mcp.go: the MCP gateway at /mcp
 	return s
+}
+
+// observer is the telemetry of o: its models are the metrics' labels unless it names them.
+func observer(o Options) *telemetry.Observer {
+	to := o.Telemetry
+	if to.Models == nil {
+		to.Models = o.Models
+	}
+	return telemetry.NewObserver(to, o.Gate.Shared)
 }
 
 // ServeHTTP serves one request.

@@ -1,10 +1,15 @@
 package telemetry
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"math"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/sluice-gw/sluice/internal/llm"
 )
 
 // clock is a settable clock for Stats.
@@ -100,5 +105,51 @@ func TestStatsMergeReplicas(t *testing.T) {
 	g, w := got.Data[0], want.Data[0]
 	if g != w {
 		t.Errorf("got %+v, want %+v", g, w)
+	}
+}
+
+// memStats is a StatsStore in memory.
+type memStats struct{ snaps map[string][]byte }
+
+func (m *memStats) PublishStats(_ context.Context, replica string, b []byte, _ time.Duration) error {
+	m.snaps[replica] = b
+	return nil
+}
+
+func (m *memStats) FleetStats(context.Context, time.Duration) ([][]byte, error) {
+	var out [][]byte
+	for _, b := range m.snaps {
+		out = append(out, b)
+	}
+	return out, nil
+}
+
+// TestObserverReport: minutes is checked against the window; a shared statistics store
+// makes the report the fleet's, anything else this replica's.
+func TestObserverReport(t *testing.T) {
+	ctx := t.Context()
+	ob := NewObserver(Options{Window: 5 * time.Minute}, nil)
+	defer ob.Close()
+	for _, bad := range []string{"0", "6", "x", "-1"} {
+		if _, err := ob.Report(ctx, bad); llm.KindOf(err) != llm.Invalid {
+			t.Errorf("minutes=%s: %v, want Invalid", bad, err)
+		}
+	}
+	if r, err := ob.Report(ctx, ""); err != nil || r.Partial {
+		t.Fatalf("whole window: %+v, %v", r, err)
+	}
+	store := &memStats{snaps: map[string][]byte{}}
+	other := NewObserver(Options{Window: 5 * time.Minute}, store)
+	defer other.Close()
+	other.Stats().Record("chat", "sim/echo", Sample{Duration: time.Millisecond})
+	other.Publish()
+	fleet := NewObserver(Options{Window: 5 * time.Minute}, store)
+	defer fleet.Close()
+	r, err := fleet.Report(ctx, "5")
+	if err != nil || len(store.snaps) != 1 || !strings.Contains(fmt.Sprint(r), "chat") {
+		t.Errorf("fleet report %+v, %v: want the other replica's chat", r, err)
+	}
+	if r, _ := ob.Report(ctx, "5"); strings.Contains(fmt.Sprint(r), "chat") {
+		t.Error("a replica without the store sees the fleet")
 	}
 }

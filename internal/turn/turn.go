@@ -52,6 +52,28 @@ type Client interface {
 	Restart(failed string)
 }
 
+// Outliving is cl for a round that goes on when its client leaves (a cache leader's, whose
+// answer other requests wait for): an Open that fails (the client left) gives the sink
+// instead(st), and the client's failed writes never end the round (Relayed reports it
+// there).
+func Outliving(cl Client, instead func(st *fallback.Stream) relay.Sink) Client {
+	return outliving{cl, instead}
+}
+
+type outliving struct {
+	Client
+	instead func(*fallback.Stream) relay.Sink
+}
+
+func (o outliving) Open(st *fallback.Stream) (relay.Sink, error) {
+	if sk, err := o.Client.Open(st); err == nil {
+		return sk, nil
+	}
+	return o.instead(st), nil
+}
+
+func (o outliving) Relayed() bool { o.Client.Relayed(); return false }
+
 // Meter accounts for each relay of a round, a failed one too: what it used is paid for.
 type Meter interface {
 	Round(st *fallback.Stream, resp *llm.Response, err error)

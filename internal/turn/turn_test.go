@@ -214,3 +214,21 @@ func TestClientGone(t *testing.T) {
 		t.Errorf("got %v after %d attempts, want Canceled and no fallback", err, len(run.Attempts))
 	}
 }
+
+// TestOutliving: a round whose client left before the answer still runs to its end, into
+// the sink it was given instead, and is not Canceled.
+func TestOutliving(t *testing.T) {
+	run, st, req := start(t, "text?len=20")
+	gone := &client{failOpen: true}
+	var instead client
+	tr := &turn.Turn{Run: run, Mode: turn.Live, Request: req}
+	resp, _, err := tr.Round(context.Background(), turn.Outliving(gone, func(*fallback.Stream) relay.Sink { return &instead }), st)
+	if err != nil || resp == nil || instead.text.Len() != 20 || gone.opens != 1 {
+		t.Fatalf("got %v, %d bytes instead, %d opens; want the whole answer", err, instead.text.Len(), gone.opens)
+	}
+	run, st, req = start(t, "text?len=20")
+	tr = &turn.Turn{Run: run, Mode: turn.Live, Request: req}
+	if _, _, err := tr.Round(context.Background(), gone, st); llm.KindOf(err) != llm.Canceled {
+		t.Errorf("without Outliving: %v, want Canceled", err)
+	}
+}
