@@ -173,15 +173,19 @@ type Fill struct {
 // writes its flight, and outlives its client: a write to a client that left is dropped,
 // the round goes on.
 func (f *Fill) Sink(next Sink, model, target string) Sink {
-	if f.lead != nil && f.live {
+	switch {
+	case f.lead != nil && f.live:
 		f.lead.start(model, target)
 		next = &leadSink{next: next, l: f.lead}
+	case f.lead != nil:
+		next = &leadSink{next: next} // held: the followers get the whole answer at its end
 	}
 	f.rec = NewRecorder(next, f.p.MaxEntryBytes)
 	return f.rec
 }
 
-// leadSink is a live leader's: to its client while it reads, to the flight always.
+// leadSink is a leader's: to its client while it reads, and for a live one (l set) to the
+// flight always. A client that stopped reading does not end the round.
 type leadSink struct {
 	next Sink
 	l    *Lead
@@ -192,7 +196,9 @@ func (s *leadSink) Event(ev *llm.Event) error {
 	if !s.gone && s.next.Event(ev) != nil {
 		s.gone = true
 	}
-	s.l.event(ev)
+	if s.l != nil {
+		s.l.event(ev)
+	}
 	return nil
 }
 

@@ -120,23 +120,29 @@ func waiting(srvs [2]*server.Server) int {
 
 // shareAsk is one of the requests of a test: its wire and delivery. The cache key is the
 // request as its wire decodes it, so each wire's requests share among themselves.
-type shareAsk struct{ path, extra string }
+type shareAsk struct{ path, extra, model string }
 
 var (
-	chatAsks      = []shareAsk{{"/v1/chat/completions", `,"stream":true`}, {"/v1/chat/completions", ``}}
-	messagesAsks  = []shareAsk{{"/v1/messages", `,"stream":true`}, {"/v1/messages", ``}}
-	responsesAsks = []shareAsk{{"/v1/responses", `,"stream":true`}, {"/v1/responses", ``}}
-	shareAsks     = chatAsks
+	chatAsks      = []shareAsk{{"/v1/chat/completions", `,"stream":true`, ""}, {"/v1/chat/completions", ``, ""}}
+	messagesAsks  = []shareAsk{{"/v1/messages", `,"stream":true`, ""}, {"/v1/messages", ``, ""}}
+	responsesAsks = []shareAsk{{"/v1/responses", `,"stream":true`, ""}, {"/v1/responses", ``, ""}}
+	// heldAsks are chat's on an alias whose output guardrail holds the round until its verdict.
+	heldAsks  = []shareAsk{{"/v1/chat/completions", `,"stream":true`, "held"}, {"/v1/chat/completions", ``, "held"}}
+	shareAsks = chatAsks
 )
 
 func (a shareAsk) body(text string) string {
+	model := `"cached"`
+	if a.model != "" {
+		model = `"` + a.model + `"`
+	}
 	switch a.path {
 	case "/v1/responses":
-		return `{"model":"cached","input":"` + text + `"` + a.extra + `}`
+		return `{"model":` + model + `,"input":"` + text + `"` + a.extra + `}`
 	case "/v1/messages":
-		return `{"model":"cached","max_tokens":500,"messages":[{"role":"user","content":"` + text + `"}]` + a.extra + `}`
+		return `{"model":` + model + `,"max_tokens":500,"messages":[{"role":"user","content":"` + text + `"}]` + a.extra + `}`
 	}
-	return `{"model":"cached","messages":[{"role":"user","content":"` + text + `"}]` + a.extra + `}`
+	return `{"model":` + model + `,"messages":[{"role":"user","content":"` + text + `"}]` + a.extra + `}`
 }
 
 // cacheOf is X-Sluice-Cache.
@@ -178,11 +184,11 @@ func sharePost(t *testing.T, url string, a shareAsk, text string) cacheReply {
 
 // follow sends n identical requests, streamed and not, each to the replica at(i) names;
 // wg.Wait waits for their replies.
-func follow(t *testing.T, n int, text string, at func(i int) string) ([]cacheReply, []shareAsk, *sync.WaitGroup) {
+func follow(t *testing.T, set []shareAsk, n int, text string, at func(i int) string) ([]cacheReply, []shareAsk, *sync.WaitGroup) {
 	replies, asks := make([]cacheReply, n), make([]shareAsk, n)
 	var wg sync.WaitGroup
 	for i := range n {
-		asks[i] = shareAsks[i%2]
+		asks[i] = set[i%2]
 		wg.Add(1)
 		go func() { defer wg.Done(); replies[i] = sharePost(t, at(i), asks[i], text) }()
 	}
@@ -244,38 +250,46 @@ func TestCacheCoalescesAcrossReplicas(t *testing.T) {
 }
 
 // The leader's client leaving mid-stream does not stop its round: every follower, on both
-// replicas, gets the whole answer, and it is stored.
+// replicas, gets the whole answer, and it is stored. Held: the leader's round is held for
+// its output guardrail, its client has had only keepalives when it leaves.
 func TestCacheLeaderLeavesMidstream(t *testing.T) {
-	up := newPausing(4, false)
-	// Keepalives while the upstream pauses: the writes that tell the leader's replica its
-	// client left (presence).
-	urls, srvs := shareFleet(t, up, "heartbeat_interval: 20ms\n")
-	const text = "Leader leaves."
-	lead := shareAsks[0]
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, "POST", urls[0]+lead.path, strings.NewReader(lead.body(text)))
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	<-up.arrived
-	buf := make([]byte, 64)
-	if _, err := resp.Body.Read(buf); err != nil { // the leader's client got the answer's start
-		t.Fatal(err)
-	}
-	const n = 8
-	replies, asks, wg := follow(t, n, text, func(i int) string { return urls[(i+1)%2] })
-	waitFor(t, "every follower to wait", func() bool { return waiting(srvs) == n })
-	cancel()
-	resp.Body.Close()
-	waitFor(t, "the leader's replica to see its client leave", func() bool { return server.CacheLeadersLeft(srvs[0]) == 1 })
-	up.release()
-	wg.Wait()
-	checkShared(t, urls, text, replies, asks, "coalesced")
-	if up.canceled.Load() || up.calls.Load() != 1 {
-		t.Errorf("got the upstream call canceled %v, %d calls; want it whole, 1 call", up.canceled.Load(), up.calls.Load())
+	for _, tt := range []struct {
+		name string
+		asks []shareAsk
+	}{{"live", shareAsks}, {"held", heldAsks}} {
+		t.Run(tt.name, func(t *testing.T) {
+			up := newPausing(4, false)
+			// Keepalives while the upstream pauses: the writes that tell the leader's replica
+			// its client left (presence).
+			urls, srvs := shareFleet(t, up, "heartbeat_interval: 20ms\n")
+			const text = "Leader leaves."
+			lead := tt.asks[0]
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			req, _ := http.NewRequestWithContext(ctx, "POST", urls[0]+lead.path, strings.NewReader(lead.body(text)))
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			<-up.arrived
+			buf := make([]byte, 64)
+			if _, err := resp.Body.Read(buf); err != nil { // the answer's start, or a keepalive
+				t.Fatal(err)
+			}
+			const n = 8
+			replies, asks, wg := follow(t, tt.asks, n, text, func(i int) string { return urls[(i+1)%2] })
+			waitFor(t, "every follower to wait", func() bool { return waiting(srvs) == n })
+			cancel()
+			resp.Body.Close()
+			waitFor(t, "the leader's replica to see its client leave", func() bool { return server.CacheLeadersLeft(srvs[0]) == 1 })
+			up.release()
+			wg.Wait()
+			checkShared(t, urls, text, replies, asks, "coalesced")
+			if up.canceled.Load() || up.calls.Load() != 1 {
+				t.Errorf("got the upstream call canceled %v, %d calls; want it whole, 1 call", up.canceled.Load(), up.calls.Load())
+			}
+		})
 	}
 }
 
@@ -290,7 +304,7 @@ func TestCacheLeaderFailsHandsOver(t *testing.T) {
 	go func() { defer close(done); lead = sharePost(t, urls[0], shareAsks[1], text) }()
 	<-up.arrived
 	const n = 10
-	replies, asks, wg := follow(t, n, text, func(i int) string { return urls[i%2] })
+	replies, asks, wg := follow(t, shareAsks, n, text, func(i int) string { return urls[i%2] })
 	waitFor(t, "every follower to wait", func() bool { return waiting(srvs) == n })
 	up.release()
 	wg.Wait()

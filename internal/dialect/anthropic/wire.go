@@ -37,7 +37,12 @@ func (w *Wire) Open(ew *sse.Writer, model string) (Sink, error) {
 
 // End closes the last block and sends message_delta, with the stop reason and the usage, and
 // message_stop after a complete round.
-func (w *Wire) End(u *llm.Usage) error { return w.sink.end(u) }
+func (w *Wire) End(u *llm.Usage) error {
+	if w.sink == nil {
+		return dialect.ErrNotOpen
+	}
+	return w.sink.end(u)
+}
 
 // Fail sends the error event, after which the stream ends; Open may not have been called (the
 // chain failed after a keepalive had sent the headers).

@@ -40,7 +40,12 @@ func (w *Wire) Open(ew *sse.Writer, model string) (Sink, error) {
 
 // End writes the usage chunk when the client asked for it, then [DONE], after a complete
 // round.
-func (w *Wire) End(u *llm.Usage) error { return w.sink.end(u) }
+func (w *Wire) End(u *llm.Usage) error {
+	if w.sink == nil {
+		return dialect.ErrNotOpen
+	}
+	return w.sink.end(u)
+}
 
 // Fail writes the in-band error frame; Open may not have been called (the chain failed after a
 // keepalive had sent the headers).
