@@ -3,7 +3,6 @@ package cache
 import (
 	"context"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -49,7 +48,6 @@ type Cache struct {
 	flights flights       // flight.go
 	pumps   chan struct{} // board.go: the reads of another replica's leader in progress
 	left    atomic.Int64  // leaders whose client left (Fill.Context)
-	stats   sync.Map      // alias -> *counts (stats.go)
 }
 
 func (c *Cache) now() time.Time {

@@ -107,7 +107,6 @@ func (c *Cache) Serve(ctx context.Context, q Query, ed Edge) (bool, *Fill, error
 	}
 	fill := &Fill{c: c, p: p, alias: q.Alias, key: key, live: q.Stream}
 	if !read {
-		c.count(q.Alias, Bypass)
 		ed.Result(Bypass)
 		if !keep {
 			fill = nil
@@ -115,7 +114,6 @@ func (c *Cache) Serve(ctx context.Context, q Query, ed Edge) (bool, *Fill, error
 		return false, fill, nil
 	}
 	if e := c.Get(ctx, q.Alias, key); e != nil {
-		c.count(q.Alias, Hit)
 		return true, nil, serveEntry(ed, e, Hit, c.Age(e))
 	}
 	// A miss: lead the key's flight, or follow the identical request that leads it.
@@ -138,20 +136,17 @@ func (c *Cache) Serve(ctx context.Context, q Query, ed Edge) (bool, *Fill, error
 			}
 			return true, nil, ed.Fail(err)
 		case out == Shared && started: // its events went out as they came; judged at the end
-			c.count(q.Alias, Coalesced)
 			if err := ed.Judge(&e.Response); err != nil {
 				return true, nil, ed.Fail(err)
 			}
 			return true, nil, ed.Finish(&e.Response)
 		case out == Shared:
-			c.count(q.Alias, Coalesced)
 			return true, nil, serveEntry(ed, e, Coalesced, c.Age(e))
 		}
 		if out == Alone {
 			break
 		}
 	}
-	c.count(q.Alias, Miss)
 	ed.Result(Miss)
 	return false, fill, nil
 }

@@ -16,6 +16,21 @@ type Report struct {
 	// Partial: the shared store (Redis) did not answer; the figures are this replica's.
 	Partial bool  `json:"partial,omitempty"`
 	Data    []Row `json:"data"`
+	// Cache is what the response cache did per alias that caches (absent when none did),
+	// sorted by alias.
+	Cache []CacheRow `json:"cache,omitempty"`
+}
+
+// CacheRow is the response cache's results of one alias.
+type CacheRow struct {
+	Alias     string `json:"alias"`
+	Hits      int64  `json:"hits"`
+	Coalesced int64  `json:"coalesced"`
+	Misses    int64  `json:"misses"`
+	Bypassed  int64  `json:"bypassed"`
+	// HitRatio is (hits + coalesced) / (hits + coalesced + misses): the share of the
+	// requests the cache could answer that it answered without a provider call.
+	HitRatio float64 `json:"hit_ratio"`
 }
 
 // Row is one alias and target. Target is empty for requests no target served (an
@@ -48,6 +63,7 @@ type rowAcc struct {
 func Merge(now time.Time, minutes int, snaps []Snapshot) Report {
 	from := now.Unix()/60 - int64(minutes) + 1
 	acc := map[statKey]*rowAcc{}
+	cached := map[string]*[4]int64{}
 	rep := Report{Object: "stats", Minutes: minutes, Data: []Row{}}
 	for _, sn := range snaps {
 		if sn.At < from*60*1000 {
@@ -70,6 +86,16 @@ func Merge(now time.Time, minutes int, snaps []Snapshot) Report {
 				a.row.Fallbacks += m.Fallbacks
 				add(a.ttft[:], m.TTFT)
 				add(a.duration[:], m.Duration)
+				if len(m.Cache) > 0 {
+					c := cached[s.Alias]
+					if c == nil {
+						c = &[4]int64{}
+						cached[s.Alias] = c
+					}
+					for i := range min(len(m.Cache), len(c)) {
+						c[i] += m.Cache[i]
+					}
+				}
 			}
 		}
 	}
@@ -80,6 +106,14 @@ func Merge(now time.Time, minutes int, snaps []Snapshot) Report {
 	slices.SortFunc(rep.Data, func(a, b Row) int {
 		return cmp.Or(cmp.Compare(a.Alias, b.Alias), cmp.Compare(a.Target, b.Target))
 	})
+	for alias, c := range cached {
+		r := CacheRow{Alias: alias, Hits: c[0], Coalesced: c[1], Misses: c[2], Bypassed: c[3]}
+		if d := r.Hits + r.Coalesced + r.Misses; d > 0 {
+			r.HitRatio = float64(r.Hits+r.Coalesced) / float64(d)
+		}
+		rep.Cache = append(rep.Cache, r)
+	}
+	slices.SortFunc(rep.Cache, func(a, b CacheRow) int { return cmp.Compare(a.Alias, b.Alias) })
 	return rep
 }
 

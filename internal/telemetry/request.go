@@ -110,7 +110,7 @@ func (rq *Request) End(ctx context.Context, in *Access) {
 		for det, n := range in.Masks {
 			t.inst.redactions.Add(ctx, int64(n), t.sets.opt(attrDetector.String(det)))
 		}
-		s := Sample{Error: failed(in.Kind), Fallbacks: fallbacks, Duration: in.Duration}
+		s := Sample{Error: failed(in.Kind), Fallbacks: fallbacks, Duration: in.Duration, Cache: in.Cache}
 		if in.Stream {
 			s.TTFT = in.FirstText
 		}

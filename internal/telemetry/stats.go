@@ -27,7 +27,11 @@ type minute struct {
 	at                          int64 // unix minute; a slot with another minute is stale
 	requests, errors, fallbacks int64
 	ttft, duration              [len(statBounds) + 1]int64
+	cache                       [4]int64 // by cacheResults
 }
+
+// cacheResults are the response cache's results (X-Sluice-Cache) the statistics count.
+var cacheResults = [4]string{"hit", "coalesced", "miss", "bypass"}
 
 // statBounds are histogram bounds in seconds: 1 ms × √2ⁿ up to about ten minutes, so a
 // quantile read from them is within about 20% of the truth, at any scale.
@@ -46,6 +50,9 @@ type Sample struct {
 	// TTFT is the time to first token of a stream; 0: none (not a stream, or no text).
 	TTFT     time.Duration
 	Duration time.Duration
+	// Cache is what the response cache did ("hit", "coalesced", "miss", "bypass"; "": the
+	// alias does not cache).
+	Cache string
 }
 
 // NewStats keeps the last window; now is the clock (nil: time.Now).
@@ -80,6 +87,11 @@ func (st *Stats) Record(alias, target string, s Sample) {
 		b.ttft[bucket(s.TTFT)]++
 	}
 	b.duration[bucket(s.Duration)]++
+	for i, r := range cacheResults {
+		if s.Cache == r {
+			b.cache[i]++
+		}
+	}
 }
 
 func bucket(d time.Duration) int {
@@ -110,6 +122,8 @@ type SnapshotMinute struct {
 	Fallbacks int64      `json:"f,omitempty"`
 	TTFT      [][2]int64 `json:"ttft,omitempty"`
 	Duration  [][2]int64 `json:"dur,omitempty"`
+	// Cache counts the cache's results, in the order of cacheResults; none: no alias caches.
+	Cache []int64 `json:"c,omitempty"`
 }
 
 // Snapshot returns the minutes of the window, for other replicas.
@@ -123,8 +137,12 @@ func (st *Stats) Snapshot(replica string) Snapshot {
 		s := SnapshotSeries{Alias: k.alias, Target: k.target}
 		for i := range ring {
 			if b := &ring[i]; b.at >= from && b.requests > 0 {
-				s.Minutes = append(s.Minutes, SnapshotMinute{At: b.at, Requests: b.requests, Errors: b.errors,
-					Fallbacks: b.fallbacks, TTFT: sparse(b.ttft[:]), Duration: sparse(b.duration[:])})
+				sm := SnapshotMinute{At: b.at, Requests: b.requests, Errors: b.errors,
+					Fallbacks: b.fallbacks, TTFT: sparse(b.ttft[:]), Duration: sparse(b.duration[:])}
+				if b.cache != [4]int64{} {
+					sm.Cache = append([]int64(nil), b.cache[:]...)
+				}
+				s.Minutes = append(s.Minutes, sm)
 			}
 		}
 		if len(s.Minutes) > 0 {

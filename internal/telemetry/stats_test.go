@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -151,5 +152,32 @@ func TestObserverReport(t *testing.T) {
 	}
 	if r, _ := ob.Report(ctx, "5"); strings.Contains(fmt.Sprint(r), "chat") {
 		t.Error("a replica without the store sees the fleet")
+	}
+}
+
+// TestStatsCache: the cache's results are counted per alias in the window and add up
+// across replicas; an alias that does not cache has no row.
+func TestStatsCache(t *testing.T) {
+	c := &clock{time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)}
+	a, b := NewStats(15*time.Minute, c.now), NewStats(15*time.Minute, c.now)
+	for _, r := range []string{"hit", "hit", "miss", "bypass"} {
+		a.Record("faq", "mock/x", Sample{Cache: r})
+	}
+	b.Record("faq", "mock/x", Sample{Cache: "coalesced"})
+	b.Record("faq", "mock/y", Sample{Cache: "hit"})
+	b.Record("chat", "mock/x", Sample{})
+	raw, _ := json.Marshal(b.Snapshot("b"))
+	var sb Snapshot
+	if err := json.Unmarshal(raw, &sb); err != nil {
+		t.Fatal(err)
+	}
+	rep := Merge(c.t, 15, []Snapshot{a.Snapshot("a"), sb})
+	want := []CacheRow{{Alias: "faq", Hits: 3, Coalesced: 1, Misses: 1, Bypassed: 1, HitRatio: 0.8}}
+	if !reflect.DeepEqual(rep.Cache, want) {
+		t.Fatalf("cache rows %+v, want %+v", rep.Cache, want)
+	}
+	c.t = c.t.Add(20 * time.Minute) // out of the window
+	if rep := Merge(c.t, 15, []Snapshot{a.Snapshot("a")}); rep.Cache != nil {
+		t.Errorf("after the window: %+v", rep.Cache)
 	}
 }
