@@ -8,7 +8,7 @@ import (
 
 // SetLimitWindow sets the span of the rpm and tpm limits, before s serves: tests count over
 // an hour, so that nothing leaves the window while they count.
-func SetLimitWindow(s *Server, d time.Duration) { s.o.Gate.Window, s.adm.Window = d, d }
+func SetLimitWindow(s *Server, d time.Duration) { s.adm.Window = d } // Gate.Window is read once, by New
 
 // RedisStore is the server's Redis store; nil without Redis.
 func RedisStore(s *Server) *redisstore.Store {
