@@ -96,6 +96,24 @@ func (p *Scanner) Member(first bool) (key []byte, end, ok bool) {
 	return nil, false, false
 }
 
+// Element moves to the next element of an array whose '[' was consumed, past the ',' before
+// it; end is true once the ']' is consumed.
+func (p *Scanner) Element(first bool) (end, ok bool) {
+	c := p.Peek()
+	if c == ']' {
+		p.i++
+		return true, true
+	}
+	if !first {
+		if c != ',' {
+			return false, false
+		}
+		p.i++
+		p.WS()
+	}
+	return false, true
+}
+
 // FoldsTo reports whether key, which is not exactly one of names, would still match one of
 // them case-insensitively (ignoring '_' and '-' too, to be safe whatever the json package's
 // matching rules).

@@ -76,3 +76,34 @@ func TestMember(t *testing.T) {
 		t.Error("FoldsTo")
 	}
 }
+
+// Element walks an array's elements and refuses a missing comma.
+func TestElement(t *testing.T) {
+	s := New([]byte(`[ 1 , {"a":[2]},"x" ]`))
+	s.Advance()
+	var got []string
+	for first := true; ; first = false {
+		end, ok := s.Element(first)
+		if !ok {
+			t.Fatalf("element %d refused", len(got))
+		}
+		if end {
+			break
+		}
+		v, ok := s.Value()
+		if !ok {
+			t.Fatalf("value %d refused", len(got))
+		}
+		got = append(got, string(v))
+	}
+	if strings.Join(got, " ") != `1 {"a":[2]} "x"` || !s.Done() {
+		t.Errorf("got %q", got)
+	}
+	s = New([]byte(`[1 2]`))
+	s.Advance()
+	s.Element(true)
+	s.Value()
+	if _, ok := s.Element(false); ok {
+		t.Error("Element accepted a missing comma")
+	}
+}

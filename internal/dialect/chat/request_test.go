@@ -98,3 +98,23 @@ func FuzzDecodeChat(f *testing.F) {
 		}
 	})
 }
+
+// The request of the load bench (sluicebench) and of a short conversation.
+func BenchmarkDecode(b *testing.B) {
+	for _, c := range []struct{ name, body string }{
+		{"short", `{"model":"mock/text?len=200&chunk=10","messages":[{"role":"user","content":"Say something."}]}`},
+		{"conversation", `{"model":"gpt-4o-mini","temperature":0.2,"max_tokens":256,"stream":true,"stream_options":{"include_usage":true},"messages":[` +
+			`{"role":"system","content":"You are a helpful assistant.\nAnswer briefly."},{"role":"user","content":"What is the capital of France?"},` +
+			`{"role":"assistant","content":"Paris."},{"role":"user","content":[{"type":"text","text":"And of Spain?"}]}],"user":"u-1","metadata":{"a":"b"}}`},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			body := []byte(c.body)
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := Decode(body); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -68,3 +68,46 @@ func TestRateLimit(t *testing.T) {
 		t.Errorf("a past reset: %q, want 0s", got)
 	}
 }
+
+// Scan's fast path (split) and the decoder agree on every body: the same members in the same
+// order, raw byte for byte, and the same error.
+func FuzzScan(f *testing.F) {
+	for _, s := range []string{`{"a":1,"b":[true,null,{"c":"d"}]}`, `{"a":1,"a":2}`, `{"a":1} {}`, `{"a":1}x`,
+		`{"\u0061":1}`, ` {"a" : "\"x\"" } `, `{}`, `[1]`, `{"a":`, `{"model":"m","messages":[{"role":"user","content":"hi"}]}`,
+		`{"a":1e400}`, `{"a":-0.5E+2,"b":"\ud800"}`, `{"e":1,"d":1,"c":1,"b":1,"a":1,"f":1,"g":1,"h":1,"i":1,"j":1,"k":1,"l":1,"m":1,"n":1,"o":1,"p":1,"q":1,"a":2}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		record := func(scan func([]byte, func(string, json.RawMessage) error) error) string {
+			var b strings.Builder
+			err := scan(body, func(k string, raw json.RawMessage) error {
+				b.WriteString(k + "=" + string(raw) + "\n")
+				if k == "stop" { // a field error stops the walk where it is
+					return Invalid(k, "stop")
+				}
+				return nil
+			})
+			return b.String() + "err: " + errText(err)
+		}
+		fast := record(Scan)
+		slow := record(func(b []byte, f func(string, json.RawMessage) error) error {
+			if err := ValidUTF8(b); err != nil {
+				return err
+			}
+			return decode(b, f)
+		})
+		if fast != slow {
+			t.Errorf("body %q:\nScan:\n%s\ndecoder:\n%s", body, fast, slow)
+		}
+	})
+}
+
+func errText(err error) string {
+	if e, ok := err.(*llm.Error); ok {
+		return e.Param + ": " + e.Message
+	}
+	if err != nil {
+		return err.Error()
+	}
+	return "none"
+}

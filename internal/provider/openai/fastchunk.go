@@ -105,16 +105,9 @@ func (p *fastParser) choices(c *chunk) bool {
 		c.Choices = []wireChoice{}
 	}
 	for first := true; ; first = false {
-		b := p.Peek()
-		if b == ']' {
-			p.Advance()
-			return true
-		}
-		if !first {
-			if b != ',' {
-				return false
-			}
-			p.Advance()
+		end, ok := p.Element(first)
+		if end || !ok {
+			return ok
 		}
 		c.Choices = append(c.Choices, wireChoice{})
 		if !p.choice(&c.Choices[len(c.Choices)-1]) {
