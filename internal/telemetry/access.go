@@ -100,7 +100,13 @@ type Usage struct {
 // LogAccess writes the access line at the level its outcome's kind says (Level).
 func LogAccess(ctx context.Context, log *slog.Logger, a *Access) {
 	lvl := Level(a.Kind, a.Status)
-	log.LogAttrs(ctx, lvl, "request",
+	if !log.Enabled(ctx, lvl) {
+		return
+	}
+	// A record of its own, with no caller: Logger.LogAttrs walks the stack for the caller's
+	// pc on every line, and the access line's caller is always this function.
+	r := slog.NewRecord(time.Now(), lvl, "request", 0)
+	r.AddAttrs(
 		slog.String("id", a.ID), slog.String("method", a.Method), slog.String("path", a.Path),
 		slog.Int("status", a.Status), slog.Float64("ms", ms(a.Duration)),
 		slog.String("model", a.Model), slog.String("target", a.Target),
@@ -111,6 +117,7 @@ func LogAccess(ctx context.Context, log *slog.Logger, a *Access) {
 		slog.Float64("cost_usd", a.CostUSD), slog.Float64("overhead_ms", ms(a.Overhead)),
 		slog.Int("tools", a.Tools), slog.Int("tool_errors", a.ToolErrors), slog.Float64("tool_ms", ms(a.ToolTime)),
 		slog.String("cache", a.Cache), slog.String("trace_id", traceID(ctx)))
+	log.Handler().Handle(ctx, r)
 }
 
 // Level is the level of a request's log line, by its outcome's kind, whatever its status: a
