@@ -27,7 +27,7 @@ func Read(w http.ResponseWriter, r *http.Request, max int64, timeout time.Durati
 	}
 	rc := http.NewResponseController(w)
 	timed := timeout > 0 && rc.SetReadDeadline(time.Now().Add(timeout)) == nil // not under a recorder
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
+	body, err := readAll(http.MaxBytesReader(w, r.Body, max), r.ContentLength)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		switch {
@@ -47,4 +47,31 @@ func Read(w http.ResponseWriter, r *http.Request, max int64, timeout time.Durati
 		_ = rc.SetReadDeadline(time.Time{})
 	}
 	return body, nil
+}
+
+// presize is the most readAll allocates ahead on the word of Content-Length: a client that
+// announces megabytes and sends them slowly must not get them allocated at once.
+const presize = 64 << 10
+
+// readAll is io.ReadAll into a buffer of the size the request announced (one allocation
+// instead of io.ReadAll's growth from 512 bytes), up to presize; a body that does not say,
+// says wrong, or is larger grows as io.ReadAll's would.
+func readAll(r io.Reader, size int64) ([]byte, error) {
+	if size <= 0 {
+		return io.ReadAll(r)
+	}
+	b := make([]byte, 0, min(size, presize)+1) // +1: the read that sees the end needs room
+	for {
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err != nil {
+			if err == io.EOF {
+				err = nil
+			}
+			return b, err
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)] // grow as append does
+		}
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/sluice-gw/sluice/internal/llm"
@@ -67,5 +68,27 @@ func TestRead(t *testing.T) {
 				t.Errorf("got %d %q, want %d %q", status, body, tc.status, tc.body)
 			}
 		})
+	}
+}
+
+// readAll reads what io.ReadAll reads, whatever the announced size says: exact, short,
+// long, none, or larger than it allocates ahead.
+func TestReadAll(t *testing.T) {
+	big := strings.Repeat("x", presize*2+3)
+	for _, c := range []struct {
+		body string
+		size int64
+	}{{"hello", 5}, {"hello", 2}, {"hello", 50}, {"hello", -1}, {"", 0}, {big, int64(len(big))}, {big, 10}} {
+		got, err := readAll(iotest.OneByteReader(strings.NewReader(c.body)), c.size)
+		if err != nil || string(got) != c.body {
+			t.Errorf("size %d: got %d bytes, %v; want %d bytes", c.size, len(got), err, len(c.body))
+		}
+		got, err = readAll(strings.NewReader(c.body), c.size)
+		if err != nil || string(got) != c.body {
+			t.Errorf("size %d, one read: got %d bytes, %v; want %d bytes", c.size, len(got), err, len(c.body))
+		}
+	}
+	if _, err := readAll(iotest.ErrReader(io.ErrUnexpectedEOF), 5); err != io.ErrUnexpectedEOF {
+		t.Errorf("a failing read: %v, want its error", err)
 	}
 }

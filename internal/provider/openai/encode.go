@@ -19,12 +19,34 @@ var written = map[string]bool{
 	"top_logprobs": true, "stream": true, "stream_options": true,
 }
 
+// sizeHint is about the size of req's body, to allocate it once: the text of its messages
+// and the JSON around them.
+func sizeHint(req *llm.Request) int {
+	n := 256 + len(req.Model)
+	for i := range req.Messages {
+		n += 64
+		for _, p := range req.Messages[i].Parts {
+			n += len(p.Text) + len(p.URL)
+		}
+		for _, tc := range req.Messages[i].ToolCalls {
+			n += 96 + len(tc.Arguments)
+		}
+	}
+	for i := range req.Tools {
+		n += 128 + len(req.Tools[i].Description) + len(req.Tools[i].Parameters)
+	}
+	for _, f := range req.Extra {
+		n += 8 + len(f.Name) + len(f.Value)
+	}
+	return n
+}
+
 // encodeRequest writes the Chat Completions body of req: always streamed, with usage asked
 // for unless includeUsage is false, then Extra unchanged and in order. The output is
 // deterministic: no map is iterated.
 func encodeRequest(req *llm.Request, includeUsage bool) ([]byte, error) {
 	var b bytes.Buffer
-	b.Grow(1024)
+	b.Grow(sizeHint(req))
 	b.WriteString(`{"model":`)
 	writeString(&b, req.Model)
 	b.WriteString(`,"messages":[`)
