@@ -50,7 +50,7 @@ func elements(raw []byte) ([]json.RawMessage, bool) {
 		if !ok {
 			return nil, false
 		}
-		els = append(els, v)
+		els = append(els, v[:len(v):len(v)]) // capped, as oai.Scan's members are
 	}
 	p.WS()
 	return els, p.Done()

@@ -104,7 +104,8 @@ func split(body []byte) ([]member, bool) {
 		if !ok {
 			return nil, false
 		}
-		members = append(members, member{key: string(key), raw: raw})
+		// Capped: an append to a member's value must not write over the body after it.
+		members = append(members, member{key: string(key), raw: raw[:len(raw):len(raw)]})
 	}
 	p.WS()
 	return members, p.Done()

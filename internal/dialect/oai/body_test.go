@@ -39,6 +39,15 @@ func TestScan(t *testing.T) {
 	if err != nil || strings.Join(keys, " ") != `b=1 a={"x":[1]}` {
 		t.Errorf("got %v %v, want the members in order, raw", keys, err)
 	}
+	// A member's value is a view into the body: appending to it must not write over the body.
+	body := []byte(`{"a":1,"b":2}`)
+	Scan(body, func(k string, raw json.RawMessage) error {
+		_ = append(raw, "xxxx"...)
+		return nil
+	})
+	if string(body) != `{"a":1,"b":2}` {
+		t.Errorf("an append to a member's value changed the body to %s", body)
+	}
 }
 
 // The error body is OpenAI's: null param and code when unset, the public wording.
