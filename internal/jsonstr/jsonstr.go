@@ -1,9 +1,10 @@
 // Package jsonstr appends Go strings as JSON string literals, the one piece of JSON encoding
-// on the hot paths (the upstream request body, every client chunk) written by hand: one pass,
-// no reflection, no allocation beyond the caller's buffer. It decides the escaping: quotes,
-// backslashes and control characters escaped, invalid UTF-8 replaced by U+FFFD (as
-// encoding/json does), U+2028 and U+2029 escaped so a line stays one line in every JavaScript
-// parser, and no HTML escaping (OpenAI writes "<" and "&" as they are).
+// on the hot paths (the upstream request body, every client chunk, the chat.completion body)
+// written by hand: one pass, no reflection, no allocation beyond the caller's buffer. It
+// writes what encoding/json writes without HTML escaping, byte for byte (FuzzAppend): quotes,
+// backslashes and control characters escaped (\n, \r, \t, \b, \f, else \u00XX), invalid UTF-8
+// replaced by U+FFFD, U+2028 and U+2029 escaped so a line stays one line in every JavaScript
+// parser, and "<" and "&" as they are (as OpenAI writes them).
 package jsonstr
 
 import "unicode/utf8"
@@ -31,6 +32,10 @@ func Append(b []byte, s string) []byte {
 				b = append(b, '\\', 'r')
 			case '\t':
 				b = append(b, '\\', 't')
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
 			default:
 				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
 			}
