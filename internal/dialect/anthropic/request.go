@@ -184,8 +184,8 @@ func (d *decoder) finish(r *Request) error {
 			q.Messages = append(q.Messages, m)
 		}
 	}
-	var turns []json.RawMessage
-	if json.Unmarshal(d.messages, &turns) != nil {
+	turns, err := oai.Elements(d.messages)
+	if err != nil {
 		return invalid("messages", "messages: Input should be a valid list")
 	}
 	if len(turns) == 0 {
@@ -246,8 +246,8 @@ func content(raw json.RawMessage, param string) ([]block, error) {
 		}
 		return []block{{Block: wire.Block{Type: "text", Text: s}}}, nil
 	}
-	var list []json.RawMessage
-	if json.Unmarshal(raw, &list) != nil {
+	list, err := oai.Elements(raw)
+	if err != nil {
 		return nil, invalid(param, "%s: Input should be a valid string or a list of content blocks", param)
 	}
 	out := make([]block, 0, len(list))

@@ -5,17 +5,14 @@ import (
 	"fmt"
 
 	"github.com/sluice-gw/sluice/internal/dialect/oai"
-	"github.com/sluice-gw/sluice/internal/jsonscan"
 	"github.com/sluice-gw/sluice/internal/llm"
 	wire "github.com/sluice-gw/sluice/internal/schema/openai"
 )
 
 func (cr *Request) messages(raw json.RawMessage) error {
-	msgs, ok := elements(raw)
-	if !ok {
-		if err := json.Unmarshal(raw, &msgs); err != nil {
-			return oai.TypeErr("messages", "an array of message objects")
-		}
+	msgs, err := oai.Elements(raw)
+	if err != nil {
+		return oai.TypeErr("messages", "an array of message objects")
 	}
 	cr.Req.Messages = make([]llm.Message, 0, len(msgs))
 	for i, m := range msgs {
@@ -26,34 +23,6 @@ func (cr *Request) messages(raw json.RawMessage) error {
 		cr.Req.Messages = append(cr.Req.Messages, msg)
 	}
 	return nil
-}
-
-// elements splits a JSON array into its elements, views into raw, as json.Unmarshal into a
-// []json.RawMessage would, without copying each; false for anything else (null, another
-// type, nesting deeper than jsonscan walks), which encoding/json then decides.
-func elements(raw []byte) ([]json.RawMessage, bool) {
-	p := jsonscan.New(raw)
-	if p.Peek() != '[' {
-		return nil, false
-	}
-	p.Advance()
-	var els []json.RawMessage
-	for first := true; ; first = false {
-		end, ok := p.Element(first)
-		if !ok {
-			return nil, false
-		}
-		if end {
-			break
-		}
-		v, ok := p.Value()
-		if !ok {
-			return nil, false
-		}
-		els = append(els, v[:len(v):len(v)]) // capped, as oai.Scan's members are
-	}
-	p.WS()
-	return els, p.Done()
 }
 
 func decodeMessage(i int, raw json.RawMessage) (llm.Message, error) {

@@ -138,6 +138,38 @@ func each(members []member, field func(key string, raw json.RawMessage) error) e
 	return nil
 }
 
+// Elements splits a JSON array into its elements as json.Unmarshal into a []json.RawMessage
+// does (null gives none; anything else its error), without copying them: for a value Scan
+// gave, the elements are views into the body, capped as its members are. What jsonscan
+// does not take on (not an array, nesting deeper than it walks) goes to json.Unmarshal.
+func Elements(raw []byte) ([]json.RawMessage, error) {
+	p := jsonscan.New(raw)
+	if p.Peek() == '[' {
+		p.Advance()
+		els := []json.RawMessage{} // not nil, as json.Unmarshal gives for []
+		for first := true; ; first = false {
+			end, ok := p.Element(first)
+			if !ok {
+				break
+			}
+			if end {
+				if p.WS(); p.Done() {
+					return els, nil
+				}
+				break
+			}
+			v, ok := p.Value()
+			if !ok {
+				break
+			}
+			els = append(els, v[:len(v):len(v)])
+		}
+	}
+	var els []json.RawMessage
+	err := json.Unmarshal(raw, &els)
+	return els, err
+}
+
 // ValidUTF8 is the 400 of a body that is not UTF-8, naming the first bad byte.
 func ValidUTF8(body []byte) error {
 	if utf8.Valid(body) {

@@ -120,3 +120,27 @@ func errText(err error) string {
 	}
 	return "none"
 }
+
+// Elements gives what json.Unmarshal into a []json.RawMessage gives, byte for byte, error
+// for error, and its elements cannot be appended over the array.
+func FuzzElements(f *testing.F) {
+	for _, s := range []string{`[]`, `[1, {"a":[2]} ,"x"]`, ` [ null ] `, `null`, `{}`, `[1,]`, `[1 2]`, `[1]x`, `"s"`, ``,
+		strings.Repeat("[", 70) + strings.Repeat("]", 70)} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		got, err := Elements(raw)
+		var want []json.RawMessage
+		wantErr := json.Unmarshal(raw, &want)
+		if errText(err) != errText(wantErr) || !reflect.DeepEqual(got, want) {
+			t.Fatalf("Elements(%q) = %q, %v; json.Unmarshal: %q, %v", raw, got, err, want, wantErr)
+		}
+		if len(got) > 1 {
+			before := string(raw)
+			_ = append(got[0], "xx"...)
+			if string(raw) != before {
+				t.Fatalf("an append to an element changed the array to %q", raw)
+			}
+		}
+	})
+}

@@ -19,8 +19,8 @@ func decodeInput(raw json.RawMessage) ([]llm.Message, []string, error) {
 	if json.Unmarshal(raw, &s) == nil {
 		return []llm.Message{{Role: llm.RoleUser, Plain: true, Parts: []llm.Part{{Type: llm.PartText, Text: s}}}}, nil, nil
 	}
-	var items []json.RawMessage
-	if err := json.Unmarshal(raw, &items); err != nil {
+	items, err := oai.Elements(raw)
+	if err != nil {
 		return nil, nil, oai.TypeErr("input", "a string or an array of input items")
 	}
 	if len(items) == 0 {
