@@ -10,6 +10,7 @@ import (
 
 	"github.com/sluice-gw/sluice/internal/auth"
 	"github.com/sluice-gw/sluice/internal/fallback"
+	"github.com/sluice-gw/sluice/internal/guard"
 	"github.com/sluice-gw/sluice/internal/limit"
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/usage"
@@ -24,8 +25,14 @@ type Policy struct {
 	Window time.Duration
 	// Budgets enforces the keys' daily and monthly budgets; nil: none.
 	Budgets usage.Budgets
-	// Prices prices the estimate a budget reservation holds; nil: the built-in table.
+	// Prices prices the estimate a budget reservation holds and what a request cost; nil:
+	// the built-in table.
 	Prices *usage.Prices
+	// Store records the account per key, alias, target and day (Ticket.Settle); nil: not
+	// recorded.
+	Store usage.Store
+	// Guards are the guardrails of the aliases and the keys (Ticket.Admit).
+	Guards guard.Catalog
 }
 
 // Held is what a request holds of its key's token limit until it is reconciled.

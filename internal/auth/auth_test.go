@@ -26,24 +26,6 @@ func TestNewSecret(t *testing.T) {
 	}
 }
 
-func TestFromRequest(t *testing.T) {
-	tests := []struct{ name, authz, xkey, want string }{
-		{"bearer", "Bearer sk-1", "", "sk-1"},
-		{"bearer lower case", "bearer sk-1", "", "sk-1"},
-		{"x-api-key", "", "sk-2", "sk-2"},
-		{"bearer wins", "Bearer sk-1", "sk-2", "sk-1"},
-		{"basic is no key", "Basic abc", "", ""},
-		{"none", "", "", ""},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := FromRequest(tt.authz, tt.xkey); got != tt.want {
-				t.Errorf("got %q, want %q", got, tt.want)
-			}
-		})
-	}
-}
-
 func TestAllows(t *testing.T) {
 	k := &Key{Models: []string{"default", "sim/echo", "claude-*"}}
 	for model, want := range map[string]bool{"default": true, "sim/echo": true, "fast": false, "sim/text": false,

@@ -8,7 +8,6 @@ import (
 	"math/big"
 	"path"
 	"slices"
-	"strings"
 	"time"
 )
 
@@ -118,15 +117,6 @@ func NewID() string {
 	var b [12]byte
 	_, _ = rand.Read(b[:])
 	return "key_" + hex.EncodeToString(b[:])
-}
-
-// FromRequest returns the key a request carries: `Authorization: Bearer KEY` (the OpenAI
-// SDKs) or `x-api-key: KEY` (the Anthropic SDKs); "" when there is none.
-func FromRequest(authorization, xAPIKey string) string {
-	if scheme, v, ok := strings.Cut(authorization, " "); ok && strings.EqualFold(scheme, "Bearer") {
-		return strings.TrimSpace(v)
-	}
-	return strings.TrimSpace(xAPIKey)
 }
 
 // Token is a secret compared in constant time: neither its content nor its length leaks

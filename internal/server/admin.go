@@ -6,6 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/sluice-gw/sluice/internal/auth"
+	"github.com/sluice-gw/sluice/internal/dialect"
 	"github.com/sluice-gw/sluice/internal/dialect/admin"
 	"github.com/sluice-gw/sluice/internal/llm"
 )
@@ -32,7 +33,7 @@ func (s *Server) adminRoutes(e *echo.Echo) {
 func (s *Server) adminAuth(next echo.HandlerFunc) echo.HandlerFunc {
 	want := auth.NewToken(s.o.Gate.AdminToken)
 	return func(c echo.Context) error {
-		if !want.Matches(secret(c.Request())) {
+		if !want.Matches((dialect.Bearer | dialect.XAPIKey).Secret(c.Request())) {
 			return s.deny(c, &llm.Error{Kind: llm.Unauthenticated, Code: "invalid_admin_token", Type: "invalid_request_error",
 				Message: "The admin API needs the admin token: 'Authorization: Bearer TOKEN'."})
 		}

@@ -24,10 +24,10 @@ type cacheFill = cache.Fill
 // answers, through cacheEdge, and fromCache reports true, or it keeps the miss to store.
 func (s *Server) fromCache(c echo.Context, chain *fallback.Chain, w wire, stream bool) (bool, error) {
 	p, x := s.o.Policies[chain.Alias].Cache, exchangeOf(c)
-	if p == nil || s.o.Cache == nil || x.meter == nil || x.meter.req == nil {
+	if p == nil || s.o.Cache == nil || x.ticket == nil || x.ticket.Req == nil {
 		return false, nil
 	}
-	q := cache.Query{Policy: *p, Alias: chain.Alias, Request: x.meter.req, CacheControl: c.Request().Header.Get("Cache-Control"),
+	q := cache.Query{Policy: *p, Alias: chain.Alias, Request: x.ticket.Req, CacheControl: c.Request().Header.Get("Cache-Control"),
 		Stream: stream, Live: stream && !holding(c)}
 	if x.key != nil {
 		q.Caller = cache.Caller{KeyID: x.key.ID, Metadata: x.key.Metadata}
@@ -63,7 +63,7 @@ func (ed *cacheEdge) Waiting() {
 }
 
 func (ed *cacheEdge) Judge(resp *llm.Response) error {
-	if r := ed.x.meter.guards.Output(ed.c.Request().Context(), ed.x.meter.req, resp); r != nil {
+	if r := ed.x.ticket.Guards.Output(ed.c.Request().Context(), ed.x.ticket.Req, resp); r != nil {
 		return turn.Refused(r)
 	}
 	return nil

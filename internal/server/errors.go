@@ -7,22 +7,22 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
-	"github.com/sluice-gw/sluice/internal/dialect/anthropic"
 	"github.com/sluice-gw/sluice/internal/llm"
 )
 
-// writeError answers err before the first byte: the OpenAI error body with its status.
-// Failures that come out of the chain carry x-should-retry: false, so the OpenAI SDKs do not
-// replay a whole chain the gateway already walked.
-func writeError(c echo.Context, err error) error {
+// writeError answers err before the first byte, in the wire's error format with its status.
+// Failures that come out of the chain carry x-should-retry: false, so the SDKs do not replay
+// a whole chain the gateway already walked (but for a status the wire's SDKs retry by
+// design, dialect.API.Retried).
+func (s *Server) writeError(c echo.Context, err error) error {
 	h := c.Response().Header()
-	status, body := errorBody(c, err) // messages.go: the route's wire
+	status, body := s.errorBody(c, err)
 	retryAfter(h, err)
 	var le *llm.Error
 	if errors.As(err, &le) {
 		switch le.Kind {
 		case llm.RateLimited, llm.Unavailable, llm.Auth, llm.Timeout, llm.Truncated, llm.Refused:
-			if status != anthropic.StatusOverloaded { // Anthropic's SDKs retry an overloaded API
+			if status != s.apiOf(c).Retried {
 				h.Set("X-Should-Retry", "false")
 			}
 		}
@@ -33,6 +33,22 @@ func writeError(c echo.Context, err error) error {
 		return nil
 	}
 	return c.JSONBlob(status, body)
+}
+
+// reject answers err as a plain HTTP error and records its kind in the access line.
+func (s *Server) reject(c echo.Context, err error) error {
+	reqInfo(c).Kind = llm.KindOf(err)
+	return s.writeError(c, err)
+}
+
+// errorBody is the status and body of err answered before the first byte, in the request's
+// wire (Server.apiOf).
+func (s *Server) errorBody(c echo.Context, err error) (int, []byte) {
+	api := s.apiOf(c)
+	if api.RequestID != "" {
+		c.Response().Header().Set(api.RequestID, reqInfo(c).ID)
+	}
+	return api.Error(err, reqInfo(c).Tries)
 }
 
 // retryAfter sets Retry-After, in whole seconds rounded up, for an error that says when a
@@ -46,8 +62,8 @@ func retryAfter(h http.Header, err error) time.Duration {
 	return le.RetryAfter
 }
 
-// httpError maps echo's own errors (unknown route, wrong method) to the OpenAI error body.
-func httpError(err error, c echo.Context) {
+// httpError maps echo's own errors (unknown route, wrong method) to the wire's error body.
+func (s *Server) httpError(err error, c echo.Context) {
 	if c.Response().Committed {
 		return
 	}
@@ -63,9 +79,9 @@ func httpError(err error, c echo.Context) {
 		default:
 			e.Message = http.StatusText(he.Code)
 		}
-		_, body := errorBody(c, e)
+		_, body := s.errorBody(c, e)
 		_ = c.JSONBlob(he.Code, body)
 		return
 	}
-	_ = writeError(c, err)
+	_ = s.writeError(c, err)
 }

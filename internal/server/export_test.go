@@ -3,6 +3,7 @@ package server
 import (
 	"time"
 
+	"github.com/labstack/echo/v4"
 	"github.com/sluice-gw/sluice/internal/redisstore"
 )
 
@@ -15,3 +16,6 @@ func RedisStore(s *Server) *redisstore.Store {
 	rs, _ := s.o.Gate.Shared.(*redisstore.Store)
 	return rs
 }
+
+// Routes are the routes s serves (echo's table).
+func Routes(s *Server) []*echo.Route { return s.echo.Routes() }

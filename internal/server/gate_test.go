@@ -46,8 +46,9 @@ keys:
 		{"models with a key", "GET", url + "/v1/models", good, "", 200, ""},
 		{"healthz is open", "GET", url + "/healthz", "", "", 200, ""},
 		{"readyz is open", "GET", url + "/readyz", "", "", 200, ""},
-		{"unknown v1 path", "POST", url + "/v1/nope", "", "{}", 401, "invalid_api_key"},
-		// Every /v1 route is guarded, whoever adds it.
+		// A path outside the route table is no route: 404, key or not. Every route of the
+		// table is guarded, whoever adds it (TestRouteTable).
+		{"unknown v1 path", "POST", url + "/v1/nope", "", "{}", 404, "unknown_url"},
 		{"responses needs a key", "POST", url + "/v1/responses", "", `{"model":"default","input":"hi"}`, 401, "invalid_api_key"},
 		{"responses model not listed", "POST", url + "/v1/responses", good, `{"model":"fast","input":"hi"}`, 403, "model_not_allowed"},
 		{"embeddings needs a key", "POST", url + "/v1/embeddings", "", `{"model":"default","input":"hi"}`, 401, "invalid_api_key"},

@@ -78,12 +78,6 @@ func (s *Server) observeRoutes(e *echo.Echo) {
 	}
 }
 
-// reject answers err as a plain HTTP error and records its kind in the access line.
-func (s *Server) reject(c echo.Context, err error) error {
-	reqInfo(c).Kind = llm.KindOf(err)
-	return writeError(c, err)
-}
-
 // relayOptions are the alias's relay settings: its redaction window, think filter and
 // coalescing.
 func (s *Server) relayOptions(chain *fallback.Chain) relay.Options {

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/labstack/echo/v4"
+	"github.com/sluice-gw/sluice/internal/admit"
 	"github.com/sluice-gw/sluice/internal/dialect"
 	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
@@ -80,7 +81,7 @@ func (s *Server) streamFail(c echo.Context, ew *sse.Writer, w wire, run *fallbac
 		if held {
 			costHeader(c, c.Response().Header())
 		}
-		return writeError(c, err)
+		return s.writeError(c, err)
 	}
 	setServed(in, run, st, c.Response().Header())
 	if llm.KindOf(err) != llm.Canceled {
@@ -125,8 +126,8 @@ func (s *Server) serveOnce(c echo.Context, chain *fallback.Chain, run *fallback.
 // output guardrails and its meter.
 func (s *Server) turn(c echo.Context, chain *fallback.Chain, run *fallback.Run, mode turn.Mode) *turn.Turn {
 	t := &turn.Turn{Run: run, Mode: mode, Relay: s.roundOptions(c, chain)}
-	if m := meterOf(c); m != nil {
-		t.Guards, t.Request, t.Meter = m.guards, m.req, roundMeter{m}
+	if tk := exchangeOf(c).ticket; tk != nil {
+		t.Guards, t.Request, t.Meter = tk.Guards, tk.Req, roundMeter{tk}
 	}
 	return t
 }
@@ -182,35 +183,15 @@ func (oc *onceClient) Open(st *fallback.Stream) (relay.Sink, error) {
 func (oc *onceClient) Relayed() bool  { return false }
 func (oc *onceClient) Restart(string) {}
 
-// start reads and decodes a request, resolves its model to a chain, applies the alias's input
-// redaction to the decoded request, and starts a run. decode returns the model asked for and
-// the request.
-func (s *Server) start(c echo.Context, decode func([]byte) (string, *llm.Request, error),
-	filter func(*fallback.Chain, *llm.Request) (*fallback.Chain, error)) (*fallback.Chain, *fallback.Run, *llm.Request, error) {
-	in := reqInfo(c)
-	body, err := s.readBody(c)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	model, req, err := decode(body)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	in.Model, in.Stream, in.Request = model, req.Stream, req
-	chain, err := s.resolve(model)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	if filter != nil {
-		if chain, err = filter(chain, req); err != nil {
-			return nil, nil, nil, err
-		}
-	}
-	if s.o.Policies[chain.Alias].RedactInput && s.o.RedactText != nil {
-		req.Mask(s.o.RedactText, s.o.RedactJSON) // the alias's redact_input
-	}
-	if err := s.admit(c, chain, req, len(body)); err != nil { // guard.go: input guardrails, budget
-		return nil, nil, nil, err
-	}
-	return chain, chain.Start(req), req, nil
+// roundMeter is the request's ticket as turn's meter.
+type roundMeter struct{ t *admit.Ticket }
+
+func (rm roundMeter) Round(st *fallback.Stream, resp *llm.Response, err error) {
+	rm.t.Round(st.Target, st.Model, resp, err)
+}
+
+// holding reports whether the request's round must be held until the output verdict.
+func holding(c echo.Context) bool {
+	t := exchangeOf(c).ticket
+	return t != nil && t.Guards.Holds()
 }

@@ -15,7 +15,7 @@ import (
 	"github.com/sluice-gw/sluice/internal/admit"
 	"github.com/sluice-gw/sluice/internal/auth"
 	"github.com/sluice-gw/sluice/internal/cache"
-	"github.com/sluice-gw/sluice/internal/dialect/anthropic"
+	"github.com/sluice-gw/sluice/internal/dialect"
 	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/guard"
 	"github.com/sluice-gw/sluice/internal/llm"
@@ -23,6 +23,7 @@ import (
 	"github.com/sluice-gw/sluice/internal/presence"
 	"github.com/sluice-gw/sluice/internal/relay"
 	"github.com/sluice-gw/sluice/internal/reqbody"
+	"github.com/sluice-gw/sluice/internal/runs"
 	"github.com/sluice-gw/sluice/internal/sse"
 	"github.com/sluice-gw/sluice/internal/telemetry"
 )
@@ -95,6 +96,8 @@ type Server struct {
 	draining atomic.Bool
 	// catalog and embedders find the chain of a request's model (fallback.Catalog).
 	catalog, embedders *fallback.Catalog
+	// paths are the route table's paths and their wires (routes.go).
+	paths []wirePath
 }
 
 // ConnContext is the http.Server hook (http.Server.ConnContext) that lets the server tell a
@@ -122,27 +125,25 @@ func New(o Options) *Server {
 		o.BodyTimeout = 30 * time.Second
 	}
 	s := &Server{o: o, echo: echo.New(), obs: observer(o),
-		adm: admit.Policy{Limiter: o.Gate.Limiter, Window: o.Gate.Window, Budgets: o.Usage.Budgets, Prices: o.Usage.Prices}}
+		adm: admit.Policy{Limiter: o.Gate.Limiter, Window: o.Gate.Window, Budgets: o.Usage.Budgets, Prices: o.Usage.Prices,
+			Store: o.Usage.Store, Guards: o.Guards}}
+	if s.o.UI.Runs == nil {
+		s.o.UI.Runs = runs.NewManager(runs.Options{Log: o.Log})
+	}
 	s.catalog = fallback.NewCatalog(o.Chains, o.Providers, o.Health, o.Log, o.Timeouts)
 	s.embedders = fallback.NewCatalog(o.Embeddings, embedders(o.Providers), o.Health, o.Log, o.Timeouts)
 	e := s.echo
 	e.HideBanner, e.HidePort = true, true
-	e.HTTPErrorHandler = httpError
-	e.Use(s.access, s.recover, s.gate, s.account)
-	e.POST("/v1/chat/completions", s.chat)
-	e.POST("/v1/responses", s.responses)
-	e.POST("/v1/messages", s.messages) // messages.go
-	e.POST("/v1/messages/count_tokens", s.countTokens)
-	e.POST("/v1/embeddings", s.embeddings)
-	e.GET("/v1/models", s.models)
-	e.GET("/v1/models/*", s.model)
+	e.HTTPErrorHandler = s.httpError
+	// The access line, span and metrics hold for every route; the wires' own middleware
+	// (keys, CORS, their error format) for every route of the table (routes.go).
+	e.Use(s.access, s.recover)
+	s.register(e)
 	e.GET("/healthz", func(c echo.Context) error { return c.JSONBlob(http.StatusOK, []byte(`{"status":"ok"}`)) })
 	e.GET("/readyz", s.readyz)
 	s.adminRoutes(e)
 	s.observeRoutes(e)
-	s.uiRoutes(e)         // uiopts.go: frontend runs, CORS
 	s.playgroundRoutes(e) // playground.go: the web page at /
-	s.mcpRoutes(e)        // mcp.go: the MCP gateway at /mcp
 	return s
 }
 
@@ -160,14 +161,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.echo.Serv
 
 // exchange is one request as the edge serves it, from the access middleware on: its access
 // record (what its log line, span and statistics say, filled by the handlers), the key it was
-// authenticated with (nil with auth off), and on model routes its meter. It belongs to the
+// authenticated with (nil with auth off), and on model routes its admission ticket. It belongs to the
 // request's goroutine; a frontend run, which may outlive the handler, gets copies.
 type exchange struct {
 	access telemetry.Access
+	api    *dialect.API // the route's wire (routes.go); nil off the table
 	key    *auth.Key
-	meter  *meter
-	cache  *cacheFill  // a miss to store (cache.go)
-	ew     *sse.Writer // the event stream that started while the request waited (cache.go)
+	ticket *admit.Ticket // its admission and account, on model routes (handle.go)
+	cache  *cacheFill    // a miss to store (cache.go)
+	ew     *sse.Writer   // the event stream that started while the request waited (cache.go)
 }
 
 const exchangeKey = "sluice.exchange"
@@ -286,9 +288,7 @@ func (s *Server) eventWriter(c echo.Context) *sse.Writer {
 
 // newEventWriter is eventWriter's, with the trailers tr.
 func (s *Server) newEventWriter(c echo.Context, tr []string) *sse.Writer {
-	o := sse.WriterOptions{Heartbeat: s.o.Heartbeat, WriteTimeout: s.o.WriteTimeout, Trailers: tr}
-	if messagesRoute(c) {
-		o.Keepalive = anthropic.Keepalive // event: ping, which the Anthropic SDKs skip
-	}
+	o := sse.WriterOptions{Heartbeat: s.o.Heartbeat, WriteTimeout: s.o.WriteTimeout, Trailers: tr,
+		Keepalive: s.apiOf(c).Keepalive}
 	return sse.NewWriter(c.Response(), o)
 }

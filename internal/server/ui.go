@@ -5,51 +5,40 @@ import (
 	"strconv"
 
 	"github.com/labstack/echo/v4"
-	"github.com/sluice-gw/sluice/internal/dialect/oai"
-	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/runs"
 	"github.com/sluice-gw/sluice/internal/telemetry"
+	"github.com/sluice-gw/sluice/internal/tools"
 	"github.com/sluice-gw/sluice/internal/uistream"
-	"github.com/sluice-gw/sluice/internal/usage"
 )
 
-// uiChat serves POST /v1/ui/chat: a frontend run over the AI SDK UI message stream (DESIGN
-// §8). The request is checked like a chat request (auth, limits, the model, input redaction),
-// then the run starts in the runs manager and this connection reads it from its first frame.
+// UI is what frontend runs need (DESIGN §8): the manager of the runs, the aliases that
+// restart a round on the next target when the committed one fails, and the browser origins
+// CORS lets through.
+type UI struct {
+	// Runs runs and serves the frontend runs; nil: New makes one in memory. Server.Close
+	// closes it.
+	Runs *runs.Manager
+	// RunOptions are what Runs was made with, for tests that remake it.
+	RunOptions runs.Options
+	// Restart holds the aliases with on_midstream_failure: restart.
+	Restart map[string]bool
+	// Origins are cors.allowed_origins ("*": any); none: no CORS headers.
+	Origins []string
+	// Tools are the server-side tools the aliases offer; Server.Close closes their Set.
+	Tools tools.Menu
+}
+
+// run starts a frontend run over the AI SDK UI message stream (DESIGN §8), admitted like a
+// chat request, in the runs manager, and this connection reads it from its first frame.
 // Closing the connection does not stop the run: it goes on and can be resumed.
-func (s *Server) uiChat(c echo.Context) error {
-	v, err := uistream.ParseVersion(c.Request().Header.Get(uistream.Header))
-	if err != nil {
-		return s.reject(c, oai.Invalid("x-sluice-ui-protocol", "Invalid x-sluice-ui-protocol header: want v5, v6 or v7."))
-	}
-	var ur *uistream.Request
-	var offered runs.Tools // the alias's server-side tools (tools.Menu)
-	chain, run, req, err := s.start(c, func(b []byte) (string, *llm.Request, error) {
-		r, err := uistream.Decode(b)
-		if err != nil {
-			return "", nil, err
-		}
-		ur = r
-		return r.Model, &r.Req, nil
-	}, func(ch *fallback.Chain, r *llm.Request) (*fallback.Chain, error) {
-		o, err := s.o.UI.Tools.For(c.Request().Context(), ch.Alias, s.o.Policies[ch.Alias].RedactInput, r)
-		if o != nil {
-			offered = o // not a nil *Offer in the interface
-		}
-		return ch, err
-	})
-	if err != nil {
-		return s.reject(c, err)
-	}
-	sp := runs.Spec{Chat: ur.Chat, Key: keyID(c), Version: v, MessageID: ur.WritesOn(), Model: ur.Model, Request: req,
-		Chain: run, Relay: s.roundOptions(c, chain), Restart: s.o.UI.Restart[chain.Alias], Tools: offered,
-		Prices: s.o.Usage.Prices} // nil: the built-in table
-	var held []usage.Reservation
-	if m := meterOf(c); m != nil {
-		sp.Guards, held = m.guards, m.Held // the start's reservation covers the first rounds' cost
-	}
-	rounds := s.adm.Rounds(callerKey(c), held)
+func (s *Server) run(c echo.Context, q *call) error {
+	st, t := q.d.Native.(*uistream.Start), exchangeOf(c).ticket
+	sp := runs.Spec{Chat: st.Chat, Key: keyID(c), Version: st.Version, MessageID: st.WritesOn(), Model: st.Model,
+		Request: q.d.Req, Chain: q.chain.Start(q.d.Req), Relay: s.roundOptions(c, q.chain), Restart: s.o.UI.Restart[q.chain.Alias],
+		Tools: q.offered, Prices: s.o.Usage.Prices, // nil: the built-in table
+		Guards: t.Guards} // the start's budget reservation covers the first rounds' cost
+	rounds := t.Rounds()
 	if rounds != nil {
 		sp.Admit = rounds
 	}
@@ -63,9 +52,7 @@ func (s *Server) uiChat(c echo.Context) error {
 	// (usage, cost, budget, the limiter's reconciliation, the access line) covers every round
 	// of it: the handler returns when the run ended. On shutdown the drain's grace bounds it.
 	<-rn.Ended()
-	if m := meterOf(c); m != nil {
-		m.Held = append(m.Held, rounds.Reservations()...) // settled with the request's
-	}
+	t.Held = append(t.Held, rounds.Reservations()...) // settled with the request's
 	in := reqInfo(c)
 	in.Usage = telemetry.UsageOf(rn.Usage())
 	// After a restart: the target that ended the run, and the attempts with the restart's
@@ -108,7 +95,7 @@ func (s *Server) serveRun(c echo.Context, rn *runs.Run, rd *runs.Reader) error {
 	if d.Early != nil {
 		served(c.Response().Header())
 		in.Kind = llm.KindOf(d.Early)
-		return writeError(c, d.Early)
+		return s.writeError(c, d.Early)
 	}
 	if d.Kind != llm.KindNone {
 		in.Kind = d.Kind

@@ -33,3 +33,7 @@ func AppendString(b []byte, s string) []byte { return jsonstr.Append(b, s) }
 
 // AppendInt appends n as a JSON number.
 func AppendInt(b []byte, n int) []byte { return strconv.AppendInt(b, int64(n), 10) }
+
+// Error is the status and body of err in OpenAI's error format (dialect.API.Error): every
+// wire but Anthropic's answers so.
+func Error(err error, _ []llm.Attempt) (int, []byte) { return llm.HTTPStatus(err), ErrorBody(err) }

@@ -1,0 +1,145 @@
+package admit
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/sluice-gw/sluice/internal/auth"
+	"github.com/sluice-gw/sluice/internal/fallback"
+	"github.com/sluice-gw/sluice/internal/guard"
+	"github.com/sluice-gw/sluice/internal/limit"
+	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/usage"
+)
+
+// Ask is a decoded model request as admission sees it.
+type Ask struct {
+	Model string
+	Req   *llm.Request
+	// Chain is the chain the model resolved to; nil: no round follows (a token count), so
+	// only the key's model access and rate limits apply.
+	Chain   *fallback.Chain
+	BodyLen int
+	// Embeddings: no answer tokens are estimated and no guardrail screens the input.
+	Embeddings bool
+}
+
+// Ticket is one model request from its admission to its settlement: what it holds of its
+// key's rate limits and budget, the meter of what it cost, and the guardrails it is judged
+// by. Every model request gets one, admitted or not, so that Settle accounts a refused one
+// too. The request's goroutine owns it; a frontend run that outlives the handler gets
+// copies of what it needs.
+type Ticket struct {
+	usage.Meter
+	// Req is the admitted request and Guards its guardrails (the alias's and the key's):
+	// set once the input guardrails passed, nil before.
+	Req    *llm.Request
+	Guards guard.Set
+	// Limits is the rate limiter's verdict, for the x-ratelimit-* headers (zero: no limits).
+	Limits limit.Result
+
+	p    *Policy
+	key  *auth.Key
+	held *Held
+}
+
+// Ticket starts the admission of a request by key (nil: auth off) that arrived at start.
+func (p *Policy) Ticket(key *auth.Key, start time.Time) *Ticket {
+	return &Ticket{Meter: usage.Meter{Prices: p.Prices, Start: start}, p: p, key: key}
+}
+
+// Key is the ticket's key; nil with auth off.
+func (t *Ticket) Key() *auth.Key { return t.key }
+
+// Admit is the one admission of a decoded request, in order: the key may use the model
+// (403 model_not_allowed); its rate limits give a request and the request's estimated
+// tokens (429; Limits says the verdict, refused or not); then, for a request a round
+// follows, the input guardrails of the alias and the key (400 guardrail_blocked; a masking
+// one changes the prompt) and the key's budget for the round's estimated cost (429
+// budget_exceeded). A refusal of the first two is the gate's (Gated).
+func (t *Ticket) Admit(ctx context.Context, a Ask) error {
+	if t.key != nil {
+		if !t.key.Allows(a.Model) {
+			return gated{NotAllowed(a.Model)}
+		}
+		var maxTokens, n int64
+		if a.Req != nil && a.Chain != nil { // a count's max_tokens is not an answer's
+			maxTokens, n = int64(outTokens(a.Req)), int64(a.Req.N)
+		}
+		h, res, err := t.p.Reserve(ctx, t.key, Cost(a.BodyLen, maxTokens, n, a.Embeddings, t.key.TPM))
+		t.Limits = res
+		if err != nil {
+			return gated{err}
+		}
+		t.held = h
+	}
+	if a.Chain == nil {
+		return nil
+	}
+	var req *llm.Request
+	if !a.Embeddings {
+		req = a.Req
+		var named []string
+		if t.key != nil {
+			named = t.key.Guardrails
+		}
+		t.Req, t.Prompt, t.Guards = req, usage.PromptTokens(req), t.p.Guards.Of(a.Chain.Alias, named)
+		if r := t.Guards.Input(ctx, req); r != nil {
+			return &llm.Error{Kind: llm.Refused, Status: http.StatusBadRequest, Code: "guardrail_blocked",
+				Type: "invalid_request_error", Message: "The request was blocked by " + r.Error() + "."}
+		}
+	}
+	return t.ReserveBudget(ctx, a.Chain, req, a.BodyLen)
+}
+
+// ReserveBudget reserves the estimated cost of a round of chain against the key's budget
+// (Policy.ReserveBudget), settled with the real cost by Settle. req is nil for embeddings.
+func (t *Ticket) ReserveBudget(ctx context.Context, chain *fallback.Chain, req *llm.Request, bodyLen int) error {
+	r, ok, err := t.p.ReserveBudget(ctx, t.key, chain, req, bodyLen, t.Start)
+	if ok {
+		t.Held = append(t.Held, r)
+	}
+	return err
+}
+
+// outTokens is the answer's max tokens a request asks for (0: not given).
+func outTokens(r *llm.Request) int {
+	switch {
+	case r.MaxCompletionTokens != nil && *r.MaxCompletionTokens > 0:
+		return *r.MaxCompletionTokens
+	case r.MaxTokens != nil:
+		return *r.MaxTokens
+	}
+	return 0
+}
+
+// Settle ends the ticket: the token reservation is set to used (used < 0: the estimate
+// stands, the answer's usage being unknown), the budget reservations are replaced with what
+// the request cost, and the request is recorded in the account with its outcome o. The
+// client may have left: ctx should not end with it.
+func (t *Ticket) Settle(ctx context.Context, used int64, o usage.Outcome) {
+	if t.held != nil && used >= 0 {
+		t.p.Reconcile(ctx, t.key, t.held, used)
+	}
+	if t.key != nil {
+		o.Key = t.key.ID
+	}
+	t.Close(ctx, t.p.Budgets, t.p.Store, o)
+}
+
+// Rounds is the checker of the later rounds of the ticket's frontend run (Policy.Rounds).
+func (t *Ticket) Rounds() *Rounds { return t.p.Rounds(t.key, t.Held) }
+
+// gated is a refusal of the key's model access or rate limits: the client's SDK may retry it
+// as its policy says (it honours Retry-After), unlike a failure of the chain.
+type gated struct{ error }
+
+func (g gated) Unwrap() error { return g.error }
+
+// Gated reports whether err is a refusal of the key's model access or rate limits.
+func Gated(err error) bool {
+	var g gated
+	return errors.As(err, &g)
+}

@@ -1,0 +1,124 @@
+package dialect
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/sluice-gw/sluice/internal/llm"
+)
+
+// Op is what the edge does with a request of a route. Every wire's routes are served by these
+// few operations, so adding a wire adds an API value, not a handler.
+type Op uint8
+
+const (
+	// Call is a model call answered by rounds, streamed or not, on Decoded.Answer's wire.
+	Call Op = iota + 1
+	// Embed is an embeddings call: one plain answer, passed through.
+	Embed
+	// Count counts a request's input tokens: a target of the alias that can, else
+	// Decoded.Estimate.
+	Count
+	// Run starts a frontend run (Decoded.Native is the wire's own request); Resume reads a
+	// run's stream again, Stop stops it.
+	Run
+	Resume
+	Stop
+	// List is the model list; Model one model of it (the rest of the path).
+	List
+	Model
+	// MCP is the MCP gateway's Streamable HTTP.
+	MCP
+)
+
+// Models reports whether a request of op names a model and is admitted (keys' model access,
+// rate limits, guardrails, budget) once decoded.
+func (op Op) Models() bool { return op >= Call && op <= Run }
+
+// Route is one method and path of a wire. A path may hold a parameter (":chatId") or end in
+// "*"; a suffix inside a segment (Gemini's "{model}:generateContent") is the wire's decoder's
+// to split, after routing.
+type Route struct {
+	Method, Path string
+	Op           Op
+}
+
+// Credential is the set of places a wire's clients carry their key in.
+type Credential uint8
+
+const (
+	Bearer      Credential = 1 << iota // Authorization: Bearer KEY (the OpenAI SDKs)
+	XAPIKey                            // x-api-key: KEY (the Anthropic SDKs)
+	XGoogAPIKey                        // x-goog-api-key: KEY (Google's SDKs)
+	KeyQuery                           // ?key=KEY
+)
+
+// Secret is the key r carries in the first of c's places that holds one ("": none).
+func (c Credential) Secret(r *http.Request) string {
+	if c&Bearer != 0 {
+		if scheme, v, ok := strings.Cut(r.Header.Get("Authorization"), " "); ok && strings.EqualFold(scheme, "Bearer") {
+			return strings.TrimSpace(v)
+		}
+	}
+	for _, p := range []struct {
+		in     Credential
+		header string
+	}{{XAPIKey, "X-Api-Key"}, {XGoogAPIKey, "X-Goog-Api-Key"}} {
+		if c&p.in != 0 {
+			if v := strings.TrimSpace(r.Header.Get(p.header)); v != "" {
+				return v
+			}
+		}
+	}
+	if c&KeyQuery != 0 {
+		return strings.TrimSpace(r.URL.Query().Get("key"))
+	}
+	return ""
+}
+
+// Input is what a request is decoded from besides its body.
+type Input struct {
+	Op     Op
+	Header func(name string) string
+	Param  func(name string) string // a parameter of the route's path
+}
+
+// Decoded is a request of a model route, decoded and validated.
+type Decoded struct {
+	Model string
+	// Req is the request in the vocabulary: what admission estimates and screens, what the
+	// chain serves.
+	Req *llm.Request
+	// Answer is the wire of the answer to the request whose id is id (Call).
+	Answer func(id string) Wire
+	// Needs names the request's member that only an OpenAI Responses upstream can serve
+	// ("": any target can).
+	Needs string
+	// Estimate is the gateway's own count of the input tokens (Count).
+	Estimate func() int
+	// Native is the wire's own request, for an op that needs more than Req (Run).
+	Native any
+}
+
+// API is one client wire as the edge serves it: its routes, where its clients carry their
+// key, how its requests decode, and how it answers before the first byte. Each wire package
+// declares one; the server's route table lists them. Read-only.
+type API struct {
+	Name       string
+	Routes     []Route
+	Credential Credential
+	// Decode decodes a request of one of the model routes (Op.Models).
+	Decode func(body []byte, in Input) (*Decoded, error)
+	// Error is the status and body of err answered before the first byte; tries are the
+	// chain's attempts so far.
+	Error func(err error, tries []llm.Attempt) (int, []byte)
+	// Retried is a status the wire's SDKs retry by design (Anthropic's 529 overloaded): it
+	// never goes with x-should-retry: false (0: none).
+	Retried int
+	// Keepalive is the event stream's heartbeat frame (nil: the ": keepalive" comment).
+	Keepalive []byte
+	// RequestID names a header that carries the request id besides X-Request-Id ("": none).
+	RequestID string
+	// Challenge is the WWW-Authenticate of a 401 ("": none).
+	Challenge string
+}

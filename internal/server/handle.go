@@ -1,0 +1,257 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/sluice-gw/sluice/internal/admit"
+	"github.com/sluice-gw/sluice/internal/dialect"
+	"github.com/sluice-gw/sluice/internal/dialect/embeddings"
+	"github.com/sluice-gw/sluice/internal/dialect/oai"
+	"github.com/sluice-gw/sluice/internal/fallback"
+	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/runs"
+	"github.com/sluice-gw/sluice/internal/telemetry"
+	"github.com/sluice-gw/sluice/internal/usage"
+)
+
+// call is a model request once admitted: its decoding, the chain its model resolved to, and
+// for a frontend run the alias's server-side tools it is offered.
+type call struct {
+	d       *dialect.Decoded
+	chain   *fallback.Chain
+	bodyLen int
+	offered runs.Tools
+}
+
+// modelOp is the one handler of every route whose request names a model (dialect.Op.Models),
+// whatever its wire: it reads and decodes the body once, resolves the model to its chain,
+// admits the request once (admit.Ticket.Admit), serves it by its op, and settles the ticket
+// whatever came of it.
+func (s *Server) modelOp(api *dialect.API, op dialect.Op) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		x := exchangeOf(c)
+		x.ticket = s.adm.Ticket(x.key, time.Now())
+		q, err := s.admitted(c, api, op)
+		if err != nil {
+			if admit.Gated(err) {
+				return s.deny(c, err) // refused before any round: nothing to settle
+			}
+			defer s.settle(c)
+			return s.reject(c, err)
+		}
+		defer s.settle(c)
+		switch op {
+		case dialect.Embed:
+			return s.embed(c, q)
+		case dialect.Count:
+			return s.count(c, q)
+		case dialect.Run:
+			return s.run(c, q)
+		}
+		run, w := q.chain.Start(q.d.Req), q.d.Answer(x.access.ID)
+		if q.d.Req.Stream {
+			return s.serveStream(c, q.chain, run, w) // serve.go
+		}
+		return s.serveOnce(c, q.chain, run, w)
+	}
+}
+
+// admitted reads and decodes the request, resolves its model, applies the alias's input
+// redaction and admits it. The access record says what was asked from the decoding on.
+func (s *Server) admitted(c echo.Context, api *dialect.API, op dialect.Op) (*call, error) {
+	x, r := exchangeOf(c), c.Request()
+	body, err := s.readBody(c)
+	if err != nil {
+		return nil, err
+	}
+	d, err := api.Decode(body, dialect.Input{Op: op, Header: r.Header.Get, Param: c.Param})
+	if err != nil {
+		return nil, err
+	}
+	in := &x.access
+	in.Model, in.Request = d.Model, d.Req
+	if op == dialect.Call {
+		in.Stream = d.Req.Stream
+	}
+	q := &call{d: d, bodyLen: len(body)}
+	if op == dialect.Embed {
+		q.chain, err = s.resolveEmbeddings(d.Model)
+	} else {
+		q.chain, err = s.resolve(d.Model)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if d.Needs != "" {
+		if q.chain = q.chain.Filter(servesResponses); q.chain == nil {
+			return nil, oai.Invalid(d.Needs, "'%s' can only be served by an OpenAI Responses upstream (a provider with api: "+
+				"responses), and model '%s' has none.", d.Needs, d.Model)
+		}
+	}
+	if op == dialect.Run {
+		o, err := s.o.UI.Tools.For(r.Context(), q.chain.Alias, s.o.Policies[q.chain.Alias].RedactInput, d.Req)
+		if err != nil {
+			return nil, err
+		}
+		if o != nil {
+			q.offered = o // not a nil *Offer in the interface
+		}
+	}
+	if op != dialect.Embed && s.o.Policies[q.chain.Alias].RedactInput && s.o.RedactText != nil {
+		d.Req.Mask(s.o.RedactText, s.o.RedactJSON) // the alias's redact_input
+	}
+	a := admit.Ask{Model: d.Model, Req: d.Req, Chain: q.chain, BodyLen: len(body), Embeddings: op == dialect.Embed}
+	if op == dialect.Count {
+		a.Chain = nil // no round: the key's access and rate limits only
+	}
+	err = x.ticket.Admit(r.Context(), a)
+	if x.key != nil {
+		s.rateHeaders(c, x.ticket)
+	}
+	return q, err
+}
+
+// rateHeaders sets the x-ratelimit-* headers OpenAI clients read, on refusals and answers
+// alike.
+func (s *Server) rateHeaders(c echo.Context, t *admit.Ticket) {
+	h, res := c.Response().Header(), t.Limits
+	oai.RateLimit(h, "requests", res.Requests.Limit, res.Requests.Remaining, res.Requests.Reset)
+	oai.RateLimit(h, "tokens", res.Tokens.Limit, res.Tokens.Remaining, res.Tokens.Reset)
+	if res.Never {
+		h.Set("X-Should-Retry", "false") // waiting cannot help, whatever the SDK's policy for 429
+	}
+}
+
+// settle ends the request's ticket once it was served (admit.Ticket.Settle): the token
+// reservation gets what the call used (the usage the handler recorded; nothing for an error
+// answered before any output, the upstream charged none; the estimate stands when the usage
+// is unknown), the budget reservations the real cost, and the account the request.
+func (s *Server) settle(c echo.Context) {
+	x := exchangeOf(c)
+	in, t := &x.access, x.ticket
+	if !t.Charged && in.Usage != nil && in.Target != "" {
+		// A handler that reports usage without metered rounds (a frontend run).
+		_, model, _ := strings.Cut(in.Target, "/")
+		t.Charge(in.Target, model, llm.Usage{PromptTokens: in.Usage.Prompt, CompletionTokens: in.Usage.Completion,
+			TotalTokens: in.Usage.Total, Estimated: in.Usage.Estimated})
+	}
+	in.CostUSD = usage.USD(t.Cost) // the access line and the server span carry it
+	used := int64(-1)
+	switch {
+	case in.Usage != nil:
+		if used = int64(in.Usage.Total); used == 0 {
+			used = int64(in.Usage.Prompt + in.Usage.Completion)
+		}
+	case c.Response().Status >= 400:
+		used = 0
+	}
+	o := usage.Outcome{Labels: usage.Labels{Alias: in.Model, Target: in.Target}, Attempts: in.Attempts,
+		Failed: in.Kind != llm.KindNone && in.Kind != llm.Canceled || // the client left: not an error of the call
+			in.Kind == llm.KindNone && c.Response().Status >= 400}
+	if (in.Cache == cacheHit || in.Cache == cacheCoalesced) && in.Response != nil {
+		o.Hit, o.Saved = true, int64(in.Response.Usage.TotalTokens) // cache.go
+	}
+	// The client may have left: the accounting still happens.
+	t.Settle(context.WithoutCancel(c.Request().Context()), used, o)
+}
+
+// costHeader sets X-Sluice-Cost-Usd, the request's cost so far, on h: the headers of an
+// answer that is complete before they leave (a non-streamed one, or a held stream).
+func costHeader(c echo.Context, h http.Header) {
+	if t := exchangeOf(c).ticket; t != nil && t.Charged {
+		h.Set("X-Sluice-Cost-Usd", strconv.FormatFloat(usage.USD(t.Cost), 'f', -1, 64))
+	}
+}
+
+// embed serves an embeddings call (DESIGN §9): fallback stays within one embedding model,
+// the configuration refuses a chain that mixes them.
+func (s *Server) embed(c echo.Context, q *call) error {
+	in := reqInfo(c)
+	run := q.chain.Start(q.d.Req)
+	st, err := run.Next(c.Request().Context())
+	served(c, run, st)
+	if err != nil {
+		return s.reject(c, err)
+	}
+	defer st.Close()
+	out, err := embeddings.Answer(st)
+	if err != nil {
+		return s.reject(c, err)
+	}
+	if u, ok := embeddings.Usage(out); ok {
+		in.Usage = telemetry.UsageOf(u) // the limiter reconciles its token reservation with it
+		exchangeOf(c).ticket.Charge(st.Target, st.Model, u)
+		costHeader(c, c.Response().Header())
+	}
+	return c.JSONBlob(http.StatusOK, out)
+}
+
+// count serves a token count: a target of the alias that counts (the first that answers,
+// an Anthropic target's count_tokens), else the wire's estimate, said in
+// X-Sluice-Token-Count: estimated.
+func (s *Server) count(c echo.Context, q *call) error {
+	h := c.Response().Header()
+	for t := range q.chain.All() {
+		tc, ok := t.Provider.(tokenCounter)
+		if !ok {
+			continue
+		}
+		n, err := tc.CountTokens(c.Request().Context(), q.d.Req, t.Model)
+		if err == nil {
+			h.Set("X-Sluice-Target", t.Name)
+			return c.JSONBlob(http.StatusOK, []byte(`{"input_tokens":`+strconv.Itoa(n)+`}`))
+		}
+		if k := llm.KindOf(err); k == llm.Invalid || k == llm.Canceled {
+			return s.reject(c, err) // the client's to change, or gone
+		}
+	}
+	h.Set("X-Sluice-Token-Count", "estimated")
+	return c.JSONBlob(http.StatusOK, []byte(`{"input_tokens":`+strconv.Itoa(q.d.Estimate())+`}`))
+}
+
+// tokenCounter is a provider that counts the input tokens of a request for model (an
+// Anthropic target: its count_tokens endpoint).
+type tokenCounter interface {
+	CountTokens(ctx context.Context, req *llm.Request, model string) (int, error)
+}
+
+// responsesAPI is implemented by providers that may speak the Responses API upstream. Only
+// they can serve a previous_response_id, a conversation, a stored prompt, an item_reference
+// or a file: those live in that upstream's store (dialect.Decoded.Needs).
+type responsesAPI interface{ ResponsesAPI() bool }
+
+func servesResponses(t *fallback.Target) bool {
+	p, ok := t.Provider.(responsesAPI)
+	return ok && p.ResponsesAPI()
+}
+
+// resolveEmbeddings finds the chain for model: an embeddings alias, or "provider/model" of a
+// provider that serves embeddings, as one target.
+func (s *Server) resolveEmbeddings(model string) (*fallback.Chain, error) {
+	if ch := s.embedders.Find(model); ch != nil {
+		return ch, nil
+	}
+	msg := "The model '" + model + "' does not exist or you do not have access to it."
+	if _, ok := s.o.Chains[model]; ok {
+		msg = "The model '" + model + "' is a chat model alias, not an embeddings alias."
+	} else if p, _, _ := strings.Cut(model, "/"); s.o.Providers[p] != nil {
+		msg = "The provider '" + p + "' does not serve embeddings (it is not OpenAI-compatible)."
+	}
+	return nil, unknownModel(msg)
+}
+
+// embedders are the providers that serve embeddings, as targets of an embeddings chain.
+func embedders(ps map[string]fallback.Provider) map[string]fallback.Provider {
+	out := map[string]fallback.Provider{}
+	for name, p := range ps {
+		if e, ok := embeddings.Target(p); ok {
+			out[name] = e
+		}
+	}
+	return out
+}
