@@ -115,23 +115,12 @@ func yamlError(name string, err error) error {
 // case and their models ("*" when absent).
 func (c *Config) resolve() {
 	for name, p := range c.Providers {
-		switch p.Kind {
-		case "openai":
-			if p.BaseURL == "" {
-				p.BaseURL = "https://api.openai.com/v1"
-			}
-		case "anthropic":
-			if p.BaseURL == "" {
-				// No /v1: the Anthropic SDKs and docs append it to the path.
-				p.BaseURL = "https://api.anthropic.com"
-			}
-		case "gemini":
-			if p.BaseURL == "" {
-				p.BaseURL = "https://generativelanguage.googleapis.com/v1beta"
-			}
+		k, _ := kindOf(p.Kind) // an unknown kind has no defaults, and fails validation
+		if p.BaseURL == "" {
+			p.BaseURL = k.BaseURL
 		}
-		if (p.Kind == "openai" || p.Kind == "openai-compatible" || p.Kind == "azure") && p.API == "" {
-			p.API = "chat"
+		if p.API == "" && len(k.APIs) > 0 {
+			p.API = k.APIs[0]
 		}
 		c.Providers[name] = p
 	}

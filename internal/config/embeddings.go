@@ -17,8 +17,8 @@ func (v *validator) embeddingModels(c *Config, path string, es []Element) {
 			if !ok || !known {
 				continue // reported by chain
 			}
-			if !oneOf(pr.Kind, "openai", "openai-compatible", "sim") || pr.API == "anthropic" {
-				v.errorf(p, "target %q: provider %q does not serve embeddings (want kind openai, openai-compatible, or sim not speaking anthropic)", t, prov)
+			if k, _ := kindOf(pr.Kind); k.Embeddings == nil || !k.Embeddings(pr) {
+				v.errorf(p, "target %q: provider %q does not serve embeddings "+noEmbeddings, t, prov)
 				continue
 			}
 			if e.EmbeddingModel != "" {

@@ -5,10 +5,6 @@ import (
 	"slices"
 )
 
-// needsKey reports whether a provider kind cannot work without an api_key. An
-// openai-compatible server often needs none (a local model), or carries its key in a header.
-func needsKey(kind string) bool { return kind == "openai" || kind == "anthropic" || kind == "gemini" }
-
 // prune leaves out of every chain the providers that cannot be used, so the embedded default
 // runs without keys (DESIGN §9), and records why. Warnings name providers, aliases and keys
 // of the file, never a value.
@@ -16,17 +12,13 @@ func (c *Config) prune() {
 	gone := map[string]bool{}
 	for _, name := range sortedKeys(c.Providers) {
 		p := c.Providers[name]
-		if needsKey(p.Kind) && p.APIKey == "" {
+		// An openai-compatible server often needs no key (a local model), or carries it in
+		// a header: the kinds say (Kind.NeedsKey, Kind.Lacks).
+		k, _ := kindOf(p.Kind)
+		if lacks := k.unusable(p); lacks != "" {
 			gone[name] = true
 			delete(c.Providers, name)
-			c.warnf("provider %q (kind %s) has an empty api_key: left out of every chain", name, p.Kind)
-			continue
-		}
-		if p.Kind == "azure" && p.APIKey == "" && p.EntraToken == "" && p.ClientSecret == "" {
-			// ${AZURE_OPENAI_API_KEY} and friends unset: as for a missing api_key.
-			gone[name] = true
-			delete(c.Providers, name)
-			c.warnf("provider %q (kind azure) has no api_key, entra_token or client_secret: left out of every chain", name)
+			c.warnf("provider %q (kind %s) has %s: left out of every chain", name, p.Kind, lacks)
 			continue
 		}
 		for _, h := range sortedKeys(p.Headers) {

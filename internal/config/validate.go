@@ -129,75 +129,39 @@ func (v *validator) provider(path, name string, p Provider) {
 	if strings.Contains(name, "/") {
 		v.errorf(path, "a provider name cannot contain /")
 	}
-	switch p.Kind {
-	case "openai", "openai-compatible", "azure":
-		if !oneOf(p.API, "chat", "responses") {
-			v.errorf(path+".api", "want chat or responses, got %q", p.API)
-		}
-	case "sim":
-		if !oneOf(p.API, "", "chat", "responses", "anthropic") {
-			v.errorf(path+".api", "want chat, responses or anthropic (the wire the simulation speaks), got %q", p.API)
-		}
-	case "anthropic", "bedrock", "gemini", "vertex":
-		if p.API != "" {
-			v.errorf(path+".api", "applies to kinds openai, openai-compatible and sim only")
-		}
-	case "":
-		v.errorf(path, "missing kind (%s)", kindList)
-		return
-	default:
-		v.errorf(path+".kind", "unknown provider kind %q (want %s)", p.Kind, kindList)
-		return
-	}
-	v.cloud(path, p)
+	k, ok := kindOf(p.Kind)
 	switch {
-	case p.Kind == "openai-compatible" && p.BaseURL == "":
-		v.errorf(path, "kind openai-compatible needs a base_url")
-	case p.Kind == "sim" && p.BaseURL != "":
-		v.errorf(path+".base_url", "kind sim has no base_url")
-	case p.BaseURL != "":
+	case p.Kind == "":
+		v.errorf(path, "missing kind (%s)", kindList())
+		return
+	case !ok:
+		v.errorf(path+".kind", "unknown provider kind %q (want %s)", p.Kind, kindList())
+		return
+	case k.APIs == nil && p.API != "":
+		v.errorf(path+".api", noAPI)
+	case k.APIs != nil && !oneOf(p.API, k.APIs...):
+		v.errorf(path+".api", "want %s, got %q", k.APIWant, p.API)
+	}
+	// The keys of the other kinds, in the table's order.
+	for _, other := range kinds {
+		for _, key := range other.Fields {
+			if other.Name != p.Kind && isSet(p, key) {
+				v.errorf(path+"."+key, "applies to kind %s only", other.Name)
+			}
+		}
+	}
+	badURL := false
+	if k.Check != nil {
+		k.Check(p, func(key, msg string) {
+			badURL = badURL || key == "base_url"
+			if key != "" {
+				key = "." + key
+			}
+			v.errorf(path+key, "%s", msg)
+		})
+	}
+	if p.BaseURL != "" && !badURL {
 		v.httpURL(path+".base_url", p.BaseURL)
-	}
-}
-
-// kindList names the provider kinds, for errors.
-const kindList = "openai, openai-compatible, anthropic, bedrock, gemini, vertex, azure or sim"
-
-// cloud checks the fields of the cloud kinds: each applies to its kind only, so a typo'd
-// kind never silently drops a region.
-func (v *validator) cloud(path string, p Provider) {
-	only := func(key string, set bool, kinds ...string) {
-		if set && !oneOf(p.Kind, kinds...) {
-			v.errorf(path+"."+key, "applies to kind %s only", strings.Join(kinds, ", "))
-		}
-	}
-	only("region", p.Region != "", "bedrock")
-	only("profile", p.Profile != "", "bedrock")
-	only("imds", p.IMDS, "bedrock")
-	only("cache_points", p.CachePoints, "bedrock")
-	only("project", p.Project != "", "vertex")
-	only("location", p.Location != "", "vertex")
-	only("credentials_file", p.CredentialsFile != "", "vertex")
-	only("metadata", p.Metadata, "vertex")
-	only("deployments", p.Deployments, "azure")
-	only("api_version", p.APIVersion != "", "azure")
-	only("entra_token", p.EntraToken != "", "azure")
-	only("tenant_id", p.TenantID != "", "azure")
-	only("client_id", p.ClientID != "", "azure")
-	only("client_secret", p.ClientSecret != "", "azure")
-	switch {
-	case p.Kind == "azure" && p.BaseURL == "":
-		v.errorf(path, "kind azure needs a base_url, the resource's endpoint (https://{resource}.openai.azure.com)")
-	case p.Kind == "azure" && p.Deployments && p.API == "responses":
-		v.errorf(path+".api", "responses is served by the v1 API only, not with deployments: true")
-	case p.Kind == "azure" && (p.TenantID != "" || p.ClientID != "" || p.ClientSecret != "") && (p.TenantID == "" || p.ClientID == ""):
-		v.errorf(path, "kind azure: client credentials need tenant_id, client_id and client_secret")
-	case p.Kind == "bedrock" && p.Region == "":
-		v.errorf(path, "kind bedrock needs a region (us-east-1, ...)")
-	case p.Kind == "vertex" && (p.Project == "" || p.Location == ""):
-		v.errorf(path, "kind vertex needs a project and a location (us-central1, global, ...)")
-	case p.Kind == "vertex" && p.APIKey != "":
-		v.errorf(path+".api_key", "kind vertex authenticates with Google credentials (credentials_file, or Application Default Credentials), not an api_key")
 	}
 }
 

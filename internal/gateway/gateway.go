@@ -12,22 +12,17 @@ import (
 	"github.com/sluice-gw/sluice/internal/config"
 	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
-	"github.com/sluice-gw/sluice/internal/provider/anthropic"
-	"github.com/sluice-gw/sluice/internal/provider/gemini"
-	"github.com/sluice-gw/sluice/internal/provider/openai"
-	"github.com/sluice-gw/sluice/internal/provider/sim"
 	"github.com/sluice-gw/sluice/internal/redact"
 	"github.com/sluice-gw/sluice/internal/relay"
 	"github.com/sluice-gw/sluice/internal/server"
 )
 
-// New builds the server a configuration describes: one provider client per provider,
-// one chain per alias. Providers of a kind this build does not serve yet are left out with a
-// warning, like providers without a key.
+// New builds the server a configuration describes: one provider client per provider, built
+// by its kind's entry in the table (kinds.go), one chain per alias. A provider of a cloud
+// kind without credentials is left out with a warning, like a provider without a key.
 func New(c *config.Config, log *slog.Logger) (*server.Server, error) {
 	o := server.Options{
 		Chains:       map[string]*fallback.Chain{},
-		Providers:    map[string]fallback.Provider{},
 		MaxBodyBytes: c.Limits.MaxBodyBytes,
 		BodyTimeout:  c.Limits.BodyTimeout.Std(),
 		Heartbeat:    c.HeartbeatInterval.Std(),
@@ -45,37 +40,9 @@ func New(c *config.Config, log *slog.Logger) (*server.Server, error) {
 	// provider's credentials in its errors (issue 19); the adapters mask them, and what the
 	// built-in detectors find, where upstream text becomes an error.
 	scrub := llm.Scrub(redact.NewScrubber(redact.NewCredentials(c.Credentials()...), nil).Scrub)
-	for name, p := range c.Providers {
-		switch p.Kind {
-		case "openai", "openai-compatible":
-			oc := openai.Config{Name: name, BaseURL: p.BaseURL, APIKey: p.APIKey,
-				Headers: p.Headers, Query: p.Query, NoStreamOptions: !p.StreamOptions, Scrub: scrub}
-			if p.API == "responses" {
-				o.Providers[name] = openai.NewResponses(oc)
-			} else {
-				o.Providers[name] = openai.New(oc)
-			}
-		case "anthropic":
-			o.Providers[name] = anthropic.New(anthropic.Config{Name: name, BaseURL: p.BaseURL, APIKey: p.APIKey,
-				Headers: p.Headers, Scrub: scrub})
-		case "azure":
-			o.Providers[name] = azureProvider(name, p, scrub) // cloud.go
-		case "gemini":
-			o.Providers[name] = gemini.New(gemini.Config{Name: name, BaseURL: p.BaseURL, APIKey: p.APIKey,
-				Headers: p.Headers, Scrub: scrub})
-		case "bedrock", "vertex":
-			if prov, ok := cloudProvider(name, p, scrub, log); ok { // cloud.go
-				o.Providers[name] = prov
-			}
-		case "sim":
-			prov, err := sim.New(name, p.API)
-			if err != nil {
-				return nil, err // validation lets only known APIs through
-			}
-			o.Providers[name] = prov
-		default:
-			log.Warn("provider left out: its kind is not served yet", "provider", name, "kind", p.Kind)
-		}
+	var err error
+	if o.Providers, err = providers(c, shared{scrub: scrub, log: log}); err != nil { // kinds.go
+		return nil, err
 	}
 	// One health store for every chain: a target's cooldown holds whichever alias calls it
 	// (in Redis when configured: every replica's chains; gate.go).

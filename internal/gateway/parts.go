@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"time"
@@ -66,20 +67,7 @@ func telemetryOptions(c *config.Config) telemetry.Options {
 	o := telemetry.Options{CaptureContent: c.Telemetry.CaptureContent, Window: c.Telemetry.StatsWindow.Std(),
 		Providers: map[string]string{}}
 	for name, p := range c.Providers {
-		switch p.Kind {
-		case "openai", "anthropic": // the conventions' well-known gen_ai.provider.name values
-			o.Providers[name] = p.Kind
-		case "bedrock":
-			o.Providers[name] = "aws.bedrock"
-		case "gemini":
-			o.Providers[name] = "gcp.gemini"
-		case "vertex":
-			o.Providers[name] = "gcp.vertex_ai"
-		case "azure":
-			o.Providers[name] = "azure.ai.openai"
-		default:
-			o.Providers[name] = name
-		}
+		o.Providers[name] = cmp.Or(kinds[p.Kind].system, name) // kinds.go
 	}
 	return o
 }

@@ -1,14 +1,9 @@
 package anthropic
 
 import (
-	"bytes"
 	"context"
-	"maps"
 	"net/http"
-	"slices"
 	"strings"
-
-	"go.opentelemetry.io/otel/propagation"
 
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/provider/transport"
@@ -44,9 +39,8 @@ const DefaultVersion = "2023-06-01"
 // Client calls one Anthropic Messages provider. Safe for concurrent use.
 type Client struct {
 	origin
+	ep        transport.Endpoint
 	url       string
-	header    http.Header
-	hc        *http.Client
 	maxTokens func(model string) int
 }
 
@@ -69,21 +63,13 @@ func New(c Config) *Client {
 	if c.Version == "" {
 		c.Version = DefaultVersion
 	}
-	h := http.Header{}
-	h.Set("Content-Type", "application/json")
-	h.Set("Accept", "text/event-stream")
-	h.Set("Anthropic-Version", c.Version)
+	own := map[string]string{"Anthropic-Version": c.Version}
 	if c.APIKey != "" {
-		h.Set("X-Api-Key", c.APIKey)
+		own["X-Api-Key"] = c.APIKey
 	}
-	for _, k := range slices.Sorted(maps.Keys(c.Headers)) {
-		h.Set(k, c.Headers[k])
-	}
-	hc := c.HTTPClient
-	if hc == nil {
-		hc = transport.HTTPClient
-	}
-	return &Client{origin: origin{name: c.Name, scrub: c.Scrub}, url: base + "/v1/messages", header: h, hc: hc, maxTokens: c.DefaultMaxTokens}
+	return &Client{origin: origin{name: c.Name, scrub: c.Scrub},
+		ep:  transport.NewEndpoint(c.Name, "text/event-stream", own, c.Headers, c.HTTPClient),
+		url: base + "/v1/messages", maxTokens: c.DefaultMaxTokens}
 }
 
 // Stream starts a streamed Messages call of req. It returns once the upstream answered: a
@@ -101,21 +87,16 @@ func (c *Client) Stream(ctx context.Context, req *llm.Request) (llm.Stream, erro
 	if err != nil {
 		return nil, err
 	}
-	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
+	hr, err := c.ep.Request(ctx, c.url, body)
 	if err != nil {
-		return nil, &llm.Error{Kind: llm.Internal, Message: c.name + ": cannot build the request", Err: err}
+		return nil, err
 	}
-	hr.Header = c.header.Clone()
 	if n := req.Native; n != nil && n.Wire == "anthropic" {
 		for k, v := range n.Header { // the client's anthropic-version and anthropic-beta
 			hr.Header.Set(k, v)
 		}
 	}
-	// The request's trace goes on to the provider (W3C traceparent; DESIGN §7): its spans,
-	// if it records any, join the caller's trace. Only the W3C headers, never baggage, which
-	// is the client's and not the provider's business.
-	propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(hr.Header))
-	res, a, err := transport.Open(ctx, c.hc, c.name, hr)
+	res, a, err := c.ep.Open(ctx, hr)
 	switch {
 	case err != nil:
 		return nil, err
@@ -126,8 +107,7 @@ func (c *Client) Stream(ctx context.Context, req *llm.Request) (llm.Stream, erro
 		if we := parseErrorBody(a.Body); we.Type != "" || we.Message != "" {
 			return nil, c.streamError(we)
 		}
-		return nil, &llm.Error{Kind: llm.Unavailable, Status: a.Status,
-			Message: c.name + " answered with JSON, not an event stream"}
+		return nil, transport.NotAStream(c.name, a.Status)
 	}
 	return newStream(ctx, c.origin, res.Body), nil
 }

@@ -4,9 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/provider/transport"
@@ -52,41 +50,15 @@ type origin struct {
 // upstream's error type (invalid_request_error, overloaded_error, ...) is kept as Type.
 func (c *Client) statusError(status int, h http.Header, body []byte) *llm.Error {
 	we := parseErrorBody(body)
-	e := &llm.Error{Status: status, Type: we.Type}
-	msg := we.Message
+	msg := transport.ErrorMessage(we.Message, body, status)
 	if msg == "" {
-		// A plain-text body is the message; JSON without one, or an HTML page from a
-		// proxy, is not.
-		msg = strings.TrimSpace(string(body[:min(len(body), 512)]))
-		if strings.HasPrefix(msg, "{") || strings.HasPrefix(msg, "<") || !utf8.ValidString(msg) {
-			msg = ""
-		}
+		msg = we.Type // 529 (overloaded) has no standard text
 	}
-	if msg == "" {
-		msg = http.StatusText(status)
-	}
-	if msg == "" {
-		msg = we.Type // 529 has no standard text
-	}
-	switch s := status; {
-	case s == 400 || s == 404 || s == 413 || s == 422:
-		// The request is wrong: the client gets the upstream's status and message, since
-		// another model would refuse it too.
-		e.Kind, e.Message = llm.Invalid, msg
-	case s == 401 || s == 403:
-		// Never the upstream's message: the gateway's credentials are not the client's
-		// business, and a message may quote them.
-		e.Kind = llm.Auth
-		e.Message = fmt.Sprintf("%s refused the gateway's credentials (HTTP %d)", c.name, s)
-	case s == 429:
-		e.Kind, e.RetryAfter = llm.RateLimited, transport.RetryAfter(h, time.Now())
-		e.Message = fmt.Sprintf("%s rate limit (HTTP 429): %s", c.name, msg)
-	default:
-		// 408, 409, 5xx and 529 (overloaded), and anything unexpected: the upstream's failure,
-		// not the request's, so the chain may fall back. Anthropic may say when to come back.
-		e.Kind, e.RetryAfter = llm.Unavailable, transport.RetryAfter(h, time.Now())
-		e.Message = fmt.Sprintf("%s answered HTTP %d: %s", c.name, s, msg)
-	}
+	// 529 is Unavailable, as any status the table does not know: Anthropic overloaded, so
+	// the chain may fall back. Anthropic may say when to come back.
+	e := transport.StatusError(c.name, transport.StatusKind(status), status, fmt.Sprintf("HTTP %d", status), msg,
+		transport.RetryAfter(h, time.Now()))
+	e.Type = we.Type
 	return c.scrub.Error(e)
 }
 

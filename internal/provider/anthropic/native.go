@@ -53,12 +53,12 @@ func (c *Client) CountTokens(ctx context.Context, req *llm.Request, model string
 	if err != nil {
 		return 0, &llm.Error{Kind: llm.Internal, Message: c.name + ": cannot build the request", Err: err}
 	}
-	hr.Header = c.header.Clone()
+	hr.Header = c.ep.Header.Clone()
 	hr.Header.Set("Accept", "application/json")
 	for k, v := range n.Header {
 		hr.Header.Set(k, v)
 	}
-	res, err := c.hc.Do(hr)
+	res, err := c.ep.Client.Do(hr)
 	if err != nil {
 		return 0, transport.Error(ctx, c.name, err)
 	}

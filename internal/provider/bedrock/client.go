@@ -1,20 +1,16 @@
 package bedrock
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"maps"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
-	"go.opentelemetry.io/otel/propagation"
 
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/provider/transport"
@@ -55,8 +51,7 @@ type Client struct {
 	region string
 	bearer string
 	creds  aws.CredentialsProvider
-	header http.Header
-	hc     *http.Client
+	ep     transport.Endpoint
 	signer *v4.Signer
 	now    func() time.Time
 	cache  bool
@@ -76,22 +71,13 @@ func New(c Config) *Client {
 	if base == "" {
 		base = "https://bedrock-runtime." + c.Region + ".amazonaws.com"
 	}
-	h := http.Header{}
-	h.Set("Content-Type", "application/json")
-	h.Set("Accept", "application/vnd.amazon.eventstream")
-	for _, k := range slices.Sorted(maps.Keys(c.Headers)) {
-		h.Set(k, c.Headers[k])
-	}
-	hc := c.HTTPClient
-	if hc == nil {
-		hc = transport.HTTPClient
-	}
 	now := c.Now
 	if now == nil {
 		now = time.Now
 	}
 	return &Client{origin: origin{name: c.Name, scrub: c.Scrub}, base: base, region: c.Region,
-		bearer: c.APIKey, creds: c.Credentials, header: h, hc: hc, signer: v4.NewSigner(), now: now, cache: c.CachePoints}
+		bearer: c.APIKey, creds: c.Credentials,
+		ep: transport.NewEndpoint(c.Name, "application/vnd.amazon.eventstream", nil, c.Headers, c.HTTPClient), signer: v4.NewSigner(), now: now, cache: c.CachePoints}
 }
 
 // Stream starts a ConverseStream call of req. It returns once the upstream answered: a
@@ -104,17 +90,15 @@ func (c *Client) Stream(ctx context.Context, req *llm.Request) (llm.Stream, erro
 		return nil, err
 	}
 	u := c.base + "/model/" + escapeLabel(req.Model) + "/converse-stream"
-	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
+	hr, err := c.ep.Request(ctx, u, body) // the trace headers are signed too
 	if err != nil {
-		return nil, &llm.Error{Kind: llm.Internal, Message: c.name + ": cannot build the request", Err: err}
+		return nil, err
 	}
-	hr.Header = c.header.Clone()
-	propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(hr.Header))
 	o, err := c.authorize(ctx, hr, body)
 	if err != nil {
 		return nil, err
 	}
-	res, a, err := transport.Open(ctx, c.hc, c.name, hr)
+	res, a, err := c.ep.Open(ctx, hr)
 	switch {
 	case err != nil:
 		return nil, err

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/provider/transport"
@@ -40,37 +39,18 @@ func (o origin) statusError(status int, h http.Header, body []byte) *llm.Error {
 	if typ == "" {
 		typ = errorType(ex.Type)
 	}
-	msg := ex.Message
-	if msg == "" {
-		msg = strings.TrimSpace(string(body[:min(len(body), 512)]))
-		if strings.HasPrefix(msg, "{") || strings.HasPrefix(msg, "<") || !utf8.ValidString(msg) {
-			msg = ""
-		}
+	// 400 ValidationException, 404 ResourceNotFoundException (a model id the account cannot
+	// use); 401, 403 AccessDeniedException, UnrecognizedClientException,
+	// InvalidSignatureException; 429 ThrottlingException, ServiceQuotaExceededException; 408
+	// ModelTimeoutException, 424 ModelErrorException, 5xx: the upstream failing. But a 429
+	// ModelNotReadyException is the model still loading, not a rate limit.
+	kind := transport.StatusKind(status)
+	if status == 429 && typ == "ModelNotReadyException" {
+		kind = llm.Unavailable
 	}
-	if msg == "" {
-		msg = http.StatusText(status)
-	}
-	e := &llm.Error{Status: status, Type: typ}
-	switch {
-	case status == 400 || status == 404 || status == 413 || status == 422:
-		// ValidationException, ResourceNotFoundException (a model id the account cannot
-		// use): another model would refuse the request too, or the target is misnamed.
-		e.Kind, e.Message = llm.Invalid, msg
-	case status == 401 || status == 403:
-		// AccessDeniedException, UnrecognizedClientException, InvalidSignatureException:
-		// the gateway's credentials, never the upstream's words about them.
-		e.Kind = llm.Auth
-		e.Message = fmt.Sprintf("%s refused the gateway's credentials (HTTP %d %s)", o.name, status, typ)
-	case status == 429 && typ != "ModelNotReadyException":
-		// ThrottlingException, ServiceQuotaExceededException.
-		e.Kind, e.RetryAfter = llm.RateLimited, transport.RetryAfter(h, time.Now())
-		e.Message = fmt.Sprintf("%s rate limit (HTTP 429 %s): %s", o.name, typ, msg)
-	default:
-		// 408 ModelTimeoutException, 424 ModelErrorException, 429 ModelNotReadyException,
-		// 5xx: the upstream failing, so the chain may fall back.
-		e.Kind, e.RetryAfter = llm.Unavailable, transport.RetryAfter(h, time.Now())
-		e.Message = fmt.Sprintf("%s answered HTTP %d %s: %s", o.name, status, typ, msg)
-	}
+	e := transport.StatusError(o.name, kind, status, fmt.Sprintf("HTTP %d %s", status, typ),
+		transport.ErrorMessage(ex.Message, body, status), transport.RetryAfter(h, time.Now()))
+	e.Type = typ
 	return o.scrub.Error(e)
 }
 

@@ -1,15 +1,10 @@
 package gemini
 
 import (
-	"bytes"
 	"context"
-	"maps"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
-
-	"go.opentelemetry.io/otel/propagation"
 
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/provider/transport"
@@ -56,10 +51,9 @@ func VertexURL(endpoint, project, location string) string {
 // Client calls one Gemini-wire provider. Safe for concurrent use.
 type Client struct {
 	origin
-	base   string
-	header http.Header
-	token  func(ctx context.Context) (string, error)
-	hc     *http.Client
+	ep    transport.Endpoint
+	base  string
+	token func(ctx context.Context) (string, error)
 }
 
 var _ llm.Provider = (*Client)(nil)
@@ -79,20 +73,13 @@ func New(c Config) *Client {
 	if base == "" {
 		base = DefaultBaseURL
 	}
-	h := http.Header{}
-	h.Set("Content-Type", "application/json")
-	h.Set("Accept", "text/event-stream")
+	own := map[string]string{}
 	if c.APIKey != "" {
-		h.Set("X-Goog-Api-Key", c.APIKey)
+		own["X-Goog-Api-Key"] = c.APIKey
 	}
-	for _, k := range slices.Sorted(maps.Keys(c.Headers)) {
-		h.Set(k, c.Headers[k])
-	}
-	hc := c.HTTPClient
-	if hc == nil {
-		hc = transport.HTTPClient
-	}
-	return &Client{origin: origin{name: c.Name, scrub: c.Scrub}, base: base, header: h, token: c.Token, hc: hc}
+	return &Client{origin: origin{name: c.Name, scrub: c.Scrub},
+		ep:   transport.NewEndpoint(c.Name, "text/event-stream", own, c.Headers, c.HTTPClient),
+		base: base, token: c.Token}
 }
 
 // Stream starts a streamGenerateContent call of req. It returns once the upstream answered:
@@ -105,11 +92,10 @@ func (c *Client) Stream(ctx context.Context, req *llm.Request) (llm.Stream, erro
 		return nil, err
 	}
 	u := c.base + "/models/" + url.PathEscape(req.Model) + ":streamGenerateContent?alt=sse"
-	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
+	hr, err := c.ep.Request(ctx, u, body)
 	if err != nil {
-		return nil, &llm.Error{Kind: llm.Internal, Message: c.name + ": cannot build the request", Err: err}
+		return nil, err
 	}
-	hr.Header = c.header.Clone()
 	o := c.origin
 	if c.token != nil {
 		tok, err := c.token(ctx)
@@ -129,8 +115,7 @@ func (c *Client) Stream(ctx context.Context, req *llm.Request) (llm.Stream, erro
 			return strings.ReplaceAll(s, tok, "[MASKED]")
 		}
 	}
-	propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(hr.Header))
-	res, a, err := transport.Open(ctx, c.hc, c.name, hr)
+	res, a, err := c.ep.Open(ctx, hr)
 	switch {
 	case err != nil:
 		return nil, err
@@ -141,7 +126,7 @@ func (c *Client) Stream(ctx context.Context, req *llm.Request) (llm.Stream, erro
 		if st := parseStatus(a.Body); st != nil {
 			return nil, o.streamError(st)
 		}
-		return nil, &llm.Error{Kind: llm.Unavailable, Status: a.Status, Message: c.name + " answered with JSON, not an event stream"}
+		return nil, transport.NotAStream(c.name, a.Status)
 	}
 	return newStream(ctx, o, max(req.N, 1), res.Body), nil
 }

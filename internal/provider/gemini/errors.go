@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/provider/transport"
@@ -60,31 +59,17 @@ func badKey(b []byte) bool {
 // statusError maps a non-2xx answer before the stream, scrubbed. The canonical status
 // (INVALID_ARGUMENT, RESOURCE_EXHAUSTED, ...) is kept as Type.
 func (o origin) statusError(status int, h http.Header, body []byte) *llm.Error {
-	st := parseStatus(body)
-	if st == nil {
-		st = &gemini.Status{}
-		if m := strings.TrimSpace(string(body[:min(len(body), 512)])); !strings.HasPrefix(m, "{") && !strings.HasPrefix(m, "<") && utf8.ValidString(m) {
-			st.Message = m
-		}
+	var parsed, typ string
+	if st := parseStatus(body); st != nil {
+		parsed, typ = st.Message, st.Status
 	}
-	msg := st.Message
-	if msg == "" {
-		msg = http.StatusText(status)
+	kind := transport.StatusKind(status)
+	if status == 400 && badKey(body) {
+		kind = llm.Auth
 	}
-	e := &llm.Error{Status: status, Type: st.Status}
-	switch {
-	case status == 401 || status == 403 || status == 400 && badKey(body):
-		e.Kind = llm.Auth
-		e.Message = fmt.Sprintf("%s refused the gateway's credentials (HTTP %d %s)", o.name, status, st.Status)
-	case status == 400 || status == 404 || status == 413 || status == 422:
-		e.Kind, e.Message = llm.Invalid, msg
-	case status == 429:
-		e.Kind, e.RetryAfter = llm.RateLimited, retryAfter(h, body)
-		e.Message = fmt.Sprintf("%s rate limit (HTTP 429 %s): %s", o.name, st.Status, msg)
-	default:
-		e.Kind, e.RetryAfter = llm.Unavailable, retryAfter(h, body)
-		e.Message = fmt.Sprintf("%s answered HTTP %d %s: %s", o.name, status, st.Status, msg)
-	}
+	e := transport.StatusError(o.name, kind, status, fmt.Sprintf("HTTP %d %s", status, typ),
+		transport.ErrorMessage(parsed, body, status), retryAfter(h, body))
+	e.Type = typ
 	return o.scrub.Error(e)
 }
 

@@ -174,8 +174,7 @@ func (c *conn) post(ctx context.Context, path string, body []byte) (io.ReadClose
 		if e := parseErrorBody(b); e.Message != "" {
 			return nil, c.inStreamError(e)
 		}
-		return nil, &llm.Error{Kind: llm.Unavailable, Status: res.StatusCode,
-			Message: c.name + " answered with JSON, not an event stream"}
+		return nil, transport.NotAStream(c.name, res.StatusCode)
 	}
 	return res.Body, nil
 }

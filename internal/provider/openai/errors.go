@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/provider/transport"
@@ -74,37 +73,14 @@ type origin struct {
 // statusError maps a non-2xx answer before the stream to an *llm.Error, scrubbed.
 func (c *conn) statusError(se *statusError) *llm.Error {
 	we := parseErrorBody(se.body)
-	e := &llm.Error{Status: se.status, Code: rawText(we.Code), Type: we.Type, Param: rawText(we.Param)}
-	msg := we.Message
-	if msg == "" {
-		// A plain-text body is the message; JSON without one, or an HTML page from a
-		// proxy, is not.
-		msg = strings.TrimSpace(string(se.body[:min(len(se.body), 512)]))
-		if strings.HasPrefix(msg, "{") || strings.HasPrefix(msg, "<") || !utf8.ValidString(msg) {
-			msg = ""
-		}
+	kind := transport.StatusKind(se.status)
+	var retry time.Duration
+	if kind == llm.RateLimited { // this adapter never kept a 5xx's Retry-After
+		retry = retryAfter(se.header, time.Now())
 	}
-	if msg == "" {
-		msg = http.StatusText(se.status)
-	}
-	switch s := se.status; {
-	case s == 400 || s == 404 || s == 413 || s == 422:
-		// The request is wrong: the client gets the upstream's status and message, since
-		// another model would refuse it too.
-		e.Kind, e.Message = llm.Invalid, msg
-	case s == 401 || s == 403:
-		// Never the upstream's message: OpenAI's 401 echoes the (masked) key.
-		e.Kind = llm.Auth
-		e.Message = fmt.Sprintf("%s refused the gateway's credentials (HTTP %d)", c.name, s)
-	case s == 429:
-		e.Kind, e.RetryAfter = llm.RateLimited, retryAfter(se.header, time.Now())
-		e.Message = fmt.Sprintf("%s rate limit (HTTP 429): %s", c.name, msg)
-	default:
-		// 408, 409, 5xx, and anything unexpected (402, 3xx): the upstream's failure, not the
-		// request's, so the chain may fall back.
-		e.Kind = llm.Unavailable
-		e.Message = fmt.Sprintf("%s answered HTTP %d: %s", c.name, s, msg)
-	}
+	e := transport.StatusError(c.name, kind, se.status, fmt.Sprintf("HTTP %d", se.status),
+		transport.ErrorMessage(we.Message, se.body, se.status), retry)
+	e.Code, e.Type, e.Param = rawText(we.Code), we.Type, rawText(we.Param)
 	return c.scrub.Error(e)
 }
 

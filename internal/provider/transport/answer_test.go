@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"go.opentelemetry.io/otel/propagation"
+
 	"github.com/sluice-gw/sluice/internal/llm"
 )
 
@@ -51,5 +53,34 @@ func TestOpen(t *testing.T) {
 	srv.Close()
 	if _, _, err := open(ctx, "/stream"); llm.KindOf(err) != llm.Unavailable {
 		t.Errorf("refused: got %v, want Unavailable", err)
+	}
+}
+
+// An endpoint's request carries the adapter's headers, then the configuration's over them,
+// and the caller's trace.
+func TestEndpointRequest(t *testing.T) {
+	ep := NewEndpoint("up", "text/event-stream", map[string]string{"X-Api-Key": "k", "Anthropic-Version": "1"},
+		map[string]string{"anthropic-version": "2", "X-Extra": "e"}, nil)
+	if ep.Client != HTTPClient {
+		t.Errorf("got client %p, want the shared one", ep.Client)
+	}
+	tp := propagation.TraceContext{}
+	ctx := tp.Extract(context.Background(), propagation.MapCarrier{"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"})
+	hr, err := ep.Request(ctx, "http://127.0.0.1:1/v1/messages", []byte("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"Content-Type": "application/json", "Accept": "text/event-stream", "X-Api-Key": "k",
+		"Anthropic-Version": "2", "X-Extra": "e", "Traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}
+	for k, v := range want {
+		if got := hr.Header.Get(k); got != v {
+			t.Errorf("%s: got %q, want %q", k, got, v)
+		}
+	}
+	if ep.Header.Get("Traceparent") != "" {
+		t.Errorf("the endpoint's headers got the call's trace: want a copy per request")
+	}
+	if _, err := ep.Request(ctx, "http://[::1", nil); llm.KindOf(err) != llm.Internal {
+		t.Errorf("bad URL: got %v, want Internal", err)
 	}
 }

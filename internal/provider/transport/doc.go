@@ -1,6 +1,7 @@
 // Package transport is what the HTTP adapters share below their wire formats: the pooled
 // HTTP client and its dialer, the mapping of a call that got no answer to an *llm.Error, the
-// Retry-After header, the body of a streamed answer (drained after a complete answer so that
+// kind and wording of a non-2xx answer's error (StatusKind, StatusError), the Retry-After
+// header, the body of a streamed answer (drained after a complete answer so that
 // the connection is kept, closed otherwise), and the queue that hands out, one per Recv, the
 // llm events one upstream event produced.
 //
