@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sluice-gw/sluice/internal/auth"
 	"github.com/sluice-gw/sluice/internal/config"
 	gw "github.com/sluice-gw/sluice/internal/gateway"
 	"github.com/sluice-gw/sluice/internal/mockllm"
@@ -37,6 +38,17 @@ func BenchmarkCacheHit(b *testing.B) {
 	b.Run("stream", func(b *testing.B) { benchPost(b, srv, true) })
 }
 
+// BenchmarkChatKeyed is BenchmarkChat with a virtual key that has rate limits (in memory):
+// the path of a gateway with keys on, where the key's admission reads the request.
+func BenchmarkChatKeyed(b *testing.B) {
+	ms := httptest.NewServer(mockllm.New(mockllm.Options{}))
+	defer ms.Close()
+	key := auth.NewSecret()
+	srv := benchServerWith(b, ms.URL, "}\nkeys:\n  - {name: bench, hash: "+auth.Hash(key)+", models: [\"*\"], limits: {rpm: 100000000, tpm: 100000000000}")
+	b.Run("nonstream", func(b *testing.B) { benchPostKey(b, srv, false, key) })
+	b.Run("stream", func(b *testing.B) { benchPostKey(b, srv, true, key) })
+}
+
 // benchServer is the gateway of the benchmarks, in front of the mock at mockURL.
 func benchServer(b *testing.B, mockURL string) *server.Server {
 	return benchServerWith(b, mockURL, "")
@@ -64,7 +76,10 @@ models:
 
 // benchPost serves srv over loopback and posts the benchmark's chat request to it in
 // parallel, b.N times in all.
-func benchPost(b *testing.B, srv http.Handler, stream bool) {
+func benchPost(b *testing.B, srv http.Handler, stream bool) { benchPostKey(b, srv, stream, "") }
+
+// benchPostKey is benchPost with key as the Bearer key ("": none).
+func benchPostKey(b *testing.B, srv http.Handler, stream bool, key string) {
 	gs := httptest.NewServer(srv)
 	defer gs.Close()
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
@@ -76,7 +91,12 @@ func benchPost(b *testing.B, srv http.Handler, stream bool) {
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			resp, err := client.Post(gs.URL+"/v1/chat/completions", "application/json", strings.NewReader(body))
+			req, _ := http.NewRequest(http.MethodPost, gs.URL+"/v1/chat/completions", strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			if key != "" {
+				req.Header.Set("Authorization", "Bearer "+key)
+			}
+			resp, err := client.Do(req)
 			if err != nil {
 				b.Error(err)
 				return
