@@ -135,10 +135,6 @@ func recorded(t *testing.T, max int, pieces ...string) *Recorder {
 	return rec
 }
 
-type discard struct{}
-
-func (discard) Event(*llm.Event) error { return nil }
-
 // collect is a sink that keeps the events it gets.
 type collect struct{ evs []llm.Event }
 

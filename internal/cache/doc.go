@@ -5,6 +5,7 @@
 // bounded in-memory LRU, or a Store shared by every replica, redisstore's). A store that
 // fails is a miss, never an error: the cache can only save a provider call, not cost one.
 //
-// The package knows no HTTP and no wire: the edge replays an Entry's events into the
-// client's wire, so a hit is encoded by the same code as a live answer.
+// The package knows no HTTP and no wire: it decorates the client of a request's round
+// (turn.Keeper: record, lead, store), and replays an Entry's events into the request's
+// turn.Wire through its turn.Edge, so a hit is encoded by the same code as a live answer.
 package cache

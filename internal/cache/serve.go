@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/turn"
 )
 
 // Result is what the cache did for a request: the X-Sluice-Cache value.
@@ -31,55 +32,9 @@ type Query struct {
 	// CacheControl is the client's Cache-Control header (read under Policy.ClientBypass).
 	CacheControl string
 	// Stream: the client streams, so a leader's answer is shared as its client gets it.
-	// Live: a follower streams the answer as it comes (Edge.Open); else it waits for the
+	// Live: a follower streams the answer as it comes (reply.Open); else it waits for the
 	// whole (a plain client, or one whose output guardrails hold the answer).
 	Stream, Live bool
-}
-
-// Edge is the client's side of a request the cache answers: the HTTP edge implements it
-// (headers, the wire), the cache decides. Its methods are called on the request's goroutine.
-type Edge interface {
-	// Result says the request goes on to its round: a miss, or a bypass.
-	Result(r Result)
-	// Waiting is called before the request waits for an identical one (a streamed client
-	// starts keepalives).
-	Waiting()
-	// Judge is the request's output guardrails on an answer it is given: nil, or the
-	// refusal to answer with (a key may have guardrails of its own).
-	Judge(resp *llm.Response) error
-	// Start starts an answer from the cache, served by model and target, age seconds old:
-	// the headers and the sink of its events (a stream's, or the assembled body's). An
-	// error means the client left.
-	Start(model, target string, age int64, r Result) (Sink, error)
-	// Finish ends the started answer with the complete response: a stream's last events,
-	// or the body.
-	Finish(resp *llm.Response) error
-	// Fail answers err: the client left, the answer was refused, or the answer it
-	// followed failed after Start.
-	Fail(err error) error
-}
-
-// serveEntry answers with the complete e: judged, then its events replayed into the edge.
-func serveEntry(ed Edge, e *Entry, r Result, age int64) error {
-	resp := e.Response
-	if err := ed.Judge(&resp); err != nil {
-		return ed.Fail(err)
-	}
-	sk, err := ed.Start(e.Model, e.Target, age, r)
-	if err == nil {
-		err = e.Replay(sk)
-	}
-	if err != nil {
-		return ed.Fail(&llm.Error{Kind: llm.Canceled, Message: "client went away", Err: err})
-	}
-	return ed.Finish(&resp)
-}
-
-// live is an edge that a follower streams to as the answer comes.
-type live struct{ ed Edge }
-
-func (l live) Open(model, target string) (Sink, error) {
-	return l.ed.Start(model, target, 0, Coalesced)
 }
 
 // MaxDetached bounds a leader's round once its own client left: the round goes on for the
@@ -87,9 +42,12 @@ func (l live) Open(model, target string) (Sink, error) {
 const MaxDetached = 10 * time.Minute
 
 // Serve is the cache's turn before a round: it answers q from the cache (a hit, or the
-// answer of an identical request in flight) and reports true with the edge's error, or
-// reports false and, for a miss to store, the Fill of its round.
-func (c *Cache) Serve(ctx context.Context, q Query, ed Edge) (bool, *Fill, error) {
+// answer of an identical request in flight) through the request's edge e, on its client's
+// wire w, once its output guardrails (judge: turn.Turn.Judge) passed the answer, and
+// reports true with the edge's error; or it reports false and, for a miss to store, the
+// Fill of its round (turn.Keeper).
+func (c *Cache) Serve(ctx context.Context, q Query, e turn.Edge, w turn.Wire, judge func(context.Context, *llm.Response) error) (bool, *Fill, error) {
+	a := &reply{e: e, w: w, judge: judge, stream: q.Stream}
 	p := q.Policy
 	keep := p.Cacheable(q.Request)
 	read := keep
@@ -107,19 +65,19 @@ func (c *Cache) Serve(ctx context.Context, q Query, ed Edge) (bool, *Fill, error
 	}
 	fill := &Fill{c: c, p: p, alias: q.Alias, key: key, live: q.Stream}
 	if !read {
-		ed.Result(Bypass)
+		a.result(ctx, Bypass, 0)
 		if !keep {
 			fill = nil
 		}
 		return false, fill, nil
 	}
 	if e := c.Get(ctx, q.Alias, key); e != nil {
-		return true, nil, serveEntry(ed, e, Hit, c.Age(e))
+		return true, nil, a.entry(ctx, e, Hit, c.Age(e))
 	}
 	// A miss: lead the key's flight, or follow the identical request that leads it.
 	var open Follower
 	if q.Live {
-		open = live{ed}
+		open = a
 	}
 	for {
 		lead, fl := c.Join(ctx, key, p.MaxEntryBytes)
@@ -127,27 +85,27 @@ func (c *Cache) Serve(ctx context.Context, q Query, ed Edge) (bool, *Fill, error
 			fill.lead = lead
 			break
 		}
-		ed.Waiting()
+		a.waiting()
 		out, e, started, err := c.Follow(ctx, fl, open)
 		switch {
 		case err != nil:
 			if !errors.Is(err, ErrShared) {
 				err = &llm.Error{Kind: llm.Canceled, Message: "client went away", Err: err}
 			}
-			return true, nil, ed.Fail(err)
+			return true, nil, a.fail(ctx, err)
 		case out == Shared && started: // its events went out as they came; judged at the end
-			if err := ed.Judge(&e.Response); err != nil {
-				return true, nil, ed.Fail(err)
+			if err := a.judge(ctx, &e.Response); err != nil {
+				return true, nil, a.fail(ctx, err)
 			}
-			return true, nil, ed.Finish(&e.Response)
+			return true, nil, a.finish(ctx, &e.Response)
 		case out == Shared:
-			return true, nil, serveEntry(ed, e, Coalesced, c.Age(e))
+			return true, nil, a.entry(ctx, e, Coalesced, c.Age(e))
 		}
 		if out == Alone {
 			break
 		}
 	}
-	ed.Result(Miss)
+	a.result(ctx, Miss, 0)
 	return false, fill, nil
 }
 

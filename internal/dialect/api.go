@@ -121,4 +121,6 @@ type API struct {
 	RequestID string
 	// Challenge is the WWW-Authenticate of a 401 ("": none).
 	Challenge string
+	// Counted is the body of a token count of n tokens (a Count route's answer).
+	Counted func(n int) []byte
 }

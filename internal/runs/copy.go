@@ -5,10 +5,12 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/sse"
+	"github.com/sluice-gw/sluice/internal/turn"
 )
 
 // Delivery is what one connection was given of a run (Copy).
@@ -74,3 +76,37 @@ func Copy(ctx context.Context, rd *Reader, ew *sse.Writer, rn *Run, headers func
 
 // textDelta marks the frame of a text delta, as the UI stream encoder writes it.
 var textDelta = []byte(`"type":"text-delta"`)
+
+// Serve writes a run's frames to the client of the edge e as they come (Copy), with the
+// edge's heartbeats and write deadlines, and records the connection in e's access record.
+// rn is the run when this connection started it: its headers then carry the served target,
+// and a chain that failed before commit answers a plain HTTP error.
+func Serve(ctx context.Context, e turn.Edge, rn *Run, rd *Reader) error {
+	in := e.Access()
+	in.Stream = true
+	e.Header("X-Vercel-Ai-Ui-Message-Stream", "v1")
+	ew := e.Stream(false)
+	defer ew.Close()
+	served := func(http.Header) { // the response's, which e.Header sets
+		if rn == nil {
+			return
+		}
+		in.Target, in.Attempts = rn.Headed()
+		if in.Target != "" {
+			e.Header("X-Sluice-Target", in.Target)
+		}
+		e.Header("X-Sluice-Attempts", strconv.Itoa(in.Attempts))
+	}
+	d := Copy(ctx, rd, ew, rn, served, in.Start)
+	if d.FirstText > 0 && in.FirstText == 0 {
+		in.FirstText = d.FirstText // time to first token of a run: to the first text this client was sent
+	}
+	if d.Early != nil {
+		served(nil)
+		return e.Error(d.Early)
+	}
+	if d.Kind != llm.KindNone {
+		in.Kind = d.Kind
+	}
+	return nil
+}

@@ -1,189 +1,61 @@
 package server
 
 import (
-	"context"
 	"net/http"
-	"strconv"
 
 	"github.com/labstack/echo/v4"
 	"github.com/sluice-gw/sluice/internal/cache"
-	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
-	"github.com/sluice-gw/sluice/internal/relay"
+	"github.com/sluice-gw/sluice/internal/sse"
 	"github.com/sluice-gw/sluice/internal/telemetry"
 	"github.com/sluice-gw/sluice/internal/turn"
 )
 
-// cacheHit and cacheCoalesced are the X-Sluice-Cache values of an answer from the cache.
-const cacheHit, cacheCoalesced = string(cache.Hit), string(cache.Coalesced)
+// edge is a request's side of its rounds and of the cache (turn.Edge): its response, its
+// wire's error format, its ticket's cost.
+type edge struct {
+	s *Server
+	c echo.Context
+	x *exchange
+}
 
-// cacheFill is a miss to store once its round succeeded (internal/cache decides).
-type cacheFill = cache.Fill
+func (e *edge) Access() *telemetry.Access { return &e.x.access }
 
-// fromCache is the cache's turn before a round (serveStream, serveOnce): internal/cache
-// answers, through cacheEdge, and fromCache reports true, or it keeps the miss to store.
-func (s *Server) fromCache(c echo.Context, chain *fallback.Chain, w wire, stream bool) (bool, error) {
-	p, x := s.o.Policies[chain.Alias].Cache, exchangeOf(c)
-	if p == nil || s.o.Cache == nil || x.ticket == nil || x.ticket.Req == nil {
-		return false, nil
+// Stream is the request's event stream, with the server's heartbeat and write deadline:
+// one per request, started while it waited for an identical one or when it is served.
+func (e *edge) Stream(cached bool) *sse.Writer {
+	if e.x.ew == nil {
+		tr := trailers
+		if cached {
+			tr = append(append([]string(nil), trailers...), "X-Sluice-Cache", "Age")
+		}
+		e.x.ew = e.s.newEventWriter(e.c, tr)
 	}
-	q := cache.Query{Policy: *p, Alias: chain.Alias, Request: x.ticket.Req, CacheControl: c.Request().Header.Get("Cache-Control"),
-		Stream: stream, Live: stream && !holding(c)}
+	return e.x.ew
+}
+
+func (e *edge) Header(name, value string) { e.c.Response().Header().Set(name, value) }
+func (e *edge) Cost()                     { costHeader(e.c, e.c.Response().Header()) }
+func (e *edge) Error(err error) error     { return e.s.reject(e.c, err) }
+func (e *edge) Body(b []byte) error       { return e.c.JSONBlob(http.StatusOK, b) }
+
+// fromCache is the cache's turn before the round of t (cache.Cache.Serve): it answers, and
+// fromCache reports true, or it returns the miss to store (nil: none).
+func (s *Server) fromCache(c echo.Context, t *turn.Turn, alias string, e *edge, w turn.Wire, stream bool) (bool, turn.Keeper, error) {
+	p, x := s.o.Policies[alias].Cache, e.x
+	if p == nil || s.o.Cache == nil || t.Request == nil {
+		return false, nil, nil
+	}
+	q := cache.Query{Policy: *p, Alias: alias, Request: t.Request, CacheControl: c.Request().Header.Get("Cache-Control"),
+		Stream: stream, Live: stream && !t.Guards.Holds()}
 	if x.key != nil {
 		q.Caller = cache.Caller{KeyID: x.key.ID, Metadata: x.key.Metadata}
 	}
-	hit, fill, err := s.o.Cache.Serve(c.Request().Context(), q, &cacheEdge{s: s, c: c, x: x, w: w, stream: stream})
-	x.cache = fill
-	return hit, err
-}
-
-// cacheEdge is a request's side of the cache (cache.Edge): its headers and its wire. No
-// provider is called for it, so no token is spent (the limiter reconciles the reservation
-// to zero).
-type cacheEdge struct {
-	s      *Server
-	c      echo.Context
-	x      *exchange
-	w      wire
-	stream bool
-	how    string
-	model  string
-	open   bool // the stream started
-}
-
-func (ed *cacheEdge) Result(r cache.Result) { cacheResult(ed.c, string(r), 0) }
-
-// Waiting starts, for a streamed client, keepalives while it waits, on the writer that
-// serves its stream whatever comes of the wait (eventWriter). Should they send the headers,
-// the cache's two are declared trailers.
-func (ed *cacheEdge) Waiting() {
-	if ed.stream && ed.x.ew == nil {
-		ed.x.ew = ed.s.newEventWriter(ed.c, append(append([]string(nil), trailers...), "X-Sluice-Cache", "Age"))
+	hit, fill, err := s.o.Cache.Serve(c.Request().Context(), q, e, w, t.Judge)
+	if fill == nil {
+		return hit, nil, err // not a nil *Fill in the interface
 	}
-}
-
-func (ed *cacheEdge) Judge(resp *llm.Response) error {
-	if r := ed.x.ticket.Guards.Output(ed.c.Request().Context(), ed.x.ticket.Req, resp); r != nil {
-		return turn.Refused(r)
-	}
-	return nil
-}
-
-// Start sends the headers of an answer from the cache (with the first events, for a
-// stream) and returns the wire's sink.
-func (ed *cacheEdge) Start(model, target string, age int64, how cache.Result) (cache.Sink, error) {
-	ed.how, ed.model, ed.x.access.Target, ed.x.access.Usage = string(how), model, target, &telemetry.Usage{}
-	headers := func(h http.Header) {
-		h.Set("X-Sluice-Cache", ed.how)
-		h.Set("Age", strconv.FormatInt(age, 10))
-		h.Set("X-Sluice-Target", target)
-		h.Set("X-Sluice-Attempts", "0")
-	}
-	if !ed.stream {
-		headers(ed.c.Response().Header())
-		return ed.w.Attempt(model), nil
-	}
-	ed.open, ed.x.ew = true, ed.s.eventWriter(ed.c)
-	if err := ed.x.ew.Start(headers); err != nil {
-		return nil, err
-	}
-	return ed.w.Open(ed.x.ew, model)
-}
-
-func (ed *cacheEdge) Finish(resp *llm.Response) error {
-	ed.x.access.Response = resp
-	cacheResult(ed.c, ed.how, resp.Usage.TotalTokens)
-	if !ed.stream {
-		return ed.c.JSONBlob(http.StatusOK, ed.w.Body(ed.model, resp))
-	}
-	defer ed.x.ew.Close()
-	if ed.w.End(&resp.Usage) != nil {
-		ed.x.access.Kind = llm.Canceled // the client stopped reading
-	}
-	return nil
-}
-
-// Fail answers err: a plain HTTP error while the headers have not left, else the wire's
-// in-band failure (none for a client that left): after the stream started, or once a
-// keepalive sent the headers while the request waited.
-func (ed *cacheEdge) Fail(err error) error {
-	ew := ed.x.ew
-	if ew != nil {
-		defer ew.Close()
-	}
-	if !ed.open && (ew == nil || !ew.Quiet()) {
-		return ed.s.reject(ed.c, err)
-	}
-	if ed.x.access.Kind = llm.KindOf(err); ed.x.access.Kind != llm.Canceled {
-		_ = ed.w.Fail(ew, err)
-	}
-	if ed.open {
-		cacheResult(ed.c, ed.how, 0)
-	}
-	return nil
-}
-
-// cacheResult says what the cache did for the request: X-Sluice-Cache, the access record
-// (cache= in the log line), the metrics and the span; saved is the tokens a hit did not
-// spend.
-func cacheResult(c echo.Context, result string, saved int) {
-	in := reqInfo(c)
-	in.Cache = result
-	c.Response().Header().Set("X-Sluice-Cache", result)
-	telemetry.Cache(c.Request().Context(), in.Model, result, saved)
-}
-
-// endFlight ends the request's lead, if it still holds one, as failed (cache.Fill.End).
-// Deferred by serveStream and serveOnce.
-func endFlight(c echo.Context) {
-	if f := exchangeOf(c).cache; f != nil {
-		f.End()
-	}
-}
-
-// recording is the sink of st's round that a miss will store: next, recorded (and, for a
-// leader, shared with the requests that follow it).
-func recording(c echo.Context, st *fallback.Stream, next sink) sink {
-	if f := exchangeOf(c).cache; f != nil {
-		return f.Sink(next, st.Model, st.Target)
-	}
-	return next
-}
-
-// roundContext is the context of the request's round: a leader's outlives its client
-// (cache.Fill.Context). The cancel func must be called.
-func roundContext(c echo.Context) (context.Context, context.CancelFunc) {
-	return exchangeOf(c).cache.Context(c.Request().Context())
-}
-
-// leading is cl, or for a leader cl that outlives its client: the round goes on when the
-// client leaves (its writes are dropped by the fill's sink), for the requests that follow.
-func leading(c echo.Context, cl turn.Client) turn.Client {
-	if f := exchangeOf(c).cache; f.Leading() {
-		return turn.Outliving(cl, func(st *fallback.Stream) relay.Sink { return recording(c, st, discard{}) })
-	}
-	return cl
-}
-
-type discard struct{}
-
-func (discard) Event(*llm.Event) error { return nil }
-
-// toCache stores the answer of a round that succeeded, if its request is a miss to store.
-func (s *Server) toCache(c echo.Context, st *fallback.Stream, resp *llm.Response) {
-	f := exchangeOf(c).cache
-	if f == nil || st == nil {
-		return
-	}
-	exchangeOf(c).cache = nil
-	ctx := context.WithoutCancel(c.Request().Context())
-	n, evicted := f.Done(ctx, st.Model, resp)
-	if n > 0 {
-		telemetry.CacheStored(ctx, f.Alias(), n)
-	}
-	if evicted > 0 {
-		telemetry.CacheEvicted(ctx, f.Alias(), evicted)
-	}
+	return hit, fill, err
 }
 
 // clearCache serves DELETE /admin/cache: every stored answer, or those of ?alias=. A store

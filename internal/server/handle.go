@@ -9,13 +9,14 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/sluice-gw/sluice/internal/admit"
+	"github.com/sluice-gw/sluice/internal/cache"
 	"github.com/sluice-gw/sluice/internal/dialect"
 	"github.com/sluice-gw/sluice/internal/dialect/embeddings"
 	"github.com/sluice-gw/sluice/internal/dialect/oai"
 	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/runs"
-	"github.com/sluice-gw/sluice/internal/telemetry"
+	"github.com/sluice-gw/sluice/internal/turn"
 	"github.com/sluice-gw/sluice/internal/usage"
 )
 
@@ -45,20 +46,39 @@ func (s *Server) modelOp(api *dialect.API, op dialect.Op) echo.HandlerFunc {
 			return s.reject(c, err)
 		}
 		defer s.settle(c)
+		ctx, e := c.Request().Context(), &edge{s: s, c: c, x: x}
 		switch op {
-		case dialect.Embed:
-			return s.embed(c, q)
 		case dialect.Count:
-			return s.count(c, q)
+			return turn.Count(ctx, e, q.chain, q.d.Req, q.d.Estimate, api.Counted)
 		case dialect.Run:
 			return s.run(c, q)
 		}
-		run, w := q.chain.Start(q.d.Req), q.d.Answer(x.access.ID)
-		if q.d.Req.Stream {
-			return s.serveStream(c, q.chain, run, w) // serve.go
+		t := s.turn(c, q)
+		if op == dialect.Embed {
+			return t.Call(ctx, e, embedded)
 		}
-		return s.serveOnce(c, q.chain, run, w)
+		w, stream := q.d.Answer(x.access.ID), q.d.Req.Stream
+		hit, k, err := s.fromCache(c, t, q.chain.Alias, e, w, stream) // cache.go
+		if hit {
+			return err
+		}
+		return t.Serve(ctx, e, w, stream, k)
 	}
+}
+
+// turn is how the request's rounds run: its chain walk, the alias's relay options, its
+// output guardrails and its meter, the request's ticket.
+func (s *Server) turn(c echo.Context, q *call) *turn.Turn {
+	tk := exchangeOf(c).ticket
+	return &turn.Turn{Run: q.chain.Start(q.d.Req), Relay: s.roundOptions(c, q.chain), Guards: tk.Guards, Request: tk.Req,
+		Meter: roundMeter{tk}}
+}
+
+// roundMeter is the request's ticket as turn's meter.
+type roundMeter struct{ t *admit.Ticket }
+
+func (rm roundMeter) Round(st *fallback.Stream, resp *llm.Response, err error) {
+	rm.t.Round(st.Target, st.Model, resp, err)
 }
 
 // admitted reads and decodes the request, resolves its model, applies the alias's input
@@ -153,8 +173,8 @@ func (s *Server) settle(c echo.Context) {
 	o := usage.Outcome{Labels: usage.Labels{Alias: in.Model, Target: in.Target}, Attempts: in.Attempts,
 		Failed: in.Kind != llm.KindNone && in.Kind != llm.Canceled || // the client left: not an error of the call
 			in.Kind == llm.KindNone && c.Response().Status >= 400}
-	if (in.Cache == cacheHit || in.Cache == cacheCoalesced) && in.Response != nil {
-		o.Hit, o.Saved = true, int64(in.Response.Usage.TotalTokens) // cache.go
+	if (in.Cache == string(cache.Hit) || in.Cache == string(cache.Coalesced)) && in.Response != nil {
+		o.Hit, o.Saved = true, int64(in.Response.Usage.TotalTokens)
 	}
 	// The client may have left: the accounting still happens.
 	t.Settle(context.WithoutCancel(c.Request().Context()), used, o)
@@ -168,56 +188,18 @@ func costHeader(c echo.Context, h http.Header) {
 	}
 }
 
-// embed serves an embeddings call (DESIGN §9): fallback stays within one embedding model,
-// the configuration refuses a chain that mixes them.
-func (s *Server) embed(c echo.Context, q *call) error {
-	in := reqInfo(c)
-	run := q.chain.Start(q.d.Req)
-	st, err := run.Next(c.Request().Context())
-	served(c, run, st)
-	if err != nil {
-		return s.reject(c, err)
-	}
-	defer st.Close()
+// embedded is the answer of an embeddings call (DESIGN §9) from the target that serves it,
+// and its usage: fallback stays within one embedding model, the configuration refuses a
+// chain that mixes them.
+func embedded(st *fallback.Stream) ([]byte, *llm.Usage, error) {
 	out, err := embeddings.Answer(st)
 	if err != nil {
-		return s.reject(c, err)
+		return nil, nil, err
 	}
 	if u, ok := embeddings.Usage(out); ok {
-		in.Usage = telemetry.UsageOf(u) // the limiter reconciles its token reservation with it
-		exchangeOf(c).ticket.Charge(st.Target, st.Model, u)
-		costHeader(c, c.Response().Header())
+		return out, &u, nil
 	}
-	return c.JSONBlob(http.StatusOK, out)
-}
-
-// count serves a token count: a target of the alias that counts (the first that answers,
-// an Anthropic target's count_tokens), else the wire's estimate, said in
-// X-Sluice-Token-Count: estimated.
-func (s *Server) count(c echo.Context, q *call) error {
-	h := c.Response().Header()
-	for t := range q.chain.All() {
-		tc, ok := t.Provider.(tokenCounter)
-		if !ok {
-			continue
-		}
-		n, err := tc.CountTokens(c.Request().Context(), q.d.Req, t.Model)
-		if err == nil {
-			h.Set("X-Sluice-Target", t.Name)
-			return c.JSONBlob(http.StatusOK, []byte(`{"input_tokens":`+strconv.Itoa(n)+`}`))
-		}
-		if k := llm.KindOf(err); k == llm.Invalid || k == llm.Canceled {
-			return s.reject(c, err) // the client's to change, or gone
-		}
-	}
-	h.Set("X-Sluice-Token-Count", "estimated")
-	return c.JSONBlob(http.StatusOK, []byte(`{"input_tokens":`+strconv.Itoa(q.d.Estimate())+`}`))
-}
-
-// tokenCounter is a provider that counts the input tokens of a request for model (an
-// Anthropic target: its count_tokens endpoint).
-type tokenCounter interface {
-	CountTokens(ctx context.Context, req *llm.Request, model string) (int, error)
+	return out, nil, nil
 }
 
 // responsesAPI is implemented by providers that may speak the Responses API upstream. Only

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"net/http"
 	"strconv"
 	"time"
 
@@ -84,25 +83,4 @@ func (s *Server) relayOptions(chain *fallback.Chain) relay.Options {
 	p := s.o.Policies[chain.Alias]
 	return relay.Options{NewWindow: s.o.NewWindow, RedactJSON: s.o.RedactJSON, Start: time.Now(),
 		ThinkFilter: p.ThinkFilter, Coalesce: p.Coalesce}
-}
-
-// served sets the headers that say who served.
-func served(c echo.Context, run *fallback.Run, st *fallback.Stream) {
-	setServed(reqInfo(c), run, st, c.Response().Header())
-}
-
-func setServed(in *telemetry.Access, run *fallback.Run, st *fallback.Stream, h http.Header) {
-	in.Attempts, in.Tries = len(run.Attempts), run.Attempts
-	h.Set("X-Sluice-Attempts", strconv.Itoa(in.Attempts))
-	if st != nil {
-		in.Target = st.Target
-		h.Set("X-Sluice-Target", st.Target)
-	}
-}
-
-// finished completes the round's response with who served it, and the access record with
-// it (telemetry.Access.Round).
-func finished(in *telemetry.Access, run *fallback.Run, st *fallback.Stream, resp *llm.Response) {
-	resp.Target, resp.Attempts, resp.FirstEvent = st.Target, run.Attempts, st.FirstEvent()
-	in.Round(resp)
 }

@@ -168,8 +168,7 @@ type exchange struct {
 	api    *dialect.API // the route's wire (routes.go); nil off the table
 	key    *auth.Key
 	ticket *admit.Ticket // its admission and account, on model routes (handle.go)
-	cache  *cacheFill    // a miss to store (cache.go)
-	ew     *sse.Writer   // the event stream that started while the request waited (cache.go)
+	ew     *sse.Writer   // its event stream, once started (edge.Stream)
 }
 
 const exchangeKey = "sluice.exchange"
@@ -277,16 +276,8 @@ func (s *Server) readBody(c echo.Context) ([]byte, error) {
 // headers earlier declares them as trailers.
 var trailers = []string{"X-Sluice-Target", "X-Sluice-Attempts"}
 
-// eventWriter is the event stream of c's response, with the server's heartbeat and write
-// deadline.
-func (s *Server) eventWriter(c echo.Context) *sse.Writer {
-	if ew := exchangeOf(c).ew; ew != nil { // a request that waited for an identical one (cache.go)
-		return ew
-	}
-	return s.newEventWriter(c, trailers)
-}
-
-// newEventWriter is eventWriter's, with the trailers tr.
+// newEventWriter is the event stream of c's response, with the server's heartbeat and write
+// deadline, and the trailers tr (edge.Stream).
 func (s *Server) newEventWriter(c echo.Context, tr []string) *sse.Writer {
 	o := sse.WriterOptions{Heartbeat: s.o.Heartbeat, WriteTimeout: s.o.WriteTimeout, Trailers: tr,
 		Keepalive: s.apiOf(c).Keepalive}

@@ -1,11 +1,7 @@
 package server
 
 import (
-	"net/http"
-	"strconv"
-
 	"github.com/labstack/echo/v4"
-	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/runs"
 	"github.com/sluice-gw/sluice/internal/telemetry"
 	"github.com/sluice-gw/sluice/internal/tools"
@@ -69,36 +65,7 @@ func keyID(c echo.Context) string {
 	return ""
 }
 
-// serveRun writes a run's frames to the client as they come (runs.Copy), with heartbeats
-// and per-write deadlines. rn is the run when this connection started it: its headers then
-// carry the served target, and a chain that failed before commit answers a plain HTTP error.
+// serveRun serves a run's stream on c (runs.Serve).
 func (s *Server) serveRun(c echo.Context, rn *runs.Run, rd *runs.Reader) error {
-	in := reqInfo(c)
-	in.Stream = true
-	c.Response().Header().Set("X-Vercel-Ai-Ui-Message-Stream", "v1")
-	ew := s.eventWriter(c)
-	defer ew.Close()
-	served := func(h http.Header) {
-		if rn == nil {
-			return
-		}
-		in.Target, in.Attempts = rn.Headed()
-		if in.Target != "" {
-			h.Set("X-Sluice-Target", in.Target)
-		}
-		h.Set("X-Sluice-Attempts", strconv.Itoa(in.Attempts))
-	}
-	d := runs.Copy(c.Request().Context(), rd, ew, rn, served, in.Start)
-	if d.FirstText > 0 && in.FirstText == 0 {
-		in.FirstText = d.FirstText // time to first token of a run: to the first text this client was sent
-	}
-	if d.Early != nil {
-		served(c.Response().Header())
-		in.Kind = llm.KindOf(d.Early)
-		return s.writeError(c, d.Early)
-	}
-	if d.Kind != llm.KindNone {
-		in.Kind = d.Kind
-	}
-	return nil
+	return runs.Serve(c.Request().Context(), &edge{s: s, c: c, x: exchangeOf(c)}, rn, rd)
 }

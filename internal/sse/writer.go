@@ -117,6 +117,10 @@ func (ew *Writer) Start(setHeaders func(http.Header)) error {
 	return ew.err
 }
 
+// Begin is Start for a caller that sets the headers through the response the writer writes
+// (turn, which knows no HTTP): set runs under the writer's lock, as setHeaders does.
+func (ew *Writer) Begin(set func()) error { return ew.Start(func(http.Header) { set() }) }
+
 // Failed reports whether writing to the client failed: it stopped reading or left.
 func (ew *Writer) Failed() bool {
 	ew.mu.Lock()

@@ -123,7 +123,7 @@ func (t *Turn) Round(ctx context.Context, c Client, st *fallback.Stream) (*llm.R
 		}
 		var refusal *guard.Refusal
 		if err == nil {
-			if refusal = t.Guards.Output(ctx, t.Request, resp); refusal != nil {
+			if refusal = t.judge(ctx, resp); refusal != nil {
 				err = Refused(refusal)
 			}
 		}
@@ -166,6 +166,20 @@ func (t *Turn) Round(ctx context.Context, c Client, st *fallback.Stream) (*llm.R
 			return nil, failed, err
 		}
 	}
+}
+
+// Judge is the request's output guardrails on resp, a complete answer: nil, or the error of
+// the refusal to answer with (Refused). Every answer the request is given is judged here: a
+// round's, and one from the cache.
+func (t *Turn) Judge(ctx context.Context, resp *llm.Response) error {
+	if r := t.judge(ctx, resp); r != nil {
+		return Refused(r)
+	}
+	return nil
+}
+
+func (t *Turn) judge(ctx context.Context, resp *llm.Response) *guard.Refusal {
+	return t.Guards.Output(ctx, t.Request, resp)
 }
 
 // relay runs one relay of st to c's sink, or to a recorder for a held round.

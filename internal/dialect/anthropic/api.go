@@ -2,6 +2,7 @@ package anthropic
 
 import (
 	"net/http"
+	"strconv"
 
 	"github.com/sluice-gw/sluice/internal/dialect"
 	"github.com/sluice-gw/sluice/internal/llm"
@@ -38,5 +39,6 @@ var API = dialect.API{
 	Error:     func(err error, tries []llm.Attempt) (int, []byte) { return Error(err, AllOverloaded(tries)) },
 	Retried:   StatusOverloaded,
 	Keepalive: Keepalive, // event: ping, which the Anthropic SDKs skip
+	Counted:   func(n int) []byte { return []byte(`{"input_tokens":` + strconv.Itoa(n) + `}`) },
 	RequestID: "Request-Id",
 }
