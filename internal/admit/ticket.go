@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/sluice-gw/sluice/internal/auth"
@@ -11,6 +12,7 @@ import (
 	"github.com/sluice-gw/sluice/internal/guard"
 	"github.com/sluice-gw/sluice/internal/limit"
 	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/telemetry"
 	"github.com/sluice-gw/sluice/internal/usage"
 )
 
@@ -115,11 +117,35 @@ func outTokens(r *llm.Request) int {
 	return 0
 }
 
-// Settle ends the ticket: the token reservation is set to used (used < 0: the estimate
-// stands, the answer's usage being unknown), the budget reservations are replaced with what
-// the request cost, and the request is recorded in the account with its outcome o. The
-// client may have left: ctx should not end with it.
-func (t *Ticket) Settle(ctx context.Context, used int64, o usage.Outcome) {
+// Settle ends the ticket of the request whose access record is in, answered with status,
+// however it ended (the client may have left: the accounting still happens). The token
+// reservation gets what the call used: the usage the handler recorded; nothing for an
+// error answered before any output, the upstream charged none; the estimate stands when
+// the usage is unknown. The budget reservations get the real cost, and the account the
+// request; the access record gets the cost, for the access line and the server span.
+func (t *Ticket) Settle(ctx context.Context, in *telemetry.Access, status int) {
+	if !t.Charged && in.Usage != nil && in.Target != "" {
+		// A handler that reports usage without metered rounds (a frontend run).
+		_, model, _ := strings.Cut(in.Target, "/")
+		t.Charge(in.Target, model, llm.Usage{PromptTokens: in.Usage.Prompt, CompletionTokens: in.Usage.Completion,
+			TotalTokens: in.Usage.Total, Estimated: in.Usage.Estimated})
+	}
+	in.CostUSD = usage.USD(t.Cost)
+	used := int64(-1)
+	switch {
+	case in.Usage != nil:
+		if used = int64(in.Usage.Total); used == 0 {
+			used = int64(in.Usage.Prompt + in.Usage.Completion)
+		}
+	case status >= 400:
+		used = 0
+	}
+	o := usage.Outcome{Labels: usage.Labels{Alias: in.Model, Target: in.Target}, Attempts: in.Attempts,
+		Failed: in.Kind != llm.KindNone && in.Kind != llm.Canceled || // the client left: not an error of the call
+			in.Kind == llm.KindNone && status >= 400}
+	if in.Cached() && in.Response != nil {
+		o.Hit, o.Saved = true, int64(in.Response.Usage.TotalTokens)
+	}
 	if t.held != nil && used >= 0 {
 		t.p.Reconcile(ctx, t.key, t.held, used)
 	}

@@ -129,19 +129,6 @@ func (c *Cache) Clear(ctx context.Context, alias string) (int, error) {
 	return c.Store.Clear(ctx, p)
 }
 
-// Cleared is the answer of DELETE /admin/cache: n entries of alias ("": of every alias).
-func Cleared(alias string, n int) any {
-	var a *string
-	if alias != "" {
-		a = &alias
-	}
-	return struct {
-		Object  string  `json:"object"`
-		Alias   *string `json:"alias"`
-		Deleted int     `json:"deleted"`
-	}{"cache.cleared", a, n}
-}
-
 // storePrefix starts the store's name of every entry.
 const storePrefix = "sluice:cache:"
 

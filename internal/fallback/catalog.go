@@ -5,6 +5,8 @@ import (
 	"path"
 	"slices"
 	"strings"
+
+	"github.com/sluice-gw/sluice/internal/llm"
 )
 
 // Catalog is the chains a gateway serves by model name: its aliases, of which some names are
@@ -58,4 +60,17 @@ func (c *Catalog) Find(model string) *Chain {
 		}
 	}
 	return nil
+}
+
+// Resolve is the chain that serves model (Find), or a 404 model_not_found that says so.
+func (c *Catalog) Resolve(model string) (*Chain, error) {
+	if ch := c.Find(model); ch != nil {
+		return ch, nil
+	}
+	return nil, UnknownModel("The model '" + model + "' does not exist or you do not have access to it.")
+}
+
+// UnknownModel is the error of a model no chain serves, saying msg: 404 model_not_found.
+func UnknownModel(msg string) error {
+	return &llm.Error{Kind: llm.NotFound, Param: "model", Code: "model_not_found", Type: "invalid_request_error", Message: msg}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/sse"
+	"github.com/sluice-gw/sluice/internal/telemetry"
 	"github.com/sluice-gw/sluice/internal/turn"
 )
 
@@ -109,4 +110,24 @@ func Serve(ctx context.Context, e turn.Edge, rn *Run, rd *Reader) error {
 		in.Kind = d.Kind
 	}
 	return nil
+}
+
+// Run starts a run of sp (Manager.Start) and serves it to the client of e from its first
+// frame (Serve). The client that leaves does not stop the run (DESIGN §8), and Run returns
+// when the run ended, so that the request's accounting (usage, cost, budget, the limiter's
+// reconciliation, the access line) covers every round of it; on shutdown the drain's grace
+// bounds it. e's access record gets the run's usage and, after a restart, the target that
+// ended it and the attempts with the restart's (the headers may have left before it).
+func (m *Manager) Run(ctx context.Context, e turn.Edge, sp Spec) error {
+	rn, rd, err := m.Start(ctx, sp)
+	if err != nil {
+		return e.Error(Public(err))
+	}
+	defer rd.Close()
+	err = Serve(ctx, e, rn, rd)
+	<-rn.Ended()
+	in := e.Access()
+	in.Usage = telemetry.UsageOf(rn.Usage())
+	in.Target, in.Attempts = rn.Served()
+	return err
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"net/http"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 	"github.com/sluice-gw/sluice/internal/auth"
@@ -11,21 +12,21 @@ import (
 	"github.com/sluice-gw/sluice/internal/llm"
 )
 
-// adminRoutes serves the admin API under /admin/, only when an admin token is set: without
-// one the paths do not exist (404).
+// adminRoutes serves the admin API under /admin/ (admin.API), only when an admin token is
+// set: without one the paths do not exist (404).
 func (s *Server) adminRoutes(e *echo.Echo) {
 	if s.o.Gate.AdminToken == "" || s.o.Gate.Keys == nil {
 		return
 	}
-	g := e.Group("/admin", s.adminAuth)
-	ks := admin.Keys{Store: s.o.Gate.Keys, Guardrail: func(name string) bool { return s.o.Guards.ByName[name] != nil }}
-	g.POST("/keys", s.keyRoute(ks.Create))
-	g.GET("/keys", s.keyRoute(ks.List))
-	g.GET("/keys/:id", s.keyRoute(ks.Get))
-	g.PATCH("/keys/:id", s.keyRoute(ks.Patch))
-	g.DELETE("/keys/:id", s.keyRoute(ks.Delete))
-	g.GET("/usage", s.usageReport)   // adminusage.go
-	g.DELETE("/cache", s.clearCache) // cache.go
+	a := admin.API{Keys: admin.Keys{Store: s.o.Gate.Keys, Guardrail: func(name string) bool { return s.o.Guards.ByName[name] != nil }},
+		Usage: s.o.Usage.Store, Stats: func(ctx context.Context, m string) (any, error) { return s.obs.Report(ctx, m) }}
+	if s.o.Cache != nil {
+		a.Clear = s.o.Cache.Clear
+	}
+	g := e.Group("/admin", s.adminAuth) // every path under it, an unknown one too, needs the token
+	for _, rt := range a.Routes() {
+		g.Add(rt.Method, strings.TrimPrefix(rt.Path, "/admin"), s.adminOp(rt.Op))
+	}
 }
 
 // adminAuth lets through a request carrying the admin token (Bearer or x-api-key), compared
@@ -41,18 +42,18 @@ func (s *Server) adminAuth(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// keyRoute serves one route of admin.Keys: op gets the path's id and, for POST and PATCH,
-// the body.
-func (s *Server) keyRoute(op func(ctx context.Context, id string, body []byte) (int, any, error)) echo.HandlerFunc {
+// adminOp serves one route of the admin API: op gets the path's id, the query and, for
+// POST and PATCH, the body.
+func (s *Server) adminOp(op admin.Op) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		var body []byte
+		in := admin.Input{ID: c.Param("id"), Query: c.QueryParams()}
 		if m := c.Request().Method; m == http.MethodPost || m == http.MethodPatch {
 			var err error
-			if body, err = s.readBody(c); err != nil {
+			if in.Body, err = s.readBody(c); err != nil {
 				return s.reject(c, err)
 			}
 		}
-		status, v, err := op(c.Request().Context(), c.Param("id"), body)
+		status, v, err := op(c.Request().Context(), in)
 		if err != nil {
 			return s.reject(c, err)
 		}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/sluice-gw/sluice/internal/admit"
-	"github.com/sluice-gw/sluice/internal/cache"
 	"github.com/sluice-gw/sluice/internal/dialect"
 	"github.com/sluice-gw/sluice/internal/dialect/embeddings"
 	"github.com/sluice-gw/sluice/internal/dialect/oai"
@@ -46,7 +45,7 @@ func (s *Server) modelOp(api *dialect.API, op dialect.Op) echo.HandlerFunc {
 			return s.reject(c, err)
 		}
 		defer s.settle(c)
-		ctx, e := c.Request().Context(), &edge{s: s, c: c, x: x}
+		ctx, e := c.Request().Context(), s.edge(c)
 		switch op {
 		case dialect.Count:
 			return turn.Count(ctx, e, q.chain, q.d.Req, q.d.Estimate, api.Counted)
@@ -71,14 +70,7 @@ func (s *Server) modelOp(api *dialect.API, op dialect.Op) echo.HandlerFunc {
 func (s *Server) turn(c echo.Context, q *call) *turn.Turn {
 	tk := exchangeOf(c).ticket
 	return &turn.Turn{Run: q.chain.Start(q.d.Req), Relay: s.roundOptions(c, q.chain), Guards: tk.Guards, Request: tk.Req,
-		Meter: roundMeter{tk}}
-}
-
-// roundMeter is the request's ticket as turn's meter.
-type roundMeter struct{ t *admit.Ticket }
-
-func (rm roundMeter) Round(st *fallback.Stream, resp *llm.Response, err error) {
-	rm.t.Round(st.Target, st.Model, resp, err)
+		Meter: tk}
 }
 
 // admitted reads and decodes the request, resolves its model, applies the alias's input
@@ -102,7 +94,7 @@ func (s *Server) admitted(c echo.Context, api *dialect.API, op dialect.Op) (*cal
 	if op == dialect.Embed {
 		q.chain, err = s.resolveEmbeddings(d.Model)
 	} else {
-		q.chain, err = s.resolve(d.Model)
+		q.chain, err = s.catalog.Resolve(d.Model)
 	}
 	if err != nil {
 		return nil, err
@@ -131,53 +123,15 @@ func (s *Server) admitted(c echo.Context, api *dialect.API, op dialect.Op) (*cal
 	}
 	err = x.ticket.Admit(r.Context(), a)
 	if x.key != nil {
-		s.rateHeaders(c, x.ticket)
+		oai.RateHeaders(c.Response().Header(), x.ticket.Limits) // on refusals and answers alike
 	}
 	return q, err
 }
 
-// rateHeaders sets the x-ratelimit-* headers OpenAI clients read, on refusals and answers
-// alike.
-func (s *Server) rateHeaders(c echo.Context, t *admit.Ticket) {
-	h, res := c.Response().Header(), t.Limits
-	oai.RateLimit(h, "requests", res.Requests.Limit, res.Requests.Remaining, res.Requests.Reset)
-	oai.RateLimit(h, "tokens", res.Tokens.Limit, res.Tokens.Remaining, res.Tokens.Reset)
-	if res.Never {
-		h.Set("X-Should-Retry", "false") // waiting cannot help, whatever the SDK's policy for 429
-	}
-}
-
-// settle ends the request's ticket once it was served (admit.Ticket.Settle): the token
-// reservation gets what the call used (the usage the handler recorded; nothing for an error
-// answered before any output, the upstream charged none; the estimate stands when the usage
-// is unknown), the budget reservations the real cost, and the account the request.
+// settle ends the request's ticket once it was served, however it ended (admit.Ticket.Settle).
 func (s *Server) settle(c echo.Context) {
 	x := exchangeOf(c)
-	in, t := &x.access, x.ticket
-	if !t.Charged && in.Usage != nil && in.Target != "" {
-		// A handler that reports usage without metered rounds (a frontend run).
-		_, model, _ := strings.Cut(in.Target, "/")
-		t.Charge(in.Target, model, llm.Usage{PromptTokens: in.Usage.Prompt, CompletionTokens: in.Usage.Completion,
-			TotalTokens: in.Usage.Total, Estimated: in.Usage.Estimated})
-	}
-	in.CostUSD = usage.USD(t.Cost) // the access line and the server span carry it
-	used := int64(-1)
-	switch {
-	case in.Usage != nil:
-		if used = int64(in.Usage.Total); used == 0 {
-			used = int64(in.Usage.Prompt + in.Usage.Completion)
-		}
-	case c.Response().Status >= 400:
-		used = 0
-	}
-	o := usage.Outcome{Labels: usage.Labels{Alias: in.Model, Target: in.Target}, Attempts: in.Attempts,
-		Failed: in.Kind != llm.KindNone && in.Kind != llm.Canceled || // the client left: not an error of the call
-			in.Kind == llm.KindNone && c.Response().Status >= 400}
-	if (in.Cache == string(cache.Hit) || in.Cache == string(cache.Coalesced)) && in.Response != nil {
-		o.Hit, o.Saved = true, int64(in.Response.Usage.TotalTokens)
-	}
-	// The client may have left: the accounting still happens.
-	t.Settle(context.WithoutCancel(c.Request().Context()), used, o)
+	x.ticket.Settle(context.WithoutCancel(c.Request().Context()), &x.access, c.Response().Status)
 }
 
 // costHeader sets X-Sluice-Cost-Usd, the request's cost so far, on h: the headers of an
@@ -224,7 +178,7 @@ func (s *Server) resolveEmbeddings(model string) (*fallback.Chain, error) {
 	} else if p, _, _ := strings.Cut(model, "/"); s.o.Providers[p] != nil {
 		msg = "The provider '" + p + "' does not serve embeddings (it is not OpenAI-compatible)."
 	}
-	return nil, unknownModel(msg)
+	return nil, fallback.UnknownModel(msg)
 }
 
 // embedders are the providers that serve embeddings, as targets of an embeddings chain.

@@ -60,8 +60,7 @@ func (s *Server) roundOptions(c echo.Context, chain *fallback.Chain) relay.Optio
 }
 
 // observeRoutes serves GET /metrics (Prometheus, when telemetry.prometheus is on; no auth,
-// like any scrape target: keep the port off the public network) and GET /admin/stats (with
-// the admin token, like the rest of the admin API).
+// like any scrape target: keep the port off the public network).
 func (s *Server) observeRoutes(e *echo.Echo) {
 	e.GET("/metrics", func(c echo.Context) error {
 		h := s.obs.Metrics()
@@ -72,9 +71,6 @@ func (s *Server) observeRoutes(e *echo.Echo) {
 		h.ServeHTTP(c.Response(), c.Request())
 		return nil
 	})
-	if s.o.Gate.AdminToken != "" && s.o.Gate.Keys != nil {
-		e.GET("/admin/stats", s.adminStats, s.adminAuth)
-	}
 }
 
 // relayOptions are the alias's relay settings: its redaction window, think filter and

@@ -28,16 +28,7 @@ type Usage struct {
 }
 
 // models lists aliases and direct targets in OpenAI's list format.
-func (s *Server) models(c echo.Context) error {
-	b := []byte(`{"object":"list","data":[`)
-	for i, m := range s.o.Models {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = oai.AppendModel(b, m)
-	}
-	return c.JSONBlob(http.StatusOK, append(b, "]}"...))
-}
+func (s *Server) models(c echo.Context) error { return c.JSONBlob(http.StatusOK, oai.List(s.o.Models)) }
 
 // model is one model of the list: a listed one, or any the catalog resolves (a pattern
 // alias, a direct target).
@@ -48,7 +39,7 @@ func (s *Server) model(c echo.Context) error {
 			return c.JSONBlob(http.StatusOK, oai.AppendModel(nil, m))
 		}
 	}
-	if _, err := s.resolve(name); err != nil {
+	if _, err := s.catalog.Resolve(name); err != nil {
 		return s.writeError(c, err)
 	}
 	return c.JSONBlob(http.StatusOK, oai.AppendModel(nil, name))
@@ -86,7 +77,7 @@ func (s *Server) uiResume(c echo.Context) error {
 		return s.reject(c, runs.Public(err))
 	}
 	defer rd.Close()
-	return s.serveRun(c, nil, rd)
+	return runs.Serve(c.Request().Context(), s.edge(c), nil, rd)
 }
 
 // uiStop stops the chat's active run (its upstream call canceled), which ends with abort, on

@@ -18,7 +18,6 @@ import (
 	"github.com/sluice-gw/sluice/internal/dialect"
 	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/guard"
-	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/mcpgw"
 	"github.com/sluice-gw/sluice/internal/presence"
 	"github.com/sluice-gw/sluice/internal/relay"
@@ -252,18 +251,6 @@ func (s *Server) readyz(c echo.Context) error {
 		return c.JSONBlob(status, body)
 	}
 	return c.JSONBlob(http.StatusOK, []byte(`{"status":"ready"}`))
-}
-
-// resolve finds the chain that serves model (fallback.Catalog.Find).
-func (s *Server) resolve(model string) (*fallback.Chain, error) {
-	if ch := s.catalog.Find(model); ch != nil {
-		return ch, nil
-	}
-	return nil, unknownModel("The model '" + model + "' does not exist or you do not have access to it.")
-}
-
-func unknownModel(msg string) error {
-	return &llm.Error{Kind: llm.NotFound, Param: "model", Code: "model_not_found", Type: "invalid_request_error", Message: msg}
 }
 
 // readBody reads the body within limits.max_body_bytes and limits.body_timeout

@@ -3,7 +3,6 @@ package server
 import (
 	"github.com/labstack/echo/v4"
 	"github.com/sluice-gw/sluice/internal/runs"
-	"github.com/sluice-gw/sluice/internal/telemetry"
 	"github.com/sluice-gw/sluice/internal/tools"
 	"github.com/sluice-gw/sluice/internal/uistream"
 )
@@ -26,8 +25,9 @@ type UI struct {
 }
 
 // run starts a frontend run over the AI SDK UI message stream (DESIGN §8), admitted like a
-// chat request, in the runs manager, and this connection reads it from its first frame.
-// Closing the connection does not stop the run: it goes on and can be resumed.
+// chat request, in the runs manager, and this connection reads it from its first frame
+// (runs.Manager.Run). Closing the connection does not stop the run: it goes on and can be
+// resumed.
 func (s *Server) run(c echo.Context, q *call) error {
 	st, t := q.d.Native.(*uistream.Start), exchangeOf(c).ticket
 	sp := runs.Spec{Chat: st.Chat, Key: keyID(c), Version: st.Version, MessageID: st.WritesOn(), Model: st.Model,
@@ -38,22 +38,8 @@ func (s *Server) run(c echo.Context, q *call) error {
 	if rounds != nil {
 		sp.Admit = rounds
 	}
-	rn, rd, err := s.o.UI.Runs.Start(c.Request().Context(), sp)
-	if err != nil {
-		return s.reject(c, runs.Public(err))
-	}
-	defer rd.Close()
-	err = s.serveRun(c, rn, rd)
-	// A client that left does not stop the run (DESIGN §8), and the request's accounting
-	// (usage, cost, budget, the limiter's reconciliation, the access line) covers every round
-	// of it: the handler returns when the run ended. On shutdown the drain's grace bounds it.
-	<-rn.Ended()
-	t.Held = append(t.Held, rounds.Reservations()...) // settled with the request's
-	in := reqInfo(c)
-	in.Usage = telemetry.UsageOf(rn.Usage())
-	// After a restart: the target that ended the run, and the attempts with the restart's
-	// (the headers may have left before it).
-	in.Target, in.Attempts = rn.Served()
+	err := s.o.UI.Runs.Run(c.Request().Context(), s.edge(c), sp) // returns when the run ended
+	t.Held = append(t.Held, rounds.Reservations()...)            // settled with the request's
 	return err
 }
 
@@ -63,9 +49,4 @@ func keyID(c echo.Context) string {
 		return k.ID
 	}
 	return ""
-}
-
-// serveRun serves a run's stream on c (runs.Serve).
-func (s *Server) serveRun(c echo.Context, rn *runs.Run, rd *runs.Reader) error {
-	return runs.Serve(c.Request().Context(), &edge{s: s, c: c, x: exchangeOf(c)}, rn, rd)
 }

@@ -67,6 +67,10 @@ type Access struct {
 	ToolTime          time.Duration
 }
 
+// Cached reports whether the answer came from the response cache, stored or coalesced
+// (cache.Hit, cache.Coalesced): no provider was called for it.
+func (a *Access) Cached() bool { return a.Cache == "hit" || a.Cache == "coalesced" }
+
 // Round records a round's complete response (its Target, Attempts and FirstEvent set): what
 // a reader waited for (the request's first text: a later round's does not replace it), its
 // usage (the limiter reconciles its token reservation with it), the attempts and the

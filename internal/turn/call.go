@@ -27,7 +27,7 @@ func (t *Turn) Call(ctx context.Context, e Edge, answer func(st *fallback.Stream
 	if u != nil {
 		e.Access().Usage = telemetry.UsageOf(*u) // the limiter reconciles its token reservation with it
 		if t.Meter != nil {
-			t.Meter.Round(st, &llm.Response{Usage: *u}, nil)
+			t.Meter.Round(st.Target, st.Model, &llm.Response{Usage: *u}, nil)
 		}
 		e.Cost()
 	}

@@ -75,8 +75,9 @@ func (o outliving) Open(st *fallback.Stream) (relay.Sink, error) {
 func (o outliving) Relayed() bool { o.Client.Relayed(); return false }
 
 // Meter accounts for each relay of a round, a failed one too: what it used is paid for.
+// Round is given the relay's target and the model it served (admit.Ticket is one).
 type Meter interface {
-	Round(st *fallback.Stream, resp *llm.Response, err error)
+	Round(target, model string, resp *llm.Response, err error)
 }
 
 // Turn is how the rounds of one request run. It is the request's: not safe for concurrent
@@ -119,7 +120,7 @@ func (t *Turn) Round(ctx context.Context, c Client, st *fallback.Stream) (*llm.R
 		resp, rec, err := t.relay(ctx, c, st)
 		gone := c.Relayed()
 		if t.Meter != nil {
-			t.Meter.Round(st, resp, err)
+			t.Meter.Round(st.Target, st.Model, resp, err)
 		}
 		var refusal *guard.Refusal
 		if err == nil {

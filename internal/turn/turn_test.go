@@ -72,7 +72,7 @@ func (c *client) Event(ev *llm.Event) error {
 
 type meter struct{ rounds, failed int }
 
-func (m *meter) Round(_ *fallback.Stream, _ *llm.Response, err error) {
+func (m *meter) Round(_, _ string, _ *llm.Response, err error) {
 	m.rounds++
 	if err != nil {
 		m.failed++

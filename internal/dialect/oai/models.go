@@ -18,6 +18,18 @@ var Models = dialect.API{
 	Error:      Error,
 }
 
+// List is the body of GET /v1/models: the models in OpenAI's list format.
+func List(models []string) []byte {
+	b := []byte(`{"object":"list","data":[`)
+	for i, m := range models {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = AppendModel(b, m)
+	}
+	return append(b, "]}"...)
+}
+
 // AppendModel appends model m as an entry of the list.
 func AppendModel(b []byte, m string) []byte {
 	b = append(b, `{"id":`...)

@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/sluice-gw/sluice/internal/limit"
 )
 
 // rateLimitKeys are the canonical names of the three headers of each limit, built once:
@@ -16,6 +18,16 @@ var rateLimitKeys = map[string][3]string{
 
 func rateLimitNames(what string) [3]string {
 	return [3]string{"X-Ratelimit-Limit-" + what, "X-Ratelimit-Remaining-" + what, "X-Ratelimit-Reset-" + what}
+}
+
+// RateHeaders sets the x-ratelimit-* headers OpenAI clients read from the rate limiter's
+// verdict res, and x-should-retry: false when waiting cannot help.
+func RateHeaders(h http.Header, res limit.Result) {
+	RateLimit(h, "requests", res.Requests.Limit, res.Requests.Remaining, res.Requests.Reset)
+	RateLimit(h, "tokens", res.Tokens.Limit, res.Tokens.Remaining, res.Tokens.Reset)
+	if res.Never {
+		h.Set("X-Should-Retry", "false") // whatever the SDK's policy for 429
+	}
 }
 
 // RateLimit sets OpenAI's x-ratelimit-* headers of one limit (what: "requests" or

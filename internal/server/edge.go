@@ -5,7 +5,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/sluice-gw/sluice/internal/cache"
-	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/sse"
 	"github.com/sluice-gw/sluice/internal/telemetry"
 	"github.com/sluice-gw/sluice/internal/turn"
@@ -18,6 +17,8 @@ type edge struct {
 	c echo.Context
 	x *exchange
 }
+
+func (s *Server) edge(c echo.Context) *edge { return &edge{s: s, c: c, x: exchangeOf(c)} }
 
 func (e *edge) Access() *telemetry.Access { return &e.x.access }
 
@@ -56,19 +57,4 @@ func (s *Server) fromCache(c echo.Context, t *turn.Turn, alias string, e *edge, 
 		return hit, nil, err // not a nil *Fill in the interface
 	}
 	return hit, fill, err
-}
-
-// clearCache serves DELETE /admin/cache: every stored answer, or those of ?alias=. A store
-// that cannot be reached is a 503: the caller asked for the deletion.
-func (s *Server) clearCache(c echo.Context) error {
-	alias := c.QueryParam("alias")
-	n := 0
-	if s.o.Cache != nil {
-		var err error
-		if n, err = s.o.Cache.Clear(c.Request().Context(), alias); err != nil {
-			return s.reject(c, &llm.Error{Kind: llm.Unavailable, Status: http.StatusServiceUnavailable,
-				Code: "redis_unavailable", Type: "server_error", Message: "The cache (Redis) is unreachable. Retry shortly."})
-		}
-	}
-	return c.JSON(http.StatusOK, cache.Cleared(alias, n))
 }
