@@ -18,7 +18,12 @@ type edge struct {
 	x *exchange
 }
 
-func (s *Server) edge(c echo.Context) *edge { return &edge{s: s, c: c, x: exchangeOf(c)} }
+// edge is c's, kept in its exchange (one allocation less per request).
+func (s *Server) edge(c echo.Context) *edge {
+	x := exchangeOf(c)
+	x.edge = edge{s: s, c: c, x: x}
+	return &x.edge
+}
 
 func (e *edge) Access() *telemetry.Access { return &e.x.access }
 

@@ -168,6 +168,7 @@ type exchange struct {
 	key    *auth.Key
 	ticket *admit.Ticket // its admission and account, on model routes (handle.go)
 	ew     *sse.Writer   // its event stream, once started (edge.Stream)
+	edge   edge          // its side of the rounds and the cache (Server.edge)
 }
 
 const exchangeKey = "sluice.exchange"
