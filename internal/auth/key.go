@@ -50,6 +50,9 @@ type Key struct {
 	// ToolCallsPerMinute caps the key's tool calls through the MCP gateway (0: unlimited);
 	// each call also counts against RPM.
 	ToolCallsPerMinute int64 `json:"tool_calls_per_minute,omitempty"`
+	// Capture is what the request log keeps of the key's requests: "metadata", or
+	// "content" (the messages and the answer, after redaction); "": the alias's choice.
+	Capture string `json:"capture,omitempty"`
 	// Static is set on keys of the configuration file: the admin API cannot change them.
 	Static bool `json:"-"`
 }

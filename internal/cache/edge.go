@@ -134,6 +134,7 @@ func (a *reply) fail(ctx context.Context, err error) error {
 	}
 	in := a.e.Access()
 	if in.Kind = llm.KindOf(err); in.Kind != llm.Canceled {
+		in.Error = telemetry.ErrorText(err)
 		_ = a.w.Fail(ew, err)
 	}
 	if a.open {

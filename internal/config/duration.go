@@ -2,6 +2,8 @@ package config
 
 import (
 	"errors"
+	"strconv"
+	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -22,8 +24,20 @@ func (d Duration) String() string { return time.Duration(d).String() }
 // MarshalText writes d the way it is read, so a Config can be dumped.
 func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
 
-// UnmarshalText reads "5s"; it rejects negative durations like the YAML decoder.
+// UnmarshalText reads "5s", or whole days as "30d"; it rejects negative durations like the
+// YAML decoder.
 func (d *Duration) UnmarshalText(b []byte) error {
+	if n, ok := strings.CutSuffix(string(b), "d"); ok {
+		days, err := strconv.Atoi(n)
+		if err != nil || days > 100_000 {
+			return errors.New("invalid number of days")
+		}
+		if days < 0 {
+			return errNegative
+		}
+		*d = Duration(time.Duration(days) * 24 * time.Hour)
+		return nil
+	}
 	x, err := time.ParseDuration(string(b))
 	if err != nil {
 		return err
@@ -44,6 +58,6 @@ func (d *Duration) decodeNode(dec *decoder, n *yaml.Node, path string) {
 	if err := d.UnmarshalText([]byte(n.Value)); errors.Is(err, errNegative) {
 		dec.errorf(n.Line, "%s: negative duration %q", path, n.Value)
 	} else if err != nil {
-		dec.errorf(n.Line, "%s: invalid duration %q (want a number with a unit: 500ms, 5s, 10m, 24h)", path, n.Value)
+		dec.errorf(n.Line, "%s: invalid duration %q (want a number with a unit: 500ms, 5s, 10m, 24h, 30d)", path, n.Value)
 	}
 }

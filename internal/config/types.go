@@ -22,6 +22,7 @@ type Config struct {
 	Embeddings        map[string]Embedding `yaml:"embeddings"`
 	Telemetry         Telemetry            `yaml:"telemetry"`
 	Cache             CacheStore           `yaml:"cache"` // the response cache's store (cache.go)
+	Logs              Logs                 `yaml:"logs"`  // the request log
 
 	// Warnings are the problems that did not stop loading (a provider left out for want of a
 	// key, an alias left with no target). They never contain a secret.
@@ -42,6 +43,25 @@ func (c *Config) setDefaults() {
 	c.Runs = Runs{MaxRounds: 128, FlushInterval: millis(50), TTL: seconds(24 * 3600)}
 	c.Telemetry.Prometheus = true
 	c.Cache = CacheStore{MemoryBytes: 64 << 20, Lease: seconds(3)}
+	c.Logs = Logs{Retention: seconds(30 * 24 * 3600), Capture: "metadata", Queue: 10_000, MaxContentBytes: 32 << 10}
+}
+
+// Logs is the request log (DESIGN §7): one record per request of the route table, written
+// off the request path.
+type Logs struct {
+	// URL is sqlite://path (one file, the embedded default's ./data/logs.db) or
+	// postgres://... (a fleet's); "": no request log.
+	URL string `yaml:"url"`
+	// Retention is how long records stay (default 30d): PostgreSQL drops whole days.
+	Retention Duration `yaml:"retention"`
+	// Capture is what a record keeps unless its alias or key says otherwise: metadata
+	// (default) | content (the messages and the answer, after redaction).
+	Capture string `yaml:"capture"`
+	// Queue bounds the records waiting for the writer (default 10000); beyond it they are
+	// dropped and counted (sluice_logs_dropped_total), never waited for.
+	Queue int `yaml:"queue"`
+	// MaxContentBytes caps each captured text (default 32 KiB); the cap is recorded.
+	MaxContentBytes int `yaml:"max_content_bytes"`
 }
 
 // Auth: with no keys and no admin token, auth is off (see CheckListen).
@@ -152,6 +172,9 @@ type Alias struct {
 	Tools              []string  `yaml:"tools"`      // names in Config.Tools
 	RedactInput        bool      `yaml:"redact_input"`
 	Cache              *Cache    `yaml:"cache"` // nil: answers are not cached (cache.go)
+	// Capture is what the request log keeps of the alias's requests: metadata | content;
+	// "": logs.capture. A key's capture takes precedence.
+	Capture string `yaml:"capture"`
 }
 
 func (a *Alias) setDefaults() {
@@ -246,6 +269,9 @@ type Key struct {
 	Guardrails []string `yaml:"guardrails"`
 	// MCP is what the key may use of the MCP gateway (/mcp); absent: nothing.
 	MCP *KeyMCP `yaml:"mcp"`
+	// Capture is what the request log keeps of the key's requests: metadata | content;
+	// absent: the alias's capture, else logs.capture.
+	Capture string `yaml:"capture"`
 }
 
 // KeyMCP names the MCP servers (names in Config.Tools, or "*") and tools (server__tool

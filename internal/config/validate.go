@@ -95,6 +95,7 @@ func (v *validator) config(c *Config) {
 		v.guardrail("guardrails."+name, c.Guardrails[name])
 	}
 	v.keys(c)
+	v.logs(c)
 	v.prices(c.Prices)
 	for _, name := range sortedKeys(c.Tools) {
 		v.tool("tools."+name, name, c.Tools[name])
@@ -336,6 +337,34 @@ func (v *validator) keys(c *Config) {
 			if _, ok := c.Guardrails[g]; !ok {
 				v.errorf(fmt.Sprintf("%s.guardrails[%d]", path, j), "unknown guardrail %q", g)
 			}
+		}
+	}
+}
+
+// logs checks the request log: its store's URL (never quoted: it may hold a password), and
+// every capture setting.
+func (v *validator) logs(c *Config) {
+	l := c.Logs
+	if l.URL != "" {
+		if u, err := url.Parse(l.URL); err != nil || !oneOf(u.Scheme, "sqlite", "postgres", "postgresql") ||
+			(u.Scheme == "sqlite" && u.Host+u.Path == "") {
+			v.errorf("logs.url", "want sqlite://path/to/logs.db, a postgres:// URL, or \"\" (no request log)")
+		}
+	}
+	v.positive("logs.retention", int64(l.Retention))
+	v.positive("logs.queue", int64(l.Queue))
+	v.positive("logs.max_content_bytes", int64(l.MaxContentBytes))
+	if !oneOf(l.Capture, "metadata", "content") {
+		v.errorf("logs.capture", "want metadata or content, got %q", l.Capture)
+	}
+	for _, name := range sortedKeys(c.Models) {
+		if cp := c.Models[name].Capture; !oneOf(cp, "", "metadata", "content") {
+			v.errorf("models."+name+".capture", "want metadata or content, got %q", cp)
+		}
+	}
+	for i, k := range c.Keys {
+		if !oneOf(k.Capture, "", "metadata", "content") {
+			v.errorf(fmt.Sprintf("keys[%d].capture", i), "want metadata or content, got %q", k.Capture)
 		}
 	}
 }

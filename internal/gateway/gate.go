@@ -47,7 +47,7 @@ func staticKeys(ks []config.Key) []*auth.Key {
 		out[i] = &auth.Key{ID: "cfg_" + k.Hash[:16], Name: k.Name, Hash: k.Hash, Models: k.Models,
 			RPM: k.Limits.RPM, TPM: k.Limits.TPM, ExpiresAt: k.ExpiresAt.Time, Metadata: k.Metadata,
 			DailyUSD: k.Budget.DailyUSD, MonthlyUSD: k.Budget.MonthlyUSD, Guardrails: k.Guardrails,
-			ToolCallsPerMinute: k.Limits.ToolCallsPerMinute}
+			ToolCallsPerMinute: k.Limits.ToolCallsPerMinute, Capture: k.Capture}
 		if k.MCP != nil {
 			out[i].MCP = &auth.MCPAccess{Servers: k.MCP.Servers, Tools: k.MCP.Tools}
 		}

@@ -49,12 +49,12 @@ func (s Set) observe(ctx context.Context, stage string, r *Refusal) {
 		if r.Retry {
 			v = telemetry.VerdictRetry
 		}
-		telemetry.Guardrail(ctx, r.Guardrail, v)
+		telemetry.Guardrail(ctx, r.Guardrail, stage, v)
 		return
 	}
 	for _, g := range s {
 		if g.Stage == stage {
-			telemetry.Guardrail(ctx, g.Name, telemetry.VerdictPass)
+			telemetry.Guardrail(ctx, g.Name, stage, telemetry.VerdictPass)
 		}
 	}
 }

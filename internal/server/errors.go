@@ -8,6 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/telemetry"
 )
 
 // writeError answers err before the first byte, in the wire's error format with its status.
@@ -17,6 +18,7 @@ import (
 func (s *Server) writeError(c echo.Context, err error) error {
 	h := c.Response().Header()
 	status, body := s.errorBody(c, err)
+	reqInfo(c).Error = telemetry.ErrorText(err)
 	retryAfter(h, err)
 	var le *llm.Error
 	if errors.As(err, &le) {

@@ -99,6 +99,7 @@ func (s *Server) admitted(c echo.Context, api *dialect.API, op dialect.Op) (*cal
 	if err != nil {
 		return nil, err
 	}
+	in.Alias = q.chain.Alias
 	if d.Needs != "" {
 		if q.chain = q.chain.Filter(servesResponses); q.chain == nil {
 			return nil, oai.Invalid(d.Needs, "'%s' can only be served by an OpenAI Responses upstream (a provider with api: "+

@@ -49,14 +49,13 @@ func (s *Server) observe(c echo.Context, in *telemetry.Access) (end func()) {
 
 func millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
-// roundOptions are the relay options of a round of the request c: the time to first token
-// counts from the request's arrival, what a reader waits for (DESIGN §4), not from commit.
+// roundOptions are the relay options of a round of the request c: the alias's redaction
+// window, think filter and coalescing; the time to first token counts from the request's
+// arrival, what a reader waits for (DESIGN §4), not from commit.
 func (s *Server) roundOptions(c echo.Context, chain *fallback.Chain) relay.Options {
-	o := s.relayOptions(chain)
-	if st := reqInfo(c).Start; !st.IsZero() {
-		o.Start = st
-	}
-	return o
+	p := s.o.Policies[chain.Alias]
+	return relay.Options{NewWindow: s.o.NewWindow, RedactJSON: s.o.RedactJSON, Start: reqInfo(c).Start,
+		ThinkFilter: p.ThinkFilter, Coalesce: p.Coalesce}
 }
 
 // observeRoutes serves GET /metrics (Prometheus, when telemetry.prometheus is on; no auth,
@@ -71,12 +70,4 @@ func (s *Server) observeRoutes(e *echo.Echo) {
 		h.ServeHTTP(c.Response(), c.Request())
 		return nil
 	})
-}
-
-// relayOptions are the alias's relay settings: its redaction window, think filter and
-// coalescing.
-func (s *Server) relayOptions(chain *fallback.Chain) relay.Options {
-	p := s.o.Policies[chain.Alias]
-	return relay.Options{NewWindow: s.o.NewWindow, RedactJSON: s.o.RedactJSON, Start: time.Now(),
-		ThinkFilter: p.ThinkFilter, Coalesce: p.Coalesce}
 }

@@ -87,7 +87,7 @@ func (s *Server) wire(api *dialect.API) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			x := exchangeOf(c)
-			x.api = api
+			x.api, x.access.Wire = api, api.Name
 			if api.RequestID != "" {
 				c.Response().Header().Set(api.RequestID, x.access.ID)
 			}
@@ -129,7 +129,8 @@ func (s *Server) gate(next echo.HandlerFunc) echo.HandlerFunc {
 			}
 			return s.deny(c, admit.AuthError(err, s.o.Gate.FailOpen))
 		}
-		x.key, x.access.KeyID, x.access.KeyName = key, key.ID, key.Name
+		x.key, x.access.KeyID, x.access.KeyName, x.access.KeyMeta = key, key.ID, key.Name, key.Metadata
+		x.access.Capture = key.Capture // "": the alias's, else logs.capture
 		return next(c)
 	}
 }

@@ -12,6 +12,7 @@ package telemetry
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"time"
 
@@ -65,6 +66,41 @@ type Access struct {
 	// Request.End (tool.go).
 	Tools, ToolErrors int
 	ToolTime          time.Duration
+
+	// What the request log keeps beyond the access line (DESIGN §6, issue 33): the route's
+	// wire (dialect.API.Name; "" off the route table), the alias the model resolved to, the
+	// caller's user agent, the trace id ("" with no trace), the public text of the error the
+	// client got, the key's metadata, and whether the content is captured ("content") or
+	// only the metadata.
+	Wire, Alias, UserAgent, TraceID, Error string
+	KeyMeta                                map[string]string
+	Capture                                string
+	// Verdicts and Calls are the guardrails' verdicts and the tool invocations made while the
+	// request was served, in order (at most maxListed each); set by Request.End.
+	Verdicts []Verdict
+	Calls    []ToolCall
+}
+
+// Verdict is one guardrail's verdict on the request: its configured name, the stage it
+// judged (input, output) and what it decided (VerdictPass, VerdictBlock, VerdictRetry).
+type Verdict struct{ Name, Stage, Verdict string }
+
+// ToolCall is one server-side tool invocation: what the model called, the configured tool
+// or MCP server that served it, how long it took and its outcome (ToolOK, ...).
+type ToolCall struct {
+	Name, Server string
+	Duration     time.Duration
+	Outcome      string
+}
+
+// ErrorText is the public text of err, what a client's error body says: its message, else
+// its kind.
+func ErrorText(err error) string {
+	var le *llm.Error
+	if errors.As(err, &le) && le.Message != "" {
+		return le.Message
+	}
+	return llm.KindOf(err).String()
 }
 
 // Cached reports whether the answer came from the response cache, stored or coalesced
@@ -92,13 +128,17 @@ func (a *Access) Round(resp *llm.Response) {
 
 // UsageOf is u as the access record keeps it.
 func UsageOf(u llm.Usage) *Usage {
-	return &Usage{Prompt: u.PromptTokens, Completion: u.CompletionTokens, Total: u.TotalTokens, Estimated: u.Estimated}
+	return &Usage{Prompt: u.PromptTokens, Completion: u.CompletionTokens, Total: u.TotalTokens, Estimated: u.Estimated,
+		Cached: u.CachedTokens, Reasoning: u.ReasoningTokens}
 }
 
 // Usage is the token usage of one answer.
 type Usage struct {
 	Prompt, Completion, Total int
 	Estimated                 bool // the stream ended without a usage report
+	// Cached are prompt tokens read from the provider's cache; Reasoning, completion tokens
+	// spent thinking.
+	Cached, Reasoning int
 }
 
 // LogAccess writes the access line at the level its outcome's kind says (Level).

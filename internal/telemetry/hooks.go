@@ -22,13 +22,17 @@ const (
 	VerdictRetry = "retry" // it refused with action: retry (a frontend run restarts the round)
 )
 
-// Guardrail records the verdict of guardrail name (a configured name) on the request ctx
-// belongs to: the sluice.guardrail.verdicts counter and a sluice.guardrail span event.
-func Guardrail(ctx context.Context, name, verdict string) {
+// Guardrail records the verdict of guardrail name (a configured name) at stage (input,
+// output) on the request ctx belongs to: the sluice.guardrail.verdicts counter, a
+// sluice.guardrail span event and the request's record.
+func Guardrail(ctx context.Context, name, stage, verdict string) {
 	switch verdict {
 	case VerdictPass, VerdictBlock, VerdictRetry:
 	default:
 		verdict = "other"
+	}
+	if rq, ok := ctx.Value(requestKey{}).(*Request); ok {
+		rq.listed.verdict(Verdict{Name: name, Stage: stage, Verdict: verdict})
 	}
 	t := from(ctx)
 	attrs := []attribute.KeyValue{attrGuardrail.String(name), attrVerdict.String(verdict)}
@@ -77,6 +81,10 @@ func UsageSpooled(ctx context.Context, n int64) { from(ctx).inst.usageSpooled.Ad
 // UsageDropped counts n records of the account lost (the spool was full, or Redis refused
 // them).
 func UsageDropped(ctx context.Context, n int64) { from(ctx).inst.usageDropped.Add(ctx, n) }
+
+// LogsDropped counts request log records lost (sluice_logs_dropped_total): the request log
+// never holds a request up, so what it cannot keep is counted instead.
+func LogsDropped(ctx context.Context, n int64) { from(ctx).inst.logsDropped.Add(ctx, n) }
 
 // Cache records what the response cache did for a request to alias (hit, coalesced, miss,
 // bypass) and, for a hit, the provider tokens it did not spend; a span event says it too.

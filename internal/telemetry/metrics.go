@@ -26,6 +26,7 @@ const (
 	MetricRedisBreaker   = "sluice.redis.breaker.open"
 	MetricUsageSpooled   = "sluice.usage.spooled"
 	MetricUsageDropped   = "sluice.usage.dropped"
+	MetricLogsDropped    = "sluice.logs.dropped"
 	MetricCacheRequests  = "sluice.cache.requests"
 	MetricCacheStored    = "sluice.cache.stored"
 	MetricCacheSaved     = "sluice.cache.saved"
@@ -61,7 +62,7 @@ type instruments struct {
 	restarts, redisErrors          metric.Int64Counter
 	openStreams                    metric.Int64UpDownCounter
 	redisBreaker, usageSpooled     metric.Int64UpDownCounter
-	usageDropped                   metric.Int64Counter
+	usageDropped, logsDropped      metric.Int64Counter
 	toolDuration                   metric.Float64Histogram
 	cacheRequests, cacheStored     metric.Int64Counter
 	cacheEvictions                 metric.Int64Counter
@@ -101,6 +102,7 @@ func newInstruments(m metric.Meter) instruments {
 	in.usageSpooled, _ = m.Int64UpDownCounter(MetricUsageSpooled, metric.WithUnit("{record}"),
 		metric.WithDescription("Usage records and budget spends waiting for Redis in the spool."))
 	in.usageDropped = count(MetricUsageDropped, "{record}", "Usage records and budget spends lost: the spool was full, or Redis refused them.")
+	in.logsDropped = count(MetricLogsDropped, "{record}", "Request log records lost: the writer's queue or spool was full, or the store refused them.")
 	in.openStreams, _ = m.Int64UpDownCounter(MetricOpenStreams, metric.WithUnit("{stream}"),
 		metric.WithDescription("Event streams being served."))
 	in.cacheRequests = count(MetricCacheRequests, "{request}", "Requests to aliases that cache, by alias and what the cache did.")

@@ -3,7 +3,9 @@ package telemetry
 import (
 	"context"
 	"net/http"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -26,6 +28,48 @@ type Request struct {
 	span   trace.Span
 	stream atomic.Bool
 	tools  toolTally // server-side tool invocations (tool.go)
+	listed listed    // the verdicts and tool calls, for the request log
+}
+
+// maxListed bounds the verdicts and the tool calls a request's record lists.
+const maxListed = 64
+
+// listed is what the hooks list of a request: they may run on any goroutine.
+type listed struct {
+	mu       sync.Mutex
+	verdicts []Verdict
+	calls    []ToolCall
+}
+
+func (l *listed) verdict(v Verdict) {
+	l.mu.Lock()
+	if len(l.verdicts) < maxListed {
+		l.verdicts = append(l.verdicts, v)
+	}
+	l.mu.Unlock()
+}
+
+func (l *listed) call(c ToolCall) {
+	l.mu.Lock()
+	if len(l.calls) < maxListed {
+		l.calls = append(l.calls, c)
+	}
+	l.mu.Unlock()
+}
+
+// copyTo gives in the lists (copies: a run that outlived the request may still add).
+func (l *listed) copyTo(in *Access) {
+	l.mu.Lock()
+	in.Verdicts, in.Calls = slices.Clone(l.verdicts), slices.Clone(l.calls)
+	l.mu.Unlock()
+}
+
+// TraceID is the request's trace id ("": no trace is recorded).
+func (rq *Request) TraceID() string {
+	if sc := rq.span.SpanContext(); sc.IsValid() {
+		return sc.TraceID().String()
+	}
+	return ""
 }
 
 // Start begins the telemetry of r, which arrived at start and matched route (a route
@@ -89,6 +133,7 @@ func (rq *Request) End(ctx context.Context, in *Access) {
 		t.inst.openStreams.Add(ctx, -1)
 	}
 	rq.toolCounts(in)
+	rq.listed.copyTo(in)
 	in.Overhead = max(Overhead(in, end)-in.ToolTime, 0) // a tool's time is not the gateway's
 	op := operation(in)
 	fallbacks := rq.attempts(ctx, in, op, end)
@@ -117,6 +162,9 @@ func (rq *Request) End(ctx context.Context, in *Access) {
 		t.stats.Record(alias, t.label(in.Target), s)
 	}
 	rq.endSpan(in, op, end)
+	if in.TraceID = rq.TraceID(); t.record != nil && in.Wire != "" {
+		t.record(in)
+	}
 }
 
 // operation is the gen_ai.operation.name of a model call; "" for any other request.

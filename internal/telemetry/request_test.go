@@ -3,6 +3,7 @@ package telemetry
 import (
 	"context"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -70,8 +71,8 @@ func (m *mem) request(t *testing.T, model string) *Access {
 	r.Header.Set("Traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")
 	start := time.Now()
 	ctx, rq := m.tel.Start(r.Context(), r, "/v1/chat/completions", start)
-	Guardrail(ctx, "no-secrets", VerdictBlock)
-	Guardrail(ctx, "no-secrets", "maybe")
+	Guardrail(ctx, "no-secrets", "input", VerdictBlock)
+	Guardrail(ctx, "no-secrets", "output", "maybe")
 	Restart(ctx, "b/y", "unavailable")
 	Cooldown(ctx, "a/x", 5*time.Second)
 	in := &Access{ID: "r1", Model: model, Target: "b/y", Stream: true, Status: 200, Kind: llm.KindNone, Start: start,
@@ -85,6 +86,26 @@ func (m *mem) request(t *testing.T, model string) *Access {
 		Usage:    &Usage{Prompt: 12, Completion: 34, Total: 46}, Masks: map[string]int{"aws_access_key": 2}}
 	rq.End(ctx, in)
 	return in
+}
+
+// The request's record lists its guardrails' verdicts and its tool calls, in order.
+func TestRequestLists(t *testing.T) {
+	m := newMem(false)
+	r := httptest.NewRequest("POST", "/v1/chat/completions", nil)
+	start := time.Now()
+	ctx, rq := m.tel.Start(r.Context(), r, "/v1/chat/completions", start)
+	Guardrail(ctx, "no-secrets", "input", VerdictBlock)
+	Tool(ctx, ToolRun{Name: "docs__search", Label: "docs", Start: start, Duration: 3 * time.Millisecond, Outcome: "boom"})
+	Guardrail(ctx, "no-secrets", "output", "maybe")
+	in := &Access{ID: "r1", Model: "default", Start: start, Duration: time.Second}
+	rq.End(ctx, in)
+	want := []Verdict{{"no-secrets", "input", VerdictBlock}, {"no-secrets", "output", "other"}}
+	if !slices.Equal(in.Verdicts, want) {
+		t.Errorf("verdicts %+v, want %+v", in.Verdicts, want)
+	}
+	if len(in.Calls) != 1 || in.Calls[0] != (ToolCall{"docs__search", "docs", 3 * time.Millisecond, ToolError}) {
+		t.Errorf("calls %+v, want the one tool call, its outcome an error", in.Calls)
+	}
 }
 
 func TestRequestSpans(t *testing.T) {

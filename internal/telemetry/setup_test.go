@@ -74,7 +74,7 @@ func TestPrometheusExposition(t *testing.T) {
 	}
 	defer s.Shutdown(context.Background())
 	tel := New(Options{TracerProvider: s.TracerProvider, MeterProvider: s.MeterProvider, Metrics: s.Metrics})
-	Guardrail(tel.Context(context.Background()), "terms-out", VerdictPass)
+	Guardrail(tel.Context(context.Background()), "terms-out", "input", VerdictPass)
 	rec := httptest.NewRecorder()
 	tel.Metrics().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 	p := expfmt.NewTextParser(model.LegacyValidation)

@@ -36,6 +36,9 @@ type Options struct {
 	Providers map[string]string
 	// Window is how far back /admin/stats looks (default 15 minutes).
 	Window time.Duration
+	// Record hands each request of the route table (Access.Wire set), complete, to the
+	// request log; it must not block, and must copy what it keeps. nil: no log.
+	Record func(in *Access)
 }
 
 // DefaultWindow is the span of /admin/stats when Options.Window is zero.
@@ -50,6 +53,7 @@ type Telemetry struct {
 	content   bool
 	known     map[string]bool
 	providers map[string]string
+	record    func(*Access) // the request log (Options.Record)
 	stats     *Stats
 	sets      labelSets
 }
@@ -67,7 +71,8 @@ func New(o Options) *Telemetry {
 		o.Window = DefaultWindow
 	}
 	t := &Telemetry{tracer: tp.Tracer(scope), inst: newInstruments(mp.Meter(scope)), metrics: o.Metrics,
-		content: o.CaptureContent, known: map[string]bool{}, providers: o.Providers, stats: NewStats(o.Window, nil)}
+		content: o.CaptureContent, known: map[string]bool{}, providers: o.Providers, stats: NewStats(o.Window, nil),
+		record: o.Record}
 	for _, m := range o.Models {
 		t.known[m] = true
 	}

@@ -65,6 +65,7 @@ func Tool(ctx context.Context, r ToolRun) {
 	}
 	t.inst.toolDuration.Record(ctx, r.Duration.Seconds(), metric.WithAttributes(labels...))
 	if rq, ok := ctx.Value(requestKey{}).(*Request); ok {
+		rq.listed.call(ToolCall{Name: r.Name, Server: r.Label, Duration: r.Duration, Outcome: r.Outcome})
 		rq.tools.calls.Add(1)
 		rq.tools.nanos.Add(int64(r.Duration))
 		if r.Outcome != ToolOK {

@@ -121,6 +121,7 @@ func (t *Turn) stream(ctx context.Context, e Edge, w Wire, cl func(Client) Clien
 	}
 	in.Kind = llm.KindOf(err)
 	if err != nil && llm.KindOf(err) != llm.Canceled {
+		in.Error = telemetry.ErrorText(err)
 		_ = w.Fail(ew, err) // a refusal, or the target's failure after the answer started
 	}
 	return nil
@@ -140,6 +141,7 @@ func (t *Turn) fail(e Edge, ew *sse.Writer, w Wire, st *fallback.Stream, err err
 	}
 	t.served(e, st) // a declared trailer
 	if llm.KindOf(err) != llm.Canceled {
+		e.Access().Error = telemetry.ErrorText(err)
 		_ = w.Fail(ew, err)
 	}
 	return nil

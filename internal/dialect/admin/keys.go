@@ -32,6 +32,7 @@ type Key struct {
 	Guardrails         []string        `json:"guardrails"`
 	MCP                *auth.MCPAccess `json:"mcp"`
 	ToolCallsPerMinute int64           `json:"tool_calls_per_minute"`
+	Capture            string          `json:"capture"` // "": the alias's, else logs.capture
 }
 
 // Encode is k as the admin API shows it.
@@ -39,7 +40,7 @@ func Encode(k *auth.Key) Key {
 	w := Key{ID: k.ID, Object: "key", Name: k.Name, Models: k.Models, RPM: k.RPM, TPM: k.TPM,
 		Metadata: k.Metadata, CreatedAt: k.CreatedAt, Source: "api"}
 	w.Budget, w.Guardrails = keyExtras(k)
-	w.MCP, w.ToolCallsPerMinute = k.MCP, k.ToolCallsPerMinute
+	w.MCP, w.ToolCallsPerMinute, w.Capture = k.MCP, k.ToolCallsPerMinute, k.Capture
 	if w.Models == nil {
 		w.Models = []string{}
 	}
@@ -72,6 +73,9 @@ type KeyInput struct {
 	Guardrails         []string        `json:"guardrails"`
 	MCP                json.RawMessage `json:"mcp"`
 	ToolCallsPerMinute *int64          `json:"tool_calls_per_minute"`
+	// Capture is what the request log keeps of the key's requests: "metadata", "content",
+	// or "" (the alias's choice).
+	Capture *string `json:"capture"`
 }
 
 // Bad is the 400 of a key body's member param.
@@ -91,7 +95,7 @@ func DecodeKey(body []byte) (*KeyInput, error) {
 	dec.DisallowUnknownFields()
 	in := &KeyInput{}
 	if err := dec.Decode(in); err != nil {
-		return nil, Bad("", "The body must be a JSON object with name, models, rpm, tpm, expires_at, metadata, budget, guardrails, mcp and tool_calls_per_minute: "+oai.JSONMsg(err))
+		return nil, Bad("", "The body must be a JSON object with name, models, rpm, tpm, expires_at, metadata, budget, guardrails, mcp, tool_calls_per_minute and capture: "+oai.JSONMsg(err))
 	}
 	return in, nil
 }
@@ -112,6 +116,12 @@ func (in *KeyInput) Apply(k *auth.Key, now time.Time) error {
 	}
 	if in.Metadata != nil {
 		k.Metadata = in.Metadata
+	}
+	if in.Capture != nil {
+		if c := *in.Capture; c != "" && c != "metadata" && c != "content" {
+			return Bad("capture", `capture must be "metadata", "content" or "" (the alias's choice).`)
+		}
+		k.Capture = *in.Capture
 	}
 	if err := in.applyExtras(k); err != nil {
 		return err
