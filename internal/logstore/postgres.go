@@ -1,0 +1,370 @@
+package logstore
+
+import (
+	"context"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
+)
+
+// PostgreSQL serves fleets (postgres:// or postgresql://): one table partitioned by UTC day
+// (declarative partitioning on time), partitions made ahead (today and the next two days, at
+// Open, at Retain and whenever a write needs one), retention by dropping whole partitions.
+// Every replica may Open at once: migrations run under an advisory lock and are recorded in
+// sluice_logs_schema; partitions are made and dropped under another.
+//
+// The unique key is (id, time): PostgreSQL wants the partition key in it. A record is written
+// again with the same time (the writer keeps it), so ON CONFLICT DO NOTHING keeps it once.
+
+func init() {
+	register("postgres", openPostgres)
+	register("postgresql", openPostgres)
+}
+
+// Advisory lock keys ("sluicelg" and "sluicepr" as big-endian int64): migrations, partitions.
+const (
+	lockMigrate = int64(0x736c7569_63656c67)
+	lockParts   = int64(0x736c7569_63657072)
+)
+
+// aheadDays is how many days after today have a partition ready.
+const aheadDays = 2
+
+// pgSchema are the migrations, in order; sluice_logs_schema holds the versions applied.
+// Indexes: the primary key serves Get (id first); (time, id) the newest-first pages and their
+// keyset; BRIN on time the long range scans of usage; the others one filter each, with the
+// keyset after it so a filtered page is one index scan per partition.
+var pgSchema = [][]string{
+	{
+		`CREATE TABLE sluice_logs (
+			id text NOT NULL,
+			time timestamptz NOT NULL,
+			key_id text NOT NULL,
+			key_name text NOT NULL,
+			key_meta jsonb NOT NULL,
+			alias text NOT NULL,
+			target text NOT NULL,
+			status integer NOT NULL,
+			kind text NOT NULL,
+			stream boolean NOT NULL,
+			cache text NOT NULL,
+			tokens_in bigint NOT NULL,
+			tokens_out bigint NOT NULL,
+			cost_usd double precision NOT NULL,
+			first_token_ms double precision NOT NULL,
+			doc text NOT NULL,
+			content_request text,
+			content_answer text,
+			content_cap integer,
+			content_truncated boolean,
+			PRIMARY KEY (id, time)
+		) PARTITION BY RANGE (time)`,
+		`CREATE INDEX sluice_logs_time ON sluice_logs (time, id)`,
+		`CREATE INDEX sluice_logs_time_brin ON sluice_logs USING brin (time)`,
+		`CREATE INDEX sluice_logs_key ON sluice_logs (key_id, time, id)`,
+		`CREATE INDEX sluice_logs_alias ON sluice_logs (alias, time, id)`,
+		`CREATE INDEX sluice_logs_target ON sluice_logs (target, time, id)`,
+		`CREATE INDEX sluice_logs_status ON sluice_logs (status, time)`,
+		`CREATE INDEX sluice_logs_kind ON sluice_logs (kind, time) WHERE kind <> ''`,
+	},
+}
+
+type pgStore struct {
+	sqlStore
+	retention time.Duration
+	log       *slog.Logger
+
+	mu    sync.Mutex
+	parts map[time.Time]bool // days known to have a partition
+}
+
+var _ Store = (*pgStore)(nil)
+
+var pgDialect = dialect{
+	name:    "postgres",
+	timeCol: "time",
+	timeArg: func(t time.Time) any { return t },
+	like:    "ILIKE",
+	dollar:  true,
+	bucket: func(b Bucket) string {
+		return fmt.Sprintf("CAST(extract(epoch FROM date_trunc('%s', time, 'UTC')) * 1000000 AS BIGINT)", b)
+	},
+	meta:    "key_meta->>%s",
+	metaArg: func(name string) any { return name },
+	p95:     "percentile_cont(0.95) WITHIN GROUP (ORDER BY first_token_ms) FILTER (WHERE first_token_ms > 0)",
+}
+
+func openPostgres(ctx context.Context, opt Options) (Store, error) {
+	cfg, err := pgx.ParseConfig(opt.URL)
+	if err != nil {
+		return nil, fmt.Errorf("logstore: postgres URL %s: %w", redactURL(opt.URL), err)
+	}
+	if cfg.ConnectTimeout == 0 {
+		cfg.ConnectTimeout = 5 * time.Second
+	}
+	db := stdlib.OpenDB(*cfg)
+	db.SetMaxOpenConns(10)
+	db.SetMaxIdleConns(10)
+	db.SetConnMaxIdleTime(5 * time.Minute)
+	s := &pgStore{sqlStore: sqlStore{db: db, d: pgDialect}, retention: opt.Retention, log: opt.Log, parts: map[time.Time]bool{}}
+	if err := s.migrate(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("logstore: postgres %s: %w", cfg.Host, err)
+	}
+	today := day(time.Now())
+	if err := s.ensure(ctx, s.ahead(today)); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("logstore: postgres %s: %w", cfg.Host, err)
+	}
+	return s, nil
+}
+
+// ahead is today and the aheadDays after it.
+func (s *pgStore) ahead(today time.Time) []time.Time {
+	days := make([]time.Time, 0, aheadDays+1)
+	for i := range aheadDays + 1 {
+		days = append(days, today.AddDate(0, 0, i))
+	}
+	return days
+}
+
+// migrate applies the migrations the database lacks, holding the migrations' advisory lock
+// on one connection: replicas starting at once wait for each other, and the second finds the
+// work done.
+func (s *pgStore) migrate(ctx context.Context) (err error) {
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock($1)", lockMigrate); err != nil {
+		return fmt.Errorf("taking the migration lock: %w", err)
+	}
+	defer func() {
+		if _, uerr := conn.ExecContext(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", lockMigrate); uerr != nil {
+			// The lock lives as long as the session: close the connection rather than give it
+			// back to the pool holding it.
+			_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+		}
+	}()
+	if _, err := conn.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS sluice_logs_schema (
+		version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
+		return err
+	}
+	var v int
+	if err := conn.QueryRowContext(ctx, "SELECT coalesce(max(version), 0) FROM sluice_logs_schema").Scan(&v); err != nil {
+		return err
+	}
+	if v > len(pgSchema) {
+		return fmt.Errorf("the database has schema version %d, newer than this gateway's (%d)", v, len(pgSchema))
+	}
+	for i := v; i < len(pgSchema); i++ {
+		tx, err := conn.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		for _, stmt := range pgSchema[i] {
+			if _, err := tx.ExecContext(ctx, stmt); err != nil {
+				tx.Rollback()
+				return fmt.Errorf("migration %d: %w", i+1, err)
+			}
+		}
+		if _, err := tx.ExecContext(ctx, "INSERT INTO sluice_logs_schema (version) VALUES ($1)", i+1); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("migration %d: %w", i+1, err)
+		}
+		if err := tx.Commit(); err != nil {
+			return fmt.Errorf("migration %d: %w", i+1, err)
+		}
+		s.log.Info("log store migrated", "store", "postgres", "version", i+1)
+	}
+	return nil
+}
+
+// partName is the partition of day d.
+func partName(d time.Time) string { return table + "_" + d.Format("20060102") }
+
+// ensure makes the partitions of days that are not known to exist.
+func (s *pgStore) ensure(ctx context.Context, days []time.Time) error {
+	s.mu.Lock()
+	var missing []time.Time
+	for _, d := range days {
+		if !s.parts[d] && !containsDay(missing, d) {
+			missing = append(missing, d)
+		}
+	}
+	s.mu.Unlock()
+	if len(missing) == 0 {
+		return nil
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("creating partitions: %w", err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock($1)", lockParts); err != nil {
+		return fmt.Errorf("creating partitions: %w", err)
+	}
+	for _, d := range missing {
+		stmt := fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s PARTITION OF %s FOR VALUES FROM ('%s') TO ('%s')",
+			partName(d), table, d.Format(time.RFC3339), d.AddDate(0, 0, 1).Format(time.RFC3339))
+		if _, err := tx.ExecContext(ctx, stmt); err != nil {
+			return fmt.Errorf("creating partition %s: %w", partName(d), err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("creating partitions: %w", err)
+	}
+	s.mu.Lock()
+	for _, d := range missing {
+		s.parts[d] = true
+	}
+	s.mu.Unlock()
+	return nil
+}
+
+func containsDay(days []time.Time, d time.Time) bool {
+	for _, x := range days {
+		if x.Equal(d) {
+			return true
+		}
+	}
+	return false
+}
+
+const pgInsert = `INSERT INTO sluice_logs (id, time, key_id, key_name, key_meta, alias, target, status, kind,
+	stream, cache, tokens_in, tokens_out, cost_usd, first_token_ms, doc, content_request, content_answer,
+	content_cap, content_truncated)
+	SELECT * FROM unnest($1::text[], $2::timestamptz[], $3::text[], $4::text[], $5::text[]::jsonb[], $6::text[],
+		$7::text[], $8::integer[], $9::text[], $10::boolean[], $11::text[], $12::bigint[], $13::bigint[],
+		$14::float8[], $15::float8[], $16::text[], $17::text[], $18::text[], $19::integer[], $20::boolean[])
+	ON CONFLICT DO NOTHING`
+
+// Write inserts the batch in one statement (columns as arrays, unnest), after making the
+// partitions of its days.
+func (s *pgStore) Write(ctx context.Context, rs []Record) error {
+	if len(rs) == 0 {
+		return nil
+	}
+	rows, err := rowsOf(rs)
+	if err != nil {
+		return err
+	}
+	n := len(rows)
+	var (
+		ids, keyIDs, keyNames, metas, aliases, targets, kinds, caches, docs = make([]string, n), make([]string, n),
+			make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		times       = make([]time.Time, n)
+		statuses    = make([]int32, n)
+		streams     = make([]bool, n)
+		tin, tout   = make([]int64, n), make([]int64, n)
+		costs, ftms = make([]float64, n), make([]float64, n)
+		reqs, anss  = make([]*string, n), make([]*string, n)
+		caps        = make([]*int32, n)
+		truncs      = make([]*bool, n)
+		days        []time.Time
+	)
+	for i, w := range rows {
+		ids[i], times[i], keyIDs[i], keyNames[i], metas[i], aliases[i], targets[i] = w.id, w.time, w.keyID, w.keyName, w.keyMeta, w.alias, w.target
+		statuses[i], kinds[i], streams[i], caches[i], tin[i], tout[i] = int32(w.status), w.kind, w.stream, w.cache, int64(w.tokensIn), int64(w.tokensOut)
+		costs[i], ftms[i], docs[i], reqs[i], anss[i], truncs[i] = w.costUSD, w.firstTokenMS, w.doc, w.req, w.ans, w.trunc
+		if w.capN != nil {
+			c := int32(*w.capN)
+			caps[i] = &c
+		}
+		if d := day(w.time); !containsDay(days, d) {
+			days = append(days, d)
+		}
+	}
+	insert := func() error {
+		if err := s.ensure(ctx, days); err != nil {
+			return err
+		}
+		_, err := s.db.ExecContext(ctx, pgInsert, ids, times, keyIDs, keyNames, metas, aliases, targets, statuses,
+			kinds, streams, caches, tin, tout, costs, ftms, docs, reqs, anss, caps, truncs)
+		return err
+	}
+	err = insert()
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == "23514" && strings.Contains(pe.Message, "no partition") {
+		// Another replica's retention dropped a partition this one still knew: forget them all.
+		s.mu.Lock()
+		s.parts = map[time.Time]bool{}
+		s.mu.Unlock()
+		err = insert()
+	}
+	if err != nil {
+		return fmt.Errorf("logstore: postgres write: %w", err)
+	}
+	return nil
+}
+
+// Retain drops the partitions of the days that ended before now minus the retention, and
+// makes today's and the next days'.
+func (s *pgStore) Retain(ctx context.Context, now time.Time) error {
+	if err := s.ensure(ctx, s.ahead(day(now))); err != nil {
+		return fmt.Errorf("logstore: postgres retention: %w", err)
+	}
+	cutoff := day(now.Add(-s.retention))
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("logstore: postgres retention: %w", err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock($1)", lockParts); err != nil {
+		return fmt.Errorf("logstore: postgres retention: %w", err)
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+		WHERE i.inhparent = $1::regclass`, table)
+	if err != nil {
+		return fmt.Errorf("logstore: postgres retention: %w", err)
+	}
+	var drop []string
+	var dropped []time.Time
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			rows.Close()
+			return fmt.Errorf("logstore: postgres retention: %w", err)
+		}
+		d, err := time.Parse("20060102", strings.TrimPrefix(name, table+"_"))
+		if err != nil || !strings.HasPrefix(name, table+"_") {
+			continue // not one of ours
+		}
+		if !d.AddDate(0, 0, 1).After(cutoff) {
+			drop = append(drop, name)
+			dropped = append(dropped, d)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("logstore: postgres retention: %w", err)
+	}
+	for _, name := range drop {
+		if _, err := tx.ExecContext(ctx, "DROP TABLE IF EXISTS "+pgx.Identifier{name}.Sanitize()); err != nil {
+			return fmt.Errorf("logstore: postgres retention: dropping %s: %w", name, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("logstore: postgres retention: %w", err)
+	}
+	s.mu.Lock()
+	for _, d := range dropped {
+		delete(s.parts, d)
+	}
+	s.mu.Unlock()
+	if len(drop) > 0 {
+		s.log.Info("log store retention", "store", "postgres", "dropped", strings.Join(drop, ","), "before", cutoff)
+	}
+	return nil
+}
+
+func (s *pgStore) Close() error { return s.db.Close() }

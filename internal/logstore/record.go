@@ -1,0 +1,180 @@
+package logstore
+
+import (
+	"math"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Record is one request as the log keeps it (issue 33, "1. The request log"). The JSON
+// names are the contract of the admin API and the console. A Record never holds a provider
+// credential, a virtual key or an admin token: the gateway builds it from what it already
+// shows the client, and captured content after redaction.
+type Record struct {
+	// ID is the request id (the X-Request-Id the client got), unique in the store.
+	ID string `json:"id"`
+	// Time is when the request came in, UTC; the store keeps microseconds.
+	Time    time.Time `json:"time"`
+	Replica string    `json:"replica"`
+
+	KeyID   string            `json:"key_id"`
+	KeyName string            `json:"key_name"`
+	KeyMeta map[string]string `json:"key_meta"`
+
+	// Wire is the client wire: chat, responses, messages, embeddings, ui, mcp, models...
+	Wire   string `json:"wire"`
+	Method string `json:"method"`
+	Path   string `json:"path"`
+	// Alias is the model the client asked for; Target the "provider/model" that served it.
+	Alias    string    `json:"alias"`
+	Target   string    `json:"target"`
+	Attempts []Attempt `json:"attempts"`
+
+	Status int `json:"status"`
+	// Kind is the error kind (llm.Kind's name), "" when served.
+	Kind   string `json:"kind"`
+	Stream bool   `json:"stream"`
+
+	FirstEventMS float64 `json:"first_event_ms"`
+	FirstTokenMS float64 `json:"first_token_ms"`
+	DurationMS   float64 `json:"duration_ms"`
+	OverheadMS   float64 `json:"overhead_ms"`
+
+	TokensIn        int     `json:"tokens_in"`
+	TokensOut       int     `json:"tokens_out"`
+	TokensCached    int     `json:"tokens_cached"`
+	TokensReasoning int     `json:"tokens_reasoning"`
+	TokensEstimated bool    `json:"tokens_estimated"`
+	CostUSD         float64 `json:"cost_usd"`
+	// Cache is the response cache's outcome: hit, miss, bypass, coalesced or "".
+	Cache string `json:"cache"`
+
+	Redactions int         `json:"redactions"`
+	Guardrails []Guardrail `json:"guardrails"`
+	Tools      []ToolCall  `json:"tools"`
+
+	UserAgent string `json:"user_agent"`
+	TraceID   string `json:"trace_id"`
+	// Error is the public error text the client got, "" when served.
+	Error string `json:"error"`
+	// Capture is "metadata" or "content": what the alias or key asked the log to keep.
+	Capture string   `json:"capture"`
+	Content *Content `json:"content,omitempty"`
+}
+
+// Attempt is one try of a target in the fallback chain.
+type Attempt struct {
+	Target string `json:"target"`
+	// Kind is the outcome's error kind, "" when the attempt served the request.
+	Kind   string  `json:"kind"`
+	MS     float64 `json:"ms"`
+	Status int     `json:"status"`
+}
+
+// Guardrail is one guardrail's verdict.
+type Guardrail struct {
+	Name    string `json:"name"`
+	Stage   string `json:"stage"`
+	Verdict string `json:"verdict"`
+}
+
+// ToolCall is one server-side tool call.
+type ToolCall struct {
+	Name    string  `json:"name"`
+	Server  string  `json:"server"`
+	MS      float64 `json:"ms"`
+	Outcome string  `json:"outcome"`
+}
+
+// Content is what capture: content keeps, after redaction: the request's messages and the
+// answer as the client saw it, each cut at Cap bytes (Truncated says one was).
+type Content struct {
+	Request   string `json:"request"`
+	Answer    string `json:"answer"`
+	Cap       int    `json:"cap"`
+	Truncated bool   `json:"truncated"`
+}
+
+// maxIDLen bounds a request id: longer ones are a client's mistake, not an id.
+const maxIDLen = 256
+
+// prepare returns r as the store keeps it: time in UTC at microseconds (PostgreSQL's
+// precision, so a keyset read back matches what was written), and every string valid
+// UTF-8 without NUL (PostgreSQL refuses both in text, and one bad record would fail its
+// whole batch forever). The caller's slices and maps are not changed.
+func prepare(r Record) (Record, error) {
+	if r.ID == "" || len(r.ID) > maxIDLen {
+		return r, errorf("a record needs an id of 1 to %d bytes, got %d", maxIDLen, len(r.ID))
+	}
+	if r.Time.IsZero() {
+		return r, errorf("record %q has no time", r.ID)
+	}
+	r.Time = r.Time.UTC().Truncate(time.Microsecond)
+	// JSON has no NaN or infinity: one would fail the batch at every try.
+	for _, p := range []*float64{&r.FirstEventMS, &r.FirstTokenMS, &r.DurationMS, &r.OverheadMS, &r.CostUSD} {
+		*p = finite(*p)
+	}
+	for _, p := range []*string{&r.ID, &r.Replica, &r.KeyID, &r.KeyName, &r.Wire, &r.Method, &r.Path,
+		&r.Alias, &r.Target, &r.Kind, &r.Cache, &r.UserAgent, &r.TraceID, &r.Error, &r.Capture} {
+		*p = clean(*p)
+	}
+	if r.KeyMeta != nil {
+		m := make(map[string]string, len(r.KeyMeta))
+		for k, v := range r.KeyMeta {
+			m[clean(k)] = clean(v)
+		}
+		r.KeyMeta = m
+	}
+	if r.Attempts != nil {
+		a := make([]Attempt, len(r.Attempts))
+		for i, x := range r.Attempts {
+			x.Target, x.Kind, x.MS = clean(x.Target), clean(x.Kind), finite(x.MS)
+			a[i] = x
+		}
+		r.Attempts = a
+	}
+	if r.Guardrails != nil {
+		g := make([]Guardrail, len(r.Guardrails))
+		for i, x := range r.Guardrails {
+			x.Name, x.Stage, x.Verdict = clean(x.Name), clean(x.Stage), clean(x.Verdict)
+			g[i] = x
+		}
+		r.Guardrails = g
+	}
+	if r.Tools != nil {
+		t := make([]ToolCall, len(r.Tools))
+		for i, x := range r.Tools {
+			x.Name, x.Server, x.Outcome, x.MS = clean(x.Name), clean(x.Server), clean(x.Outcome), finite(x.MS)
+			t[i] = x
+		}
+		r.Tools = t
+	}
+	if r.Content != nil {
+		c := *r.Content
+		c.Request, c.Answer = clean(c.Request), clean(c.Answer)
+		r.Content = &c
+	}
+	return r, nil
+}
+
+// clean makes s valid UTF-8 without NUL, replacing what is not with U+FFFD.
+func clean(s string) string {
+	if utf8.ValidString(s) && strings.IndexByte(s, 0) < 0 {
+		return s
+	}
+	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
+}
+
+func finite(f float64) float64 {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0
+	}
+	return f
+}
+
+// day is the UTC midnight that starts t's day: the unit of partitions and of retention.
+func day(t time.Time) time.Time {
+	y, m, d := t.UTC().Date()
+	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
+}

@@ -1,0 +1,297 @@
+package logstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// table is the log's table in both stores (in PostgreSQL, the partitioned parent).
+const table = "sluice_logs"
+
+// dialect is what differs between the SQL of the two stores; the queries are built once,
+// here, from it.
+type dialect struct {
+	name string
+	// timeCol holds the record's time: timestamptz in PostgreSQL, microseconds in SQLite.
+	timeCol string
+	timeArg func(time.Time) any
+	// like is the case-insensitive LIKE.
+	like string
+	// dollar: placeholders are $1, $2... (PostgreSQL) instead of ?.
+	dollar bool
+	// bucket is the SQL of a usage bucket's start in microseconds since the epoch.
+	bucket func(Bucket) string
+	// meta is the SQL of a key metadata field (its argument follows), and metaArg the
+	// argument for a field name.
+	meta    string
+	metaArg func(name string) any
+	// p95 is the SQL of the 95th percentile of first_token_ms over the records that had one.
+	p95 string
+}
+
+// sqlStore is the part of both stores that is the same SQL: reads. The stores embed it and
+// add writes, schema and retention.
+type sqlStore struct {
+	db *sql.DB
+	d  dialect
+}
+
+// args builds a statement's placeholders and arguments in step.
+type args struct {
+	dollar bool
+	list   []any
+}
+
+// add appends a and returns its placeholder.
+func (a *args) add(v any) string {
+	a.list = append(a.list, v)
+	if a.dollar {
+		return "$" + strconv.Itoa(len(a.list))
+	}
+	return "?"
+}
+
+const readCols = "doc, content_request, content_answer, content_cap, content_truncated"
+
+// where is the WHERE clause of f, without cursor.
+func (s *sqlStore) where(f Filter, a *args) string {
+	t := s.d.timeCol
+	conds := []string{t + " >= " + a.add(s.d.timeArg(f.From)), t + " < " + a.add(s.d.timeArg(f.To))}
+	eq := func(col string, v any) { conds = append(conds, col+" = "+a.add(v)) }
+	if f.Key != "" {
+		eq("key_id", f.Key)
+	}
+	if f.Alias != "" {
+		eq("alias", f.Alias)
+	}
+	if f.Target != "" {
+		eq("target", f.Target)
+	}
+	if f.Status != 0 {
+		eq("status", f.Status)
+	}
+	if f.Kind != "" {
+		eq("kind", f.Kind)
+	}
+	if f.Stream != nil {
+		eq("stream", *f.Stream)
+	}
+	if f.Cache != "" {
+		eq("cache", f.Cache)
+	}
+	if f.Q != "" {
+		pat := "%" + escapeLike(f.Q) + "%"
+		conds = append(conds, fmt.Sprintf(`(content_request %[1]s %[2]s ESCAPE '\' OR content_answer %[1]s %[3]s ESCAPE '\')`,
+			s.d.like, a.add(pat), a.add(pat)))
+	}
+	return strings.Join(conds, " AND ")
+}
+
+func escapeLike(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
+}
+
+func (s *sqlStore) Query(ctx context.Context, f Filter) (Page, error) {
+	if f.From.IsZero() || f.To.IsZero() {
+		return Page{}, errorf("a query needs from and to")
+	}
+	a := &args{dollar: s.d.dollar}
+	q := "SELECT " + readCols + " FROM " + table + " WHERE " + s.where(f, a)
+	if f.Cursor != "" {
+		k, err := decodeCursor(f.Cursor)
+		if err != nil {
+			return Page{}, badFilter("cursor", "cursor: not a cursor this API gave")
+		}
+		q += fmt.Sprintf(" AND (%s, id) < (%s, %s)", s.d.timeCol, a.add(s.d.timeArg(k.Time)), a.add(k.ID))
+	}
+	n := f.limit()
+	q += fmt.Sprintf(" ORDER BY %[1]s DESC, id DESC LIMIT %[2]s", s.d.timeCol, a.add(n+1))
+	rows, err := s.db.QueryContext(ctx, q, a.list...)
+	if err != nil {
+		return Page{}, fmt.Errorf("logstore: %s query: %w", s.d.name, err)
+	}
+	defer rows.Close()
+	var p Page
+	for rows.Next() {
+		r, err := scanRecord(rows)
+		if err != nil {
+			return Page{}, err
+		}
+		p.Records = append(p.Records, *r)
+	}
+	if err := rows.Err(); err != nil {
+		return Page{}, fmt.Errorf("logstore: %s query: %w", s.d.name, err)
+	}
+	if len(p.Records) > n {
+		p.Records = p.Records[:n]
+		last := p.Records[n-1]
+		p.NextCursor = encodeCursor(keyset{Time: last.Time, ID: last.ID})
+	}
+	return p, nil
+}
+
+func (s *sqlStore) Get(ctx context.Context, id string) (*Record, error) {
+	a := &args{dollar: s.d.dollar}
+	if clean(id) != id || len(id) > maxIDLen {
+		return nil, fmt.Errorf("%w: %q", ErrNotFound, clip(id))
+	}
+	row := s.db.QueryRowContext(ctx, "SELECT "+readCols+" FROM "+table+" WHERE id = "+a.add(id)+" LIMIT 1", a.list...)
+	r, err := scanRecord(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("%w: %q", ErrNotFound, clip(id))
+	}
+	return r, err
+}
+
+type scanner interface{ Scan(dst ...any) error }
+
+func scanRecord(sc scanner) (*Record, error) {
+	var (
+		doc      string
+		req, ans sql.NullString
+		capN     sql.NullInt64
+		trunc    sql.NullBool
+	)
+	if err := sc.Scan(&doc, &req, &ans, &capN, &trunc); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("logstore: reading a record: %w", err)
+	}
+	r := new(Record)
+	if err := json.Unmarshal([]byte(doc), r); err != nil {
+		return nil, fmt.Errorf("logstore: a stored record is not JSON: %w", err)
+	}
+	r.Time = r.Time.UTC()
+	if req.Valid || ans.Valid {
+		r.Content = &Content{Request: req.String, Answer: ans.String, Cap: int(capN.Int64), Truncated: trunc.Bool}
+	}
+	return r, nil
+}
+
+// row is one record in the columns both stores write.
+type row struct {
+	id, keyID, keyName, keyMeta, alias, target, kind, cache, doc string
+	time                                                         time.Time
+	status, tokensIn, tokensOut                                  int
+	stream                                                       bool
+	costUSD, firstTokenMS                                        float64
+	req, ans                                                     *string
+	capN                                                         *int
+	trunc                                                        *bool
+}
+
+// rowOf prepares r and splits it into columns: the filters' own, and the document (the
+// record without its content, which has columns of its own for the text search).
+func rowOf(r Record) (row, error) {
+	r, err := prepare(r)
+	if err != nil {
+		return row{}, err
+	}
+	meta, err := json.Marshal(r.KeyMeta)
+	if err != nil {
+		return row{}, err
+	}
+	if r.KeyMeta == nil {
+		meta = []byte("{}")
+	}
+	c := r.Content
+	r.Content = nil
+	doc, err := json.Marshal(r)
+	if err != nil {
+		return row{}, fmt.Errorf("logstore: record %q: %w", r.ID, err)
+	}
+	w := row{id: r.ID, time: r.Time, keyID: r.KeyID, keyName: r.KeyName, keyMeta: string(meta),
+		alias: r.Alias, target: r.Target, status: r.Status, kind: r.Kind, stream: r.Stream, cache: r.Cache,
+		tokensIn: r.TokensIn, tokensOut: r.TokensOut, costUSD: r.CostUSD, firstTokenMS: r.FirstTokenMS, doc: string(doc)}
+	if c != nil {
+		w.req, w.ans, w.capN, w.trunc = &c.Request, &c.Answer, &c.Cap, &c.Truncated
+	}
+	return w, nil
+}
+
+// rowsOf prepares a batch; one bad record fails it.
+func rowsOf(rs []Record) ([]row, error) {
+	out := make([]row, len(rs))
+	for i, r := range rs {
+		w, err := rowOf(r)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = w
+	}
+	return out, nil
+}
+
+func (s *sqlStore) Usage(ctx context.Context, q UsageQuery) ([]UsageRow, error) {
+	if err := checkUsage(q); err != nil {
+		return nil, err
+	}
+	a := &args{dollar: s.d.dollar}
+	bucket := "0"
+	if q.Bucket != Whole {
+		bucket = s.d.bucket(q.Bucket)
+	}
+	group := "''"
+	switch q.GroupBy {
+	case "key":
+		group = "key_id"
+	case "alias", "target":
+		group = q.GroupBy
+	case "":
+	default:
+		name, _ := metaField(q.GroupBy)
+		group = "coalesce(" + fmt.Sprintf(s.d.meta, a.add(s.d.metaArg(name))) + ", '')"
+	}
+	keyName := "''"
+	if q.GroupBy == "key" {
+		keyName = "max(key_name)"
+	}
+	sel := fmt.Sprintf(`SELECT %s AS b, %s AS g, %s, count(*),
+		CAST(coalesce(sum(CASE WHEN kind <> '' AND kind <> 'canceled' THEN 1 ELSE 0 END), 0) AS BIGINT),
+		CAST(coalesce(sum(tokens_in), 0) AS BIGINT), CAST(coalesce(sum(tokens_out), 0) AS BIGINT),
+		CAST(coalesce(sum(cost_usd), 0) AS DOUBLE PRECISION), CAST(coalesce(%s, 0) AS DOUBLE PRECISION)
+		FROM %s WHERE %s >= %s AND %s < %s`,
+		bucket, group, keyName, s.d.p95, table, s.d.timeCol, a.add(s.d.timeArg(q.From)), s.d.timeCol, a.add(s.d.timeArg(q.To)))
+	if q.Key != "" {
+		sel += " AND key_id = " + a.add(q.Key)
+	}
+	sel += " GROUP BY 1, 2 ORDER BY 1, 2"
+	rows, err := s.db.QueryContext(ctx, sel, a.list...)
+	if err != nil {
+		return nil, fmt.Errorf("logstore: %s usage: %w", s.d.name, err)
+	}
+	defer rows.Close()
+	var out []UsageRow
+	for rows.Next() {
+		var (
+			u  UsageRow
+			us int64
+		)
+		if err := rows.Scan(&us, &u.Group, &u.KeyName, &u.Requests, &u.Errors, &u.TokensIn, &u.TokensOut, &u.CostUSD, &u.P95FirstTokenMS); err != nil {
+			return nil, fmt.Errorf("logstore: %s usage: %w", s.d.name, err)
+		}
+		u.Bucket = time.UnixMicro(us).UTC()
+		if q.Bucket == Whole {
+			u.Bucket = q.From.UTC()
+		}
+		out = append(out, u)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("logstore: %s usage: %w", s.d.name, err)
+	}
+	return out, nil
+}
+
+func (s *sqlStore) Ping(ctx context.Context) error {
+	if err := s.db.PingContext(ctx); err != nil {
+		return fmt.Errorf("logstore: %s: %w", s.d.name, err)
+	}
+	return nil
+}

@@ -1,0 +1,293 @@
+package logstore
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"math"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// SQLite is the embedded default (sqlite://path): one file in WAL mode, written by one
+// process at a time (others wait busy_timeout, then fail), read by any. The driver is pure
+// Go (modernc.org/sqlite), so the binary stays static.
+
+func init() {
+	register("sqlite", openSQLite)
+	// percentile_cont(0.95) over the values > 0, as PostgreSQL computes it.
+	sqlite.MustRegisterFunction("sluice_p95", &sqlite.FunctionImpl{
+		NArgs:         1,
+		Deterministic: true,
+		MakeAggregate: func(sqlite.FunctionContext) (sqlite.AggregateFunction, error) { return &p95{}, nil },
+	})
+}
+
+// sqliteSchema are the migrations, in order; PRAGMA user_version is how many were applied.
+var sqliteSchema = []string{
+	`CREATE TABLE sluice_logs (
+		id TEXT NOT NULL PRIMARY KEY,
+		time_us INTEGER NOT NULL,
+		key_id TEXT NOT NULL,
+		key_name TEXT NOT NULL,
+		key_meta TEXT NOT NULL,
+		alias TEXT NOT NULL,
+		target TEXT NOT NULL,
+		status INTEGER NOT NULL,
+		kind TEXT NOT NULL,
+		stream INTEGER NOT NULL,
+		cache TEXT NOT NULL,
+		tokens_in INTEGER NOT NULL,
+		tokens_out INTEGER NOT NULL,
+		cost_usd REAL NOT NULL,
+		first_token_ms REAL NOT NULL,
+		doc TEXT NOT NULL,
+		content_request TEXT,
+		content_answer TEXT,
+		content_cap INTEGER,
+		content_truncated INTEGER
+	);
+	CREATE INDEX sluice_logs_time ON sluice_logs (time_us, id);
+	CREATE INDEX sluice_logs_key ON sluice_logs (key_id, time_us, id);
+	CREATE INDEX sluice_logs_alias ON sluice_logs (alias, time_us, id);
+	CREATE INDEX sluice_logs_target ON sluice_logs (target, time_us, id);
+	CREATE INDEX sluice_logs_status ON sluice_logs (status, time_us);
+	CREATE INDEX sluice_logs_kind ON sluice_logs (kind, time_us);
+	CREATE TABLE sluice_logs_meta (k TEXT PRIMARY KEY, v TEXT NOT NULL);`,
+}
+
+type sqliteStore struct {
+	sqlStore
+	path      string
+	retention time.Duration
+	opt       Options
+}
+
+var _ Store = (*sqliteStore)(nil)
+
+const sqliteBusyDefault = 5000 // ms
+
+var sqliteDialect = dialect{
+	name:    "sqlite",
+	timeCol: "time_us",
+	timeArg: func(t time.Time) any { return t.UnixMicro() },
+	like:    "LIKE", // case-insensitive for ASCII
+	bucket: func(b Bucket) string {
+		us := int64(time.Hour / time.Microsecond)
+		if b == Day {
+			us *= 24
+		}
+		return fmt.Sprintf("(time_us / %[1]d) * %[1]d", us)
+	},
+	meta:    "json_extract(key_meta, %s)",
+	metaArg: func(name string) any { return `$."` + name + `"` },
+	p95:     "sluice_p95(first_token_ms)",
+}
+
+func openSQLite(ctx context.Context, opt Options) (Store, error) {
+	rest := opt.URL[len("sqlite://"):]
+	path, query, _ := strings.Cut(rest, "?")
+	busy := sqliteBusyDefault
+	q, err := url.ParseQuery(query)
+	if err != nil {
+		return nil, fmt.Errorf("logstore: %s: %w", opt.URL, err)
+	}
+	for k := range q {
+		if k != "busy_timeout" {
+			return nil, fmt.Errorf("logstore: %s: unknown parameter %q (sqlite:// takes busy_timeout)", opt.URL, k)
+		}
+		if busy, err = strconv.Atoi(q.Get(k)); err != nil || busy < 0 {
+			return nil, fmt.Errorf("logstore: %s: busy_timeout is a number of milliseconds", opt.URL)
+		}
+	}
+	if path == "" || path == ":memory:" {
+		return nil, fmt.Errorf("logstore: %s: sqlite:// needs a file path (sqlite://./data/logs.db)", opt.URL)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("logstore: %s: %w", opt.URL, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o750); err != nil {
+		return nil, fmt.Errorf("logstore: cannot create the folder of the log file: %w", err)
+	}
+	// A URI filename: the path escaped, so a ? or # in it is a name, not a parameter.
+	dsn := "file:" + (&url.URL{Path: abs}).EscapedPath() + "?" + url.Values{
+		"_pragma": {fmt.Sprintf("busy_timeout(%d)", busy), "journal_mode(WAL)", "synchronous(NORMAL)"},
+		"_txlock": {"immediate"}, // a write transaction takes the lock at BEGIN, waiting busy_timeout
+	}.Encode()
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("logstore: %s: %w", abs, err)
+	}
+	db.SetMaxOpenConns(8)
+	db.SetMaxIdleConns(8)
+	db.SetConnMaxIdleTime(5 * time.Minute)
+	s := &sqliteStore{sqlStore: sqlStore{db: db, d: sqliteDialect}, path: abs, retention: opt.Retention, opt: opt}
+	if err := s.migrate(ctx); err != nil {
+		db.Close()
+		return nil, sqliteError(abs, err)
+	}
+	return s, nil
+}
+
+// migrate applies what the file lacks of sqliteSchema, and writes to the file whatever it
+// holds: a read-only or locked file fails here, at Open, not at the first write.
+func (s *sqliteStore) migrate(ctx context.Context) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var v int
+	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		return err
+	}
+	if v > len(sqliteSchema) {
+		return fmt.Errorf("the file has schema version %d, newer than this gateway's (%d)", v, len(sqliteSchema))
+	}
+	for i := v; i < len(sqliteSchema); i++ {
+		if _, err := tx.ExecContext(ctx, sqliteSchema[i]); err != nil {
+			return fmt.Errorf("migration %d: %w", i+1, err)
+		}
+		s.opt.Log.Info("log store migrated", "store", "sqlite", "path", s.path, "version", i+1)
+	}
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", len(sqliteSchema))); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, "INSERT INTO sluice_logs_meta (k, v) VALUES ('opened', ?) ON CONFLICT (k) DO UPDATE SET v = excluded.v",
+		time.Now().UTC().Format(time.RFC3339Nano)); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// sqliteError says in words what an SQLite failure at Open means.
+func sqliteError(path string, err error) error {
+	var e *sqlite.Error
+	if errors.As(err, &e) {
+		switch e.Code() & 0xff {
+		case sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM:
+			return fmt.Errorf("logstore: the log file %s is read-only (logs.url must name a file this process can write): %w", path, err)
+		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+			return fmt.Errorf("logstore: the log file %s is locked by another process (waited busy_timeout): %w", path, err)
+		case sqlite3.SQLITE_CANTOPEN:
+			return fmt.Errorf("logstore: cannot open the log file %s: %w", path, err)
+		case sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT:
+			return fmt.Errorf("logstore: %s is not an SQLite database: %w", path, err)
+		}
+	}
+	return fmt.Errorf("logstore: the log file %s: %w", path, err)
+}
+
+const sqliteInsert = `INSERT INTO sluice_logs (id, time_us, key_id, key_name, key_meta, alias, target, status, kind,
+	stream, cache, tokens_in, tokens_out, cost_usd, first_token_ms, doc, content_request, content_answer,
+	content_cap, content_truncated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	ON CONFLICT (id) DO NOTHING`
+
+func (s *sqliteStore) Write(ctx context.Context, rs []Record) error {
+	if len(rs) == 0 {
+		return nil
+	}
+	rows, err := rowsOf(rs)
+	if err != nil {
+		return err
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("logstore: sqlite write: %w", err)
+	}
+	defer tx.Rollback()
+	st, err := tx.PrepareContext(ctx, sqliteInsert)
+	if err != nil {
+		return fmt.Errorf("logstore: sqlite write: %w", err)
+	}
+	defer st.Close()
+	for _, w := range rows {
+		if _, err := st.ExecContext(ctx, w.id, w.time.UnixMicro(), w.keyID, w.keyName, w.keyMeta, w.alias, w.target,
+			w.status, w.kind, w.stream, w.cache, w.tokensIn, w.tokensOut, w.costUSD, w.firstTokenMS, w.doc,
+			w.req, w.ans, w.capN, w.trunc); err != nil {
+			return fmt.Errorf("logstore: sqlite write: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("logstore: sqlite write: %w", err)
+	}
+	return nil
+}
+
+// Retain deletes the records of the days that ended before now minus the retention, a
+// chunk at a time so that writes wait at most one chunk.
+func (s *sqliteStore) Retain(ctx context.Context, now time.Time) error {
+	cutoff := day(now.Add(-s.retention)).UnixMicro()
+	total := int64(0)
+	for {
+		res, err := s.db.ExecContext(ctx, "DELETE FROM sluice_logs WHERE rowid IN (SELECT rowid FROM sluice_logs WHERE time_us < ? LIMIT 5000)", cutoff)
+		if err != nil {
+			return fmt.Errorf("logstore: sqlite retention: %w", err)
+		}
+		n, _ := res.RowsAffected()
+		total += n
+		if n == 0 {
+			break
+		}
+	}
+	if total > 0 {
+		s.opt.Log.Info("log store retention", "store", "sqlite", "deleted", total, "before", time.UnixMicro(cutoff).UTC())
+	}
+	return nil
+}
+
+func (s *sqliteStore) Close() error { return s.db.Close() }
+
+// p95 is the sluice_p95 aggregate: percentile_cont(0.95) of the values > 0 (NULL and 0, "no
+// first token", are left out), NULL when there are none.
+type p95 struct{ v []float64 }
+
+func (p *p95) Step(_ *sqlite.FunctionContext, args []driver.Value) error {
+	var f float64
+	switch x := args[0].(type) {
+	case float64:
+		f = x
+	case int64:
+		f = float64(x)
+	default:
+		return nil
+	}
+	if f > 0 && !math.IsNaN(f) {
+		p.v = append(p.v, f)
+	}
+	return nil
+}
+
+func (p *p95) WindowInverse(*sqlite.FunctionContext, []driver.Value) error {
+	return errors.New("sluice_p95 is not a window function")
+}
+
+func (p *p95) WindowValue(*sqlite.FunctionContext) (driver.Value, error) {
+	if len(p.v) == 0 {
+		return nil, nil
+	}
+	return percentile(p.v, 0.95), nil
+}
+
+func (p *p95) Final(*sqlite.FunctionContext) {}
+
+// percentile is percentile_cont(q) of v (sorted in place): linear interpolation between the
+// two nearest ranks.
+func percentile(v []float64, q float64) float64 {
+	slices.Sort(v)
+	pos := q * float64(len(v)-1)
+	lo := int(math.Floor(pos))
+	hi := int(math.Ceil(pos))
+	return v[lo] + (v[hi]-v[lo])*(pos-float64(lo))
+}

@@ -1,0 +1,201 @@
+package logstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/sluice-gw/sluice/internal/llm"
+)
+
+// Store keeps records and answers queries about them. Implementations are safe for
+// concurrent use by any number of goroutines (and, for PostgreSQL, replicas); Close ends
+// every call in flight's use of the store and is called once.
+type Store interface {
+	// Write stores rs, each exactly once: a record whose id (and time) the store already
+	// holds is skipped, so a batch written again, after a timeout that landed all the
+	// same, changes nothing. A record without id or time fails the whole call.
+	Write(ctx context.Context, rs []Record) error
+	// Query returns one page of the records f selects, newest first (time, then id).
+	Query(ctx context.Context, f Filter) (Page, error)
+	// Get returns the record of one request id, or an error matching ErrNotFound.
+	Get(ctx context.Context, id string) (*Record, error)
+	// Usage sums the records of q's range by bucket and group.
+	Usage(ctx context.Context, q UsageQuery) ([]UsageRow, error)
+	// Retain drops the records of every UTC day that ended before now minus the
+	// retention, and makes the days ahead ready (PostgreSQL). Call it about once an hour.
+	Retain(ctx context.Context, now time.Time) error
+	// Ping reports whether the store answers.
+	Ping(ctx context.Context) error
+	io.Closer
+}
+
+// Options configure Open.
+type Options struct {
+	// URL names the store: sqlite://path/to/logs.db (relative or absolute, the folder is
+	// created; ?busy_timeout=ms sets how long a write waits for a lock, default 5000), or
+	// postgres://... / postgresql://... (any libpq URL pgx accepts).
+	URL string
+	// Retention is how long records are kept; 0 means DefaultRetention.
+	Retention time.Duration
+	// Log receives what the store does on its own (migrations, partitions, retention);
+	// nil discards it.
+	Log *slog.Logger
+}
+
+// DefaultRetention is how long records are kept when Options.Retention is 0.
+const DefaultRetention = 30 * 24 * time.Hour
+
+// ErrNotFound is what Get returns (wrapped) for an id the store does not hold.
+var ErrNotFound = errors.New("logstore: no such request")
+
+// Page is one page of a query: the records, newest first, and the cursor of the next page
+// ("" when this is the last).
+type Page struct {
+	Records    []Record `json:"records"`
+	NextCursor string   `json:"next_cursor"`
+}
+
+// Bucket is the width of a usage row in time.
+type Bucket string
+
+const (
+	// Whole makes one row per group for the whole range (its Bucket is the range's From).
+	Whole Bucket = ""
+	Hour  Bucket = "hour"
+	Day   Bucket = "day"
+)
+
+// UsageQuery selects what Usage sums: records with From <= time < To, of one key when Key
+// is set, bucketed by Bucket and grouped by GroupBy: "" (everything), "key", "alias",
+// "target", or "meta.<name>" (a field of the key's metadata; records without it make the
+// group "").
+type UsageQuery struct {
+	From, To time.Time
+	Bucket   Bucket
+	GroupBy  string
+	Key      string
+}
+
+// UsageRow is one bucket of one group. Errors counts requests that ended in an error other
+// than the client leaving (as /admin/usage does); P95FirstTokenMS is the 95th percentile
+// (interpolated, as PostgreSQL's percentile_cont) of the first-token times of the requests
+// that had one, 0 when none did.
+type UsageRow struct {
+	Bucket          time.Time `json:"bucket"`
+	Group           string    `json:"group"`
+	KeyName         string    `json:"key_name,omitempty"`
+	Requests        int64     `json:"requests"`
+	Errors          int64     `json:"errors"`
+	TokensIn        int64     `json:"tokens_in"`
+	TokensOut       int64     `json:"tokens_out"`
+	CostUSD         float64   `json:"cost_usd"`
+	P95FirstTokenMS float64   `json:"p95_first_token_ms"`
+}
+
+// opener opens one kind of store from its URL.
+type opener func(ctx context.Context, opt Options) (Store, error)
+
+// kinds is the table of stores by URL scheme; each kind registers itself (register) in its
+// own file, and Open only reads the table.
+var kinds = map[string]opener{}
+
+func register(scheme string, open opener) { kinds[scheme] = open }
+
+// Open opens the store opt.URL names, creating or migrating its schema. The caller owns the
+// Store and closes it.
+func Open(ctx context.Context, opt Options) (Store, error) {
+	scheme, _, ok := strings.Cut(opt.URL, "://")
+	open := kinds[strings.ToLower(scheme)]
+	if !ok || open == nil {
+		names := make([]string, 0, len(kinds))
+		for k := range kinds {
+			names = append(names, k+"://")
+		}
+		sort.Strings(names)
+		return nil, fmt.Errorf("logstore: the URL %q names no store: want one of %s", redactURL(opt.URL), strings.Join(names, ", "))
+	}
+	if opt.Retention <= 0 {
+		opt.Retention = DefaultRetention
+	}
+	if opt.Log == nil {
+		opt.Log = slog.New(slog.DiscardHandler)
+	}
+	return open(ctx, opt)
+}
+
+// redactURL hides a password in a URL, for error messages.
+func redactURL(u string) string {
+	scheme, rest, ok := strings.Cut(u, "://")
+	if !ok {
+		return u
+	}
+	auth, host, ok := strings.Cut(rest, "@")
+	if !ok {
+		return u
+	}
+	if user, _, hasPass := strings.Cut(auth, ":"); hasPass {
+		return scheme + "://" + user + ":xxxxx@" + host
+	}
+	return u
+}
+
+// errorf is a request the store refuses (a bad record, query or filter).
+func errorf(format string, args ...any) error {
+	return &llm.Error{Kind: llm.Invalid, Status: 400, Type: "invalid_request_error", Message: fmt.Sprintf(format, args...)}
+}
+
+// metaField returns the metadata field a GroupBy of "meta.<name>" names.
+func metaField(groupBy string) (string, bool) {
+	name, ok := strings.CutPrefix(groupBy, "meta.")
+	if !ok {
+		return "", false
+	}
+	return name, validMetaName(name)
+}
+
+// validMetaName keeps metadata field names to what is safe in a JSON path of either store.
+func validMetaName(name string) bool {
+	if name == "" || len(name) > 64 {
+		return false
+	}
+	for _, c := range name {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// checkUsage validates q, naming the field that is wrong.
+func checkUsage(q UsageQuery) error {
+	bad := func(param, format string, args ...any) error {
+		e := errorf(format, args...).(*llm.Error)
+		e.Param, e.Code = param, "invalid_usage_query"
+		return e
+	}
+	switch {
+	case q.From.IsZero() || q.To.IsZero():
+		return bad("from", "usage needs both from and to")
+	case q.From.After(q.To):
+		return bad("from", "from (%s) is after to (%s)", q.From.Format(time.RFC3339), q.To.Format(time.RFC3339))
+	}
+	switch q.Bucket {
+	case Whole, Hour, Day:
+	default:
+		return bad("bucket", "bucket %q is not one of hour, day", q.Bucket)
+	}
+	switch q.GroupBy {
+	case "", "key", "alias", "target":
+	default:
+		if _, ok := metaField(q.GroupBy); !ok {
+			return bad("group_by", "group_by %q is not one of key, alias, target, meta.<name> (letters, digits, _ - .)", q.GroupBy)
+		}
+	}
+	return nil
+}

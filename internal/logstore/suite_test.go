@@ -1,0 +1,609 @@
+package logstore
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/logstore/pgtest"
+)
+
+// The shared suite: every test here runs against SQLite and a real PostgreSQL (one cluster,
+// a database per test).
+var suite = []struct {
+	name string
+	run  func(t *testing.T, open openFunc)
+}{
+	{"RoundTrip", testRoundTrip},
+	{"DirtyText", testDirtyText},
+	{"Filters", testFilters},
+	{"Pagination", testPagination},
+	{"ExactlyOnce", testExactlyOnce},
+	{"Retention", testRetention},
+	{"Ping", testPing},
+	{"Usage", testUsage},
+	{"Export", testExport},
+	{"Tail", testTail},
+}
+
+func TestSuite(t *testing.T) {
+	for _, kind := range []string{"sqlite", "postgres"} {
+		t.Run(kind, func(t *testing.T) {
+			open := openSQLiteTemp
+			if kind == "postgres" {
+				srv := pgtest.Start(t)
+				open = func(t testing.TB, retention time.Duration) Store { return mustOpen(t, srv.NewDB(t), retention) }
+			}
+			for _, c := range suite {
+				t.Run(c.name, func(t *testing.T) { c.run(t, open) })
+			}
+		})
+	}
+}
+
+// full is a record with every field set.
+func full(at time.Time) Record {
+	return Record{
+		ID: "req_full", Time: at, Replica: "replica-1", KeyID: "key_1", KeyName: "team key",
+		KeyMeta: map[string]string{"team": "red", "env": "prod"}, Wire: "responses", Method: "POST",
+		Path: "/v1/responses", Alias: "smart", Target: "anthropic/claude",
+		Attempts: []Attempt{{Target: "openai/gpt-4o", Kind: "timeout", MS: 1500.5, Status: 0},
+			{Target: "anthropic/claude", Kind: "", MS: 800.25, Status: 200}},
+		Status: 200, Stream: true, FirstEventMS: 310.5, FirstTokenMS: 420.75, DurationMS: 2400, OverheadMS: 1.5,
+		TokensIn: 1200, TokensOut: 340, TokensCached: 1000, TokensReasoning: 50, TokensEstimated: true,
+		CostUSD: 0.0123, Cache: "miss", Redactions: 2,
+		Guardrails: []Guardrail{{Name: "pii", Stage: "input", Verdict: "masked"}},
+		Tools:      []ToolCall{{Name: "search", Server: "web", MS: 80, Outcome: "ok"}},
+		UserAgent:  "curl/8.0", TraceID: "4bf92f3577b34da6a3ce929d0e0e4736", Capture: "content",
+		Content: &Content{Request: `[{"role":"user","content":"<img src=x onerror=alert(1)> héllo"}]`, Answer: "hi ***", Cap: 32768, Truncated: true},
+	}
+}
+
+func testRoundTrip(t *testing.T, open openFunc) {
+	st := open(t, 0)
+	ctx := context.Background()
+	at := time.Date(2026, 3, 4, 5, 6, 7, 891234567, time.FixedZone("X", 3600))
+	want := full(time.Now().Add(-time.Hour))
+	want.Time = at
+	if err := st.Write(ctx, []Record{want}); err != nil {
+		t.Fatalf("Write: %v", err)
+	}
+	got, err := st.Get(ctx, "req_full")
+	if err != nil {
+		t.Fatalf("Get: %v", err)
+	}
+	want.Time = at.UTC().Truncate(time.Microsecond) // UTC, at the microseconds kept
+	if !reflect.DeepEqual(*got, want) {
+		g, _ := json.Marshal(got)
+		w, _ := json.Marshal(want)
+		t.Fatalf("got\n%s\nwant\n%s", g, w)
+	}
+	if _, err := st.Get(ctx, "nope"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("got %v for an unknown id, want ErrNotFound", err)
+	}
+	if _, err := st.Get(ctx, "bad\x00id\xff"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("got %v for a malformed id, want ErrNotFound", err)
+	}
+	// A record without capture has no content, and JSON without the field.
+	bare := rec(1, time.Now())
+	if err := st.Write(ctx, []Record{bare}); err != nil {
+		t.Fatal(err)
+	}
+	got, err = st.Get(ctx, bare.ID)
+	if err != nil || got.Content != nil {
+		t.Fatalf("got %+v, %v, want a record without content", got, err)
+	}
+	b, _ := json.Marshal(got)
+	if strings.Contains(string(b), `"content"`) {
+		t.Errorf("got %s, want no content field", b)
+	}
+}
+
+// TestJSONNames holds the field names the console and the admin API read.
+func TestJSONNames(t *testing.T) {
+	b, _ := json.Marshal(full(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)))
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for k := range m {
+		got = append(got, k)
+	}
+	sort.Strings(got)
+	want := strings.Fields(`alias attempts cache capture content cost_usd duration_ms error first_event_ms
+		first_token_ms guardrails id key_id key_meta key_name kind method overhead_ms path redactions
+		replica status stream target time tokens_cached tokens_estimated tokens_in tokens_out
+		tokens_reasoning tools trace_id user_agent wire`)
+	if !slices.Equal(got, want) {
+		t.Errorf("got fields %v, want %v", got, want)
+	}
+	if !strings.Contains(string(b), `"time":"2026-01-02T03:04:05Z"`) ||
+		!strings.Contains(string(b), `"attempts":[{"target":"openai/gpt-4o","kind":"timeout","ms":1500.5,"status":0}`) ||
+		!strings.Contains(string(b), `"content":{"request":`) || !strings.Contains(string(b), `"cap":32768,"truncated":true}`) {
+		t.Errorf("got %s, want RFC 3339 time and the nested names", b)
+	}
+}
+
+// TestDirtyText: text PostgreSQL refuses (NUL, invalid UTF-8) is stored with U+FFFD, never
+// failing the batch; LIKE's wildcards in q are plain text.
+func testDirtyText(t *testing.T, open openFunc) {
+	st := open(t, 0)
+	ctx := context.Background()
+	r := rec(6, time.Now())
+	r.UserAgent = "bad\x00agent\xff"
+	r.KeyMeta = map[string]string{"te\x00am": "r\xffed"}
+	r.Content = &Content{Request: "100% off_sale \x00", Answer: "ok", Cap: 10}
+	r.CostUSD = nanValue()
+	other := rec(12, time.Now())
+	other.Content = &Content{Request: "100 percent offXsale", Answer: "ok", Cap: 10}
+	if err := st.Write(ctx, []Record{r, other}); err != nil {
+		t.Fatalf("Write: %v", err)
+	}
+	got, err := st.Get(ctx, r.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.UserAgent != "bad\uFFFDagent\uFFFD" || got.KeyMeta["te\uFFFDam"] != "r\uFFFDed" || got.CostUSD != 0 {
+		t.Errorf("got %q %v %v, want U+FFFD for NUL and bad bytes, cost 0 for NaN", got.UserAgent, got.KeyMeta, got.CostUSD)
+	}
+	f := wide()
+	f.Q = "% off_"
+	if got := ids(all(t, st, f)); !slices.Equal(got, []string{r.ID}) {
+		t.Errorf("got %v for q=%q, want only %s (wildcards are text)", got, f.Q, r.ID)
+	}
+}
+
+func nanValue() float64 { zero := 0.0; return zero / zero }
+
+func testFilters(t *testing.T, open openFunc) {
+	st := open(t, 0)
+	end := time.Now().UTC().Truncate(time.Second)
+	set := recs(120, end)
+	if err := st.Write(context.Background(), set); err != nil {
+		t.Fatal(err)
+	}
+	yes, no := true, false
+	base := Filter{From: end.Add(-time.Hour), To: end, Limit: 1000}
+	tests := []struct {
+		name string
+		f    func(f *Filter)
+		keep func(r Record) bool
+	}{
+		{"all", func(f *Filter) {}, func(r Record) bool { return true }},
+		{"key", func(f *Filter) { f.Key = "key_b" }, func(r Record) bool { return r.KeyID == "key_b" }},
+		{"alias", func(f *Filter) { f.Alias = "smart" }, func(r Record) bool { return r.Alias == "smart" }},
+		{"target", func(f *Filter) { f.Target = "anthropic/claude" }, func(r Record) bool { return r.Target == "anthropic/claude" }},
+		{"status", func(f *Filter) { f.Status = 502 }, func(r Record) bool { return r.Status == 502 }},
+		{"kind", func(f *Filter) { f.Kind = "canceled" }, func(r Record) bool { return r.Kind == "canceled" }},
+		{"stream true", func(f *Filter) { f.Stream = &yes }, func(r Record) bool { return r.Stream }},
+		{"stream false", func(f *Filter) { f.Stream = &no }, func(r Record) bool { return !r.Stream }},
+		{"cache", func(f *Filter) { f.Cache = "hit" }, func(r Record) bool { return r.Cache == "hit" }},
+		{"q case-insensitive", func(f *Filter) { f.Q = "zebras" }, func(r Record) bool { return r.Content != nil }},
+		{"q one", func(f *Filter) { f.Q = "question 12 " }, func(r Record) bool { return r.ID == "req_00012" }},
+		{"q answer", func(f *Filter) { f.Q = "answer 18" }, func(r Record) bool { return r.ID == "req_00018" }},
+		{"from inclusive, to exclusive", func(f *Filter) { f.From, f.To = set[10].Time, set[20].Time },
+			func(r Record) bool { return !r.Time.Before(set[10].Time) && r.Time.Before(set[20].Time) }},
+		{"combined", func(f *Filter) { f.Key, f.Alias, f.Stream = "key_a", "fast", &yes },
+			func(r Record) bool { return r.KeyID == "key_a" && r.Alias == "fast" && r.Stream }},
+		{"none", func(f *Filter) { f.Key = "key_zzz" }, func(r Record) bool { return false }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := base
+			tc.f(&f)
+			var want []string
+			for i := len(set) - 1; i >= 0; i-- {
+				if r := set[i]; tc.keep(r) && !r.Time.Before(f.From) && r.Time.Before(f.To) {
+					want = append(want, r.ID)
+				}
+			}
+			if got := ids(all(t, st, f)); !slices.Equal(got, want) {
+				t.Errorf("got %v, want %v", got, want)
+			}
+		})
+	}
+}
+
+// TestPagination walks pages of several sizes over records that share times, so the id
+// breaks ties, and a write between pages does not move the pages after it.
+func testPagination(t *testing.T, open openFunc) {
+	st := open(t, 0)
+	ctx := context.Background()
+	end := time.Now().UTC().Truncate(time.Second)
+	var set []Record
+	for i := range 250 {
+		set = append(set, rec(i, end.Add(-time.Duration(i/4)*time.Second))) // 4 records a second
+	}
+	if err := st.Write(ctx, set); err != nil {
+		t.Fatal(err)
+	}
+	for _, limit := range []int{1, 7, 100, 249, 250, 1000} {
+		f := wide()
+		f.Limit = limit
+		if got := all(t, st, f); len(got) != len(set) {
+			t.Errorf("limit %d: got %d records, want %d", limit, len(got), len(set))
+		}
+	}
+	f := wide()
+	f.Limit = 10
+	p1, err := st.Query(ctx, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Write(ctx, []Record{rec(999, end.Add(time.Second))}); err != nil { // newer than page 1
+		t.Fatal(err)
+	}
+	f.Cursor = p1.NextCursor
+	p2, err := st.Query(ctx, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := ids(all(t, st, wide()))[11:21] // after the new record and page 1
+	if got := ids(p2.Records); !slices.Equal(got, want) {
+		t.Errorf("page 2 got %v, want %v", got, want)
+	}
+	f.Cursor = "AAAA"
+	if _, err := st.Query(ctx, f); err == nil {
+		t.Error("got no error for a bad cursor")
+	}
+}
+
+// TestExactlyOnce: two writers (two replicas) of 500 records each give 1000 records; the same
+// batch written again, and the same records from both writers at once, stay once.
+func testExactlyOnce(t *testing.T, open openFunc) {
+	st := open(t, 0)
+	ctx := context.Background()
+	now := time.Now()
+	var wg sync.WaitGroup
+	shared := recs(100, now)
+	for w := range 2 {
+		wg.Go(func() {
+			wr := NewWriter(st, WriterOptions{Batch: 64, Every: 10 * time.Millisecond})
+			for i := range 500 {
+				r := rec(i, now.Add(-time.Duration(i)*time.Millisecond))
+				r.ID = fmt.Sprintf("w%d_%03d", w, i)
+				r.Replica = fmt.Sprint("replica-", w)
+				wr.Add(r)
+			}
+			for _, r := range shared { // both replicas send the same 100 records
+				wr.Add(r)
+			}
+			if err := wr.Close(ctx); err != nil {
+				t.Errorf("writer %d: Close: %v", w, err)
+			}
+			if n := wr.Dropped(); n != 0 {
+				t.Errorf("writer %d dropped %d records", w, n)
+			}
+		})
+	}
+	wg.Wait()
+	if n := count(t, st); n != 1100 {
+		t.Fatalf("got %d records, want 1100 (500 + 500 + 100 shared)", n)
+	}
+	batch := recs(50, now.Add(-time.Hour))
+	for i := range batch {
+		batch[i].ID = fmt.Sprint("again_", i)
+	}
+	for range 2 {
+		if err := st.Write(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := all(t, st, wide())
+	seen := map[string]int{}
+	for _, r := range got {
+		seen[r.ID]++
+	}
+	for id, n := range seen {
+		if n != 1 {
+			t.Errorf("record %s stored %d times", id, n)
+		}
+	}
+	if len(got) != 1150 {
+		t.Errorf("got %d records after a batch written twice, want 1150", len(got))
+	}
+}
+
+func testRetention(t *testing.T, open openFunc) {
+	st := open(t, 3*24*time.Hour)
+	ctx := context.Background()
+	now := time.Date(2026, 5, 20, 12, 0, 0, 0, time.UTC)
+	var set []Record
+	for d := 0; d <= 6; d++ { // 12:00 and 23:59 of each day from now back 6 days
+		at := now.AddDate(0, 0, -d)
+		set = append(set, rec(2*d, at), rec(2*d+1, day(at).Add(24*time.Hour-time.Minute)))
+	}
+	if err := st.Write(ctx, set); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Retain(ctx, now); err != nil {
+		t.Fatalf("Retain: %v", err)
+	}
+	// Kept: every record of the day now-3d (its day had not ended at the cutoff) and after.
+	cutoff := day(now.AddDate(0, 0, -3))
+	var want []string
+	for i := len(set) - 1; i >= 0; i-- {
+		if !set[i].Time.Before(cutoff) {
+			want = append(want, set[i].ID)
+		}
+	}
+	got := ids(all(t, st, wide()))
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("after retention got %v, want %v", got, want)
+	}
+	if err := st.Retain(ctx, now); err != nil { // again: nothing to do
+		t.Fatalf("Retain again: %v", err)
+	}
+	// The records of a day that is gone can be written again (the days ahead are ready).
+	if err := st.Write(ctx, []Record{rec(100, now.AddDate(0, 0, 2))}); err != nil {
+		t.Fatalf("Write after retention: %v", err)
+	}
+}
+
+func testPing(t *testing.T, open openFunc) {
+	st := open(t, 0)
+	if err := st.Ping(context.Background()); err != nil {
+		t.Fatalf("Ping: %v", err)
+	}
+}
+
+// usageWant computes what Usage should answer for set, in Go.
+func usageWant(set []Record, q UsageQuery) []UsageRow {
+	type k struct {
+		b time.Time
+		g string
+	}
+	rows := map[k]*UsageRow{}
+	ftms := map[k][]float64{}
+	for _, r := range set {
+		if r.Time.Before(q.From) || !r.Time.Before(q.To) || q.Key != "" && r.KeyID != q.Key {
+			continue
+		}
+		key := k{b: q.From.UTC()}
+		switch q.Bucket {
+		case Hour:
+			key.b = r.Time.UTC().Truncate(time.Hour)
+		case Day:
+			key.b = day(r.Time)
+		}
+		switch q.GroupBy {
+		case "key":
+			key.g = r.KeyID
+		case "alias":
+			key.g = r.Alias
+		case "target":
+			key.g = r.Target
+		case "":
+		default:
+			key.g = r.KeyMeta[strings.TrimPrefix(q.GroupBy, "meta.")]
+		}
+		u := rows[key]
+		if u == nil {
+			u = &UsageRow{Bucket: key.b, Group: key.g}
+			rows[key] = u
+		}
+		if q.GroupBy == "key" && r.KeyName > u.KeyName {
+			u.KeyName = r.KeyName
+		}
+		u.Requests++
+		if r.Kind != "" && r.Kind != "canceled" {
+			u.Errors++
+		}
+		u.TokensIn += int64(r.TokensIn)
+		u.TokensOut += int64(r.TokensOut)
+		u.CostUSD += r.CostUSD
+		if r.FirstTokenMS > 0 {
+			ftms[key] = append(ftms[key], r.FirstTokenMS)
+		}
+	}
+	var out []UsageRow
+	for key, u := range rows {
+		if v := ftms[key]; len(v) > 0 {
+			u.P95FirstTokenMS = percentile(v, 0.95)
+		}
+		out = append(out, *u)
+	}
+	slices.SortFunc(out, func(a, b UsageRow) int {
+		if c := a.Bucket.Compare(b.Bucket); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Group, b.Group)
+	})
+	return out
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
+
+func testUsage(t *testing.T, open openFunc) {
+	st := open(t, 0)
+	ctx := context.Background()
+	base := time.Date(2026, 5, 20, 22, 3, 0, 0, time.UTC)
+	var set []Record
+	for i := range 60 {
+		r := rec(i, base.Add(time.Duration(i)*7*time.Minute)) // 7 hours, across midnight
+		r.FirstTokenMS = float64((i * 37) % 500)              // some 0: no first token
+		if i%10 == 9 {
+			r.KeyMeta = nil // no team: the group ""
+		}
+		set = append(set, r)
+	}
+	if err := st.Write(ctx, set); err != nil {
+		t.Fatal(err)
+	}
+	from, to := base.Add(-time.Hour), base.Add(8*time.Hour)
+	for _, q := range []UsageQuery{
+		{From: from, To: to},
+		{From: from, To: to, Bucket: Hour, GroupBy: "meta.team"},
+		{From: from, To: to, Bucket: Day, GroupBy: "meta.team"},
+		{From: from, To: to, Bucket: Day, GroupBy: "key"},
+		{From: from, To: to, Bucket: Hour, GroupBy: "alias"},
+		{From: from, To: to, GroupBy: "target", Key: "key_a"},
+		{From: base.Add(time.Hour), To: base.Add(3 * time.Hour), Bucket: Hour, GroupBy: "meta.missing"},
+	} {
+		t.Run(fmt.Sprintf("%s-%s-%s", q.Bucket, q.GroupBy, q.Key), func(t *testing.T) {
+			got, err := st.Usage(ctx, q)
+			if err != nil {
+				t.Fatalf("Usage: %v", err)
+			}
+			want := usageWant(set, q)
+			if len(got) != len(want) {
+				t.Fatalf("got %d rows %+v, want %d %+v", len(got), got, len(want), want)
+			}
+			for i := range got {
+				g, w := got[i], want[i]
+				if !g.Bucket.Equal(w.Bucket) || g.Group != w.Group || g.KeyName != w.KeyName || g.Requests != w.Requests ||
+					g.Errors != w.Errors || g.TokensIn != w.TokensIn || g.TokensOut != w.TokensOut ||
+					!near(g.CostUSD, w.CostUSD) || !near(g.P95FirstTokenMS, w.P95FirstTokenMS) {
+					t.Errorf("row %d: got %+v, want %+v", i, g, w)
+				}
+			}
+		})
+	}
+	for _, q := range []UsageQuery{
+		{From: to, To: from},
+		{From: from, To: to, Bucket: "week"},
+		{From: from, To: to, GroupBy: "model"},
+		{From: from, To: to, GroupBy: "meta.a'b"},
+	} {
+		var e *llm.Error
+		if _, err := st.Usage(ctx, q); !errors.As(err, &e) || e.Kind != llm.Invalid || e.Param == "" {
+			t.Errorf("Usage(%+v): got %v, want an Invalid *llm.Error naming the field", q, err)
+		}
+	}
+}
+
+func testExport(t *testing.T, open openFunc) {
+	st := open(t, 0)
+	ctx := context.Background()
+	set := recs(2500, time.Now()) // three pages of 1000
+	set[2499].UserAgent = "=HYPERLINK(\"http://x\")"
+	if err := st.Write(ctx, set); err != nil {
+		t.Fatal(err)
+	}
+	f := wide()
+	f.Alias = "fast"
+	want := all(t, st, f)
+	var jl bytes.Buffer
+	if err := ExportJSONL(ctx, st, f, &jl); err != nil {
+		t.Fatalf("ExportJSONL: %v", err)
+	}
+	var got []Record
+	dec := json.NewDecoder(&jl)
+	for dec.More() {
+		var r Record
+		if err := dec.Decode(&r); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, r)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("JSONL: got %d records, want the %d of the query, in order", len(got), len(want))
+	}
+	var cv bytes.Buffer
+	if err := ExportCSV(ctx, st, wide(), &cv); err != nil {
+		t.Fatalf("ExportCSV: %v", err)
+	}
+	lines, err := csv.NewReader(&cv).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lines) != len(set)+1 || !slices.Equal(lines[0], CSVHeader) {
+		t.Fatalf("CSV: got %d lines, header %v; want %d and %v", len(lines), lines[0], len(set)+1, CSVHeader)
+	}
+	newest := lines[1]
+	if newest[0] != set[2499].ID || newest[26] != `'=HYPERLINK("http://x")` || newest[10] != "1" {
+		t.Errorf("CSV: got first row %v, want %s, its user agent defused and 1 attempt", newest, set[2499].ID)
+	}
+}
+
+func testTail(t *testing.T, open openFunc) {
+	st := open(t, 0)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var (
+		mu  sync.Mutex
+		got []string
+	)
+	seen := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(got)
+	}
+	done := make(chan error, 1)
+	before := rec(1000, time.Now().Add(-time.Second))
+	if err := st.Write(ctx, []Record{before}); err != nil { // before the tail: not shown
+		t.Fatal(err)
+	}
+	time.Sleep(5 * time.Millisecond)
+	go func() {
+		done <- Tail(ctx, st, Filter{Alias: "smart"}, 10*time.Millisecond, func(r Record) error {
+			mu.Lock()
+			defer mu.Unlock()
+			got = append(got, r.ID)
+			return nil
+		})
+	}()
+	waitFor := func(n int) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for len(seen()) < n {
+			if time.Now().After(deadline) {
+				t.Fatalf("the tail showed %v, want %d records", seen(), n)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	time.Sleep(20 * time.Millisecond)
+	start := time.Now()
+	var want []string
+	for i := 1; i <= 10; i++ {
+		r := rec(3*i+1, start.Add(time.Duration(i)*time.Second)) // alias smart, times ahead
+		o := rec(3*i, start.Add(time.Duration(i)*time.Second))   // alias fast: filtered out
+		if err := st.Write(ctx, []Record{r, o}); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, r.ID)
+	}
+	waitFor(len(want))
+	late := rec(100, start.Add(500*time.Millisecond)) // older than what was shown, written after
+	if err := st.Write(ctx, []Record{late}); err != nil {
+		t.Fatal(err)
+	}
+	want = append(want, late.ID)
+	waitFor(len(want))
+	time.Sleep(50 * time.Millisecond) // a few more polls: nothing twice
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Tail: %v", err)
+	}
+	if g := seen(); !slices.Equal(g, want) {
+		t.Errorf("the tail showed %v, want %v (each once, in order of arrival)", g, want)
+	}
+	// each's error ends the tail with it.
+	stop := errors.New("client left")
+	go func() {
+		done <- Tail(context.Background(), st, Filter{Alias: "cheap"}, time.Millisecond, func(Record) error { return stop })
+	}()
+	time.Sleep(20 * time.Millisecond)
+	if err := st.Write(context.Background(), []Record{rec(2, time.Now().Add(time.Second))}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; !errors.Is(err, stop) {
+		t.Fatalf("got %v, want each's error", err)
+	}
+}

@@ -1,0 +1,167 @@
+package logstore
+
+import (
+	"bufio"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// TailLag is how late a record may reach the store, after its time, and still be shown by
+// Tail: the writer's batching, a replica's spool, a long stream whose record is written at
+// its end. Records later than that are in the store (Query finds them) but not in the tail.
+const TailLag = 2 * time.Minute
+
+// tailPages bounds the pages one poll of Tail reads: a live view shows the newest records,
+// it does not replay a flood.
+const tailPages = 5
+
+// Tail calls each with the records f selects as they reach st, oldest first, polling every
+// every (default 1 s). It polls Query, so it sees the records of every replica sharing the
+// store. f's From, To, Limit and Cursor are its own: Tail starts at the present and looks
+// back TailLag at each poll for records written late, showing each record once. It returns
+// when ctx ends (nil) or each fails (its error) or a query fails.
+func Tail(ctx context.Context, st Store, f Filter, every time.Duration, each func(Record) error) error {
+	if every <= 0 {
+		every = time.Second
+	}
+	start := time.Now().UTC()
+	seen := map[string]time.Time{} // ids shown, with their time, for TailLag
+	newest := start
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		now := time.Now().UTC()
+		q := f
+		q.From = newest.Add(-TailLag)
+		if q.From.Before(start) {
+			q.From = start
+		}
+		q.To = now.Add(TailLag) // a replica's clock a little ahead
+		q.Limit, q.Cursor = MaxLimit, ""
+		var fresh []Record
+		for range tailPages {
+			p, err := st.Query(ctx, q)
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				return err
+			}
+			for _, r := range p.Records {
+				if _, ok := seen[r.ID]; !ok {
+					fresh = append(fresh, r)
+				}
+			}
+			if p.NextCursor == "" {
+				break
+			}
+			q.Cursor = p.NextCursor
+		}
+		slices.SortFunc(fresh, func(a, b Record) int {
+			if c := a.Time.Compare(b.Time); c != 0 {
+				return c
+			}
+			return strings.Compare(a.ID, b.ID)
+		})
+		for _, r := range fresh {
+			seen[r.ID] = r.Time
+			if r.Time.After(newest) {
+				newest = r.Time
+			}
+			if err := each(r); err != nil {
+				return err
+			}
+		}
+		for id, at := range seen {
+			if at.Before(newest.Add(-TailLag)) {
+				delete(seen, id)
+			}
+		}
+	}
+}
+
+// pages calls each with every record f selects, page after page, newest first.
+func pages(ctx context.Context, st Store, f Filter, each func(*Record) error) error {
+	f.Limit = MaxLimit
+	for {
+		p, err := st.Query(ctx, f)
+		if err != nil {
+			return err
+		}
+		for i := range p.Records {
+			if err := each(&p.Records[i]); err != nil {
+				return err
+			}
+		}
+		if p.NextCursor == "" {
+			return nil
+		}
+		f.Cursor = p.NextCursor
+	}
+}
+
+// ExportJSONL writes every record f selects to w, one JSON object a line, newest first
+// (f.Cursor starts it after a page already read; f.Limit is ignored).
+func ExportJSONL(ctx context.Context, st Store, f Filter, w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	if err := pages(ctx, st, f, func(r *Record) error { return enc.Encode(r) }); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// CSVHeader is the header of ExportCSV: the record's scalar fields, in this order.
+var CSVHeader = []string{"id", "time", "replica", "key_id", "key_name", "wire", "method", "path", "alias",
+	"target", "attempts", "status", "kind", "stream", "first_event_ms", "first_token_ms", "duration_ms",
+	"overhead_ms", "tokens_in", "tokens_out", "tokens_cached", "tokens_reasoning", "tokens_estimated",
+	"cost_usd", "cache", "redactions", "user_agent", "trace_id", "error", "capture"}
+
+// ExportCSV writes every record f selects to w as CSV with CSVHeader, newest first; attempts
+// is their number. A text cell that a spreadsheet would take for a formula (=, +, -, @, tab,
+// CR) starts with a quote ('), as OWASP advises: a user agent is the client's to choose.
+func ExportCSV(ctx context.Context, st Store, f Filter, w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	cw := csv.NewWriter(bw)
+	if err := cw.Write(CSVHeader); err != nil {
+		return err
+	}
+	num := func(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+	err := pages(ctx, st, f, func(r *Record) error {
+		return cw.Write([]string{text(r.ID), r.Time.UTC().Format(time.RFC3339Nano), text(r.Replica), text(r.KeyID),
+			text(r.KeyName), text(r.Wire), text(r.Method), text(r.Path), text(r.Alias), text(r.Target),
+			strconv.Itoa(len(r.Attempts)), strconv.Itoa(r.Status), text(r.Kind), strconv.FormatBool(r.Stream),
+			num(r.FirstEventMS), num(r.FirstTokenMS), num(r.DurationMS), num(r.OverheadMS),
+			strconv.Itoa(r.TokensIn), strconv.Itoa(r.TokensOut), strconv.Itoa(r.TokensCached),
+			strconv.Itoa(r.TokensReasoning), strconv.FormatBool(r.TokensEstimated), num(r.CostUSD),
+			text(r.Cache), strconv.Itoa(r.Redactions), text(r.UserAgent), text(r.TraceID), text(r.Error), text(r.Capture)})
+	})
+	if err != nil {
+		return err
+	}
+	cw.Flush()
+	if err := cw.Error(); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// text defuses a cell a spreadsheet would run as a formula.
+func text(s string) string {
+	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
+		return "'" + s
+	}
+	return s
+}
