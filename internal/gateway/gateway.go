@@ -5,7 +5,9 @@
 package gateway
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 
@@ -90,6 +92,14 @@ func New(c *config.Config, log *slog.Logger) (*server.Server, error) {
 	o.RedactText = rules.Redact
 	o.UI.Tools = toolsFromConfig(c, rules, log) // tools.go
 	o.MCP = mcpFromConfig(c, o.UI.Tools.Set, rules, rs, log)
+	rl, err := logsFromConfig(c, o.Replica, rules.Redact, log) // logs.go
+	if err != nil {
+		return nil, err
+	}
+	if rl != nil {
+		o.Telemetry.Record, o.Logs = rl.Record, rl.store
+		o.Gate.Closer = closers{rl, o.Gate.Closer} // the log's last records first, then Redis
+	}
 	return server.New(o), nil
 }
 
@@ -117,6 +127,19 @@ func buildChain(alias string, elements []config.Element, provider func(target, p
 		return nil
 	}
 	return ch
+}
+
+// closers closes each in turn (nil ones skipped), and joins their errors.
+type closers []io.Closer
+
+func (cs closers) Close() error {
+	var errs []error
+	for _, c := range cs {
+		if c != nil {
+			errs = append(errs, c.Close())
+		}
+	}
+	return errors.Join(errs...)
 }
 
 func timeouts(t config.Timeouts) fallback.Timeouts {

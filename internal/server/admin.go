@@ -10,6 +10,7 @@ import (
 	"github.com/sluice-gw/sluice/internal/dialect"
 	"github.com/sluice-gw/sluice/internal/dialect/admin"
 	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/sse"
 )
 
 // adminRoutes serves the admin API under /admin/ (admin.API), only when an admin token is
@@ -19,7 +20,8 @@ func (s *Server) adminRoutes(e *echo.Echo) {
 		return
 	}
 	a := admin.API{Keys: admin.Keys{Store: s.o.Gate.Keys, Guardrail: func(name string) bool { return s.o.Guards.ByName[name] != nil }},
-		Usage: s.o.Usage.Store, Stats: func(ctx context.Context, m string) (any, error) { return s.obs.Report(ctx, m) }}
+		Usage: s.o.Usage.Store, Stats: func(ctx context.Context, m string) (any, error) { return s.obs.Report(ctx, m) },
+		Logs: s.o.Logs}
 	if s.o.Cache != nil {
 		a.Clear = s.o.Cache.Clear
 	}
@@ -56,6 +58,9 @@ func (s *Server) adminOp(op admin.Op) echo.HandlerFunc {
 		status, v, err := op(c.Request().Context(), in)
 		if err != nil {
 			return s.reject(c, err)
+		}
+		if st, ok := v.(admin.Stream); ok { // an export, a live tail
+			return st.Serve(c.Request().Context(), c.Response(), func() *sse.Writer { return s.newEventWriter(c, nil) })
 		}
 		return c.JSON(status, v)
 	}

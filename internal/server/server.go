@@ -16,6 +16,7 @@ import (
 	"github.com/sluice-gw/sluice/internal/auth"
 	"github.com/sluice-gw/sluice/internal/cache"
 	"github.com/sluice-gw/sluice/internal/dialect"
+	"github.com/sluice-gw/sluice/internal/dialect/admin"
 	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/guard"
 	"github.com/sluice-gw/sluice/internal/mcpgw"
@@ -75,6 +76,9 @@ type Options struct {
 	MCP *mcpgw.Gateway
 	// Cache is the response cache of the aliases whose Policy has one (cache.go; nil: none).
 	Cache *cache.Cache
+	// Logs is the request log's store, which the admin API reads (nil: no log); the records
+	// reach it through Telemetry.Record.
+	Logs admin.LogStore
 }
 
 // Policy is what an alias asks of a request beyond its chain.

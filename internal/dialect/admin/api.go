@@ -21,6 +21,8 @@ type API struct {
 	// Clear deletes the response cache's stored answers of alias ("": all) and returns how
 	// many; nil: no cache.
 	Clear func(ctx context.Context, alias string) (int, error)
+	// Logs is the request log's store (logs.go); nil: no log is kept.
+	Logs LogStore
 }
 
 // Op serves one route of the admin API: it returns the status and the answer to encode, or
@@ -55,11 +57,19 @@ func (a API) Routes() []Route {
 		{http.MethodGet, "/admin/usage", a.usage},
 		{http.MethodDelete, "/admin/cache", a.clear},
 		{http.MethodGet, "/admin/stats", a.stats},
+		{http.MethodGet, "/admin/logs", a.logs}, // logs.go
+		{http.MethodGet, "/admin/logs/export", a.export},
+		{http.MethodGet, "/admin/logs/tail", a.tail},
+		{http.MethodGet, "/admin/logs/:id", a.log},
 	}
 }
 
-// usage serves GET /admin/usage (UsageQuery): the account's lines.
+// usage serves GET /admin/usage (UsageQuery): the account's lines, or the request log's
+// for what only it can answer (fromLog).
 func (a API) usage(ctx context.Context, in Input) (int, any, error) {
+	if fromLog(in.Query) {
+		return a.logUsage(ctx, in.Query)
+	}
 	q, err := UsageQuery(in.Query, time.Now())
 	if err != nil {
 		return 0, nil, err

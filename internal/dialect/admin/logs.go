@@ -1,0 +1,231 @@
+package admin
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/logstore"
+	"github.com/sluice-gw/sluice/internal/sse"
+	"github.com/sluice-gw/sluice/internal/usage"
+)
+
+// LogStore is the request log's store, as the edge names it in its options (it knows no
+// store package: the gateway opens it).
+type LogStore = logstore.Store
+
+// Stream is an answer an Op writes as it goes, once it has decided to answer 200: the edge
+// calls Serve with the response and a maker of its event stream (heartbeats, write
+// deadlines). An error after the first byte cuts the answer.
+type Stream interface {
+	Serve(ctx context.Context, w http.ResponseWriter, events func() *sse.Writer) error
+}
+
+// Download is a file (GET /admin/logs/export): Type is its Content-Type and Name its file
+// name; Write writes the body.
+type Download struct {
+	Type, Name string
+	Write      func(ctx context.Context, w io.Writer) error
+}
+
+func (d Download) Serve(ctx context.Context, w http.ResponseWriter, _ func() *sse.Writer) error {
+	w.Header().Set("Content-Type", d.Type)
+	w.Header().Set("Content-Disposition", `attachment; filename="`+d.Name+`"`)
+	w.WriteHeader(http.StatusOK)
+	return d.Write(ctx, w)
+}
+
+// Events is a stream of Server-Sent Events (GET /admin/logs/tail): Send calls send with the
+// data of each event (one line of JSON) until ctx ends or send fails.
+type Events struct {
+	Send func(ctx context.Context, send func(data []byte) error) error
+}
+
+func (e Events) Serve(ctx context.Context, _ http.ResponseWriter, events func() *sse.Writer) error {
+	ew := events()
+	defer ew.Close()
+	if err := ew.Start(func(http.Header) {}); err != nil {
+		return nil // the client left
+	}
+	_ = e.Send(ctx, func(data []byte) error {
+		return ew.Frame(append(append([]byte("data: "), data...), "\n\n"...))
+	})
+	return nil // it ends when the client leaves, or the store fails: nothing to answer then
+}
+
+// TailEvery is how often a live tail asks the store for new records: it reads the store, so
+// it sees every replica's.
+const TailEvery = time.Second
+
+// logsOff is the answer of a log route when no log is kept.
+var logsOff = &llm.Error{Kind: llm.NotFound, Code: "logs_off", Type: "invalid_request_error",
+	Message: "The request log is off (logs.url is empty)."}
+
+// filter is the filter of in's query, the parameters the route takes itself (names) left out.
+func (a API) filter(in Input, names ...string) (logstore.Filter, error) {
+	if a.Logs == nil {
+		return logstore.Filter{}, logsOff
+	}
+	v := url.Values{}
+	for n, vs := range in.Query {
+		v[n] = vs
+	}
+	for _, n := range names {
+		delete(v, n)
+	}
+	return logstore.ParseFilter(v, time.Now())
+}
+
+// logs serves GET /admin/logs: a page of records, newest first, and the cursor of the next.
+func (a API) logs(ctx context.Context, in Input) (int, any, error) {
+	f, err := a.filter(in)
+	if err != nil {
+		return 0, nil, err
+	}
+	p, err := a.Logs.Query(ctx, f)
+	if err != nil {
+		return 0, nil, unreachableLogs(err)
+	}
+	var next *string
+	if p.NextCursor != "" {
+		next = &p.NextCursor
+	}
+	if p.Records == nil {
+		p.Records = []logstore.Record{}
+	}
+	return http.StatusOK, struct {
+		Object string            `json:"object"`
+		Data   []logstore.Record `json:"data"`
+		Next   *string           `json:"next_cursor"`
+	}{"list", p.Records, next}, nil
+}
+
+// log serves GET /admin/logs/{id}: one request's record.
+func (a API) log(ctx context.Context, in Input) (int, any, error) {
+	if a.Logs == nil {
+		return 0, nil, logsOff
+	}
+	r, err := a.Logs.Get(ctx, in.ID)
+	if errors.Is(err, logstore.ErrNotFound) {
+		return 0, nil, &llm.Error{Kind: llm.NotFound, Code: "log_not_found", Type: "invalid_request_error", Param: "id",
+			Message: "No request with this id in the log (it may be older than logs.retention, or not written yet)."}
+	}
+	if err != nil {
+		return 0, nil, unreachableLogs(err)
+	}
+	return http.StatusOK, r, nil
+}
+
+// export serves GET /admin/logs/export?format=jsonl|csv: every record the filter selects
+// (limit is the page size of the reads, not a bound).
+func (a API) export(ctx context.Context, in Input) (int, any, error) {
+	f, err := a.filter(in, "format")
+	if err != nil {
+		return 0, nil, err
+	}
+	if err := a.Logs.Ping(ctx); err != nil {
+		return 0, nil, unreachableLogs(err)
+	}
+	st := a.Logs
+	switch in.Query.Get("format") {
+	case "", "jsonl":
+		return http.StatusOK, Download{Type: "application/x-ndjson", Name: "sluice-logs.jsonl",
+			Write: func(ctx context.Context, w io.Writer) error { return logstore.ExportJSONL(ctx, st, f, w) }}, nil
+	case "csv":
+		return http.StatusOK, Download{Type: "text/csv; charset=utf-8", Name: "sluice-logs.csv",
+			Write: func(ctx context.Context, w io.Writer) error { return logstore.ExportCSV(ctx, st, f, w) }}, nil
+	}
+	return 0, nil, &llm.Error{Kind: llm.Invalid, Code: "invalid_filter", Type: "invalid_request_error", Param: "format",
+		Message: "format must be jsonl or csv."}
+}
+
+// tail serves GET /admin/logs/tail: the records the filter selects as they arrive, as
+// Server-Sent Events (from now on: from and cursor are not taken).
+func (a API) tail(ctx context.Context, in Input) (int, any, error) {
+	f, err := a.filter(in)
+	if err != nil {
+		return 0, nil, err
+	}
+	if in.Query.Has("from") || in.Query.Has("cursor") {
+		return 0, nil, &llm.Error{Kind: llm.Invalid, Code: "invalid_filter", Type: "invalid_request_error", Param: "from",
+			Message: "A tail starts now: from and cursor are for GET /admin/logs."}
+	}
+	st := a.Logs
+	return http.StatusOK, Events{Send: func(ctx context.Context, send func([]byte) error) error {
+		return logstore.Tail(ctx, st, f, TailEvery, func(r logstore.Record) error {
+			b, err := json.Marshal(r)
+			if err != nil {
+				return err
+			}
+			return send(b)
+		})
+	}}, nil
+}
+
+func unreachableLogs(err error) error {
+	var le *llm.Error
+	if errors.As(err, &le) && le.Kind == llm.Invalid {
+		return err
+	}
+	return &llm.Error{Kind: llm.Unavailable, Status: http.StatusServiceUnavailable, Code: "logs_unavailable",
+		Type: "server_error", Message: "The request log's store is unreachable. Retry shortly."}
+}
+
+// fromLog reports whether GET /admin/usage asks what only the request log can answer: by
+// hour (group_by=hour, or bucket=hour|day) or by a key metadata field (group_by=meta.team).
+func fromLog(v url.Values) bool {
+	g := v.Get("group_by")
+	return g == "hour" || strings.HasPrefix(g, "meta.") || v.Has("bucket")
+}
+
+// logUsage serves those reports from the request log: the same days and key as the
+// account's report (UsageQuery), each line a bucket of a group, with its errors and p95
+// time to first token.
+func (a API) logUsage(ctx context.Context, v url.Values) (int, any, error) {
+	if a.Logs == nil {
+		return 0, nil, &llm.Error{Kind: llm.Invalid, Code: "logs_off", Type: "invalid_request_error", Param: "group_by",
+			Message: "Reports by hour, by bucket or by key metadata come from the request log, which is off (logs.url)."}
+	}
+	g, b := v.Get("group_by"), logstore.Bucket(v.Get("bucket"))
+	w := url.Values{"key": v["key"], "from": v["from"], "to": v["to"]}
+	if g == "hour" {
+		g, b = "", logstore.Hour
+	}
+	q, err := UsageQuery(w, time.Now())
+	if err != nil {
+		return 0, nil, err
+	}
+	switch b {
+	case logstore.Whole, logstore.Hour, logstore.Day:
+	default:
+		return 0, nil, badUsage("bucket", "bucket is hour or day.")
+	}
+	lq := logstore.UsageQuery{From: q.From, To: q.To.Add(24 * time.Hour), Bucket: b, GroupBy: g, Key: q.Key}
+	rows, err := a.Logs.Usage(ctx, lq)
+	if err != nil {
+		return 0, nil, unreachableLogs(err)
+	}
+	if rows == nil {
+		rows = []logstore.UsageRow{}
+	}
+	var key *string
+	if q.Key != "" {
+		key = &q.Key
+	}
+	return http.StatusOK, struct {
+		Object  string              `json:"object"`
+		Source  string              `json:"source"`
+		From    string              `json:"from"`
+		To      string              `json:"to"`
+		GroupBy string              `json:"group_by"`
+		Bucket  string              `json:"bucket"`
+		Key     *string             `json:"key"`
+		Data    []logstore.UsageRow `json:"data"`
+	}{"usage", "logs", q.From.Format(usage.DayLayout), q.To.Format(usage.DayLayout), v.Get("group_by"), string(b), key, rows}, nil
+}
