@@ -96,13 +96,13 @@ func TestNoHTMLSinks(t *testing.T) {
 // TestReferences checks that every file the page and its modules name is embedded.
 func TestReferences(t *testing.T) {
 	ref := regexp.MustCompile(`(?:href|src)="(/playground/[^"]+)"|from '\./([^']+)'`)
-	for path, f := range files {
-		for _, m := range ref.FindAllStringSubmatch(string(f.body), -1) {
+	for _, path := range site.Paths() {
+		for _, m := range ref.FindAllStringSubmatch(string(site.Body(path)), -1) {
 			want := m[1]
 			if want == "" {
 				want = Prefix + m[2]
 			}
-			if files[want] == nil {
+			if !site.Has(want) {
 				t.Errorf("%s names %s, which is not embedded", path, want)
 			}
 		}

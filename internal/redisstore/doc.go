@@ -28,6 +28,7 @@
 //	sluice:{budget:<id>}:r:<rid>   string what both hold for reservation rid (1 hour)
 //	sluice:{stats}:replicas      zset  replica -> ms of its last statistics snapshot
 //	sluice:{stats}:r:<replica>   string its snapshot for /admin/stats (JSON, TTL: the window)
+//	sluice:{console}:session:<id> string a console session (JSON; id: SHA-256 of the cookie; TTL: the session's)
 //
 // Times in scripts are Redis's own (TIME), so replicas need not agree on the clock.
 package redisstore

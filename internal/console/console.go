@@ -1,0 +1,86 @@
+// Package console is the operator's web console at /console/: the request log, usage charts,
+// virtual keys and the health of targets, in plain JavaScript embedded in the binary and
+// served with the playground's Content-Security-Policy (one site: shared navigation, style
+// and DOM helpers). The pages call the admin API; what this package decides is who may:
+// signing in with the admin token gives a session, a random id held in an HttpOnly,
+// SameSite=Strict cookie and kept in a Store the replicas share; every change made with it
+// carries the session's CSRF token; signing out deletes it from the Store, so it ends on
+// every replica. The server asks Authorize whether an admin API request carries such a
+// session, in place of the admin token.
+package console
+
+import (
+	"embed"
+	"net/http"
+	"time"
+
+	"github.com/sluice-gw/sluice/internal/playground"
+)
+
+// Prefix is the console's path: its page is Prefix itself, its files and its session
+// under it.
+const Prefix = "/console/"
+
+// DefaultTTL is how long a session lasts when Options.TTL is not set: a working day, so
+// that a forgotten tab does not hold the admin API open for good.
+const DefaultTTL = 12 * time.Hour
+
+//go:embed static
+var static embed.FS
+
+// site is the console's files, read once.
+var site = playground.NewSite(static, "static", Prefix, Prefix)
+
+// Options configure a Console.
+type Options struct {
+	// Check reports whether token is the admin token, in constant time (the server's
+	// auth.Token.Matches). Nil: the admin API is off, and signing in answers 404.
+	Check func(token string) bool
+	// Store keeps the sessions. Nil: a MemoryStore, this replica's only; with several
+	// replicas, the Redis one (redisstore.ConsoleSessions), so that any replica serves a
+	// session and a sign-out ends it on all.
+	Store Store
+	// TTL is how long a session lasts from its sign-in (default DefaultTTL); it is not
+	// extended by use.
+	TTL time.Duration
+	// Now is the clock (default time.Now): tests move it past a session's end.
+	Now func() time.Time
+}
+
+// Console serves the console and checks its sessions. Safe for concurrent use.
+type Console struct {
+	check func(string) bool
+	store Store
+	ttl   time.Duration
+	now   func() time.Time
+	mux   *http.ServeMux
+}
+
+// New makes a Console.
+func New(o Options) *Console {
+	c := &Console{check: o.Check, store: o.Store, ttl: o.TTL, now: o.Now}
+	if c.store == nil {
+		c.store = NewMemoryStore()
+	}
+	if c.ttl <= 0 {
+		c.ttl = DefaultTTL
+	}
+	if c.now == nil {
+		c.now = time.Now
+	}
+	// The route table is data (ServeMux patterns): GET patterns serve HEAD too, and a
+	// method a path does not have is a 405 with Allow.
+	m := http.NewServeMux()
+	m.Handle("GET /console/{file...}", site)
+	m.Handle("GET /console", http.RedirectHandler(Prefix, http.StatusMovedPermanently))
+	m.HandleFunc("GET /console/session", c.status)
+	m.HandleFunc("POST /console/session", c.signIn)
+	m.HandleFunc("DELETE /console/session", c.signOut)
+	c.mux = m
+	return c
+}
+
+// Handler serves the console's page and files under Prefix (GET and HEAD), and its session
+// at /console/session (GET: whether signed in, with the CSRF token; POST: sign in with
+// {"token": "<admin token>"}; DELETE: sign out). Mount it for /console and /console/*.
+func (c *Console) Handler() http.Handler { return c.mux }

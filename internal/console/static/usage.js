@@ -1,0 +1,223 @@
+// The Usage page: GET /admin/usage over a range of UTC days, by day or hour, per key, alias,
+// target, model or key metadata field: charts of requests, tokens, cost, errors and p95 TTFT,
+// the totals, and a table per group.
+//
+// Two shapes of answer are read. A gateway with a request log answers lines that carry both
+// a time bucket (day or hour) and the group: the charts draw a line per group. A gateway
+// without one (the usage account alone) answers lines per group only: the charts draw the
+// groups as bars, and a second call grouped by the bucket gives the totals over time.
+import { h, clear } from '/playground/dom.js';
+import { get, query, APIError } from './api.js';
+import { int, usd, ms, day } from './fmt.js';
+import { lines, bars } from './chart.js';
+
+const $ = (id) => document.getElementById(id);
+const TOP = 7; // series drawn; the rest are summed as "other"
+
+let seq = 0;
+let drawn = false;
+
+const metrics = [
+  { title: 'Requests', of: (l) => l.requests, fmt: int, sum: true, whole: true },
+  { title: 'Tokens (input + output)', of: (l) => (l.input_tokens || 0) + (l.output_tokens || 0), fmt: int, sum: true, whole: true },
+  { title: 'Cost', of: (l) => l.cost_usd, fmt: usd, sum: true },
+  { title: 'Errors', of: (l) => l.errors, fmt: int, sum: true, whole: true },
+  { title: 'TTFT p95', of: (l) => l.p95_first_token_ms, fmt: ms, sum: false },
+];
+
+export function init() {
+  const f = $('usage-form');
+  const to = new Date();
+  f.elements.to.value = day(to);
+  f.elements.from.value = day(new Date(to.getTime() - 13 * 86_400_000));
+  f.addEventListener('submit', (e) => {
+    e.preventDefault();
+    load();
+  });
+  f.elements.group.addEventListener('change', () => {
+    $('usage-meta-label').hidden = f.elements.group.value !== 'meta';
+  });
+}
+
+export function show() {
+  if (!drawn) load();
+}
+
+export function hide() {}
+
+function note(text) {
+  $('usage-note').textContent = text;
+}
+
+// params are the form's: group_by names the metadata field as meta.<field>.
+function params() {
+  const f = Object.fromEntries(new FormData($('usage-form')));
+  const group = f.group === 'meta' ? 'meta.' + (f.meta || '').trim() : f.group;
+  return { from: f.from, to: f.to, bucket: f.bucket, key: f.key, group };
+}
+
+// timeOf is a line's time bucket, when the answer has one.
+function timeOf(l) {
+  return l.hour ?? l.bucket ?? l.time ?? l.day;
+}
+
+// groupOf is a line's group: the member named by group_by, or for meta.<field> whichever
+// form the gateway gives it in.
+function groupOf(l, group) {
+  if (group.startsWith('meta.')) {
+    const f = group.slice(5);
+    return l[group] ?? l.meta?.[f] ?? l.group ?? l.value ?? '(none)';
+  }
+  return l[group] ?? l.group ?? '(none)';
+}
+
+// label is a bucket as the x axis shows it: 06-30, or 06-30 14:00 for an hour (given as
+// 2026-06-30T14 or a full timestamp).
+function label(t) {
+  const s = String(t).replace(/^\d{4}-/, '');
+  const m = /^(\d\d-\d\d)T(\d\d)(:\d\d)?/.exec(s);
+  return m ? `${m[1]} ${m[2]}${m[3] || ':00'}` : s;
+}
+
+async function load() {
+  const mine = ++seq;
+  const p = params();
+  if (p.group === 'meta.') {
+    note('Name the metadata field to group by (team, project…).');
+    return;
+  }
+  note('Loading…');
+  let rep;
+  let names = new Map();
+  try {
+    [rep, names] = await Promise.all([
+      get('/admin/usage?' + query({ from: p.from, to: p.to, group_by: p.group, bucket: p.bucket, key: p.key })),
+      keyNames(),
+    ]);
+  } catch (err) {
+    if (mine === seq) note(err.message);
+    return;
+  }
+  if (mine !== seq) return;
+  drawn = true;
+  // The table names a key with its id; a chart, short of room, by its name alone.
+  const name = (g) => (p.group === 'key' && names.has(g) ? `${names.get(g)} (${g})` : g);
+  const short = (g) => (p.group === 'key' && names.has(g) ? names.get(g) : g);
+  const data = rep.data || [];
+  totals(rep.total || {});
+  const charts = $('usage-charts');
+  clear(charts);
+  const timed = data.some((l) => timeOf(l) !== undefined);
+  if (timed) {
+    perTime(charts, data, p.group, short);
+  } else {
+    perGroup(charts, data, p.group, short);
+    await overTime(charts, p, mine);
+  }
+  table(data, p.group, name, timed);
+  if (mine === seq) note(`${p.from} to ${p.to} (UTC days)${rep.partial ? '; Redis did not answer: this replica only' : ''}.`);
+}
+
+async function keyNames() {
+  try {
+    const r = await get('/admin/keys');
+    return new Map((r.data || []).map((k) => [k.id, k.name || k.id]));
+  } catch {
+    return new Map(); // ids only
+  }
+}
+
+function totals(t) {
+  const el = $('usage-total');
+  clear(el);
+  const fig = (k, v) => h('div', {}, h('dt', {}, k), h('dd', {}, v));
+  el.append(h('dl', { className: 'pairs figures' },
+    fig('Requests', int(t.requests)), fig('Input tokens', int(t.input_tokens)), fig('Output tokens', int(t.output_tokens)),
+    fig('Cost', usd(t.cost_usd)), fig('Errors', int(t.errors)), fig('Fallbacks', int(t.fallbacks)),
+    t.p95_first_token_ms !== undefined ? fig('TTFT p95', ms(t.p95_first_token_ms)) : null));
+}
+
+// rank orders groups by requests, most first.
+function rank(data, group) {
+  const by = new Map();
+  for (const l of data) {
+    const g = groupOf(l, group);
+    by.set(g, (by.get(g) || 0) + (l.requests || 0));
+  }
+  return [...by].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).map(([g]) => g);
+}
+
+// perTime draws a line per group (the TOP busiest, the rest as "other") over the buckets.
+function perTime(el, data, group, name) {
+  const buckets = [...new Set(data.map(timeOf).filter((t) => t !== undefined))].sort();
+  const groups = rank(data, group);
+  const top = groups.slice(0, TOP);
+  const rest = new Set(groups.slice(TOP));
+  for (const m of metrics) {
+    if (!m.sum && !data.some((l) => m.of(l) !== undefined && m.of(l) !== null)) continue;
+    const series = top.map((g) => ({ name: name(g), values: buckets.map(() => null), g }));
+    if (rest.size && m.sum) series.push({ name: `other (${rest.size})`, values: buckets.map(() => null), g: null });
+    for (const l of data) {
+      const g = groupOf(l, group);
+      const s = series.find((x) => (rest.has(g) ? x.g === null : x.g === g));
+      const v = m.of(l);
+      if (!s || v === undefined || v === null) continue;
+      const i = buckets.indexOf(timeOf(l));
+      s.values[i] = m.sum ? (s.values[i] || 0) + v : v;
+    }
+    el.append(lines(m.title, buckets.map(label), series, m.fmt, m.whole));
+  }
+}
+
+// perGroup draws a bar per group (an answer without time buckets).
+function perGroup(el, data, group, name) {
+  const groups = rank(data, group);
+  for (const m of metrics) {
+    if (!data.some((l) => m.of(l) !== undefined && m.of(l) !== null)) continue;
+    const items = groups.slice(0, 20).map((g) => {
+      const ls = data.filter((l) => groupOf(l, group) === g);
+      return { name: name(g), value: ls.reduce((n, l) => n + (m.of(l) || 0), 0) };
+    });
+    el.append(bars(`${m.title} per ${group}`, items, m.fmt));
+  }
+}
+
+// overTime adds the totals over the buckets, from a call grouped by the bucket itself.
+async function overTime(el, p, mine) {
+  let rep;
+  try {
+    rep = await get('/admin/usage?' + query({ from: p.from, to: p.to, group_by: p.bucket, key: p.key }));
+  } catch (err) {
+    if (mine !== seq) return;
+    const why = err instanceof APIError && err.status === 400 ? `this gateway reports usage by day only (${err.message})` : err.message;
+    el.prepend(h('p', { className: 'note' }, `No chart over time: ${why}`));
+    return;
+  }
+  if (mine !== seq) return;
+  const data = (rep.data || []).filter((l) => timeOf(l) !== undefined).sort((a, b) => (timeOf(a) < timeOf(b) ? -1 : 1));
+  if (!data.length) return;
+  const labels = data.map((l) => label(timeOf(l)));
+  const charts = [];
+  for (const m of metrics) {
+    const values = data.map((l) => m.of(l) ?? null);
+    if (values.every((v) => v === null)) continue;
+    charts.push(lines(`${m.title} by ${p.bucket}, all groups`, labels, [{ name: 'all', values }], m.fmt, m.whole));
+  }
+  el.prepend(...charts);
+}
+
+function table(data, group, name, timed) {
+  const body = $('usage-table').tBodies[0];
+  clear(body);
+  $('usage-caption').textContent = `Per ${group}${timed ? ', summed over the range' : ''}`;
+  for (const g of rank(data, group)) {
+    const ls = data.filter((l) => groupOf(l, group) === g);
+    const sum = (f) => ls.reduce((n, l) => n + (l[f] || 0), 0);
+    // A p95 does not add up: shown for a group with one line only.
+    const p95 = ls.length === 1 ? ls[0].p95_first_token_ms : undefined;
+    body.append(h('tr', {}, h('th', { scope: 'row' }, name(g)), h('td', {}, int(sum('requests'))),
+      h('td', {}, int(sum('input_tokens'))), h('td', {}, int(sum('output_tokens'))), h('td', {}, usd(sum('cost_usd'))),
+      h('td', {}, int(sum('errors'))), h('td', {}, int(sum('fallbacks'))), h('td', {}, ms(p95))));
+  }
+  if (!data.length) body.append(h('tr', {}, h('td', { colSpan: 8 }, 'Nothing was served in this range.')));
+}

@@ -1,0 +1,114 @@
+package redisstore_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluice-gw/sluice/internal/console"
+	"github.com/sluice-gw/sluice/internal/redisstore"
+	"github.com/sluice-gw/sluice/internal/redisstore/redistest"
+)
+
+const adminToken = "admin-token-of-the-fleet"
+
+func consoleOn(s *redisstore.Store) *console.Console {
+	return console.New(console.Options{Check: func(t string) bool { return t == adminToken },
+		Store: s.ConsoleSessions(), TTL: time.Hour})
+}
+
+// signIn signs in through c; it returns the session's cookie and CSRF token.
+func signIn(t *testing.T, c *console.Console) (*http.Cookie, string) {
+	t.Helper()
+	r := httptest.NewRequest("POST", "/console/session", strings.NewReader(`{"token":"`+adminToken+`"}`))
+	r.Header.Set("Content-Type", "application/json")
+	w := httptest.NewRecorder()
+	c.Handler().ServeHTTP(w, r)
+	var s struct{ CSRF string }
+	if w.Code != 200 || json.Unmarshal(w.Body.Bytes(), &s) != nil || len(w.Result().Cookies()) != 1 {
+		t.Fatalf("sign-in: got %d %s", w.Code, w.Body)
+	}
+	return w.Result().Cookies()[0], s.CSRF
+}
+
+func asked(method string, ck *http.Cookie, csrf string) *http.Request {
+	r := httptest.NewRequest(method, "/admin/keys", nil)
+	r.AddCookie(ck)
+	if csrf != "" {
+		r.Header.Set(console.CSRFHeader, csrf)
+	}
+	return r
+}
+
+// A session made on one replica is served by another, and a sign-out on either ends it on
+// both; Redis holds a digest of the cookie, with the session's TTL, under the {console} tag.
+func TestConsoleSessionsAcrossReplicas(t *testing.T) {
+	srv := redistest.Start(t)
+	a, b := consoleOn(replica(t, srv, true, nil)), consoleOn(replica(t, srv, true, nil))
+	ck, csrf := signIn(t, a)
+	if !b.Authorize(asked("GET", ck, "")) || !b.Authorize(asked("POST", ck, csrf)) {
+		t.Fatal("replica B does not accept A's session")
+	}
+	if b.Authorize(asked("POST", ck, "")) {
+		t.Error("replica B accepts a change without the CSRF token")
+	}
+
+	dump := srv.Dump(t)
+	if len(dump) != 1 || !strings.HasPrefix(dump[0], "sluice:{console}:session:") {
+		t.Fatalf("Redis holds %q, want one sluice:{console}:session:<id>", dump)
+	}
+	if strings.Contains(dump[0], ck.Value) {
+		t.Error("Redis holds the cookie's value")
+	}
+	key, _, _ := strings.Cut(dump[0], " = ")
+	ttl, err := srv.Do("PTTL", key)
+	if ms, _ := strconv.Atoi(strings.TrimPrefix(ttl, ":")); err != nil || ms <= 0 || ms > int(time.Hour/time.Millisecond) {
+		t.Errorf("PTTL: got %q %v, want up to an hour", ttl, err)
+	}
+
+	r := asked("DELETE", ck, csrf)
+	r.URL.Path = "/console/session"
+	w := httptest.NewRecorder()
+	b.Handler().ServeHTTP(w, r)
+	if w.Code != http.StatusNoContent {
+		t.Fatalf("sign-out on B: got %d %s", w.Code, w.Body)
+	}
+	if a.Authorize(asked("GET", ck, "")) || b.Authorize(asked("GET", ck, "")) {
+		t.Error("the session outlives its sign-out on a replica")
+	}
+	if dump := srv.Dump(t); len(dump) != 0 {
+		t.Errorf("Redis still holds %q", dump)
+	}
+}
+
+// While Redis is down, no session is accepted (fail closed, whatever on_failure says) and
+// signing in answers 503; once it is back, the session made before works again.
+func TestConsoleSessionsOutage(t *testing.T) {
+	srv := redistest.Start(t)
+	s := store(t, srv, redisstore.Options{FailOpen: true, Timeout: 300 * time.Millisecond}, nil)
+	c := consoleOn(s)
+	ck, _ := signIn(t, c)
+	srv.Stop(t)
+	if c.Authorize(asked("GET", ck, "")) {
+		t.Error("a session accepted with Redis down")
+	}
+	r := httptest.NewRequest("POST", "/console/session", strings.NewReader(`{"token":"`+adminToken+`"}`))
+	r.Header.Set("Content-Type", "application/json")
+	w := httptest.NewRecorder()
+	c.Handler().ServeHTTP(w, r)
+	if w.Code != http.StatusServiceUnavailable || len(w.Result().Cookies()) != 0 {
+		t.Errorf("sign-in with Redis down: got %d, want 503 and no cookie", w.Code)
+	}
+	srv.Start(t)
+	deadline := time.Now().Add(10 * time.Second)
+	for !c.Authorize(asked("GET", ck, "")) {
+		if time.Now().After(deadline) {
+			t.Fatal("the session is not accepted after Redis came back")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

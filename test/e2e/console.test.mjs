@@ -1,0 +1,465 @@
+// The operator console (/console/) in a real browser: Debian's Chromium driven by
+// playwright-core, against a gateway on loopback with an admin token (SLUICE_URL,
+// SLUICE_ADMIN; TestConsole starts it). SLUICE_SHOTS is the folder for screenshots:
+// console-*.png show real data, fixture-*.png canned records.
+//
+// PENDING issue 33 (request log): the steps that need GET /admin/logs are subtests skipped,
+// by name, while the gateway answers it 404; once the log routes are in, they must pass.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { chromium } from 'playwright-core';
+
+const base = process.env.SLUICE_URL;
+const ADMIN = process.env.SLUICE_ADMIN;
+const SHOTS = process.env.SLUICE_SHOTS || '';
+const HOSTILE = ['<img src=x onerror=alert(1)>', '</script><script>alert(1)</script>'];
+const PENDING = 'PENDING issue 33: this gateway answers GET /admin/logs with 404 (the log routes are not in yet)';
+let browser;
+let logsServed = false;
+
+const admin = (p, init = {}) => fetch(base + p, { ...init, headers: { Authorization: 'Bearer ' + ADMIN, 'Content-Type': 'application/json', ...init.headers } });
+
+before(async () => {
+  logsServed = (await admin('/admin/logs?limit=1')).status !== 404;
+  browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync'],
+    timeout: 30_000,
+  });
+});
+
+after(async () => {
+  await browser?.close();
+});
+
+// newKey creates a key with the admin API and returns its secret and id.
+async function newKey(body) {
+  const r = await admin('/admin/keys', { method: 'POST', body: JSON.stringify(body) });
+  assert.equal(r.status, 201);
+  const k = await r.json();
+  return { secret: k.key, id: k.id };
+}
+
+// chat makes one chat completion with key; id is the X-Request-Id the client got.
+async function chat(key, model, content) {
+  const r = await fetch(base + '/v1/chat/completions', {
+    method: 'POST', headers: { Authorization: 'Bearer ' + key, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ model, messages: [{ role: 'user', content }] }),
+  });
+  await r.text();
+  return { status: r.status, id: r.headers.get('x-request-id') };
+}
+
+// logged waits for the request log to hold request id (its writer batches).
+async function logged(id) {
+  for (let i = 0; i < 100; i++) {
+    const r = await admin('/admin/logs/' + encodeURIComponent(id));
+    if (r.ok) return r.json();
+    await new Promise((res) => setTimeout(res, 100));
+  }
+  assert.fail(`request ${id} never reached the log`);
+}
+
+async function shot(page, name) {
+  if (SHOTS) await page.screenshot({ path: path.join(SHOTS, name), fullPage: true });
+}
+
+// open loads the console in a fresh browser context (no cookie) and, unless signIn is false,
+// signs in. Any request that is not to the gateway fails the test, and so do a script
+// error, a CSP or Trusted Types violation and any dialog (alert(1) would be one).
+async function open(t, { width = 1280, height = 860, signIn = true, hash = '' } = {}) {
+  const context = await browser.newContext({ viewport: { width, height } });
+  const page = await context.newPage();
+  page.setDefaultTimeout(20_000);
+  const problems = [];
+  page.on('pageerror', (e) => problems.push('page error: ' + e.message));
+  page.on('console', (m) => {
+    if (m.type() === 'error' && /Content Security Policy|Trusted Type/i.test(m.text())) problems.push('CSP: ' + m.text());
+  });
+  page.on('dialog', (d) => {
+    problems.push('a dialog: ' + d.message());
+    return d.dismiss();
+  });
+  await context.route((u) => !u.href.startsWith(base + '/'), (route) => {
+    problems.push('a request outside the gateway: ' + route.request().url());
+    return route.abort();
+  });
+  t.after(async () => {
+    await context.close();
+    assert.deepEqual(problems, []);
+  });
+  page.problems = problems;
+  await page.goto(base + '/console/' + hash);
+  if (signIn) {
+    await page.locator('#sign-in').waitFor({ state: 'visible' });
+    await page.fill('#token', ADMIN);
+    await page.press('#token', 'Enter');
+    await page.locator('#pages').waitFor({ state: 'visible' });
+  }
+  return page;
+}
+
+// cookie is the session cookie as a Cookie header, and the session's CSRF token.
+async function session(page) {
+  const [c] = (await page.context().cookies(base)).filter((c) => c.name.includes('sluice_console'));
+  const header = `${c.name}=${c.value}`;
+  const s = await (await fetch(base + '/console/session', { headers: { Cookie: header } })).json();
+  return { cookie: c, header, csrf: s.csrf };
+}
+
+test('the console: public files under a strict CSP, nothing without a session', async () => {
+  const r = await fetch(base + '/console/');
+  assert.equal(r.status, 200);
+  assert.equal(r.headers.get('content-type'), 'text/html; charset=utf-8');
+  const csp = r.headers.get('content-security-policy');
+  assert.match(csp, /script-src 'self'(;|$)/);
+  assert.match(csp, /require-trusted-types-for 'script'/);
+  assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval/);
+  assert.deepEqual(await (await fetch(base + '/console/session')).json(), { signed_in: false });
+  assert.equal((await fetch(base + '/admin/keys')).status, 401, 'no session, no token: no admin API');
+  const bad = await fetch(base + '/console/session', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"token":"nope"}' });
+  assert.equal(bad.status, 401);
+  assert.equal(bad.headers.get('set-cookie'), null);
+});
+
+test('sign in: an HttpOnly, SameSite=Strict, expiring cookie; the token kept nowhere', async (t) => {
+  const page = await open(t, { signIn: false });
+  await page.locator('#sign-in').waitFor({ state: 'visible' });
+  await page.fill('#token', 'not-the-token');
+  await page.press('#token', 'Enter');
+  await page.locator('#sign-in-error', { hasText: 'not the admin token' }).waitFor();
+  await page.fill('#token', ADMIN);
+  await page.press('#token', 'Enter');
+  await page.locator('#pages').waitFor({ state: 'visible' });
+  assert.equal(await page.locator('#tab-logs').getAttribute('aria-selected'), 'true');
+  assert.equal(await page.locator('#view-logs').isVisible(), true);
+  await page.locator('#log-note').filter({ hasText: /\S/ }).waitFor();
+  if (!logsServed) assert.match(await page.locator('#log-note').textContent(), /keeps no request log/);
+
+  const { cookie, header, csrf } = await session(page);
+  assert.equal(cookie.name, 'sluice_console', 'plain HTTP: no __Host- prefix');
+  assert.equal(cookie.httpOnly, true);
+  assert.equal(cookie.sameSite, 'Strict');
+  assert.equal(cookie.secure, false, 'not Secure over plain HTTP');
+  assert.equal(cookie.path, '/');
+  const hours = (cookie.expires * 1000 - Date.now()) / 3_600_000;
+  assert.ok(hours > 11.9 && hours <= 12, `expires in ${hours} h, want 12`);
+  assert.equal(await page.evaluate(() => document.cookie), '', 'no script reads the session');
+  assert.equal(await page.evaluate(() => sessionStorage.length + localStorage.length), 0, 'nothing kept in storage');
+  assert.equal(await page.locator('#token').inputValue(), '');
+  assert.ok(!(await page.content()).includes(ADMIN), 'the token is not on the page');
+
+  // The session stands in for the admin token: reads with the cookie, changes with the
+  // cookie and the CSRF token, and no change without it.
+  assert.equal((await fetch(base + '/admin/keys', { headers: { Cookie: header } })).status, 200);
+  const body = JSON.stringify({ name: 'csrf-probe' });
+  const refused = await fetch(base + '/admin/keys', { method: 'POST', headers: { Cookie: header, 'Content-Type': 'application/json' }, body });
+  assert.equal(refused.status, 401, 'a change without the CSRF token');
+  const made = await fetch(base + '/admin/keys', { method: 'POST', headers: { Cookie: header, 'X-CSRF-Token': csrf, 'Content-Type': 'application/json' }, body });
+  assert.equal(made.status, 201);
+  const { id } = await made.json();
+  assert.equal((await admin('/admin/keys/' + id, { method: 'DELETE' })).status, 200);
+});
+
+test('keys: create one, see its secret once, use it, edit it, revoke it', async (t) => {
+  const page = await open(t, { hash: '#keys' });
+  await page.locator('#key-note').filter({ hasText: /keys?\./ }).waitFor();
+  await page.click('#key-new');
+  await page.fill('[name=name]', 'console-e2e');
+  await page.fill('[name=models]', 'sim/echo, demo-fallback');
+  await page.fill('[name=rpm]', '60');
+  await page.fill('[name=daily_usd]', '1');
+  await page.fill('[name=monthly_usd]', '20');
+  await page.fill('[name=mcp_servers]', 'docs');
+  await page.fill('[name=metadata]', 'team=e2e\nproject=console');
+  await page.click('#key-save');
+  const secret = (await page.locator('#key-secret-value').textContent()).trim();
+  assert.match(secret, /^sk-sluice-/);
+  const row = page.locator('#key-table tbody tr', { hasText: 'console-e2e' });
+  await row.waitFor();
+  const cells = await row.locator('th, td').allTextContents();
+  assert.equal(cells[2], 'sim/echo, demo-fallback');
+  assert.match(cells[3], /60 rpm/);
+  assert.match(cells[3], /MCP: docs/);
+  assert.match(cells[4], /\$0 of \$1\.00/, `today's spend against the daily budget: ${cells[4]}`);
+  assert.match(cells[5], /of \$20\.00/);
+
+  const used = await chat(secret, 'sim/echo', 'Hello from the console test.');
+  assert.equal(used.status, 200, 'the new key works');
+
+  await t.test('its request appears in the live tail', { skip: !logsServed && PENDING }, async () => {
+    await page.click('#tab-logs');
+    await page.check('#log-tail');
+    await page.locator('#log-note', { hasText: 'Live' }).waitFor();
+    const again = await chat(secret, 'sim/echo', 'Live, please.');
+    await page.locator(`#log-table tbody tr[data-id="${again.id}"]`).waitFor();
+    assert.match(await page.locator(`#log-table tbody tr[data-id="${again.id}"]`).textContent(), /console-e2e/);
+    await page.uncheck('#log-tail');
+    await page.click('#tab-keys');
+  });
+
+  // Shown once: dismissed, it is gone from the page, and a reload does not bring it back.
+  await page.click('#key-secret button:has-text("I have saved it")');
+  assert.equal(await page.locator('#key-secret').isVisible(), false);
+  assert.ok(!(await page.content()).includes(secret));
+  await page.reload();
+  await row.waitFor(); // still signed in: the cookie
+  assert.ok(!(await page.content()).includes(secret));
+
+  await shot(page, 'console-keys.png');
+  await row.locator('button', { hasText: 'Edit' }).click();
+  assert.equal(await page.locator('[name=rpm]').inputValue(), '60');
+  assert.equal(await page.locator('[name=metadata]').inputValue(), 'project=console\nteam=e2e');
+  await page.fill('[name=rpm]', '120');
+  await page.click('#key-save');
+  await page.locator('#key-note', { hasText: 'Saved console-e2e' }).waitFor();
+  await row.filter({ hasText: '120 rpm' }).waitFor();
+
+  await row.locator('button', { hasText: 'Revoke' }).click();
+  await row.locator('button', { hasText: 'Yes, revoke' }).click();
+  await row.waitFor({ state: 'detached' });
+  assert.match(await page.locator('#key-note').textContent(), /Revoked console-e2e/);
+  assert.equal((await chat(secret, 'sim/echo', 'Still there?')).status, 401, 'a revoked key is refused');
+});
+
+test('logs: filter, and a request that fell back shows both attempts', { skip: !logsServed && PENDING }, async (t) => {
+  const { secret } = await newKey({ name: 'logs-e2e', models: ['*'] });
+  const r = await chat(secret, 'demo-fallback', 'Fall back, please.');
+  assert.equal(r.status, 200);
+  await logged(r.id);
+  const page = await open(t);
+  await page.fill('#log-filters [name=alias]', 'demo-fallback');
+  await page.click('#log-filters button[type=submit]');
+  const row = page.locator(`#log-table tbody tr[data-id="${r.id}"]`);
+  await row.waitFor();
+  for (const alias of await page.locator('#log-table tbody tr td:nth-child(4)').allTextContents()) assert.equal(alias, 'demo-fallback');
+  await shot(page, 'console-logs.png');
+  await row.locator('a').click();
+  await page.locator('.timeline').waitFor();
+  const attempts = page.locator('.timeline tbody tr');
+  assert.ok((await attempts.count()) >= 2, 'both attempts');
+  assert.equal(await attempts.first().getAttribute('data-state'), 'error');
+  assert.equal(await attempts.last().getAttribute('data-state'), 'ok');
+  assert.match(await attempts.last().textContent(), /sim\/echo/);
+  await shot(page, 'console-detail.png');
+  // A bad filter is a 400 that names it: the field is marked.
+  await page.click('a.back');
+  await page.fill('#log-filters [name=status]', 'many');
+  await page.click('#log-filters button[type=submit]');
+  await page.locator('#log-filters [name=status][aria-invalid=true]').waitFor();
+});
+
+test('captured hostile content is shown as text and runs no script', async (t) => {
+  const prompt = HOSTILE.join(' ');
+
+  await t.test('a real captured request', { skip: !logsServed && PENDING }, async (t) => {
+    const { secret } = await newKey({ name: 'xss-e2e', models: ['*'] });
+    const r = await chat(secret, 'sim/echo', prompt); // sim/echo answers with the prompt
+    assert.equal(r.status, 200);
+    const rec = await logged(r.id);
+    assert.ok(rec.content, 'the record has no content: TestConsole must turn capture on (logs.capture: content)');
+    const page = await open(t, { hash: '#logs/' + encodeURIComponent(r.id) });
+    const req = page.locator('#log-detail pre.captured[data-part=request]');
+    await req.waitFor();
+    for (const s of HOSTILE) assert.ok((await req.textContent()).includes(s), `the request shows ${s} as text`);
+    assert.ok((await page.locator('#log-detail pre.captured[data-part=answer]').textContent()).includes(HOSTILE[0]));
+    assert.equal(await page.locator('#log-detail img, #log-detail script').count(), 0);
+    assert.equal(await page.locator('script').count(), 1, 'the page module only');
+  });
+
+  // A canned record (answered by the test) puts the hostile text in every field a record
+  // holds, for the table and the detail: this part runs whether or not the log is served.
+  await t.test('a canned record with hostile text in every field', async (t) => {
+    const rec = {
+      id: 'req_fixture_xss', time: new Date().toISOString(), replica: 'e2e', key_id: 'key_fixture', key_name: HOSTILE[0],
+      key_meta: { team: HOSTILE[1] }, wire: 'openai', method: 'POST', path: '/v1/chat/completions', alias: HOSTILE[1], target: 'sim/echo',
+      attempts: [{ target: 'sim/text?fail=500', kind: 'unavailable', ms: 12, status: 500 }, { target: 'sim/echo', kind: 'none', ms: 40, status: 200 }],
+      status: 200, kind: 'none', stream: true, first_event_ms: 44, first_token_ms: 47, duration_ms: 60, overhead_ms: 1.4,
+      tokens_in: 21, tokens_out: 21, tokens_cached: 0, tokens_reasoning: 0, tokens_estimated: true, cost_usd: 0.0000368, cache: 'bypass',
+      redactions: 1, guardrails: [{ name: HOSTILE[0], stage: 'input', verdict: 'allow' }],
+      tools: [{ name: HOSTILE[1], server: 'docs', ms: 5, outcome: 'ok' }], user_agent: HOSTILE[1], trace_id: '', error: HOSTILE[0],
+      capture: 'content',
+      content: { request: JSON.stringify({ model: 'sim/echo', messages: [{ role: 'user', content: prompt }] }), answer: prompt, cap: 32768, truncated: false },
+    };
+    const context = await browser.newContext({ viewport: { width: 1280, height: 1100 } });
+    t.after(() => context.close());
+    const page = await context.newPage();
+    const problems = [];
+    page.on('pageerror', (e) => problems.push('page error: ' + e.message));
+    page.on('console', (m) => m.type() === 'error' && /Content Security Policy|Trusted Type/i.test(m.text()) && problems.push(m.text()));
+    page.on('dialog', (d) => {
+      problems.push('a dialog: ' + d.message());
+      return d.dismiss();
+    });
+    const json = (body) => (route) => route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify(body) });
+    await page.route((u) => u.pathname === '/admin/logs', json({ object: 'list', data: [rec], next_cursor: null }));
+    await page.route((u) => u.pathname === '/admin/logs/' + rec.id, json(rec));
+    await page.goto(base + '/console/');
+    await page.fill('#token', ADMIN);
+    await page.press('#token', 'Enter');
+    const row = page.locator(`#log-table tbody tr[data-id="${rec.id}"]`);
+    await row.waitFor();
+    const cells = await row.locator('td').allTextContents();
+    assert.equal(cells[2], HOSTILE[0]);
+    assert.equal(cells[3], HOSTILE[1]);
+    assert.equal(cells[5], '2 (fallback)');
+    await shot(page, 'fixture-logs.png');
+    await row.locator('a').click();
+    const req = page.locator('#log-detail pre.captured[data-part=request]');
+    await req.waitFor();
+    assert.equal(JSON.parse(await req.textContent()).messages[0].content, prompt);
+    assert.equal(await page.locator('#log-detail pre.captured[data-part=answer]').textContent(), prompt);
+    const detail = await page.locator('#log-detail').textContent();
+    for (const s of HOSTILE) assert.ok(detail.split(s).length > 3, `${s} is shown as text, in several fields`);
+    assert.equal(await page.locator('img').count(), 0, 'no element was made from the text');
+    assert.equal(await page.locator('script').count(), 1, 'the page module only');
+    assert.equal(await page.locator('.timeline tbody tr').count(), 2);
+    await shot(page, 'fixture-detail.png');
+    assert.deepEqual(problems, []);
+  });
+});
+
+// canned is a record for the canned answers below.
+function canned(n, extra = {}) {
+  return {
+    id: `req_canned_${n}`, time: new Date(Date.UTC(2026, 5, 30, 12, 0, 60 - n)).toISOString(), key_id: 'key_canned', key_name: 'canned',
+    alias: 'demo-fallback', target: 'sim/echo', attempts: [{ target: 'sim/echo', kind: 'none', ms: 30, status: 200 }], status: 200,
+    kind: 'none', stream: false, first_token_ms: 20, duration_ms: 31, tokens_in: 5, tokens_out: 7, cost_usd: 0.00001, cache: 'miss', ...extra,
+  };
+}
+
+// The Logs page's own logic on canned answers (the test answers /admin/logs, so this runs
+// whether or not the gateway serves the log): the filters in the query, load more with the
+// cursor, a bad filter marked, the live tail, the export links.
+test('the Logs page on canned answers: filters, load more, a bad filter, the live tail', async (t) => {
+  const page = await open(t, { signIn: false });
+  const asked = [];
+  await page.route((u) => u.pathname === '/admin/logs', (route) => {
+    const q = new URL(route.request().url()).searchParams;
+    asked.push(q);
+    if (q.get('status') === 'many') {
+      return route.fulfill({ status: 400, contentType: 'application/json',
+        body: JSON.stringify({ error: { message: 'status is an HTTP status, 200 or 4xx.', type: 'invalid_request_error', param: 'status', code: null } }) });
+    }
+    const second = q.get('cursor') === 'c2';
+    const data = second ? [canned(3)] : [canned(1), canned(2)];
+    return route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify({ object: 'list', data, next_cursor: second ? null : 'c2' }) });
+  });
+  // One record, then the tail asks to be called again in ten minutes: no reconnection loop.
+  const live = canned(0, { id: 'req_canned_live', key_name: 'live-one' });
+  await page.route((u) => u.pathname === '/admin/logs/tail', (route) => route.fulfill({ status: 200,
+    headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-store' }, body: `retry: 600000\n\ndata: ${JSON.stringify(live)}\n\n` }));
+  await page.fill('#token', ADMIN);
+  await page.press('#token', 'Enter');
+  await page.locator('#log-table tbody tr[data-id="req_canned_2"]').waitFor();
+  await page.fill('#log-filters [name=alias]', 'demo-fallback');
+  await page.selectOption('#log-filters [name=stream]', 'false');
+  await page.click('#log-filters button[type=submit]');
+  await page.locator('#log-more').waitFor({ state: 'visible' });
+  const q = asked.at(-1);
+  assert.equal(q.get('alias'), 'demo-fallback');
+  assert.equal(q.get('stream'), 'false');
+  assert.equal(q.get('limit'), '100');
+  assert.equal(q.has('key'), false, 'empty filters are left out');
+  assert.match(await page.locator('#export-csv').getAttribute('href'), /^\/admin\/logs\/export\?format=csv&.*alias=demo-fallback/);
+  await page.click('#log-more');
+  await page.locator('#log-table tbody tr[data-id="req_canned_3"]').waitFor();
+  assert.equal(asked.at(-1).get('cursor'), 'c2');
+  assert.equal(await page.locator('#log-more').isVisible(), false, 'no cursor: no more');
+  assert.equal(await page.locator('#log-table tbody tr').count(), 3);
+
+  await page.check('#log-tail');
+  const first = page.locator('#log-table tbody tr').first();
+  await page.locator('#log-table tbody tr[data-id="req_canned_live"]').waitFor();
+  assert.equal(await first.getAttribute('data-id'), 'req_canned_live', 'the tail puts new requests on top');
+  assert.match(await first.textContent(), /live-one/);
+  await page.uncheck('#log-tail');
+
+  await page.fill('#log-filters [name=status]', 'many');
+  await page.click('#log-filters button[type=submit]');
+  await page.locator('#log-filters [name=status][aria-invalid=true]').waitFor();
+  assert.match(await page.locator('#log-note').textContent(), /status is an HTTP status/);
+});
+
+// A gateway with the request log answers usage lines per bucket and group, with p95 TTFT:
+// the charts draw a line per group (canned: the usage account alone has no such lines).
+test('usage on canned log-backed lines: a line per group, p95 TTFT', async (t) => {
+  const page = await open(t, { signIn: false });
+  await page.route((u) => u.pathname === '/admin/usage', (route) => {
+    const q = new URL(route.request().url()).searchParams;
+    const data = [];
+    for (const hour of ['2026-06-30T10', '2026-06-30T11', '2026-06-30T12']) {
+      for (const [team, n] of [['search', 8], ['support', 3]]) {
+        data.push({ hour, [q.get('group_by')]: team, requests: n, input_tokens: n * 10, output_tokens: n * 20, cached_tokens: 0,
+          cost_usd: n / 1000, errors: team === 'support' ? 1 : 0, fallbacks: 0, estimated: 0, cache_hits: 0, saved_tokens: 0, p95_first_token_ms: 100 + n });
+      }
+    }
+    return route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify({ object: 'usage', from: q.get('from'), to: q.get('to'),
+      group_by: q.get('group_by'), key: null, data, total: { requests: 33, input_tokens: 330, output_tokens: 660, cost_usd: 0.033, errors: 3, fallbacks: 0 } }) });
+  });
+  await page.goto(base + '/console/#usage');
+  await page.fill('#token', ADMIN);
+  await page.press('#token', 'Enter');
+  await page.locator('.chart').first().waitFor();
+  await page.selectOption('#usage-form [name=bucket]', 'hour');
+  await page.selectOption('#usage-form [name=group]', 'meta');
+  await page.fill('#usage-form [name=meta]', 'team');
+  await page.click('#usage-form button[type=submit]');
+  await page.locator('#usage-caption', { hasText: 'meta.team' }).waitFor();
+  const titles = await page.locator('.chart figcaption').allTextContents();
+  assert.deepEqual(titles, ['Requests', 'Tokens (input + output)', 'Cost', 'Errors', 'TTFT p95']);
+  assert.deepEqual(await page.locator('.chart').first().locator('.legend li').allTextContents(), ['search', 'support']);
+  assert.equal(await page.locator('.chart').first().locator('path.line').count(), 2);
+  assert.equal(await page.locator('.chart').first().locator('circle').count(), 6);
+  const rows = await page.locator('#usage-table tbody tr').allTextContents();
+  assert.match(rows[0], /^search24/, `the busiest group first, summed: ${rows}`);
+  await shot(page, 'fixture-usage.png');
+});
+
+test('usage: charts per key and over time, from the usage account', async (t) => {
+  const a = await newKey({ name: 'team-search', models: ['*'], metadata: { team: 'search' } });
+  const b = await newKey({ name: 'team-support', models: ['*'], metadata: { team: 'support' } });
+  for (let i = 0; i < 6; i++) assert.equal((await chat(a.secret, 'sim/echo', `Search question ${i}: what is in the index today?`)).status, 200);
+  for (let i = 0; i < 3; i++) assert.equal((await chat(b.secret, 'sim/echo', `Support ticket ${i}`)).status, 200);
+  const page = await open(t, { hash: '#usage' });
+  await page.locator('.chart').first().waitFor();
+  const table = page.locator('#usage-table tbody tr');
+  await table.filter({ hasText: 'team-search' }).waitFor();
+  const first = await table.first().locator('th, td').allTextContents();
+  assert.match(first[0], /^team-search \(key_/, 'groups named by key, the busiest first');
+  assert.equal(first[1], '6');
+  assert.ok((await page.locator('.chart figcaption').allTextContents()).some((c) => /^Requests/.test(c)));
+  assert.ok(await page.locator('.chart svg rect, .chart svg circle').count() > 0);
+  await shot(page, 'console-usage.png');
+});
+
+test('health: targets and their error rates', async (t) => {
+  const page = await open(t, { hash: '#health' });
+  const row = page.locator('#health-table tbody tr', { hasText: 'sim/echo' });
+  await row.waitFor();
+  const served = (await admin('/admin/health')).status !== 404;
+  if (!served) assert.match(await page.locator('#health-note').textContent(), /no \/admin\/health/);
+  assert.match(await row.locator('td').last().textContent(), /%$/);
+  await shot(page, served ? 'console-health.png' : 'fixture-health-stats.png'); // without /admin/health, not for the README
+});
+
+test('sign-out ends the session, for every request that carries it', async (t) => {
+  const page = await open(t);
+  const { header } = await session(page);
+  await page.click('#sign-out');
+  await page.locator('#sign-in').waitFor({ state: 'visible' });
+  assert.match(await page.locator('#notice').textContent(), /Signed out/);
+  assert.deepEqual(await (await fetch(base + '/console/session', { headers: { Cookie: header } })).json(), { signed_in: false });
+  assert.equal((await fetch(base + '/admin/keys', { headers: { Cookie: header } })).status, 401);
+  await page.reload();
+  await page.locator('#sign-in').waitFor({ state: 'visible' });
+});
+
+test('readable at 360 px', async (t) => {
+  const page = await open(t, { width: 360, height: 740, hash: '#keys' });
+  await page.locator('#key-note').filter({ hasText: /keys?\./ }).waitFor();
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  assert.ok(overflow <= 0, `no horizontal scroll at 360 px (${overflow} px over)`);
+});
