@@ -23,6 +23,12 @@ func (c *Config) CheckListen() error {
 	return fmt.Errorf("refusing to listen on %s without auth: configure keys or auth.admin_token, or set auth.disabled: true", c.Listen)
 }
 
+// LoopbackOnly reports whether the gateway listens on this machine's loopback only.
+func (c *Config) LoopbackOnly() bool {
+	host, _, err := net.SplitHostPort(c.Listen)
+	return err == nil && isLoopback(host)
+}
+
 // isLoopback is conservative: an empty host is every interface, and a name other than
 // localhost may resolve anywhere.
 func isLoopback(host string) bool {

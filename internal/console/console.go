@@ -45,11 +45,16 @@ type Options struct {
 	TTL time.Duration
 	// Now is the clock (default time.Now): tests move it past a session's end.
 	Now func() time.Time
+	// Open is a gateway whose auth is off, on loopback only (make run): a session needs no
+	// token (Check is not asked), and the page signs in by itself. It still carries its
+	// CSRF token.
+	Open bool
 }
 
 // Console serves the console and checks its sessions. Safe for concurrent use.
 type Console struct {
 	check func(string) bool
+	open  bool
 	store Store
 	ttl   time.Duration
 	now   func() time.Time
@@ -58,7 +63,7 @@ type Console struct {
 
 // New makes a Console.
 func New(o Options) *Console {
-	c := &Console{check: o.Check, store: o.Store, ttl: o.TTL, now: o.Now}
+	c := &Console{check: o.Check, open: o.Open, store: o.Store, ttl: o.TTL, now: o.Now}
 	if c.store == nil {
 		c.store = NewMemoryStore()
 	}

@@ -124,3 +124,18 @@ type API struct {
 	// Counted is the body of a token count of n tokens (a Count route's answer).
 	Counted func(n int) []byte
 }
+
+// RouteError is the error of a request no route serves (status 404: an unknown path; 405:
+// a method the path does not take), in words that name the method and the path.
+func RouteError(status int, method, path string) *llm.Error {
+	e := &llm.Error{Kind: llm.Invalid, Status: status, Type: "invalid_request_error"}
+	switch status {
+	case http.StatusNotFound:
+		e.Message, e.Code = "Unknown request URL: "+method+" "+path+".", "unknown_url"
+	case http.StatusMethodNotAllowed:
+		e.Message = "Method " + method + " is not allowed on " + path + "."
+	default:
+		e.Message = http.StatusText(status)
+	}
+	return e
+}

@@ -38,6 +38,12 @@ const (
 	DefaultMaxCoolOff = 5 * time.Minute
 )
 
+// Watcher is a Health that tells what remains of a target's cooldown (0: not cooling)
+// without taking its probe: what an operator's view of the targets reads.
+type Watcher interface {
+	Cooling(ctx context.Context, target string) time.Duration
+}
+
 // Memory is a Health kept in this process. The zero value uses the defaults and the real
 // clock. Safe for concurrent use.
 type Memory struct {
@@ -79,6 +85,16 @@ func (m *Memory) get(target string) *circuit {
 		m.m[target] = c
 	}
 	return c
+}
+
+// Cooling implements Watcher.
+func (m *Memory) Cooling(_ context.Context, target string) time.Duration {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if c := m.m[target]; c != nil && !c.until.IsZero() {
+		return max(c.until.Sub(m.now()), 0)
+	}
+	return 0
 }
 
 // Admit implements Health.

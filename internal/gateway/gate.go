@@ -6,6 +6,7 @@ import (
 
 	"github.com/sluice-gw/sluice/internal/auth"
 	"github.com/sluice-gw/sluice/internal/config"
+	"github.com/sluice-gw/sluice/internal/console"
 	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/limit"
 	"github.com/sluice-gw/sluice/internal/redisstore"
@@ -35,6 +36,21 @@ func gateFromConfig(c *config.Config, log *slog.Logger) (g server.Gate, health f
 	g.Limiter = lim
 	if c.AuthEnabled() {
 		g.Keys = auth.NewKeys(staticKeys(c.Keys), store)
+	}
+	switch {
+	case c.Auth.AdminToken != "":
+		// The console signs in with the admin token; its sessions live in Redis when there
+		// is one, so any replica serves them and a sign-out ends them everywhere.
+		co := console.Options{Check: auth.NewToken(c.Auth.AdminToken).Matches}
+		if rs != nil {
+			co.Store = rs.ConsoleSessions()
+		}
+		g.Console = console.New(co)
+	case !c.AuthEnabled() && c.Logs.URL != "" && c.LoopbackOnly():
+		// Auth is off on loopback (make run): the gateway is open to this machine and to it
+		// only, so its console is too, to show the request log: it signs in with no token (a
+		// session still carries its CSRF token). The key routes stay off: there are no keys.
+		g.Console = console.New(console.Options{Open: true})
 	}
 	return g, health, rs, nil
 }

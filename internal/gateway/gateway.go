@@ -97,8 +97,12 @@ func New(c *config.Config, log *slog.Logger) (*server.Server, error) {
 		return nil, err
 	}
 	if rl != nil {
-		o.Telemetry.Record, o.Logs = rl.Record, rl.store
+		o.Telemetry.Record, o.Admin.Logs = rl.Record, rl.store
 		o.Gate.Closer = closers{rl, o.Gate.Closer} // the log's last records first, then Redis
+	}
+	o.Admin.Targets, o.Admin.Cooling = c.Targets(), health.(cooldowns).Cooling // the console's health page
+	if rs != nil {
+		o.Admin.Shared = rs.Ping
 	}
 	return server.New(o), nil
 }

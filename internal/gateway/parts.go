@@ -76,6 +76,15 @@ func telemetryOptions(c *config.Config) telemetry.Options {
 // fallback needs no telemetry of its own.
 type cooldowns struct{ fallback.Health }
 
+// Cooling is what remains of target's cooldown (fallback.Watcher), 0 when the store cannot
+// tell without taking a probe.
+func (h cooldowns) Cooling(ctx context.Context, target string) time.Duration {
+	if w, ok := h.Health.(fallback.Watcher); ok {
+		return w.Cooling(ctx, target)
+	}
+	return 0
+}
+
 func (h cooldowns) Failure(ctx context.Context, target string, retryAfter time.Duration) time.Duration {
 	left := h.Health.Failure(ctx, target, retryAfter)
 	if left > 0 {

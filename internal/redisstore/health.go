@@ -121,6 +121,27 @@ func (h *Health) cached(target string) (circuit, bool) {
 	return c, ok && time.Since(c.at) < h.CacheTTL
 }
 
+// coolingScript: KEYS: the target. Returns the cooldown left in ms (0: not cooling).
+var coolingScript = redis.NewScript(luaNow + `
+local untl = tonumber(redis.call('HGET', KEYS[1], 'until') or '0')
+if untl == 0 then return 0 end
+return math.max(untl - nowms(), 0)
+`)
+
+// Cooling implements fallback.Watcher: read only, no probe is taken. With Redis
+// unreachable, this replica's own view.
+func (h *Health) Cooling(ctx context.Context, target string) time.Duration {
+	var ms int64
+	err := h.s.call(ctx, func(ctx context.Context) (err error) {
+		ms, err = coolingScript.Run(ctx, h.s.c, []string{healthKey(target)}).Int64()
+		return err
+	})
+	if err != nil {
+		return h.fallback().Cooling(ctx, target)
+	}
+	return time.Duration(ms) * time.Millisecond
+}
+
 // Admit implements fallback.Health.
 func (h *Health) Admit(ctx context.Context, target string, force bool) (bool, time.Duration) {
 	if c, ok := h.cached(target); ok && !force {

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"net/http"
 	"strings"
 
@@ -16,12 +15,14 @@ import (
 // adminRoutes serves the admin API under /admin/ (admin.API), only when an admin token is
 // set: without one the paths do not exist (404).
 func (s *Server) adminRoutes(e *echo.Echo) {
-	if s.o.Gate.AdminToken == "" || s.o.Gate.Keys == nil {
+	if (s.o.Gate.AdminToken == "" || s.o.Gate.Keys == nil) && s.o.Gate.Console == nil {
 		return
 	}
-	a := admin.API{Keys: admin.Keys{Store: s.o.Gate.Keys, Guardrail: func(name string) bool { return s.o.Guards.ByName[name] != nil }},
-		Usage: s.o.Usage.Store, Stats: func(ctx context.Context, m string) (any, error) { return s.obs.Report(ctx, m) },
-		Logs: s.o.Logs}
+	a := s.o.Admin
+	if s.o.Gate.Keys != nil { // else auth is off: no key to manage (admin.API.Routes)
+		a.Keys = admin.Keys{Store: s.o.Gate.Keys, Guardrail: func(name string) bool { return s.o.Guards.ByName[name] != nil }}
+	}
+	a.Usage, a.Stats = s.o.Usage.Store, s.obs.Report
 	if s.o.Cache != nil {
 		a.Clear = s.o.Cache.Clear
 	}
@@ -36,7 +37,9 @@ func (s *Server) adminRoutes(e *echo.Echo) {
 func (s *Server) adminAuth(next echo.HandlerFunc) echo.HandlerFunc {
 	want := auth.NewToken(s.o.Gate.AdminToken)
 	return func(c echo.Context) error {
-		if !want.Matches((dialect.Bearer | dialect.XAPIKey).Secret(c.Request())) {
+		co := s.o.Gate.Console // or a console session, with its CSRF token for a change
+		ok := s.o.Gate.AdminToken != "" && want.Matches((dialect.Bearer | dialect.XAPIKey).Secret(c.Request()))
+		if !ok && (co == nil || !co.Authorize(c.Request())) {
 			return s.deny(c, &llm.Error{Kind: llm.Unauthenticated, Code: "invalid_admin_token", Type: "invalid_request_error",
 				Message: "The admin API needs the admin token: 'Authorization: Bearer TOKEN'."})
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"github.com/sluice-gw/sluice/internal/dialect"
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/telemetry"
 )
@@ -71,17 +72,7 @@ func (s *Server) httpError(err error, c echo.Context) {
 	}
 	var he *echo.HTTPError
 	if errors.As(err, &he) {
-		e := &llm.Error{Kind: llm.Invalid, Status: he.Code, Type: "invalid_request_error"}
-		switch he.Code {
-		case http.StatusNotFound:
-			e.Message = "Unknown request URL: " + c.Request().Method + " " + c.Request().URL.Path + "."
-			e.Code = "unknown_url"
-		case http.StatusMethodNotAllowed:
-			e.Message = "Method " + c.Request().Method + " is not allowed on " + c.Request().URL.Path + "."
-		default:
-			e.Message = http.StatusText(he.Code)
-		}
-		_, body := s.errorBody(c, e)
+		_, body := s.errorBody(c, dialect.RouteError(he.Code, c.Request().Method, c.Request().URL.Path))
 		_ = c.JSONBlob(he.Code, body)
 		return
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sluice-gw/sluice/internal/auth"
+	"github.com/sluice-gw/sluice/internal/console"
 	"github.com/sluice-gw/sluice/internal/limit"
 )
 
@@ -28,6 +29,9 @@ type Gate struct {
 	FailOpen bool
 	// Closer releases the shared state's connections at Server.Close; nil: nothing to close.
 	Closer io.Closer
+	// Console is the operator console at /console/, whose sessions may call the admin API;
+	// nil: no console (it needs AdminToken).
+	Console *console.Console
 }
 
 // Shared is the shared state as readiness sees it.

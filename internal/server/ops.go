@@ -69,7 +69,7 @@ func (s *Server) uiResume(c echo.Context) error {
 	if err != nil {
 		return s.reject(c, err)
 	}
-	rd, err := s.o.UI.Runs.Open(c.Request().Context(), chat, keyID(c), c.Request().Header.Get("Last-Event-ID"))
+	rd, err := s.o.UI.Runs.Open(c.Request().Context(), chat, reqInfo(c).KeyID, c.Request().Header.Get("Last-Event-ID"))
 	if errors.Is(err, runs.ErrNoRun) {
 		return c.NoContent(http.StatusNoContent)
 	}
@@ -88,15 +88,12 @@ func (s *Server) uiStop(c echo.Context) error {
 	if err != nil {
 		return s.reject(c, err)
 	}
-	run, err := s.o.UI.Runs.Stop(c.Request().Context(), chat, keyID(c))
+	run, err := s.o.UI.Runs.Stop(c.Request().Context(), chat, reqInfo(c).KeyID)
 	if errors.Is(err, runs.ErrNoRun) {
 		return c.NoContent(http.StatusNoContent)
 	}
 	if err != nil {
 		return s.reject(c, runs.Public(err))
 	}
-	b := append([]byte(`{"object":"ui.run","id":`), oai.AppendString(nil, run)...)
-	b = append(b, `,"chat_id":`...)
-	b = oai.AppendString(b, chat)
-	return c.JSONBlob(http.StatusAccepted, append(b, `,"status":"stopping"}`...))
+	return c.JSONBlob(http.StatusAccepted, uistream.Stopping(run, chat))
 }

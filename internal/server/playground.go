@@ -1,6 +1,8 @@
 package server
 
 import (
+	"net/http"
+
 	"github.com/labstack/echo/v4"
 	"github.com/sluice-gw/sluice/internal/playground"
 )
@@ -15,4 +17,9 @@ func (s *Server) playgroundRoutes(e *echo.Echo) {
 	e.HEAD("/", h)
 	e.GET(playground.Prefix+"*", h)
 	e.HEAD(playground.Prefix+"*", h)
+	if co := s.o.Gate.Console; co != nil { // its own sign-in (internal/console)
+		m := []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodDelete}
+		e.Match(m, "/console", echo.WrapHandler(co.Handler()))
+		e.Match(m, "/console/*", echo.WrapHandler(co.Handler()))
+	}
 }

@@ -76,9 +76,10 @@ type Options struct {
 	MCP *mcpgw.Gateway
 	// Cache is the response cache of the aliases whose Policy has one (cache.go; nil: none).
 	Cache *cache.Cache
-	// Logs is the request log's store, which the admin API reads (nil: no log); the records
-	// reach it through Telemetry.Record.
-	Logs admin.LogStore
+	// Admin is what the admin API serves beyond the keys, the account, the cache and the
+	// statistics: the request log's store (whose records reach it through Telemetry.Record)
+	// and the targets' health (admin.API).
+	Admin admin.API
 }
 
 // Policy is what an alias asks of a request beyond its chain.

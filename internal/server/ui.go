@@ -30,7 +30,7 @@ type UI struct {
 // resumed.
 func (s *Server) run(c echo.Context, q *call) error {
 	st, t := q.d.Native.(*uistream.Start), exchangeOf(c).ticket
-	sp := runs.Spec{Chat: st.Chat, Key: keyID(c), Version: st.Version, MessageID: st.WritesOn(), Model: st.Model,
+	sp := runs.Spec{Chat: st.Chat, Key: reqInfo(c).KeyID /* "": auth off */, Version: st.Version, MessageID: st.WritesOn(), Model: st.Model,
 		Request: q.d.Req, Chain: q.chain.Start(q.d.Req), Relay: s.roundOptions(c, q.chain), Restart: s.o.UI.Restart[q.chain.Alias],
 		Tools: q.offered, Prices: s.o.Usage.Prices, // nil: the built-in table
 		Guards: t.Guards} // the start's budget reservation covers the first rounds' cost
@@ -41,12 +41,4 @@ func (s *Server) run(c echo.Context, q *call) error {
 	err := s.o.UI.Runs.Run(c.Request().Context(), s.edge(c), sp) // returns when the run ended
 	t.Held = append(t.Held, rounds.Reservations()...)            // settled with the request's
 	return err
-}
-
-// keyID is the caller's key id ("" with auth off): a run belongs to it.
-func keyID(c echo.Context) string {
-	if k := callerKey(c); k != nil {
-		return k.ID
-	}
-	return ""
 }

@@ -47,3 +47,12 @@ func ChatID(in dialect.Input) (string, error) {
 	}
 	return chat, nil
 }
+
+// Stopping is the body of POST /v1/ui/chat/{id}/stop that stopped run, the active run of
+// chat: 202, it ends with abort.
+func Stopping(run, chat string) []byte {
+	b := append([]byte(`{"object":"ui.run","id":`), oai.AppendString(nil, run)...)
+	b = append(b, `,"chat_id":`...)
+	b = oai.AppendString(b, chat)
+	return append(b, `,"status":"stopping"}`...)
+}

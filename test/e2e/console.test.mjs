@@ -3,8 +3,8 @@
 // SLUICE_ADMIN; TestConsole starts it). SLUICE_SHOTS is the folder for screenshots:
 // console-*.png show real data, fixture-*.png canned records.
 //
-// PENDING issue 33 (request log): the steps that need GET /admin/logs are subtests skipped,
-// by name, while the gateway answers it 404; once the log routes are in, they must pass.
+// The gateway keeps a request log (TestConsole configures it): every step runs against
+// real records.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
@@ -14,7 +14,6 @@ const base = process.env.SLUICE_URL;
 const ADMIN = process.env.SLUICE_ADMIN;
 const SHOTS = process.env.SLUICE_SHOTS || '';
 const HOSTILE = ['<img src=x onerror=alert(1)>', '</script><script>alert(1)</script>'];
-const PENDING = 'PENDING issue 33: this gateway answers GET /admin/logs with 404 (the log routes are not in yet)';
 let browser;
 let logsServed = false;
 
@@ -22,6 +21,7 @@ const admin = (p, init = {}) => fetch(base + p, { ...init, headers: { Authorizat
 
 before(async () => {
   logsServed = (await admin('/admin/logs?limit=1')).status !== 404;
+  assert.ok(logsServed, 'the gateway must keep a request log (TestConsole configures one)');
   browser = await chromium.launch({
     executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
@@ -189,7 +189,7 @@ test('keys: create one, see its secret once, use it, edit it, revoke it', async 
   const used = await chat(secret, 'sim/echo', 'Hello from the console test.');
   assert.equal(used.status, 200, 'the new key works');
 
-  await t.test('its request appears in the live tail', { skip: !logsServed && PENDING }, async () => {
+  await t.test('its request appears in the live tail', async () => {
     await page.click('#tab-logs');
     await page.check('#log-tail');
     await page.locator('#log-note', { hasText: 'Live' }).waitFor();
@@ -224,7 +224,7 @@ test('keys: create one, see its secret once, use it, edit it, revoke it', async 
   assert.equal((await chat(secret, 'sim/echo', 'Still there?')).status, 401, 'a revoked key is refused');
 });
 
-test('logs: filter, and a request that fell back shows both attempts', { skip: !logsServed && PENDING }, async (t) => {
+test('logs: filter, and a request that fell back shows both attempts', async (t) => {
   const { secret } = await newKey({ name: 'logs-e2e', models: ['*'] });
   const r = await chat(secret, 'demo-fallback', 'Fall back, please.');
   assert.equal(r.status, 200);
@@ -254,7 +254,7 @@ test('logs: filter, and a request that fell back shows both attempts', { skip: !
 test('captured hostile content is shown as text and runs no script', async (t) => {
   const prompt = HOSTILE.join(' ');
 
-  await t.test('a real captured request', { skip: !logsServed && PENDING }, async (t) => {
+  await t.test('a real captured request', async (t) => {
     const { secret } = await newKey({ name: 'xss-e2e', models: ['*'] });
     const r = await chat(secret, 'sim/echo', prompt); // sim/echo answers with the prompt
     assert.equal(r.status, 200);

@@ -51,6 +51,7 @@ func TestPlayground(t *testing.T) {
 	}
 	const key, admin = "sk-sluice-playground-e2e-0123456789", "playground-admin-e2e"
 	cfg := config.Default()
+	cfg.Logs.URL = "sqlite://" + filepath.Join(t.TempDir(), "logs.db") // not the default's ./data
 	sum := sha256.Sum256([]byte(key))
 	cfg.Keys = append(cfg.Keys, config.Key{Name: "playground", Hash: hex.EncodeToString(sum[:]), Models: []string{"*"}})
 	cfg.Auth.AdminToken = admin

@@ -107,7 +107,8 @@ async function main() {
   document.addEventListener('console:signed-out', () => showSignIn('The session has ended: sign in again.'));
   try {
     const s = await session();
-    if (s.signed_in) showConsole();
+    if (!s.signed_in && s.open) await signIn(''); // auth is off on loopback: no token to ask for
+    if (s.signed_in || s.open) showConsole();
     else showSignIn('');
   } catch (err) {
     if (err instanceof APIError && err.status === 404) notice('This gateway serves no console session: is auth.admin_token set?');

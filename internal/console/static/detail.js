@@ -58,7 +58,7 @@ export function render(rec) {
     h('h2', { tabIndex: -1 }, 'Request ', h('code', {}, rec.id)),
     h('p', { className: 'headline', 'data-state': failed ? 'error' : 'ok' },
       `${rec.status ?? '—'}${rec.kind && rec.kind !== 'none' ? ' ' + rec.kind : ''} · ${time(rec.time)} · ${rec.method || ''} ${rec.path || ''}`),
-    rec.error ? h('p', { className: 'error' }, rec.error) : null,
+    rec.error ? h('p', { className: 'error' }, rec.error) : '',
     pairs('summary', [
       ['Key', rec.key_name ? `${rec.key_name} (${rec.key_id})` : rec.key_id || '—'],
       ['Key metadata', meta || '—'],
@@ -114,7 +114,7 @@ function timeline(rec) {
     svg('rect', { x: 0, y: 4.5, width: 100, height: 1, class: 'track' }),
     svg('rect', { x: x.toFixed(2), y: 1, width: w.toFixed(2), height: 8, rx: 1, class: ok ? 'ok' : 'fail' }));
     return h('tr', { 'data-state': ok ? 'ok' : 'error' },
-      h('td', {}, String(i + 1)), h('td', {}, shortTarget(a.target)), h('td', {}, `${a.status ?? '—'} ${a.kind || ''}`.trim()),
+      h('td', {}, String(i + 1)), h('td', {}, shortTarget(a.target)), h('td', {}, `${a.status || ''} ${a.kind || (ok ? 'served' : '')}`.trim() || '—'),
       h('td', {}, ms(a.ms)), h('td', { className: 'lane' }, bar));
   });
   return h('div', { className: 'table-wrap' }, h('table', { className: 'timeline' },

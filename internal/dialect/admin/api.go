@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/telemetry"
 	"github.com/sluice-gw/sluice/internal/usage"
 )
 
@@ -17,12 +18,18 @@ type API struct {
 	// Usage is the account; nil: none is kept, and /admin/usage answers no lines.
 	Usage usage.Store
 	// Stats is the statistics of the last minutes (telemetry.Observer.Report).
-	Stats func(ctx context.Context, minutes string) (any, error)
+	Stats func(ctx context.Context, minutes string) (telemetry.Report, error)
 	// Clear deletes the response cache's stored answers of alias ("": all) and returns how
 	// many; nil: no cache.
 	Clear func(ctx context.Context, alias string) (int, error)
 	// Logs is the request log's store (logs.go); nil: no log is kept.
 	Logs LogStore
+	// Targets are the configured targets, whose state GET /admin/health shows: Cooling is
+	// what remains of one's cooldown (nil: not known), Shared pings the shared state (nil:
+	// none, the state is this process's).
+	Targets []string
+	Cooling func(ctx context.Context, target string) time.Duration
+	Shared  func(ctx context.Context) error
 }
 
 // Op serves one route of the admin API: it returns the status and the answer to encode, or
@@ -48,20 +55,26 @@ func (a API) Routes() []Route {
 	key := func(op func(context.Context, string, []byte) (int, any, error)) Op {
 		return func(ctx context.Context, in Input) (int, any, error) { return op(ctx, in.ID, in.Body) }
 	}
-	return []Route{
-		{http.MethodPost, "/admin/keys", key(a.Keys.Create)},
-		{http.MethodGet, "/admin/keys", key(a.Keys.List)},
-		{http.MethodGet, "/admin/keys/:id", key(a.Keys.Get)},
-		{http.MethodPatch, "/admin/keys/:id", key(a.Keys.Patch)},
-		{http.MethodDelete, "/admin/keys/:id", key(a.Keys.Delete)},
+	var rs []Route
+	if a.Keys.Store != nil { // nil: auth is off, there is no key to manage
+		rs = []Route{
+			{http.MethodPost, "/admin/keys", key(a.Keys.Create)},
+			{http.MethodGet, "/admin/keys", key(a.Keys.List)},
+			{http.MethodGet, "/admin/keys/:id", key(a.Keys.Get)},
+			{http.MethodPatch, "/admin/keys/:id", key(a.Keys.Patch)},
+			{http.MethodDelete, "/admin/keys/:id", key(a.Keys.Delete)},
+		}
+	}
+	return append(rs, []Route{
 		{http.MethodGet, "/admin/usage", a.usage},
 		{http.MethodDelete, "/admin/cache", a.clear},
 		{http.MethodGet, "/admin/stats", a.stats},
+		{http.MethodGet, "/admin/health", a.health},
 		{http.MethodGet, "/admin/logs", a.logs}, // logs.go
 		{http.MethodGet, "/admin/logs/export", a.export},
 		{http.MethodGet, "/admin/logs/tail", a.tail},
 		{http.MethodGet, "/admin/logs/:id", a.log},
-	}
+	}...)
 }
 
 // usage serves GET /admin/usage (UsageQuery): the account's lines, or the request log's
@@ -115,6 +128,73 @@ func (a API) stats(ctx context.Context, in Input) (int, any, error) {
 		return 0, nil, err
 	}
 	return http.StatusOK, r, nil
+}
+
+// health serves GET /admin/health: each configured target's cooldown and its requests and
+// errors over the statistics' window (every replica's with Redis), and whether the shared
+// state and the request log's store answer ("off": none is configured).
+func (a API) health(ctx context.Context, _ Input) (int, any, error) {
+	type target struct {
+		Target    string     `json:"target"`
+		Cooling   bool       `json:"cooling_down"`
+		Until     *time.Time `json:"until"`
+		Requests  int64      `json:"requests"`
+		Errors    int64      `json:"errors"`
+		ErrorRate float64    `json:"error_rate"`
+	}
+	r, err := a.Stats(ctx, "")
+	if err != nil {
+		return 0, nil, err
+	}
+	seen := map[string]*target{}
+	ts := []*target{}
+	add := func(name string) *target {
+		if seen[name] == nil {
+			seen[name] = &target{Target: name}
+			ts = append(ts, seen[name])
+		}
+		return seen[name]
+	}
+	for _, name := range a.Targets {
+		t := add(name)
+		if a.Cooling != nil {
+			if left := a.Cooling(ctx, name); left > 0 {
+				until := time.Now().Add(left).UTC().Truncate(time.Second)
+				t.Cooling, t.Until = true, &until
+			}
+		}
+	}
+	for _, row := range r.Data {
+		if row.Target != "" {
+			t := add(row.Target) // a direct provider/model call's too
+			t.Requests, t.Errors = t.Requests+row.Requests, t.Errors+row.Errors
+		}
+	}
+	for _, t := range ts {
+		if t.Requests > 0 {
+			t.ErrorRate = float64(t.Errors) / float64(t.Requests)
+		}
+	}
+	state := func(ping func(context.Context) error) string {
+		switch {
+		case ping == nil:
+			return "off"
+		case ping(ctx) != nil:
+			return "unreachable"
+		}
+		return "ok"
+	}
+	var logs func(context.Context) error
+	if a.Logs != nil {
+		logs = a.Logs.Ping
+	}
+	return http.StatusOK, struct {
+		Object  string    `json:"object"`
+		Minutes int       `json:"minutes"`
+		Targets []*target `json:"targets"`
+		Redis   string    `json:"redis"`
+		Logs    string    `json:"logs"`
+	}{"health", r.Minutes, ts, state(a.Shared), state(logs)}, nil
 }
 
 func unreachable(msg string) error {

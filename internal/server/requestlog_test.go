@@ -1,0 +1,294 @@
+package server_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// logRecord is what the tests read of a request log record.
+type logRecord struct {
+	ID       string            `json:"id"`
+	Wire     string            `json:"wire"`
+	KeyID    string            `json:"key_id"`
+	KeyName  string            `json:"key_name"`
+	KeyMeta  map[string]string `json:"key_meta"`
+	Alias    string            `json:"alias"`
+	Target   string            `json:"target"`
+	Status   int               `json:"status"`
+	Kind     string            `json:"kind"`
+	Stream   bool              `json:"stream"`
+	Error    string            `json:"error"`
+	TokensIn int               `json:"tokens_in"`
+	Capture  string            `json:"capture"`
+	Attempts []struct {
+		Target, Kind string
+		Status       int
+	} `json:"attempts"`
+	Content *struct{ Request, Answer string } `json:"content"`
+}
+
+const logsAdmin = "admin-token-for-logs"
+
+// logsConfig is a gateway that keeps its request log in a SQLite file of dir, capturing
+// content, with an alias that falls back.
+func logsConfig(dir string) string {
+	// A live tail writes only when a record comes: its keepalives are what tell it that its
+	// client left (package presence), so they come often here.
+	return `
+heartbeat_interval: 200ms
+auth: {admin_token: ` + logsAdmin + `}
+logs: {url: "sqlite://` + filepath.Join(dir, "logs.db") + `", capture: content}
+providers:
+  sim: {kind: sim}
+models:
+  default: [sim/echo]
+  flaky: ["sim/text?fail=500", sim/echo]
+`
+}
+
+// waitLogs polls GET /admin/logs?query until it holds n records (the writer flushes every
+// half second), and returns them.
+func waitLogs(t *testing.T, url, query string, n int) []logRecord {
+	t.Helper()
+	var page struct {
+		Data []logRecord `json:"data"`
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		r := do(t, "GET", url+"/admin/logs?"+query, logsAdmin, "")
+		if r.status != http.StatusOK {
+			t.Fatalf("GET /admin/logs?%s: %d %s", query, r.status, r.body)
+		}
+		if err := json.Unmarshal(r.body, &page); err != nil {
+			t.Fatal(err)
+		}
+		if len(page.Data) >= n || time.Now().After(deadline) {
+			break
+		}
+	}
+	if len(page.Data) != n {
+		t.Fatalf("got %d records for %q, want %d", len(page.Data), query, n)
+	}
+	return page.Data
+}
+
+// Every request of the route table gets one record, with who asked, what served, the
+// fallback's attempts and the content as the client saw it, masked; a planted secret and the
+// virtual key reach neither the API nor the store's file.
+func TestRequestLog(t *testing.T) {
+	dir := t.TempDir()
+	url := serveGate(t, logsConfig(dir), nil, time.Minute, nil)
+	id, secret := createKey(t, url, logsAdmin, `{"name":"team-b-bot","metadata":{"team":"b"}}`)
+	const planted = "sk-proj-Xq7Rt2Lm9Vb4Nc8Zd1Wf6Gh3Jk5Pa0Se7"
+
+	plain := do(t, "POST", url+"/v1/chat/completions", secret,
+		`{"model":"default","messages":[{"role":"user","content":"my key is `+planted+` keep it"}]}`)
+	fell := do(t, "POST", url+"/v1/chat/completions", secret, chatBody("flaky", true, ""))
+	missing := do(t, "POST", url+"/v1/chat/completions", secret, chatBody("nope", false, ""))
+	if plain.status != 200 || fell.status != 200 || missing.status != 404 {
+		t.Fatalf("got %d, %d, %d; want 200, 200, 404", plain.status, fell.status, missing.status)
+	}
+	recs := waitLogs(t, url, "key="+id, 3)
+	byID := map[string]logRecord{}
+	for _, r := range recs {
+		byID[r.ID] = r
+	}
+	p := byID[plain.header.Get("X-Request-Id")]
+	if p.Wire != "chat" || p.KeyName != "team-b-bot" || p.KeyMeta["team"] != "b" || p.Target != "sim/echo" ||
+		p.Status != 200 || p.TokensIn == 0 || p.Capture != "content" || p.Content == nil {
+		t.Fatalf("plain call's record %+v", p)
+	}
+	if strings.Contains(p.Content.Request, planted) || strings.Contains(p.Content.Answer, planted) ||
+		!strings.Contains(p.Content.Request, "[REDACTED:") || !strings.Contains(p.Content.Answer, "keep it") {
+		t.Errorf("captured content %+v, want it masked as the client saw it", p.Content)
+	}
+	f := byID[fell.header.Get("X-Request-Id")]
+	if !f.Stream || len(f.Attempts) != 2 || f.Attempts[0].Target != "sim/text?fail=500" || f.Attempts[0].Kind == "" ||
+		f.Attempts[1].Target != "sim/echo" || f.Attempts[1].Kind != "" || f.Target != "sim/echo" {
+		t.Errorf("fallback's record %+v, want both attempts, the first failed", f)
+	}
+	m := byID[missing.header.Get("X-Request-Id")]
+	if m.Status != 404 || m.Kind != "not_found" || !strings.Contains(m.Error, "does not exist") {
+		t.Errorf("unknown model's record %+v, want the 404 and its public text", m)
+	}
+
+	// One record by its request id; filters; the export.
+	r := do(t, "GET", url+"/admin/logs/"+f.ID, logsAdmin, "")
+	if r.status != 200 || !bytes.Contains(r.body, []byte(`"id":"`+f.ID+`"`)) {
+		t.Errorf("GET /admin/logs/{id}: %d %s", r.status, r.body)
+	}
+	if got := waitLogs(t, url, "key="+id+"&status=404", 1); got[0].ID != m.ID {
+		t.Errorf("status filter gave %+v", got)
+	}
+	r = do(t, "GET", url+"/admin/logs/export?format=jsonl&key="+id, logsAdmin, "")
+	if r.status != 200 || bytes.Count(r.body, []byte("\n")) != 3 || !strings.Contains(r.header.Get("Content-Disposition"), "attachment") {
+		t.Errorf("export: %d %q, %d lines", r.status, r.header, bytes.Count(r.body, []byte("\n")))
+	}
+
+	// Secrets: the planted one and the virtual key are in no answer and in no byte of the store.
+	for _, path := range []string{"/admin/logs?limit=1000", "/admin/logs/export?format=csv"} {
+		if b := do(t, "GET", url+path, logsAdmin, "").body; bytes.Contains(b, []byte(planted)) || bytes.Contains(b, []byte(secret)) {
+			t.Errorf("%s quotes a secret", path)
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "logs.db*"))
+	if len(files) == 0 {
+		t.Fatal("no SQLite file")
+	}
+	for _, fn := range files {
+		b, err := os.ReadFile(fn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(b, []byte(planted)) || bytes.Contains(b, []byte(secret)) || bytes.Contains(b, []byte(logsAdmin)) {
+			t.Errorf("%s holds a secret", fn)
+		}
+	}
+}
+
+// The log's API refuses what it cannot answer with a 4xx that names the parameter, and
+// answers only the admin token.
+func TestRequestLogBadInput(t *testing.T) {
+	url := serveGate(t, logsConfig(t.TempDir()), nil, time.Minute, nil)
+	_, secret := createKey(t, url, logsAdmin, `{"name":"k"}`)
+	for _, tt := range []struct {
+		path, key string
+		status    int
+		param     string
+	}{
+		{"/admin/logs?limit=5000", logsAdmin, 400, "limit"},
+		{"/admin/logs?nope=1", logsAdmin, 400, "nope"},
+		{"/admin/logs?cursor=not-a-cursor", logsAdmin, 400, "cursor"},
+		{"/admin/logs?from=2026-12-02T10:00:00Z&to=2026-12-01T10:00:00Z", logsAdmin, 400, "from"},
+		{"/admin/logs?stream=maybe", logsAdmin, 400, "stream"},
+		{"/admin/logs/export?format=xml", logsAdmin, 400, "format"},
+		{"/admin/logs/tail?from=2026-12-01T10:00:00Z", logsAdmin, 400, "from"},
+		{"/admin/logs/nope-such-id", logsAdmin, 404, "id"},
+		{"/admin/usage?group_by=meta.bad%20name", logsAdmin, 400, "group_by"},
+		{"/admin/logs", secret, 401, ""},
+		{"/admin/logs", "", 401, ""},
+	} {
+		r := do(t, "GET", url+tt.path, tt.key, "")
+		var e struct{ Error struct{ Param *string } }
+		_ = json.Unmarshal(r.body, &e)
+		if r.status != tt.status || (tt.param != "" && (e.Error.Param == nil || *e.Error.Param != tt.param)) {
+			t.Errorf("%s: got %d %s, want %d naming %q", tt.path, r.status, r.body, tt.status, tt.param)
+		}
+	}
+}
+
+// The live tail shows a new request's record; usage reports by a key metadata field and by
+// hour; health says the log answers.
+func TestRequestLogTailUsageHealth(t *testing.T) {
+	url := serveGate(t, logsConfig(t.TempDir()), nil, time.Minute, nil)
+	id, secret := createKey(t, url, logsAdmin, `{"name":"k","metadata":{"team":"search"}}`)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", url+"/admin/logs/tail?key="+id, nil)
+	req.Header.Set("Authorization", "Bearer "+logsAdmin)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("tail: %d %q", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	time.Sleep(100 * time.Millisecond) // the tail starts now: the request comes after it
+	call := do(t, "POST", url+"/v1/chat/completions", secret, chatBody("default", false, ""))
+	sc := bufio.NewScanner(resp.Body)
+	var got logRecord
+	for sc.Scan() {
+		if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+			if err := json.Unmarshal([]byte(data), &got); err != nil {
+				t.Fatal(err)
+			}
+			break
+		}
+	}
+	if got.ID != call.header.Get("X-Request-Id") {
+		t.Fatalf("tail gave %+v, want the call's record", got)
+	}
+	cancel()
+
+	r := do(t, "GET", url+"/admin/usage?group_by=meta.team&key="+id, logsAdmin, "")
+	var u struct {
+		Source string
+		Data   []struct {
+			Group    string
+			Requests int
+		}
+	}
+	if err := json.Unmarshal(r.body, &u); err != nil || r.status != 200 || u.Source != "logs" || len(u.Data) != 1 ||
+		u.Data[0].Group != "search" || u.Data[0].Requests != 1 {
+		t.Errorf("usage by meta.team: %d %s", r.status, r.body)
+	}
+	if r := do(t, "GET", url+"/admin/usage?group_by=hour", logsAdmin, ""); r.status != 200 || !bytes.Contains(r.body, []byte(`"bucket":"hour"`)) {
+		t.Errorf("usage by hour: %d %s", r.status, r.body)
+	}
+	r = do(t, "GET", url+"/admin/health", logsAdmin, "")
+	if r.status != 200 || !bytes.Contains(r.body, []byte(`"logs":"ok"`)) || !bytes.Contains(r.body, []byte(`"redis":"off"`)) ||
+		!bytes.Contains(r.body, []byte(`"target":"sim/echo"`)) {
+		t.Errorf("health: %d %s", r.status, r.body)
+	}
+}
+
+// With auth off on loopback (make run's embedded default), the console signs in with no
+// token and reads the request log; the admin API still answers nothing without a session,
+// and has no key routes.
+func TestRequestLogOpenConsole(t *testing.T) {
+	url := serveGate(t, `
+logs: {url: "sqlite://`+filepath.Join(t.TempDir(), "logs.db")+`"}
+providers:
+  sim: {kind: sim}
+models:
+  default: [sim/echo]
+`, nil, time.Minute, nil)
+	if r := do(t, "GET", url+"/console/session", "", ""); r.status != 200 || !bytes.Contains(r.body, []byte(`"open":true`)) {
+		t.Fatalf("GET /console/session: %d %s", r.status, r.body)
+	}
+	if r := do(t, "GET", url+"/admin/logs", "", ""); r.status != 401 {
+		t.Errorf("GET /admin/logs without a session: %d, want 401", r.status)
+	}
+	resp, err := http.Post(url+"/console/session", "application/json", strings.NewReader(`{"token":""}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	cookies := resp.Cookies()
+	if resp.StatusCode != 200 || len(cookies) != 1 {
+		t.Fatalf("sign-in: %d, cookies %v", resp.StatusCode, cookies)
+	}
+	call := do(t, "POST", url+"/v1/chat/completions", "", chatBody("default", false, ""))
+	get := func(path string) (int, []byte) {
+		req, _ := http.NewRequest("GET", url+path, nil)
+		req.AddCookie(cookies[0])
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var b bytes.Buffer
+		_, _ = b.ReadFrom(resp.Body)
+		return resp.StatusCode, b.Bytes()
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		status, body := get("/admin/logs")
+		if status == 200 && bytes.Contains(body, []byte(call.header.Get("X-Request-Id"))) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the console session never saw the call: %d %s", status, body)
+		}
+	}
+	if status, _ := get("/admin/keys"); status != 404 {
+		t.Errorf("GET /admin/keys with auth off: %d, want 404 (no key routes)", status)
+	}
+}
