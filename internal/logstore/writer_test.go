@@ -321,3 +321,18 @@ func TestWriterLogsDropsRarely(t *testing.T) {
 		}
 	})
 }
+
+// TestWriterSmallSpool: a spool as small as a batch drops nothing while the store answers.
+func TestWriterSmallSpool(t *testing.T) {
+	m := newMem()
+	w := NewWriter(m, WriterOptions{Batch: 10, Spool: 1, Every: time.Millisecond})
+	for _, r := range numbered(1000, "p") {
+		w.Add(r)
+	}
+	if err := closeWriter(t, w); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(m.ids()); n != 1000 || w.Dropped() != 0 {
+		t.Errorf("got %d written, %d dropped; want 1000 and 0", n, w.Dropped())
+	}
+}
