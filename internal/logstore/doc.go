@@ -1,8 +1,18 @@
-// Package logstore decides where the request log lives and how it is read back (DESIGN §7,
-// issue 33): one Record per request, written exactly once (its id is unique in the store),
-// kept in SQLite (the embedded default, one file) or PostgreSQL (a fleet: partitioned by
-// day, retention by dropping days, migrations under an advisory lock), queried by Filter
-// with keyset pagination, summed by Usage, exported and tailed. A Writer takes records off
-// the request path: a bounded queue, batches, a bounded spool while the store fails, drops
-// counted. It is the only package that speaks SQL; it knows no HTTP and no round.
+// Package logstore is the request log (issue 33, DESIGN §12): one Record per request, kept
+// in a Store, the only package of the gateway that speaks SQL. It decides how records are
+// kept and found: the schema and its migrations, partitions and retention, the filters of
+// the admin API (ParseFilter) and their keyset pagination, usage sums, and how records get
+// there without touching the request path (Writer: a bounded queue, batches, a bounded
+// spool, drops counted).
+//
+// Two stores, chosen by the URL's scheme (each registers itself; Open reads the table):
+//
+//	sqlite://./data/logs.db    the embedded default: a file in WAL mode, pure-Go driver
+//	postgres://host/db         fleets: a table partitioned by UTC day, BRIN and btree indexes,
+//	                           retention by dropping partitions, migrations under an
+//	                           advisory lock so replicas may start at once
+//
+// Records in, records out: the package knows no HTTP, no round and no telemetry; the gateway
+// builds a Record and counts drops through WriterOptions.OnDrop. Tail polls Query, so a live
+// view works across replicas sharing a store.
 package logstore

@@ -15,7 +15,7 @@ import (
 )
 
 // Filter selects records: From <= time < To, and each field that is set. The zero value of
-// a field selects everything.
+// a field selects everything (a zero From or To: no bound).
 type Filter struct {
 	From, To time.Time
 	// Key is a key id.
@@ -163,12 +163,9 @@ func (f Filter) Values() url.Values {
 			v.Set(k, s)
 		}
 	}
-	if !f.From.IsZero() {
-		set("from", f.From.UTC().Format(time.RFC3339Nano))
-	}
-	if !f.To.IsZero() {
-		set("to", f.To.UTC().Format(time.RFC3339Nano))
-	}
+	// Always both: left out, ParseFilter would take the defaults.
+	set("from", f.From.UTC().Format(time.RFC3339Nano))
+	set("to", f.To.UTC().Format(time.RFC3339Nano))
 	set("key", f.Key)
 	set("alias", f.Alias)
 	set("target", f.Target)

@@ -62,7 +62,13 @@ const readCols = "doc, content_request, content_answer, content_cap, content_tru
 // where is the WHERE clause of f, without cursor.
 func (s *sqlStore) where(f Filter, a *args) string {
 	t := s.d.timeCol
-	conds := []string{t + " >= " + a.add(s.d.timeArg(f.From)), t + " < " + a.add(s.d.timeArg(f.To))}
+	conds := []string{"TRUE"}
+	if !f.From.IsZero() {
+		conds = append(conds, t+" >= "+a.add(s.d.timeArg(f.From)))
+	}
+	if !f.To.IsZero() {
+		conds = append(conds, t+" < "+a.add(s.d.timeArg(f.To)))
+	}
 	eq := func(col string, v any) { conds = append(conds, col+" = "+a.add(v)) }
 	if f.Key != "" {
 		eq("key_id", f.Key)
@@ -98,9 +104,6 @@ func escapeLike(s string) string {
 }
 
 func (s *sqlStore) Query(ctx context.Context, f Filter) (Page, error) {
-	if f.From.IsZero() || f.To.IsZero() {
-		return Page{}, errorf("a query needs from and to")
-	}
 	a := &args{dollar: s.d.dollar}
 	q := "SELECT " + readCols + " FROM " + table + " WHERE " + s.where(f, a)
 	if f.Cursor != "" {

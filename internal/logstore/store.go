@@ -17,9 +17,11 @@ import (
 // concurrent use by any number of goroutines (and, for PostgreSQL, replicas); Close ends
 // every call in flight's use of the store and is called once.
 type Store interface {
-	// Write stores rs, each exactly once: a record whose id (and time) the store already
-	// holds is skipped, so a batch written again, after a timeout that landed all the
-	// same, changes nothing. A record without id or time fails the whole call.
+	// Write stores rs, each exactly once: a record the store already holds is skipped, so a
+	// batch written again, after a timeout that landed all the same, changes nothing. SQLite
+	// keys on the id; PostgreSQL on (id, time), since a partitioned table's unique key must
+	// hold the partition key: a record is written again with its time unchanged (the Writer
+	// keeps it). A record without id or time fails the whole call (an llm.Invalid error).
 	Write(ctx context.Context, rs []Record) error
 	// Query returns one page of the records f selects, newest first (time, then id).
 	Query(ctx context.Context, f Filter) (Page, error)

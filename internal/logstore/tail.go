@@ -76,7 +76,8 @@ func Tail(ctx context.Context, st Store, f Filter, every time.Duration, each fun
 		})
 		for _, r := range fresh {
 			seen[r.ID] = r.Time
-			if r.Time.After(newest) {
+			// A replica's clock ahead must not move the window past the others' records.
+			if r.Time.After(newest) && !r.Time.After(now) {
 				newest = r.Time
 			}
 			if err := each(r); err != nil {

@@ -48,8 +48,9 @@ const (
 // the store fails, the records wait in the spool (bounded, oldest dropped first) and are
 // written again with backoff, each exactly once (the store keeps a record's id once).
 //
-// Add, Dropped and Spooled are safe for concurrent use; Close is called once, by the owner,
-// after which Add drops. The Writer does not own the Store: close the Writer first.
+// Add, Dropped and Spooled are safe for concurrent use. Close is the owner's, once (a second
+// call waits for the first and returns its answer); after it Add drops. The Writer does not
+// own the Store: close the Writer, then the Store.
 type Writer struct {
 	st  Store
 	opt WriterOptions
@@ -208,7 +209,7 @@ func (w *Writer) run() {
 		select {
 		case r := <-w.queue:
 			pending = append(pending, r)
-			pending = w.take(pending, w.opt.Batch)
+			pending = w.take(pending, max(0, w.opt.Batch-len(pending))) // a healthy store: one batch
 			bound()
 			if len(pending) < w.opt.Batch || time.Now().Before(retryAt) {
 				continue

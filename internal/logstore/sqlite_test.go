@@ -1,0 +1,151 @@
+package logstore
+
+import (
+	"context"
+	"database/sql"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestSQLiteReopen: records survive Close and a new Open (a restart), on a relative path
+// whose folder Open creates.
+func TestSQLiteReopen(t *testing.T) {
+	t.Chdir(t.TempDir())
+	ctx := context.Background()
+	url := "sqlite://./data/nested/logs.db"
+	st, err := Open(ctx, Options{URL: url})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	set := recs(30, time.Now())
+	if err := st.Write(ctx, set); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat("data/nested/logs.db"); err != nil {
+		t.Fatalf("the file is not where the URL says: %v", err)
+	}
+	st, err = Open(ctx, Options{URL: url})
+	if err != nil {
+		t.Fatalf("Open again: %v", err)
+	}
+	defer st.Close()
+	if n := count(t, st); n != len(set) {
+		t.Errorf("got %d records after a restart, want %d", n, len(set))
+	}
+	if r, err := st.Get(ctx, set[7].ID); err != nil || r.Alias != set[7].Alias {
+		t.Errorf("Get after a restart: got %+v, %v", r, err)
+	}
+}
+
+// immutable makes path unwritable, even for root (chattr +i), or skips the test where the
+// file system cannot. Cleanup undoes it so that the folder can be removed.
+func immutable(t *testing.T, path string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		mode := os.FileMode(0o444)
+		if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+			mode = 0o555
+		}
+		if err := os.Chmod(path, mode); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.Chmod(path, 0o755) })
+		return
+	}
+	out, err := exec.Command("chattr", "+i", path).CombinedOutput()
+	if err != nil {
+		// Root writes through file modes; only the immutable flag stops it.
+		t.Skipf("running as root, and chattr +i fails here (%v: %s): cannot make a file read-only", err, out)
+	}
+	t.Cleanup(func() { exec.Command("chattr", "-i", path).Run() })
+}
+
+// TestSQLiteCannotWrite: a read-only file, a read-only folder, a locked file, a file that is
+// no database: a clear error from Open, never a panic and never a store that fails later.
+func TestSQLiteCannotWrite(t *testing.T) {
+	ctx := context.Background()
+	t.Run("read-only file", func(t *testing.T) {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "logs.db")
+		st := mustOpen(t, "sqlite://"+path, 0)
+		st.Close()
+		immutable(t, path)
+		_, err := Open(ctx, Options{URL: "sqlite://" + path + "?busy_timeout=100"})
+		if err == nil || !strings.Contains(err.Error(), "read-only") {
+			t.Fatalf("got %v, want an error saying the file is read-only", err)
+		}
+	})
+	t.Run("read-only folder", func(t *testing.T) {
+		dir := t.TempDir()
+		immutable(t, dir)
+		_, err := Open(ctx, Options{URL: "sqlite://" + filepath.Join(dir, "logs.db")})
+		if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "logs.db")) {
+			t.Fatalf("got %v, want an error naming the file", err)
+		}
+	})
+	t.Run("locked", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "logs.db")
+		mustOpen(t, "sqlite://"+path, 0).Close()
+		// Another process's write transaction holds the file.
+		other, err := sql.Open("sqlite", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer other.Close()
+		conn, err := other.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		if _, err := conn.ExecContext(ctx, "BEGIN EXCLUSIVE"); err != nil {
+			t.Fatal(err)
+		}
+		defer conn.ExecContext(ctx, "ROLLBACK")
+		_, err = Open(ctx, Options{URL: "sqlite://" + path + "?busy_timeout=50"})
+		if err == nil || !strings.Contains(err.Error(), "locked") {
+			t.Fatalf("got %v, want an error saying the file is locked", err)
+		}
+	})
+	t.Run("not a database", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "logs.db")
+		if err := os.WriteFile(path, []byte(strings.Repeat("not sqlite at all\n", 100)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Open(ctx, Options{URL: "sqlite://" + path})
+		if err == nil || !strings.Contains(err.Error(), "not an SQLite database") {
+			t.Fatalf("got %v, want an error saying it is no database", err)
+		}
+	})
+	t.Run("a folder, not a file", func(t *testing.T) {
+		_, err := Open(ctx, Options{URL: "sqlite://" + t.TempDir()})
+		if err == nil {
+			t.Fatal("got no error opening a folder")
+		}
+	})
+}
+
+func TestOpenBadURL(t *testing.T) {
+	for _, url := range []string{"", "logs.db", "mysql://x", "sqlite://", "sqlite://:memory:",
+		"sqlite://x.db?cache=shared", "sqlite://x.db?busy_timeout=soon", "postgres://%zz", "postgres://u:secret@/db?sslmode=bogus"} {
+		t.Run(url, func(t *testing.T) {
+			t.Chdir(t.TempDir())
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			st, err := Open(ctx, Options{URL: url})
+			if err == nil {
+				st.Close()
+				t.Fatal("got no error")
+			}
+			if strings.Contains(err.Error(), "secret") {
+				t.Errorf("the error shows the password: %v", err)
+			}
+		})
+	}
+}
