@@ -77,6 +77,9 @@ var owners = []struct {
 	{"github.com/labstack/echo", []string{module + "/internal/server", module + "/cmd/"}},
 	{"github.com/openai/openai-go", []string{module + "/internal/provider/openai"}},
 	{"github.com/redis/go-redis", []string{module + "/internal/redisstore"}},
+	// SQL stays in the request log's store.
+	{"github.com/jackc/pgx", []string{module + "/internal/logstore"}},
+	{"modernc.org/sqlite", []string{module + "/internal/logstore"}},
 	// The OpenTelemetry SDK, its exporters and the Prometheus client belong to telemetry
 	// (TestSDKOnlyInSetup narrows it to one file); the otel API may be used anywhere.
 	{"go.opentelemetry.io/otel/sdk", []string{module + "/internal/telemetry"}},

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -49,6 +50,17 @@ func BenchmarkChatKeyed(b *testing.B) {
 	b.Run("stream", func(b *testing.B) { benchPostKey(b, srv, true, key) })
 }
 
+// BenchmarkChatLogged is BenchmarkChat with the request log on, in a SQLite file, capturing
+// metadata (issue 33): against BenchmarkChat, what a record costs the request path (its
+// build and a queue; the writes are another goroutine's).
+func BenchmarkChatLogged(b *testing.B) {
+	ms := httptest.NewServer(mockllm.New(mockllm.Options{}))
+	defer ms.Close()
+	srv := benchServerWith(b, ms.URL, "}\nlogs: {url: \"sqlite://"+filepath.Join(b.TempDir(), "logs.db")+"\", queue: 100000")
+	b.Run("nonstream", func(b *testing.B) { benchPost(b, srv, false) })
+	b.Run("stream", func(b *testing.B) { benchPost(b, srv, true) })
+}
+
 // benchServer is the gateway of the benchmarks, in front of the mock at mockURL.
 func benchServer(b *testing.B, mockURL string) *server.Server {
 	return benchServerWith(b, mockURL, "")
@@ -71,6 +83,7 @@ models:
 	if err != nil {
 		b.Fatal(err)
 	}
+	b.Cleanup(func() { srv.Close() }) // the request log's writer, a store's connections
 	return srv
 }
 

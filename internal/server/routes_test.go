@@ -8,13 +8,16 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/sluice-gw/sluice/internal/auth"
+	"github.com/sluice-gw/sluice/internal/console"
 	"github.com/sluice-gw/sluice/internal/dialect"
 	"github.com/sluice-gw/sluice/internal/playground"
 	"github.com/sluice-gw/sluice/internal/server"
 )
 
 // open are the routes served without a key: probes, the scrape target, the static pages,
-// and each path's CORS preflight (browsers send it without the key).
+// the console (its pages are static, and its session signs in with the admin token:
+// internal/console's tests hold it), and each path's CORS preflight (browsers send it
+// without the key).
 func open(r *echo.Route) bool {
 	switch {
 	case r.Method == http.MethodOptions, r.Method == echo.RouteNotFound:
@@ -22,7 +25,7 @@ func open(r *echo.Route) bool {
 	case r.Path == "/healthz", r.Path == "/readyz", r.Path == "/metrics", r.Path == "/":
 		return true
 	}
-	return strings.HasPrefix(r.Path, playground.Prefix)
+	return strings.HasPrefix(r.Path, playground.Prefix) || r.Path == "/console" || strings.HasPrefix(r.Path, console.Prefix)
 }
 
 // fastBodies are requests naming the model "fast", which the test's key may not use, one per
