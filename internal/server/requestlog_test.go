@@ -9,8 +9,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/sluice-gw/sluice/internal/logstore/pgtest"
 )
 
 // logRecord is what the tests read of a request log record.
@@ -40,12 +44,17 @@ const logsAdmin = "admin-token-for-logs"
 // logsConfig is a gateway that keeps its request log in a SQLite file of dir, capturing
 // content, with an alias that falls back.
 func logsConfig(dir string) string {
+	return logsConfigURL("sqlite://" + filepath.Join(dir, "logs.db"))
+}
+
+// logsConfigURL is logsConfig with the log's store at url.
+func logsConfigURL(url string) string {
 	// A live tail writes only when a record comes: its keepalives are what tell it that its
 	// client left (package presence), so they come often here.
 	return `
 heartbeat_interval: 200ms
 auth: {admin_token: ` + logsAdmin + `}
-logs: {url: "sqlite://` + filepath.Join(dir, "logs.db") + `", capture: content}
+logs: {url: "` + url + `", capture: content}
 providers:
   sim: {kind: sim}
 models:
@@ -81,10 +90,33 @@ func waitLogs(t *testing.T, url, query string, n int) []logRecord {
 
 // Every request of the route table gets one record, with who asked, what served, the
 // fallback's attempts and the content as the client saw it, masked; a planted secret and the
-// virtual key reach neither the API nor the store's file.
+// virtual key reach neither the API nor the store's bytes: the SQLite file, or pg_dump of a
+// real PostgreSQL.
 func TestRequestLog(t *testing.T) {
-	dir := t.TempDir()
-	url := serveGate(t, logsConfig(dir), nil, time.Minute, nil)
+	t.Run("sqlite", func(t *testing.T) {
+		dir := t.TempDir()
+		testRequestLog(t, "sqlite://"+filepath.Join(dir, "logs.db"), func() [][]byte {
+			files, _ := filepath.Glob(filepath.Join(dir, "logs.db*"))
+			var bs [][]byte
+			for _, fn := range files {
+				b, err := os.ReadFile(fn)
+				if err != nil {
+					t.Fatal(err)
+				}
+				bs = append(bs, b)
+			}
+			return bs
+		})
+	})
+	t.Run("postgres", func(t *testing.T) {
+		pg := pgtest.Start(t)
+		testRequestLog(t, pg.URL, func() [][]byte { return [][]byte{pg.Dump(t, "sluice")} })
+	})
+}
+
+// testRequestLog runs TestRequestLog on the store at logsURL; stored returns its bytes.
+func testRequestLog(t *testing.T, logsURL string, stored func() [][]byte) {
+	url := serveGate(t, logsConfigURL(logsURL), nil, time.Minute, nil)
 	id, secret := createKey(t, url, logsAdmin, `{"name":"team-b-bot","metadata":{"team":"b"}}`)
 	const planted = "sk-proj-Xq7Rt2Lm9Vb4Nc8Zd1Wf6Gh3Jk5Pa0Se7"
 
@@ -138,17 +170,13 @@ func TestRequestLog(t *testing.T) {
 			t.Errorf("%s quotes a secret", path)
 		}
 	}
-	files, _ := filepath.Glob(filepath.Join(dir, "logs.db*"))
-	if len(files) == 0 {
-		t.Fatal("no SQLite file")
+	bs := stored()
+	if len(bs) == 0 || !bytes.Contains(bytes.Join(bs, nil), []byte(f.ID)) {
+		t.Fatal("the store's bytes do not hold the records: the check below would prove nothing")
 	}
-	for _, fn := range files {
-		b, err := os.ReadFile(fn)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, b := range bs {
 		if bytes.Contains(b, []byte(planted)) || bytes.Contains(b, []byte(secret)) || bytes.Contains(b, []byte(logsAdmin)) {
-			t.Errorf("%s holds a secret", fn)
+			t.Error("the store's bytes hold a secret")
 		}
 	}
 }
@@ -290,5 +318,61 @@ models:
 	}
 	if status, _ := get("/admin/keys"); status != 404 {
 		t.Errorf("GET /admin/keys with auth off: %d, want 404 (no key routes)", status)
+	}
+}
+
+// Two replicas write to one PostgreSQL, which stops for 3 s while they serve: no request
+// fails, and once it is back every request has its record, exactly once (the writers'
+// spools, the store's unique ids).
+func TestRequestLogReplicasPostgres(t *testing.T) {
+	pg := pgtest.Start(t)
+	urls := []string{serveGate(t, logsConfigURL(pg.URL), nil, time.Minute, nil), serveGate(t, logsConfigURL(pg.URL), nil, time.Minute, nil)}
+	const each = 500
+	var failed atomic.Int64
+	var wg sync.WaitGroup
+	for _, url := range urls {
+		_, secret := createKey(t, url, logsAdmin, `{"name":"k"}`) // each replica's own: no Redis here
+		for w := range 4 {
+			wg.Go(func() {
+				for i := range each / 4 {
+					if w == 0 && i == each/8 && url == urls[0] {
+						pg.Stop(t) // halfway through: the store is gone for 3 s
+						time.Sleep(3 * time.Second)
+						pg.Start(t)
+					}
+					r := do(t, "POST", url+"/v1/chat/completions", secret, chatBody("default", false, ""))
+					if r.status != 200 {
+						failed.Add(1)
+					}
+				}
+			})
+		}
+	}
+	wg.Wait()
+	if n := failed.Load(); n > 0 {
+		t.Fatalf("%d requests failed while the log's store was down", n)
+	}
+	ids := map[string]int{}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		r := do(t, "GET", urls[1]+"/admin/logs/export?format=jsonl", logsAdmin, "")
+		clear(ids)
+		for _, line := range bytes.Split(bytes.TrimSpace(r.body), []byte("\n")) {
+			var rec logRecord
+			if json.Unmarshal(line, &rec) == nil && rec.ID != "" {
+				ids[rec.ID]++
+			}
+		}
+		if len(ids) >= 2*each || time.Now().After(deadline) {
+			break
+		}
+	}
+	twice := 0
+	for _, n := range ids {
+		if n > 1 {
+			twice++
+		}
+	}
+	if len(ids) != 2*each || twice > 0 {
+		t.Errorf("got %d records (%d more than once), want %d, each once", len(ids), twice, 2*each)
 	}
 }
