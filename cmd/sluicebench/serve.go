@@ -58,6 +58,11 @@ func newGateway(upstream, redisURL string, log *slog.Logger) (*server.Server, er
 	if redisURL != "" {
 		yaml = fmt.Appendf(yaml, "redis: {url: %q, on_failure: open}\n", redisURL)
 	}
+	// SLUICE_BENCH_LOGS turns the request log on (a sqlite:// or postgres:// URL), to
+	// measure what it costs the request path (issue 33); every child process reads it.
+	if u := os.Getenv("SLUICE_BENCH_LOGS"); u != "" {
+		yaml = fmt.Appendf(yaml, "logs: {url: %q}\n", u)
+	}
 	cfg, err := config.ParseWith(yaml, "sluicebench.yaml", noEnv)
 	if err != nil {
 		return nil, err
