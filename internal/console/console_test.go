@@ -2,7 +2,6 @@ package console
 
 import (
 	"io"
-	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -12,6 +11,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/sluice-gw/sluice/internal/playground"
+	"github.com/sluice-gw/sluice/internal/playground/sitetest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -77,41 +77,7 @@ func TestFiles(t *testing.T) {
 // string (Trusted Types would make the browser throw; this finds it before a browser does),
 // and the page has no inline script, style or handler for the CSP to refuse, and names no
 // other origin.
-func TestNoHTMLSinks(t *testing.T) {
-	sinks := regexp.MustCompile(`innerHTML|outerHTML|insertAdjacentHTML|document\.write|\beval\(|new Function|setAttribute\(\s*['"]on|srcdoc|\.on[a-z]+\s*=\s*['"]|import\(`)
-	err := fs.WalkDir(static, "static", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, _ := static.ReadFile(p)
-		if strings.HasSuffix(p, ".js") {
-			for _, line := range strings.Split(string(b), "\n") {
-				code, _, _ := strings.Cut(line, "//")
-				if sinks.MatchString(code) {
-					t.Errorf("%s: an HTML or code sink: %s", p, strings.TrimSpace(line))
-				}
-				if strings.Contains(code, "https://") || (strings.Contains(code, "http://") && !strings.Contains(code, "http://www.w3.org/2000/svg")) {
-					t.Errorf("%s: another origin: %s", p, strings.TrimSpace(line))
-				}
-			}
-		}
-		if strings.HasSuffix(p, ".html") {
-			html := string(b)
-			if m := regexp.MustCompile(`<script(?:\s[^>]*)?>`).FindAllString(html, -1); len(m) != 1 || !strings.Contains(m[0], `src="/console/app.js"`) {
-				t.Errorf("%s: want one script, /console/app.js, got %q", p, m)
-			}
-			for _, bad := range []string{"<style", " style=", " onclick=", " onload=", "http://", "https://"} {
-				if strings.Contains(html, bad) {
-					t.Errorf("%s contains %q: inline code or an external resource", p, bad)
-				}
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
+func TestNoHTMLSinks(t *testing.T) { sitetest.NoSinks(t, static, "static", "/console/app.js") }
 
 // TestReferences checks that every file the page and its modules name is served: the
 // console's own, and the site's shared ones under /playground/.

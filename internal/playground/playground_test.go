@@ -1,12 +1,12 @@
 package playground
 
 import (
-	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
-	"strings"
 	"testing"
+
+	"github.com/sluice-gw/sluice/internal/playground/sitetest"
 )
 
 func get(t *testing.T, path string, header ...string) *httptest.ResponseRecorder {
@@ -60,38 +60,7 @@ func TestFiles(t *testing.T) {
 // TestNoHTMLSinks keeps model output out of HTML: no script may write markup from a string
 // (the CSP's Trusted Types would make the browser throw; this finds it before a browser does),
 // and the page has no inline script, style or handler for the CSP to refuse.
-func TestNoHTMLSinks(t *testing.T) {
-	sinks := regexp.MustCompile(`innerHTML|outerHTML|insertAdjacentHTML|document\.write|\beval\(|new Function|setAttribute\(\s*['"]on|srcdoc`)
-	err := fs.WalkDir(static, "static", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, _ := static.ReadFile(p)
-		if strings.HasSuffix(p, ".js") {
-			for _, line := range strings.Split(string(b), "\n") {
-				code, _, _ := strings.Cut(line, "//")
-				if sinks.MatchString(code) {
-					t.Errorf("%s: an HTML or code sink: %s", p, strings.TrimSpace(line))
-				}
-			}
-		}
-		if strings.HasSuffix(p, ".html") {
-			html := string(b)
-			if m := regexp.MustCompile(`<script(?:\s[^>]*)?>`).FindAllString(html, -1); len(m) != 1 || !strings.Contains(m[0], `src="/playground/app.js"`) {
-				t.Errorf("%s: want one script, /playground/app.js, got %q", p, m)
-			}
-			for _, bad := range []string{"<style", " style=", " onclick=", " onload=", "http://", "https://"} {
-				if strings.Contains(html, bad) {
-					t.Errorf("%s contains %q: inline code or an external resource", p, bad)
-				}
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
+func TestNoHTMLSinks(t *testing.T) { sitetest.NoSinks(t, static, "static", "/playground/app.js") }
 
 // TestReferences checks that every file the page and its modules name is embedded.
 func TestReferences(t *testing.T) {
