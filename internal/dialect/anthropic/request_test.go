@@ -59,6 +59,42 @@ func TestDecode(t *testing.T) {
 	}
 }
 
+// Claude Code 2.1.328 (with the MCP gateway in use) puts system messages inside messages,
+// which the Anthropic API takes (issue 35): each is a system message in its place, a string
+// one plain, and the body stays whole for Anthropic targets.
+func TestDecodeSystemMessages(t *testing.T) {
+	body := `{"model":"claude-opus-5-5","max_tokens":32000,"system":[{"type":"text","text":"You are Claude Code.","cache_control":{"type":"ephemeral"}}],` +
+		`"messages":[{"role":"user","content":[{"type":"text","text":"List the files."}]},` +
+		`{"role":"system","content":"MCP server everything is connected; its tools are mcp__everything__*."},` +
+		`{"role":"user","content":"Go on."},` +
+		`{"role":"system","content":[{"type":"text","text":"Reminder one."},{"type":"text","text":"Reminder two.","cache_control":{"type":"ephemeral"}}]},` +
+		`{"role":"system","content":[]}],"stream":true}`
+	r, err := Decode([]byte(body), noHeader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := func(s ...string) []llm.Part {
+		var ps []llm.Part
+		for _, t := range s {
+			ps = append(ps, llm.Part{Type: llm.PartText, Text: t})
+		}
+		return ps
+	}
+	want := []llm.Message{
+		{Role: llm.RoleSystem, Parts: text("You are Claude Code.")},
+		{Role: llm.RoleUser, Parts: text("List the files.")},
+		{Role: llm.RoleSystem, Plain: true, Parts: text("MCP server everything is connected; its tools are mcp__everything__*.")},
+		{Role: llm.RoleUser, Plain: true, Parts: text("Go on.")},
+		{Role: llm.RoleSystem, Parts: text("Reminder one.", "Reminder two.")},
+	}
+	if !reflect.DeepEqual(r.Req.Messages, want) {
+		t.Errorf("messages:\ngot  %+v\nwant %+v", r.Req.Messages, want)
+	}
+	if n := r.Req.Native; n == nil || string(n.Body) != body || len(n.Only) != 0 {
+		t.Errorf("native: got %+v, want the body whole, nothing Anthropic-only", n)
+	}
+}
+
 func TestDecodeErrors(t *testing.T) {
 	msgs := `"messages":[{"role":"user","content":"hi"}]`
 	tests := []struct{ body, param, msg string }{
@@ -75,6 +111,8 @@ func TestDecodeErrors(t *testing.T) {
 		{`{"model":"m","max_tokens":1,"tool_choice":{"type":"tool"},` + msgs + `}`, "tool_choice", "name"},
 		{`{"model":"m","max_tokens":1,"thinking":{"type":"on"},` + msgs + `}`, "thinking", "thinking.type"},
 		{`{"model":"m","max_tokens":1,"system":[{"type":"image"}],` + msgs + `}`, "system", "system.0.type"},
+		{`{"model":"m","max_tokens":1,"messages":[{"role":"system","content":[{"type":"image","source":{"type":"url","url":"u"}}]}]}`, "messages.0.content", "messages.0.content.0.type: Input should be 'text'"},
+		{`{"model":"m","max_tokens":1,"messages":[{"role":"tool","content":"x"}]}`, "messages.0.role", "Input should be 'user' or 'assistant'"},
 	}
 	for _, tt := range tests {
 		_, err := Decode([]byte(tt.body), noHeader)
