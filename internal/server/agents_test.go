@@ -126,3 +126,26 @@ func TestEmbeddedDefaultServesAgents(t *testing.T) {
 		t.Errorf("got %d, warning %q; want 200 and web_search dropped", r.StatusCode, w)
 	}
 }
+
+// A dropped hosted tool is one warning line per request, naming every tool dropped, as the
+// header does.
+func TestHostedToolDropLogged(t *testing.T) {
+	var log logBuffer
+	hs := listen(buildConfig(t, `
+providers:
+  sim: {kind: sim}
+models:
+  chat-only: [sim/echo]
+`, nil, &log))
+	t.Cleanup(hs.Close)
+	r := postTo(t, hs.URL, "/v1/responses", `{"model":"chat-only","input":"hi","tools":[{"type":"web_search"},{"type":"file_search"}],"stream":false}`)
+	b, _ := io.ReadAll(r.Body)
+	want := "dropped hosted tool web_search, file_search (no target of alias chat-only serves it)"
+	if r.StatusCode != 200 || r.Header.Get("X-Sluice-Warning") != want {
+		t.Errorf("got %d, X-Sluice-Warning %q, %s; want 200, %q", r.StatusCode, r.Header.Get("X-Sluice-Warning"), b, want)
+	}
+	if got := log.String(); strings.Count(got, "hosted tool dropped") != 1 || !strings.Contains(got, "WARN") ||
+		!strings.Contains(got, "chat-only") || !strings.Contains(got, "file_search") {
+		t.Errorf("got log\n%s\nwant one warning naming the alias and the tools", got)
+	}
+}
