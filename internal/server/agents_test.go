@@ -1,10 +1,12 @@
 package server_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 
@@ -20,6 +22,17 @@ func claudeCodeSystemBody(model string) string {
 		`{"role":"system","content":"MCP server everything is connected."},` +
 		`{"role":"user","content":"Say hi."},` +
 		`{"role":"system","content":[{"type":"text","text":"Be brief.","cache_control":{"type":"ephemeral"}}]}],"stream":true}`
+}
+
+// claudeCodeRequest is the recorded request of Claude Code 2.1.328 (internal/dialect/anthropic
+// testdata) for model.
+func claudeCodeRequest(t *testing.T, model string) string {
+	t.Helper()
+	b, err := os.ReadFile("../dialect/anthropic/testdata/claude-code-2.1.328.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Replace(string(bytes.TrimSpace(b)), `"model":"claude-opus-5-5"`, `"model":`+quote(model), 1)
 }
 
 // A system message inside messages reaches an Anthropic target byte for byte, a Chat target
@@ -64,6 +77,12 @@ func TestMessagesSystemInMessages(t *testing.T) {
 		t.Errorf("chat upstream got roles %s, %s; want each system message in its place", got, g.mock.LastRequest("echo"))
 	}
 
+	for _, model := range []string{"a-echo", "c-echo"} {
+		if resp, out := postMessages(t, g, claudeCodeRequest(t, model)); resp.StatusCode != 200 || !strings.Contains(out, "event: message_stop") {
+			t.Errorf("Claude Code 2.1.328's request to %s: got %d %.300s", model, resp.StatusCode, out)
+		}
+	}
+
 	u, mock := upstreamsGateway(t, "")
 	r := postTo(t, u, "/v1/messages", claudeCodeSystemBody("resp/echo"))
 	b, _ := io.ReadAll(r.Body)
@@ -104,6 +123,7 @@ func TestEmbeddedDefaultServesAgents(t *testing.T) {
 		{"/v1/messages", messagesBody("claude-sonnet-4-5-20250929", false, ""), "sim-anthropic/echo"},
 		{"/v1/messages", messagesBody("claude-haiku-4-5-20251001", true, ""), "sim-anthropic/echo"},
 		{"/v1/messages", claudeCodeSystemBody("claude-opus-5-5"), "sim-anthropic/echo"},
+		{"/v1/messages", claudeCodeRequest(t, "claude-opus-5-5"), "sim-anthropic/echo"},
 		{"/v1/responses", codexRequest(t, "gpt-5.1-codex"), "sim-responses/echo"},
 		{"/v1/responses", codexRequest(t, "gpt-5.1-codex-max"), "sim-responses/echo"},
 		{"/v1/responses", respBody("o4-mini", false, ""), "sim-responses/echo"},

@@ -3,6 +3,7 @@ package anthropic
 import (
 	"encoding/json"
 	"errors"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -130,6 +131,7 @@ func TestDecodeErrors(t *testing.T) {
 // kind; a decoded one keeps the body for Anthropic targets and has a max_tokens.
 func FuzzDecodeMessages(f *testing.F) {
 	f.Add(`{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`)
+	f.Add(`{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"hi"},{"role":"system","content":[{"type":"text","text":"env"}]}]}`)
 	f.Add(`{"model":"m","max_tokens":5,"system":[{"type":"text","text":"s"}],"messages":[{"role":"assistant","content":[{"type":"thinking","thinking":"t","signature":"s"},{"type":"tool_use","id":"i","name":"n","input":{}}]}]}`)
 	f.Add(`{"model":"m","max_tokens":5,"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"i","content":[{"type":"image","source":{"type":"url","url":"u"}}]}]}],"tools":[{"type":"web_search_20250305","name":"w"}]}`)
 	f.Add(`{"model":"m","max_tokens":2000,"thinking":{"type":"enabled","budget_tokens":1024},"tool_choice":{"type":"any"},"messages":[{"role":"user","content":[{"type":"document","source":{"type":"text","data":"d"}}]}]}`)
@@ -153,4 +155,32 @@ func FuzzDecodeMessages(f *testing.F) {
 			}
 		}
 	})
+}
+
+// The request of the pinned Claude Code (2.1.328, `claude -p` as test/e2e runs it, recorded
+// at the mock, so its members in the mock's order) decodes: its environment comes as a system
+// message after the first user turn, the 400 of issue 35. The next CLI version's change of
+// shape shows up here.
+func TestDecodeClaudeCode(t *testing.T) {
+	body, err := os.ReadFile("testdata/claude-code-2.1.328.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Decode(body, noHeader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var roles []string
+	for _, m := range r.Req.Messages {
+		roles = append(roles, string(m.Role))
+	}
+	if got := strings.Join(roles, ","); got != "system,user,system" {
+		t.Errorf("got roles %s, want system,user,system", got)
+	}
+	if env := r.Req.Messages[2]; !strings.Contains(env.Parts[0].Text, "# Environment") {
+		t.Errorf("got %+v, want the environment as a system message", env)
+	}
+	if r.Model != "claude-opus-5-5" || len(r.Req.Tools) == 0 || string(r.Req.Native.Body) != string(body) {
+		t.Errorf("got model %s, %d tools, want claude-opus-5-5, its tools and the body whole", r.Model, len(r.Req.Tools))
+	}
 }
