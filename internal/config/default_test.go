@@ -24,11 +24,12 @@ func TestEmbeddedDefault(t *testing.T) {
 	}{
 		{"no keys", env(), []string{"sim/echo"}, []string{"sim/echo"}, 4, map[string][]string{
 			"claude-*": {"sim-anthropic/echo"}, "claude-haiku-*": {"sim-anthropic/echo"}, "gpt-*": {"sim-responses/echo"},
-			"o[0-9]*": {"sim-responses/echo"}, "codex-*": {"sim-responses/echo"}, "gemini-*": {"sim/echo"}}},
+			"o[0-9]*": {"sim-responses/echo"}, "codex-*": {"sim-responses/echo"}, "gemini-*": {"sim/echo"},
+			"gemini-*flash*": {"sim/echo"}}},
 		{"openai key", env("OPENAI_API_KEY", "sk-x"),
 			[]string{"openai/gpt-4.1-mini", "sim/echo"}, []string{"openai/gpt-4.1-nano", "sim/echo"}, 2, map[string][]string{
 				"claude-*": {"openai/gpt-4.1", "sim-anthropic/echo"}, "gpt-*": {"openai-responses/gpt-5.1-codex", "sim-responses/echo"},
-				"gemini-*": {"openai/gpt-4.1-mini", "sim/echo"}}},
+				"gemini-*": {"openai/gpt-4.1", "sim/echo"}, "gemini-*flash*": {"openai/gpt-4.1-mini", "sim/echo"}}},
 		{"both keys", env("OPENAI_API_KEY", "sk-x", "ANTHROPIC_API_KEY", "sk-ant-x"),
 			[]string{"openai/gpt-4.1-mini", "anthropic/claude-sonnet-4-5", "sim/echo"},
 			[]string{"openai/gpt-4.1-nano", "sim/echo"}, 1, map[string][]string{
@@ -36,7 +37,7 @@ func TestEmbeddedDefault(t *testing.T) {
 				"claude-haiku-*": {"anthropic/claude-haiku-4-5", "openai/gpt-4.1-mini", "sim-anthropic/echo"},
 				"o[0-9]*":        {"openai-responses/gpt-5.1-codex", "anthropic/claude-sonnet-4-5", "sim-responses/echo"}}},
 		{"gemini key", env("GEMINI_API_KEY", "g-x"), []string{"sim/echo"}, []string{"sim/echo"}, 3, map[string][]string{
-			"gemini-*": {"gemini/gemini-2.5-flash", "sim/echo"}}},
+			"gemini-*": {"gemini/gemini-2.5-pro", "sim/echo"}, "gemini-*flash*": {"gemini/gemini-2.5-flash", "sim/echo"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
