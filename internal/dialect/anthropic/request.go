@@ -173,10 +173,11 @@ func (d *decoder) finish(r *Request) error {
 		if err != nil {
 			return err
 		}
-		if m, err := system(sys, "system", d.system[0] == '"'); err != nil || len(m.Parts) > 0 {
-			if err != nil {
-				return err
-			}
+		m, err := system(sys, "system", d.system[0] == '"')
+		if err != nil {
+			return err
+		}
+		if len(m.Parts) > 0 {
 			q.Messages = append(q.Messages, m)
 		}
 	}
