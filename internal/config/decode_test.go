@@ -105,7 +105,7 @@ tools:
 `, env())
 	a := c.Models["d"]
 	if a.Timeouts != DefaultTimeouts() || a.Retries != 0 || !a.CommitOnReasoning ||
-		a.OnMidstreamFailure != "fail" || a.Coalesce != (Coalesce{Events: 1}) {
+		a.OnMidstreamFailure != "fail" || a.Coalesce != (Coalesce{Events: 1}) || a.HostedTools != "drop" {
 		t.Errorf("got alias %+v, want the defaults", a)
 	}
 	if got := a.Targets[0].Timeouts; got != DefaultTimeouts() {
@@ -221,5 +221,20 @@ tools:
 	}
 	if f := m.Tools; f == nil || len(f.Allow) != 2 || f.Allow[1] != "get-*" || len(f.Deny) != 1 || f.Deny[0] != "get-env" {
 		t.Errorf("got filter %+v", m.Tools)
+	}
+}
+
+// hosted_tools is drop unless an alias says refuse, in either form of an alias.
+func TestHostedTools(t *testing.T) {
+	c := mustParse(t, providers+`
+models:
+  short: [sim/echo]
+  long: {targets: [sim/echo]}
+  strict: {targets: [sim/echo], hosted_tools: refuse}
+`, env())
+	for alias, want := range map[string]string{"short": "drop", "long": "drop", "strict": "refuse"} {
+		if got := c.Models[alias].HostedTools; got != want {
+			t.Errorf("%s: got hosted_tools %q, want %q", alias, got, want)
+		}
 	}
 }

@@ -175,11 +175,17 @@ type Alias struct {
 	// Capture is what the request log keeps of the alias's requests: metadata | content;
 	// "": logs.capture. A key's capture takes precedence.
 	Capture string `yaml:"capture"`
+	// HostedTools is what becomes of a request's hosted tools (Codex's web_search, ...) when
+	// no target of the alias speaks the Responses API, the only wire that can run them: drop
+	// (default) leaves them out, with an X-Sluice-Warning header and a log line; refuse
+	// answers 400 unsupported_by_targets naming the tool. An agent that loses web search
+	// still works; one that gets a 400 does not (issue 35).
+	HostedTools string `yaml:"hosted_tools"`
 }
 
 func (a *Alias) setDefaults() {
 	*a = Alias{Timeouts: DefaultTimeouts(), CommitOnReasoning: true, OnMidstreamFailure: "fail",
-		Coalesce: Coalesce{Events: 1}}
+		Coalesce: Coalesce{Events: 1}, HostedTools: "drop"}
 }
 
 // Coalesce throttles tiny deltas: at most every Events events or Interval (DESIGN §4).

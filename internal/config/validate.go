@@ -178,6 +178,9 @@ func (v *validator) alias(c *Config, path, name string, a Alias) {
 	if !oneOf(a.OnMidstreamFailure, "fail", "restart") {
 		v.errorf(path+".on_midstream_failure", "want fail or restart, got %q", a.OnMidstreamFailure)
 	}
+	if !oneOf(a.HostedTools, "drop", "refuse") {
+		v.errorf(path+".hosted_tools", "want drop or refuse, got %q", a.HostedTools)
+	}
 	v.positive(path+".coalesce.events", int64(a.Coalesce.Events))
 	v.cache(path+".cache", a.Cache)
 	for i, g := range a.Guardrails {

@@ -39,6 +39,8 @@ func TestValidation(t *testing.T) {
 		{"on_failure", "redis: {on_failure: maybe}\n", `config.yaml:1: redis.on_failure: want open or closed, got "maybe"`},
 		{"redis url", "redis: {url: 'http://user:pw@h'}\n", "redis.url: want a redis://"},
 		{"midstream", providers + "models:\n  d:\n    targets: [sim/echo]\n    on_midstream_failure: retry\n", `config.yaml:8: models.d.on_midstream_failure: want fail or restart, got "retry"`},
+		{"hosted_tools", providers + "models:\n  d:\n    targets: [sim/echo]\n    hosted_tools: ignore\n", `config.yaml:8: models.d.hosted_tools: want drop or refuse, got "ignore"`},
+		{"hosted_tools empty", providers + "models:\n  d: {targets: [sim/echo], hosted_tools: ''}\n", `models.d.hosted_tools: want drop or refuse, got ""`},
 		{"unknown guardrail", providers + "models:\n  d:\n    targets: [sim/echo]\n    guardrails: [a, b]\n", `config.yaml:8: models.d.guardrails[0]: unknown guardrail "a"`},
 		{"unknown tool", providers + "models:\n  d:\n    targets: [sim/echo]\n    tools:\n      - t\n", `config.yaml:9: models.d.tools[0]: unknown tool "t"`},
 		{"negative retries", providers + "models:\n  d: {targets: [sim/echo], retries: -1}\n", "models.d.retries: must not be negative"},

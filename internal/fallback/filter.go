@@ -60,3 +60,14 @@ func (c *Chain) Filter(keep func(*Target) bool) *Chain {
 	cp.Elements, cp.Targets = out, nil
 	return &cp
 }
+
+// responsesAPI is implemented by providers that may speak the Responses API upstream.
+type responsesAPI interface{ ResponsesAPI() bool }
+
+// ServesResponses reports whether t speaks the Responses API upstream, a Filter. Only such a
+// target can serve a previous_response_id, a conversation, a stored prompt, an item_reference
+// or a file (they live in that upstream's store), or run a hosted tool (web_search, ...).
+func ServesResponses(t *Target) bool {
+	p, ok := t.Provider.(responsesAPI)
+	return ok && p.ResponsesAPI()
+}

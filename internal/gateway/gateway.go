@@ -74,7 +74,8 @@ func New(c *config.Config, log *slog.Logger) (*server.Server, error) {
 		ch.CommitOnReasoning, ch.Health, ch.Log = a.CommitOnReasoning, health, log
 		o.Chains[alias] = ch
 		o.Policies[alias] = server.Policy{ThinkFilter: a.ThinkFilter, RedactInput: a.RedactInput,
-			Coalesce: relay.Coalesce{Events: a.Coalesce.Events, Interval: a.Coalesce.Interval.Std()}, Cache: cachePolicy(a)}
+			Coalesce: relay.Coalesce{Events: a.Coalesce.Events, Interval: a.Coalesce.Interval.Std()}, Cache: cachePolicy(a),
+			RefuseHosted: a.HostedTools == "refuse"}
 		o.Models = append(o.Models, alias)
 	}
 	embeddingChains(c, &o, health, log) // parts.go

@@ -164,6 +164,34 @@ func (t *Tool) Function() (Tool, error) {
 	return *t, nil
 }
 
+// Hosted names the request's hosted tools (ToolHosted), in order; nil: none.
+func (r *Request) Hosted() []string {
+	var names []string
+	for _, t := range r.Tools {
+		if t.Kind == ToolHosted {
+			names = append(names, t.Name)
+		}
+	}
+	return names
+}
+
+// DropHosted leaves the hosted tools out of r, for a chain none of whose targets can run them
+// (an alias's hosted_tools: drop): the other adapters then translate the rest. With no tool
+// left, tool_choice goes too, which a Chat upstream refuses without tools. Tools is a new
+// slice: a clone of r keeps its own. Native is not touched: only a Responses target, which
+// can run them, reads it.
+func (r *Request) DropHosted() {
+	var kept []Tool
+	for _, t := range r.Tools {
+		if t.Kind != ToolHosted {
+			kept = append(kept, t)
+		}
+	}
+	if r.Tools = kept; len(kept) == 0 {
+		r.ToolChoice = nil
+	}
+}
+
 // Request is the provider-neutral request of one round. Model is the upstream model name of
 // the target being called: the chain sets it per attempt on a copy.
 type Request struct {

@@ -74,3 +74,21 @@ func TestUsagePlus(t *testing.T) {
 		t.Errorf("got %+v", got)
 	}
 }
+
+// DropHosted leaves the other tools in order, and tool_choice only while a tool is left.
+func TestDropHosted(t *testing.T) {
+	r := &Request{Tools: []Tool{{Name: "exec"}, {Kind: ToolHosted, Name: "web_search"}, {Kind: ToolCustom, Name: "patch"},
+		{Kind: ToolHosted, Name: "file_search"}}, ToolChoice: []byte(`"auto"`)}
+	if got := strings.Join(r.Hosted(), ","); got != "web_search,file_search" {
+		t.Errorf("got hosted %s, want web_search,file_search", got)
+	}
+	r.DropHosted()
+	if len(r.Tools) != 2 || r.Tools[0].Name != "exec" || r.Tools[1].Name != "patch" || string(r.ToolChoice) != `"auto"` || r.Hosted() != nil {
+		t.Errorf("got tools %+v choice %s, want exec and patch, auto", r.Tools, r.ToolChoice)
+	}
+	only := &Request{Tools: []Tool{{Kind: ToolHosted, Name: "web_search"}}, ToolChoice: []byte(`"required"`)}
+	only.DropHosted()
+	if len(only.Tools) != 0 || only.ToolChoice != nil {
+		t.Errorf("got tools %+v choice %s, want none", only.Tools, only.ToolChoice)
+	}
+}

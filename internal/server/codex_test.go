@@ -64,11 +64,11 @@ func TestCodexToResponsesTarget(t *testing.T) {
 }
 
 // To a Chat target the hosted tool cannot go: the chain moves on to a Responses target, or,
-// with none, answers 400 unsupported_by_targets naming it. Without it, the request is
-// translated: the namespace flattened, the custom tool a function of "input", the web search
-// call and client_metadata left out.
+// with none and hosted_tools: refuse, answers 400 unsupported_by_targets naming it. Without
+// it, the request is translated: the namespace flattened, the custom tool a function of
+// "input", the web search call and client_metadata left out.
 func TestCodexToChatTarget(t *testing.T) {
-	u, mock := upstreamsGateway(t, `  codex-chat: [chat/echo]
+	u, mock := upstreamsGateway(t, `  codex-chat: {targets: [chat/echo], hosted_tools: refuse}
   codex-both: [chat/echo, resp/echo]
 `)
 	r := postTo(t, u, "/v1/responses", codexRequest(t, "codex-chat"))
@@ -146,6 +146,50 @@ func TestCodexToChatTarget(t *testing.T) {
 	if up.PromptCacheKey == "" || up.SafetyIdentifier != "sid-4d2c" || up.ClientMetadata != nil ||
 		strings.Contains(string(raw), "web_search_call") || strings.Contains(string(raw), `"namespace"`) {
 		t.Errorf("upstream got %s; want prompt_cache_key and safety_identifier, no client_metadata, web_search_call or namespace", raw)
+	}
+}
+
+// Codex's default web_search to an alias with no Responses target: dropped, with a warning
+// header, under hosted_tools: drop (the default), the rest of the request served; 400 under
+// refuse. A chain with a Responses target keeps it, and says nothing.
+func TestHostedToolsPolicy(t *testing.T) {
+	u, mock := upstreamsGateway(t, `  codex-drop: [chat/echo, anth/echo]
+  codex-refuse: {targets: [chat/echo], hosted_tools: refuse}
+  codex-both: [chat/echo, resp/echo]
+`)
+	for _, tc := range []struct {
+		alias, warning string
+		status         int
+	}{
+		{"codex-drop", "dropped hosted tool web_search (no target of alias codex-drop serves it)", 200},
+		{"codex-refuse", "", 400},
+		{"codex-both", "", 200},
+		{"chat/echo", "dropped hosted tool web_search (no target of alias chat/echo serves it)", 200},
+	} {
+		for _, stream := range []string{"true", "false"} {
+			body := strings.Replace(codexRequest(t, tc.alias), `"stream":true`, `"stream":`+stream, 1)
+			r := postTo(t, u, "/v1/responses", body)
+			b, _ := io.ReadAll(r.Body)
+			if r.StatusCode != tc.status || r.Header.Get("X-Sluice-Warning") != tc.warning {
+				t.Errorf("%s stream %s: got %d, X-Sluice-Warning %q, %.300s; want %d, %q", tc.alias, stream, r.StatusCode,
+					r.Header.Get("X-Sluice-Warning"), b, tc.status, tc.warning)
+			}
+			if tc.status == 400 && !strings.Contains(string(b), `"code":"unsupported_by_targets"`) {
+				t.Errorf("%s: got %s, want unsupported_by_targets", tc.alias, b)
+			}
+			if tc.warning != "" && r.StatusCode == 200 {
+				if up := string(mock.LastRequest("echo")); strings.Contains(up, "web_search") || !strings.Contains(up, "exec_command") {
+					t.Errorf("%s: upstream got %s, want the other tools without web_search", tc.alias, up)
+				}
+			}
+		}
+	}
+	// Only web_search: tool_choice goes with it, which a Chat upstream refuses without tools.
+	only := `{"model":"codex-drop","input":"hi","tools":[{"type":"web_search"}],"tool_choice":"auto","stream":false}`
+	r := postTo(t, u, "/v1/responses", only)
+	b, _ := io.ReadAll(r.Body)
+	if up := string(mock.LastRequest("echo")); r.StatusCode != 200 || strings.Contains(up, "tool_choice") || strings.Contains(up, `"tools"`) {
+		t.Errorf("got %d %s, upstream %s; want 200 and no tools or tool_choice upstream", r.StatusCode, b, up)
 	}
 }
 

@@ -101,10 +101,18 @@ func (s *Server) admitted(c echo.Context, api *dialect.API, op dialect.Op) (*cal
 	}
 	in.Alias = q.chain.Alias
 	if d.Needs != "" {
-		if q.chain = q.chain.Filter(servesResponses); q.chain == nil {
+		if q.chain = q.chain.Filter(fallback.ServesResponses); q.chain == nil {
 			return nil, oai.Invalid(d.Needs, "'%s' can only be served by an OpenAI Responses upstream (a provider with api: "+
 				"responses), and model '%s' has none.", d.Needs, d.Model)
 		}
+	}
+	// A hosted tool no target can run is left out, with a warning (the alias's hosted_tools:
+	// drop, the default), or left to the chain, which refuses it (refuse).
+	if t := d.Req.Hosted(); t != nil && !s.o.Policies[in.Alias].RefuseHosted && q.chain.Filter(fallback.ServesResponses) == nil {
+		d.Req.DropHosted()
+		w := "dropped hosted tool " + strings.Join(t, ", ") + " (no target of alias " + in.Alias + " serves it)"
+		c.Response().Header().Set("X-Sluice-Warning", w)
+		s.o.Log.Warn("hosted tool dropped", "id", in.ID, "alias", in.Alias, "tools", t)
 	}
 	if op == dialect.Run {
 		o, err := s.o.UI.Tools.For(r.Context(), q.chain.Alias, s.o.Policies[q.chain.Alias].RedactInput, d.Req)
@@ -155,16 +163,6 @@ func embedded(st *fallback.Stream) ([]byte, *llm.Usage, error) {
 		return out, &u, nil
 	}
 	return out, nil, nil
-}
-
-// responsesAPI is implemented by providers that may speak the Responses API upstream. Only
-// they can serve a previous_response_id, a conversation, a stored prompt, an item_reference
-// or a file: those live in that upstream's store (dialect.Decoded.Needs).
-type responsesAPI interface{ ResponsesAPI() bool }
-
-func servesResponses(t *fallback.Target) bool {
-	p, ok := t.Provider.(responsesAPI)
-	return ok && p.ResponsesAPI()
 }
 
 // resolveEmbeddings finds the chain for model: an embeddings alias, or "provider/model" of a

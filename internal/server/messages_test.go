@@ -148,7 +148,7 @@ func TestMessagesErrors(t *testing.T) {
 	}{
 		{"no max_tokens", `{"model":"a-echo","messages":[{"role":"user","content":"hi"}]}`, 400, "invalid_request_error", "max_tokens: Field required"},
 		{"bad json", `{"model":`, 400, "invalid_request_error", "could not parse"},
-		{"bad role", `{"model":"a-echo","max_tokens":5,"messages":[{"role":"system","content":"hi"}]}`, 400, "invalid_request_error", "messages.0.role"},
+		{"bad role", `{"model":"a-echo","max_tokens":5,"messages":[{"role":"developer","content":"hi"}]}`, 400, "invalid_request_error", "messages.0.role"},
 		{"budget over max", `{"model":"a-echo","max_tokens":1024,"thinking":{"type":"enabled","budget_tokens":2000},"messages":[{"role":"user","content":"hi"}]}`, 400, "invalid_request_error", "budget_tokens"},
 		{"unknown model", messagesBody("nope", false, ""), 404, "not_found_error", "nope"},
 		{"overloaded", messagesBody("overloaded", true, ""), 529, "overloaded_error", "all targets"},

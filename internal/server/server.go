@@ -88,6 +88,8 @@ type Policy struct {
 	RedactInput bool // secrets in the prompt are masked before a provider sees it
 	Coalesce    relay.Coalesce
 	Cache       *cache.Policy // nil: answers are not cached
+	// RefuseHosted: a hosted tool no target can run is refused, not dropped (hosted_tools).
+	RefuseHosted bool
 }
 
 // Server is the HTTP handler of the gateway. Safe for concurrent use.

@@ -173,12 +173,9 @@ func (d *decoder) finish(r *Request) error {
 		if err != nil {
 			return err
 		}
-		m := llm.Message{Role: llm.RoleSystem, Plain: d.system[0] == '"'}
-		for i, b := range sys {
-			if b.Type != "text" {
-				return invalid("system", "system.%d.type: Input should be 'text'", i)
-			}
-			m.Parts = append(m.Parts, llm.Part{Type: llm.PartText, Text: b.Text})
+		m, err := system(sys, "system", d.system[0] == '"')
+		if err != nil {
+			return err
 		}
 		if len(m.Parts) > 0 {
 			q.Messages = append(q.Messages, m)
@@ -226,6 +223,19 @@ func (d *decoder) finish(r *Request) error {
 		}
 	}
 	return nil
+}
+
+// system is a system prompt of text blocks (the system member, or a system message at param)
+// as a system message; plain: it came as a string.
+func system(blocks []block, param string, plain bool) (llm.Message, error) {
+	m := llm.Message{Role: llm.RoleSystem, Plain: plain}
+	for i, b := range blocks {
+		if b.Type != "text" {
+			return m, invalid(param, "%s.%d.type: Input should be 'text'", param, i)
+		}
+		m.Parts = append(m.Parts, llm.Part{Type: llm.PartText, Text: b.Text})
+	}
+	return m, nil
 }
 
 // block is a content block as the dialect reads it: the members of the known types, and the
@@ -294,6 +304,15 @@ func (d *decoder) turn(role string, raw json.RawMessage, i int) ([]llm.Message, 
 	case "assistant":
 		m, err := d.assistant(blocks, param)
 		return []llm.Message{m}, err
+	case "system":
+		// Claude Code 2.1.328 puts system messages inside messages (issue 35), which the API
+		// takes: an Anthropic target gets the body as it came (Native), and the others a
+		// system message in its place, which each adapter carries its own way.
+		m, err := system(blocks, param, raw[0] == '"')
+		if err != nil || len(m.Parts) == 0 {
+			return nil, err
+		}
+		return []llm.Message{m}, nil
 	}
 	return nil, invalid(fmt.Sprintf("messages.%d.role", i), "messages.%d.role: Input should be 'user' or 'assistant'", i)
 }

@@ -3,6 +3,7 @@ package anthropic
 import (
 	"encoding/json"
 	"errors"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -59,6 +60,42 @@ func TestDecode(t *testing.T) {
 	}
 }
 
+// Claude Code 2.1.328 (with the MCP gateway in use) puts system messages inside messages,
+// which the Anthropic API takes (issue 35): each is a system message in its place, a string
+// one plain, and the body stays whole for Anthropic targets.
+func TestDecodeSystemMessages(t *testing.T) {
+	body := `{"model":"claude-opus-5-5","max_tokens":32000,"system":[{"type":"text","text":"You are Claude Code.","cache_control":{"type":"ephemeral"}}],` +
+		`"messages":[{"role":"user","content":[{"type":"text","text":"List the files."}]},` +
+		`{"role":"system","content":"MCP server everything is connected; its tools are mcp__everything__*."},` +
+		`{"role":"user","content":"Go on."},` +
+		`{"role":"system","content":[{"type":"text","text":"Reminder one."},{"type":"text","text":"Reminder two.","cache_control":{"type":"ephemeral"}}]},` +
+		`{"role":"system","content":[]}],"stream":true}`
+	r, err := Decode([]byte(body), noHeader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := func(s ...string) []llm.Part {
+		var ps []llm.Part
+		for _, t := range s {
+			ps = append(ps, llm.Part{Type: llm.PartText, Text: t})
+		}
+		return ps
+	}
+	want := []llm.Message{
+		{Role: llm.RoleSystem, Parts: text("You are Claude Code.")},
+		{Role: llm.RoleUser, Parts: text("List the files.")},
+		{Role: llm.RoleSystem, Plain: true, Parts: text("MCP server everything is connected; its tools are mcp__everything__*.")},
+		{Role: llm.RoleUser, Plain: true, Parts: text("Go on.")},
+		{Role: llm.RoleSystem, Parts: text("Reminder one.", "Reminder two.")},
+	}
+	if !reflect.DeepEqual(r.Req.Messages, want) {
+		t.Errorf("messages:\ngot  %+v\nwant %+v", r.Req.Messages, want)
+	}
+	if n := r.Req.Native; n == nil || string(n.Body) != body || len(n.Only) != 0 {
+		t.Errorf("native: got %+v, want the body whole, nothing Anthropic-only", n)
+	}
+}
+
 func TestDecodeErrors(t *testing.T) {
 	msgs := `"messages":[{"role":"user","content":"hi"}]`
 	tests := []struct{ body, param, msg string }{
@@ -75,6 +112,8 @@ func TestDecodeErrors(t *testing.T) {
 		{`{"model":"m","max_tokens":1,"tool_choice":{"type":"tool"},` + msgs + `}`, "tool_choice", "name"},
 		{`{"model":"m","max_tokens":1,"thinking":{"type":"on"},` + msgs + `}`, "thinking", "thinking.type"},
 		{`{"model":"m","max_tokens":1,"system":[{"type":"image"}],` + msgs + `}`, "system", "system.0.type"},
+		{`{"model":"m","max_tokens":1,"messages":[{"role":"system","content":[{"type":"image","source":{"type":"url","url":"u"}}]}]}`, "messages.0.content", "messages.0.content.0.type: Input should be 'text'"},
+		{`{"model":"m","max_tokens":1,"messages":[{"role":"tool","content":"x"}]}`, "messages.0.role", "Input should be 'user' or 'assistant'"},
 	}
 	for _, tt := range tests {
 		_, err := Decode([]byte(tt.body), noHeader)
@@ -92,6 +131,7 @@ func TestDecodeErrors(t *testing.T) {
 // kind; a decoded one keeps the body for Anthropic targets and has a max_tokens.
 func FuzzDecodeMessages(f *testing.F) {
 	f.Add(`{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`)
+	f.Add(`{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"hi"},{"role":"system","content":[{"type":"text","text":"env"}]}]}`)
 	f.Add(`{"model":"m","max_tokens":5,"system":[{"type":"text","text":"s"}],"messages":[{"role":"assistant","content":[{"type":"thinking","thinking":"t","signature":"s"},{"type":"tool_use","id":"i","name":"n","input":{}}]}]}`)
 	f.Add(`{"model":"m","max_tokens":5,"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"i","content":[{"type":"image","source":{"type":"url","url":"u"}}]}]}],"tools":[{"type":"web_search_20250305","name":"w"}]}`)
 	f.Add(`{"model":"m","max_tokens":2000,"thinking":{"type":"enabled","budget_tokens":1024},"tool_choice":{"type":"any"},"messages":[{"role":"user","content":[{"type":"document","source":{"type":"text","data":"d"}}]}]}`)
@@ -115,4 +155,32 @@ func FuzzDecodeMessages(f *testing.F) {
 			}
 		}
 	})
+}
+
+// The request of the pinned Claude Code (2.1.328, `claude -p` as test/e2e runs it, recorded
+// at the mock, so its members in the mock's order) decodes: its environment comes as a system
+// message after the first user turn, the 400 of issue 35. The next CLI version's change of
+// shape shows up here.
+func TestDecodeClaudeCode(t *testing.T) {
+	body, err := os.ReadFile("testdata/claude-code-2.1.328.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Decode(body, noHeader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var roles []string
+	for _, m := range r.Req.Messages {
+		roles = append(roles, string(m.Role))
+	}
+	if got := strings.Join(roles, ","); got != "system,user,system" {
+		t.Errorf("got roles %s, want system,user,system", got)
+	}
+	if env := r.Req.Messages[2]; !strings.Contains(env.Parts[0].Text, "# Environment") {
+		t.Errorf("got %+v, want the environment as a system message", env)
+	}
+	if r.Model != "claude-opus-5-5" || len(r.Req.Tools) == 0 || string(r.Req.Native.Body) != string(body) {
+		t.Errorf("got model %s, %d tools, want claude-opus-5-5, its tools and the body whole", r.Model, len(r.Req.Tools))
+	}
 }
