@@ -1,0 +1,190 @@
+package server_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// geminiGateway serves the Gemini wire's aliases from the mock, over a Chat and an
+// Anthropic upstream.
+func geminiGateway(t *testing.T) *gateway {
+	return anthropicMock(t, `
+  g-text: ["mock/text?len=40"]
+  g-tools: ["mock/tools?calls=2"]
+  g-cut: ["mock/text?len=40&fail=error&after=6"]
+  g-echo: [mock/echo]
+  g-anth: ["anth/text?len=40"]
+  g-think: ["anth/reason?think=30&len=20"]
+  gemini-*: [mock/echo]
+`)
+}
+
+const geminiBody = `{"contents":[{"role":"user","parts":[{"text":"Hello there, gateway."}]}]}`
+
+func postGemini(t *testing.T, g *gateway, path, body string) (*http.Response, string) {
+	t.Helper()
+	resp := postTo(t, g.url, path, body)
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, string(b)
+}
+
+// TestGeminiStreamGolden: the streamGenerateContent?alt=sse stream a Gemini client gets,
+// byte for byte, from a Chat and an Anthropic upstream: text, function calls, thoughts asked
+// for, and a failure after commit (an error body as the last event, no finishReason chunk).
+func TestGeminiStreamGolden(t *testing.T) {
+	g := geminiGateway(t)
+	think := `{"contents":[{"role":"user","parts":[{"text":"Hello there, gateway."}]}],` +
+		`"generationConfig":{"thinkingConfig":{"includeThoughts":true,"thinkingBudget":2048}}}`
+	for _, c := range []struct{ model, body string }{
+		{"g-text", geminiBody}, {"g-tools", geminiBody}, {"g-cut", geminiBody}, {"g-anth", geminiBody}, {"g-think", think},
+	} {
+		t.Run(c.model, func(t *testing.T) {
+			resp, body := postGemini(t, g, "/v1beta/models/"+c.model+":streamGenerateContent?alt=sse", c.body)
+			if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
+				t.Fatalf("got %d %v %s, want a 200 event stream", resp.StatusCode, resp.Header, body)
+			}
+			for _, ev := range strings.Split(strings.TrimSuffix(body, "\r\n\r\n"), "\r\n\r\n") {
+				data, ok := strings.CutPrefix(strings.TrimLeft(ev, "\r\n"), "data: ")
+				if !ok || !json.Valid([]byte(data)) {
+					t.Errorf("event %q is not data: JSON", ev)
+				}
+			}
+			golden(t, "gemini-"+c.model+".sse", []byte(body))
+		})
+	}
+}
+
+// TestGeminiArrayStream: without alt=sse the stream is one JSON array, written element by
+// element; a failure after commit is its last element.
+func TestGeminiArrayStream(t *testing.T) {
+	g := geminiGateway(t)
+	for _, model := range []string{"g-text", "g-cut"} {
+		t.Run(model, func(t *testing.T) {
+			resp, body := postGemini(t, g, "/v1beta/models/"+model+":streamGenerateContent", geminiBody)
+			if resp.StatusCode != 200 {
+				t.Fatalf("got %d %s", resp.StatusCode, body)
+			}
+			var chunks []map[string]json.RawMessage
+			if err := json.Unmarshal([]byte(body), &chunks); err != nil || len(chunks) < 2 {
+				t.Fatalf("got %q (%v), want a JSON array of chunks", body, err)
+			}
+			last := chunks[len(chunks)-1]
+			if _, failed := last["error"]; failed != (model == "g-cut") {
+				t.Errorf("last element %s: want an error element only for g-cut", mustJSON(last))
+			}
+			golden(t, "gemini-"+model+".json-stream", []byte(body))
+		})
+	}
+}
+
+// TestGeminiOnce: the generateContent answer, under /v1beta and /v1 (the @google/genai SDK's
+// path, beside the OpenAI GET /v1/models/{id}, which still lists).
+func TestGeminiOnce(t *testing.T) {
+	g := geminiGateway(t)
+	for _, c := range []struct{ path, golden string }{
+		{"/v1beta/models/g-text:generateContent", "gemini-g-text.json"},
+		{"/v1/models/g-tools:generateContent", "gemini-g-tools.json"},
+		{"/v1beta/models/g-think:generateContent", "gemini-g-think.json"},
+	} {
+		t.Run(c.path, func(t *testing.T) {
+			resp, body := postGemini(t, g, c.path, geminiBody)
+			if resp.StatusCode != 200 {
+				t.Fatalf("got %d %s", resp.StatusCode, body)
+			}
+			golden(t, c.golden, []byte(body))
+		})
+	}
+	resp, err := http.Get(g.url + "/v1/models/g-text")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Errorf("GET /v1/models/g-text: got %d, want the OpenAI model", resp.StatusCode)
+	}
+}
+
+// TestGeminiToolRound: a second turn hands the call and its result back: the functionCall
+// without an id (as the Gemini API writes them) and its functionResponse by name reach a
+// Chat upstream as a call and its tool message.
+func TestGeminiToolRound(t *testing.T) {
+	g := geminiGateway(t)
+	body := `{"contents":[{"role":"user","parts":[{"text":"weather?"}]},` +
+		`{"role":"model","parts":[{"functionCall":{"name":"get_weather","args":{"city":"Paris"}}}]},` +
+		`{"role":"user","parts":[{"functionResponse":{"name":"get_weather","response":{"temp":21}}}]},` +
+		`{"role":"user","parts":[{"text":"And so?"}]}],` +
+		`"tools":[{"functionDeclarations":[{"name":"get_weather","parameters":{"type":"OBJECT","properties":{"city":{"type":"STRING"}}}}]}],` +
+		`"toolConfig":{"functionCallingConfig":{"mode":"AUTO"}}}`
+	resp, got := postGemini(t, g, "/v1beta/models/g-echo:generateContent", body)
+	if resp.StatusCode != 200 || !strings.Contains(got, `"text":"And so?"`) {
+		t.Fatalf("got %d %s, want the echo of the last text", resp.StatusCode, got)
+	}
+	req := string(g.mock.LastRequest("echo"))
+	for _, want := range []string{`"tool_call_id":"gemini_call_0"`, `"id":"gemini_call_0"`, `{\"temp\":21}`, `"type":"string"`} {
+		if !strings.Contains(req, want) {
+			t.Errorf("upstream request %s: no %s", req, want)
+		}
+	}
+}
+
+// TestGeminiCountTokens: countTokens answers {"totalTokens": N} (the gateway's estimate: no
+// target of a Chat alias counts), under both forms of its body.
+func TestGeminiCountTokens(t *testing.T) {
+	g := geminiGateway(t)
+	for _, body := range []string{geminiBody, `{"generateContentRequest":{"model":"models/g-echo",` + geminiBody[1:] + `}`} {
+		resp, got := postGemini(t, g, "/v1beta/models/g-echo:countTokens", body)
+		var c struct{ TotalTokens int }
+		if resp.StatusCode != 200 || json.Unmarshal([]byte(got), &c) != nil || c.TotalTokens < 1 {
+			t.Errorf("%s: got %d %s, want {\"totalTokens\": N}", body, resp.StatusCode, got)
+		}
+	}
+}
+
+// TestGeminiBadInput: what the wire refuses is a Google-shaped 4xx, never a 5xx.
+func TestGeminiBadInput(t *testing.T) {
+	g := geminiGateway(t)
+	for _, c := range []struct {
+		name, path, body string
+		status           int
+		google           string
+	}{
+		{"no method", "/v1beta/models/g-text", geminiBody, 404, "NOT_FOUND"},
+		{"wrong method", "/v1beta/models/g-text:embedContent", geminiBody, 404, "NOT_FOUND"},
+		{"no model", "/v1beta/models/:generateContent", geminiBody, 404, "NOT_FOUND"},
+		{"unknown model", "/v1beta/models/nothing:generateContent", geminiBody, 404, "NOT_FOUND"},
+		{"unknown part", "/v1beta/models/g-text:generateContent", `{"contents":[{"role":"user","parts":[{"executableCode":{"code":"1"}}]}]}`, 400, "INVALID_ARGUMENT"},
+		{"candidateCount 2", "/v1beta/models/g-text:generateContent", `{"contents":[{"parts":[{"text":"hi"}]}],"generationConfig":{"candidateCount":2}}`, 400, "INVALID_ARGUMENT"},
+		{"malformed JSON", "/v1beta/models/g-text:generateContent", `{"contents":[`, 400, "INVALID_ARGUMENT"},
+		{"wrong type", "/v1beta/models/g-text:generateContent", `{"contents":"hi"}`, 400, "INVALID_ARGUMENT"},
+		{"bad role", "/v1beta/models/g-text:streamGenerateContent?alt=sse", `{"contents":[{"role":"system","parts":[{"text":"hi"}]}]}`, 400, "INVALID_ARGUMENT"},
+		{"pdf", "/v1beta/models/g-text:generateContent", `{"contents":[{"parts":[{"inlineData":{"mimeType":"application/pdf","data":"AAAA"}}]}]}`, 400, "INVALID_ARGUMENT"},
+		{"bad base64", "/v1beta/models/g-text:generateContent", `{"contents":[{"parts":[{"inlineData":{"mimeType":"image/png","data":"%%%"}}]}]}`, 400, "INVALID_ARGUMENT"},
+		{"hosted tool", "/v1beta/models/g-text:generateContent", `{"contents":[{"parts":[{"text":"hi"}]}],"tools":[{"googleSearch":{}}]}`, 400, "INVALID_ARGUMENT"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			resp, body := postGemini(t, g, c.path, c.body)
+			var e struct {
+				Error struct {
+					Code    int
+					Message string
+					Status  string
+				}
+			}
+			if err := json.Unmarshal([]byte(body), &e); err != nil || resp.StatusCode != c.status || e.Error.Code != c.status ||
+				e.Error.Status != c.google || e.Error.Message == "" {
+				t.Errorf("got %d %s, want %d %s in Google's shape", resp.StatusCode, body, c.status, c.google)
+			}
+		})
+	}
+}
+
+func mustJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
