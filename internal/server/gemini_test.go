@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
 )
 
 // geminiGateway serves the Gemini wire's aliases from the mock, over a Chat and an
@@ -187,4 +189,40 @@ func TestGeminiBadInput(t *testing.T) {
 func mustJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// TestGeminiOpenAPI: the spec has the wire's paths, and real answers (a non-streamed one, a
+// chunk of a stream, a refusal) validate against its schemas.
+func TestGeminiOpenAPI(t *testing.T) {
+	doc := loadSpec(t)
+	for _, p := range []string{"/v1beta/models/{model}:generateContent", "/v1beta/models/{model}:streamGenerateContent",
+		"/v1beta/models/{model}:countTokens", "/v1/models/{model}:generateContent"} {
+		if doc.Paths.Value(p) == nil {
+			t.Errorf("got no path %s, want one", p)
+		}
+	}
+	g := geminiGateway(t)
+	check := func(schema, body string) {
+		t.Helper()
+		var v any
+		if err := json.Unmarshal([]byte(body), &v); err != nil {
+			t.Fatalf("%s: %v", body, err)
+		}
+		if err := doc.Components.Schemas[schema].Value.VisitJSON(v, openapi3.EnableJSONSchema2020()); err != nil {
+			t.Errorf("%s: got %s, the spec rejects it: %v", schema, body, err)
+		}
+	}
+	_, body := postGemini(t, g, "/v1beta/models/g-tools:generateContent", geminiBody)
+	check("GeminiGenerateContentResponse", body)
+	_, body = postGemini(t, g, "/v1beta/models/g-text:streamGenerateContent", geminiBody)
+	var chunks []json.RawMessage
+	if err := json.Unmarshal([]byte(body), &chunks); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range chunks {
+		check("GeminiGenerateContentResponse", string(c))
+	}
+	_, body = postGemini(t, g, "/v1beta/models/g-text:generateContent", `{"contents":[]}`)
+	check("GeminiErrorResponse", body)
+	check("GeminiGenerateContentRequest", `{"contents":[{"role":"user","parts":[{"text":"hi"}]}],"generationConfig":{"candidateCount":1}}`)
 }
