@@ -6,8 +6,10 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/sluice-gw/sluice/internal/auth"
 )
 
 // geminiGateway serves the Gemini wire's aliases from the mock, over a Chat and an
@@ -225,4 +227,45 @@ func TestGeminiOpenAPI(t *testing.T) {
 	_, body = postGemini(t, g, "/v1beta/models/g-text:generateContent", `{"contents":[]}`)
 	check("GeminiErrorResponse", body)
 	check("GeminiGenerateContentRequest", `{"contents":[{"role":"user","parts":[{"text":"hi"}]}],"generationConfig":{"candidateCount":1}}`)
+}
+
+// TestGeminiKey: with keys on, the wire takes its key as Google's SDKs send it
+// (x-goog-api-key), as ?key=, or as a Bearer token; none is a Google-shaped 401.
+func TestGeminiKey(t *testing.T) {
+	good := auth.NewSecret()
+	url, _ := serveServer(t, `
+providers:
+  sim: {kind: sim}
+models:
+  default: [sim/echo]
+auth: {admin_token: admin-`+good+`}
+keys:
+  - {name: team-a, hash: `+auth.Hash(good)+`, models: [default]}
+`, nil, time.Minute, nil)
+	path := url + "/v1beta/models/default:generateContent"
+	for _, c := range []struct {
+		name   string
+		set    func(*http.Request)
+		status int
+	}{
+		{"x-goog-api-key", func(r *http.Request) { r.Header.Set("x-goog-api-key", good) }, 200},
+		{"query", func(r *http.Request) { r.URL.RawQuery = "key=" + good }, 200},
+		{"bearer", func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+good) }, 200},
+		{"none", func(*http.Request) {}, 401},
+		{"wrong", func(r *http.Request) { r.Header.Set("x-goog-api-key", "sk-wrong") }, 401},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			req, _ := http.NewRequest("POST", path, strings.NewReader(geminiBody))
+			c.set(req)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != c.status || c.status == 401 && !strings.Contains(string(b), `"UNAUTHENTICATED"`) {
+				t.Errorf("got %d %s, want %d", resp.StatusCode, b, c.status)
+			}
+		})
+	}
 }
