@@ -4,7 +4,10 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -269,3 +272,75 @@ keys:
 		})
 	}
 }
+
+// TestGeminiToGemini: a Gemini client through the gateway to a Gemini upstream (a fake that
+// replays the adapter's stream of two parallel calls, the first with its thoughtSignature): the
+// client gets the calls with their signature on the same part, and when it hands the turn
+// back the upstream sees the signature where it put it, and no made-up ids.
+func TestGeminiToGemini(t *testing.T) {
+	chunks, err := os.ReadFile("../provider/gemini/testdata/gemini-parallel-tool-calls.chunks.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var last []byte
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		last = b
+		mu.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		for _, line := range strings.Split(strings.TrimSpace(string(chunks)), "\n") {
+			io.WriteString(w, "data: "+line+"\r\n\r\n")
+		}
+	}))
+	t.Cleanup(up.Close)
+	gs := serveConfig(t, `
+providers:
+  g: {kind: gemini, api_key: k, base_url: "${URL}"}
+models:
+  flash: [g/gemini-2.5-flash]
+`, map[string]string{"URL": up.URL})
+	t.Cleanup(gs.Close)
+	g := &gateway{url: gs.URL}
+	resp, body := postGemini(t, g, "/v1beta/models/flash:generateContent", geminiBody)
+	var r struct {
+		Candidates []struct {
+			Content json.RawMessage
+		}
+	}
+	if resp.StatusCode != 200 || json.Unmarshal([]byte(body), &r) != nil || len(r.Candidates) != 1 {
+		t.Fatalf("got %d %s", resp.StatusCode, body)
+	}
+	want := `{"role":"model","parts":[{"text":"Checking both cities."},` +
+		`{"functionCall":{"name":"get_weather","args":{"city":"Paris"}},"thoughtSignature":"CiQBVKhc7sig-paris"},` +
+		`{"functionCall":{"name":"get_weather","args":{"city":"Tokyo"}}}]}`
+	if got := string(r.Candidates[0].Content); got != want {
+		t.Fatalf("content:\ngot  %s\nwant %s", got, want)
+	}
+	next := `{"contents":[{"role":"user","parts":[{"text":"Weather?"}]},` + want + `,` +
+		`{"role":"user","parts":[{"functionResponse":{"name":"get_weather","response":{"t":21}}},` +
+		`{"functionResponse":{"name":"get_weather","response":{"t":30}}}]}]}`
+	if resp, body := postGemini(t, g, "/v1beta/models/flash:streamGenerateContent?alt=sse", next); resp.StatusCode != 200 {
+		t.Fatalf("second turn: got %d %s", resp.StatusCode, body)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	var sent struct {
+		Contents []struct {
+			Role  string
+			Parts []map[string]json.RawMessage
+		}
+	}
+	if err := json.Unmarshal(last, &sent); err != nil || len(sent.Contents) != 3 {
+		t.Fatalf("upstream got %s", last)
+	}
+	model := sent.Contents[1].Parts
+	if len(model) != 3 || string(model[1]["thoughtSignature"]) != `"CiQBVKhc7sig-paris"` || model[2]["thoughtSignature"] != nil ||
+		strings.Contains(string(last), SyntheticPrefix) {
+		t.Errorf("upstream got %s, want the signature on the Paris call and no made-up id", last)
+	}
+}
+
+// SyntheticPrefix is the gateway's own call ids' prefix, never sent to Gemini.
+const SyntheticPrefix = "gemini_call_"
