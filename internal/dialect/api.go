@@ -135,6 +135,8 @@ type API struct {
 	Challenge string
 	// Counted is the body of a token count of n tokens (a Count route's answer).
 	Counted func(n int) []byte
+	// Listed is the body of the model list of models (a List route's answer).
+	Listed func(models []string) []byte
 }
 
 // RouteError is the error of a request no route serves (status 404: an unknown path; 405:

@@ -344,3 +344,20 @@ models:
 
 // SyntheticPrefix is the gateway's own call ids' prefix, never sent to Gemini.
 const SyntheticPrefix = "gemini_call_"
+
+// TestGeminiModelList: GET /v1beta/models lists in Google's shape; GET /v1/models stays
+// OpenAI's.
+func TestGeminiModelList(t *testing.T) {
+	g := geminiGateway(t)
+	for path, want := range map[string]string{"/v1beta/models": `{"models":[{"name":"models/`, "/v1/models": `{"object":"list","data":[`} {
+		resp, err := http.Get(g.url + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.HasPrefix(string(b), want) {
+			t.Errorf("GET %s: got %d %s, want %s...", path, resp.StatusCode, b, want)
+		}
+	}
+}

@@ -6,15 +6,17 @@ import (
 	"strings"
 
 	"github.com/sluice-gw/sluice/internal/dialect"
+	"github.com/sluice-gw/sluice/internal/dialect/oai"
 	"github.com/sluice-gw/sluice/internal/llm"
 )
 
-// API is the Gemini wire. Echo routes a whole segment at most, so each prefix takes every
+// API is the Gemini wire, and GET /v1beta/models its model list. Echo routes a whole segment at most, so each prefix takes every
 // POST under models/ and Decode splits "{model}:{method}" itself; under /v1 only POST, since
 // GET /v1/models/* is the OpenAI model list (the @google/genai SDK posts to /v1/models/...).
 var API = dialect.API{
 	Name: "gemini",
 	Routes: []dialect.Route{
+		{Method: http.MethodGet, Path: "/v1beta/models", Op: dialect.List},
 		{Method: http.MethodPost, Path: "/v1beta/models/*", Op: dialect.Call},
 		{Method: http.MethodPost, Path: "/v1/models/*", Op: dialect.Call},
 	},
@@ -26,6 +28,24 @@ var API = dialect.API{
 	// array.
 	Keepalive: []byte("\r\n"),
 	Counted:   func(n int) []byte { return []byte(`{"totalTokens":` + strconv.Itoa(n) + `}`) },
+	Listed:    List,
+}
+
+// List is the body of GET /v1beta/models: the aliases and direct targets as Google lists
+// its models, {"models":[{"name":"models/...",...}]}, each with the methods the wire serves.
+func List(models []string) []byte {
+	b := []byte(`{"models":[`)
+	for i, m := range models {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"name":`...)
+		b = oai.AppendString(b, "models/"+m)
+		b = append(b, `,"displayName":`...)
+		b = oai.AppendString(b, m)
+		b = append(b, `,"supportedGenerationMethods":["generateContent","streamGenerateContent","countTokens"]}`...)
+	}
+	return append(b, "]}"...)
 }
 
 // Methods of a model, after the ":" of the path.
