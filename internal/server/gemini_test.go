@@ -361,3 +361,22 @@ func TestGeminiModelList(t *testing.T) {
 		}
 	}
 }
+
+// TestGeminiOversized: an inlineData over limits.max_body_bytes is Google's 413
+// INVALID_ARGUMENT, never a 5xx.
+func TestGeminiOversized(t *testing.T) {
+	gs := serveConfig(t, `
+providers:
+  sim: {kind: sim}
+models:
+  default: [sim/echo]
+limits: {max_body_bytes: 4096}
+`, nil)
+	t.Cleanup(gs.Close)
+	big := strings.Repeat("A", 8192)
+	body := `{"contents":[{"parts":[{"inlineData":{"mimeType":"image/png","data":"` + big + `"}}]}]}`
+	resp, got := postGemini(t, &gateway{url: gs.URL}, "/v1beta/models/default:generateContent", body)
+	if resp.StatusCode != http.StatusRequestEntityTooLarge || !strings.Contains(got, `"status":"INVALID_ARGUMENT"`) {
+		t.Errorf("got %d %s, want 413 in Google's shape", resp.StatusCode, got)
+	}
+}
