@@ -380,3 +380,33 @@ limits: {max_body_bytes: 4096}
 		t.Errorf("got %d %s, want 413 in Google's shape", resp.StatusCode, got)
 	}
 }
+
+// TestGeminiKeepalive: while the upstream is slow the stream's heartbeat is a bare CRLF,
+// which leaves both framings whole: the JSON array still parses, and the SSE events are
+// still data: lines.
+func TestGeminiKeepalive(t *testing.T) {
+	g := anthropicMock(t, `
+  g-slow: ["mock/text?len=20&first=120ms&delay=60ms"]
+heartbeat_interval: 20ms
+`)
+	_, body := postGemini(t, g, "/v1beta/models/g-slow:streamGenerateContent", geminiBody)
+	var chunks []json.RawMessage
+	if !strings.HasPrefix(body, "\r\n") || json.Unmarshal([]byte(body), &chunks) != nil || len(chunks) < 2 {
+		t.Errorf("array: got %q, want keepalives before a whole JSON array", body)
+	}
+	_, body = postGemini(t, g, "/v1beta/models/g-slow:streamGenerateContent?alt=sse", geminiBody)
+	n := 0
+	for _, ev := range strings.Split(body, "\r\n\r\n") {
+		if ev = strings.TrimSpace(ev); ev == "" {
+			continue
+		}
+		data, ok := strings.CutPrefix(ev, "data: ")
+		if !ok || !json.Valid([]byte(data)) {
+			t.Errorf("sse: event %q is not data: JSON", ev)
+		}
+		n++
+	}
+	if !strings.HasPrefix(body, "\r\n") || n < 2 {
+		t.Errorf("sse: got %q, want keepalives and events", body)
+	}
+}

@@ -70,3 +70,9 @@ test('apiVersion v1: /v1/models/{model}:generateContent beside the OpenAI model 
   const list = await fetch(`${process.env.SLUICE_URL}/v1/models/g-echo`);
   assert.equal(list.status, 200);
 });
+
+test('keepalives (bare CRLFs) while the upstream is slow do not disturb the stream', async () => {
+  let text = '';
+  for await (const chunk of await ai.models.generateContentStream({ model: 'g-slow', contents })) text += chunk.text ?? '';
+  assert.equal(text.length, 20);
+});

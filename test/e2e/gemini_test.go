@@ -18,6 +18,8 @@ func TestGeminiNodeSDK(t *testing.T) {
   g-anth: [anth/echo]
   g-tools: ["mock/tools?calls=1"]
   g-cut: ["mock/text?len=80&fail=error&after=6"]
+  g-slow: ["mock/text?len=20&first=120ms&delay=40ms"]
+heartbeat_interval: 20ms
 `)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
