@@ -266,7 +266,7 @@ keys:
 			}
 			b, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
-			if resp.StatusCode != c.status || c.status == 401 && !strings.Contains(string(b), `"UNAUTHENTICATED"`) {
+			if resp.StatusCode != c.status || c.status == 401 && (!strings.Contains(string(b), `"UNAUTHENTICATED"`) || !strings.Contains(string(b), "x-goog-api-key")) {
 				t.Errorf("got %d %s, want %d", resp.StatusCode, b, c.status)
 			}
 		})

@@ -20,7 +20,7 @@ var API = dialect.API{
 		{Method: http.MethodPost, Path: "/v1beta/models/*", Op: dialect.Call},
 		{Method: http.MethodPost, Path: "/v1/models/*", Op: dialect.Call},
 	},
-	Credential: dialect.XGoogAPIKey | dialect.KeyQuery | dialect.Bearer,
+	Credential: dialect.XGoogAPIKey | dialect.KeyQuery | dialect.Bearer | dialect.XAPIKey,
 	Decode:     Decode,
 	Error:      func(err error, _ []llm.Attempt) (int, []byte) { return Error(err) },
 	// A bare line break: whitespace between the elements of the JSON array, and a blank line,

@@ -30,6 +30,10 @@ func Error(err error) (int, []byte) {
 // rate_limit_exceeded, ...), as Google's own errors give theirs (API_KEY_INVALID).
 func ErrorBody(err error, code int) []byte {
 	e := llm.Public(err)
+	if e.Kind == llm.Unauthenticated {
+		// The gate's words name the OpenAI and Anthropic places; Google's SDKs use another.
+		e.Message += " This wire also takes the key in x-goog-api-key or as ?key=."
+	}
 	b := append([]byte(nil), `{"error":{"code":`...)
 	b = appendInt(b, code)
 	b = append(b, `,"message":`...)
