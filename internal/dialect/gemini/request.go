@@ -398,6 +398,11 @@ func generation(r *Request, g *wire.GenerationConfig) error {
 			q.Extra = append(q.Extra, llm.Field{Name: p.name, Value: json.RawMessage(strconv.FormatFloat(*p.v, 'g', -1, 64))})
 		}
 	}
+	for _, m := range g.ResponseModalities {
+		if m != "TEXT" && m != "text" {
+			return invalid("generationConfig.responseModalities: the gateway answers TEXT only, not " + strconv.Quote(m) + ".")
+		}
+	}
 	if err := responseFormat(q, g); err != nil {
 		return err
 	}

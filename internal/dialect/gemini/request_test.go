@@ -140,6 +140,7 @@ func TestDecodeRefuses(t *testing.T) {
 		{"mime", `{"contents":[{"parts":[{"text":"a"}]}],"generationConfig":{"responseMimeType":"text/x.enum"}}`, "not served"},
 		{"cached", `{"contents":[{"parts":[{"text":"a"}]}],"cachedContent":"cachedContents/x"}`, "cachedContent"},
 		{"temperature", `{"contents":[{"parts":[{"text":"a"}]}],"generationConfig":{"temperature":3}}`, "temperature"},
+		{"image out", `{"contents":[{"parts":[{"text":"a"}]}],"generationConfig":{"responseModalities":["TEXT","IMAGE"]}}`, "TEXT only"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := Decode([]byte(c.body), input("m:generateContent", ""))

@@ -79,6 +79,11 @@ type FunctionDeclaration struct {
 	ParametersJSONSchema json.RawMessage `json:"parametersJsonSchema,omitempty"`
 	// Parameters is the OpenAPI subset of a schema (types may be upper-case: "OBJECT").
 	Parameters json.RawMessage `json:"parameters,omitempty"`
+	// Response and ResponseJSONSchema describe what the function returns; Behavior is
+	// BLOCKING or NON_BLOCKING (Live API).
+	Response           json.RawMessage `json:"response,omitempty"`
+	ResponseJSONSchema json.RawMessage `json:"responseJsonSchema,omitempty"`
+	Behavior           string          `json:"behavior,omitempty"`
 }
 
 // ToolConfig says how the model may call functions.
@@ -106,6 +111,7 @@ type GenerationConfig struct {
 	ResponseMIMEType   string          `json:"responseMimeType,omitempty"`
 	ResponseJSONSchema json.RawMessage `json:"responseJsonSchema,omitempty"`
 	ResponseSchema     json.RawMessage `json:"responseSchema,omitempty"` // the OpenAPI subset
+	ResponseModalities []string        `json:"responseModalities,omitempty"`
 	ThinkingConfig     *ThinkingConfig `json:"thinkingConfig,omitempty"`
 }
 
