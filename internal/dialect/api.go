@@ -81,6 +81,7 @@ type Input struct {
 	Op     Op
 	Header func(name string) string
 	Param  func(name string) string // a parameter of the route's path
+	Query  func(name string) string // a parameter of the URL's query (Gemini's alt=sse)
 }
 
 // Decoded is a request of a model route, decoded and validated.
@@ -98,6 +99,17 @@ type Decoded struct {
 	Estimate func() int
 	// Native is the wire's own request, for an op that needs more than Req (Run).
 	Native any
+	// Op is the request's op when its route serves more than one, which only the path's
+	// suffix tells apart (Gemini's {model}:countTokens beside :generateContent); 0: the route's.
+	Op Op
+}
+
+// Of is the op d is served by: its own, else the route's op.
+func (d *Decoded) Of(op Op) Op {
+	if d.Op != 0 {
+		return d.Op
+	}
+	return op
 }
 
 // API is one client wire as the edge serves it: its routes, where its clients carry their
@@ -123,6 +135,8 @@ type API struct {
 	Challenge string
 	// Counted is the body of a token count of n tokens (a Count route's answer).
 	Counted func(n int) []byte
+	// Listed is the body of the model list of models (a List route's answer).
+	Listed func(models []string) []byte
 }
 
 // RouteError is the error of a request no route serves (status 404: an unknown path; 405:

@@ -39,3 +39,14 @@ func TestSecret(t *testing.T) {
 		})
 	}
 }
+
+// TestDecodedOf: a decoding that names its op (Gemini's :countTokens on a Call route) is
+// served by it; else by the route's.
+func TestDecodedOf(t *testing.T) {
+	if got := (&Decoded{}).Of(Call); got != Call {
+		t.Errorf("no op of its own: got %d, want Call", got)
+	}
+	if got := (&Decoded{Op: Count}).Of(Call); got != Count {
+		t.Errorf("its own op: got %d, want Count", got)
+	}
+}

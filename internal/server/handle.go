@@ -46,7 +46,7 @@ func (s *Server) modelOp(api *dialect.API, op dialect.Op) echo.HandlerFunc {
 		}
 		defer s.settle(c)
 		ctx, e := c.Request().Context(), s.edge(c)
-		switch op {
+		switch q.d.Of(op) {
 		case dialect.Count:
 			return turn.Count(ctx, e, q.chain, q.d.Req, q.d.Estimate, api.Counted)
 		case dialect.Run:
@@ -81,13 +81,13 @@ func (s *Server) admitted(c echo.Context, api *dialect.API, op dialect.Op) (*cal
 	if err != nil {
 		return nil, err
 	}
-	d, err := api.Decode(body, dialect.Input{Op: op, Header: r.Header.Get, Param: c.Param})
+	d, err := api.Decode(body, dialect.Input{Op: op, Header: r.Header.Get, Param: c.Param, Query: c.QueryParam})
 	if err != nil {
 		return nil, err
 	}
 	in := &x.access
 	in.Model, in.Request = d.Model, d.Req
-	if op == dialect.Call {
+	if d.Of(op) == dialect.Call {
 		in.Stream = d.Req.Stream
 	}
 	q := &call{d: d, bodyLen: len(body)}
@@ -127,7 +127,7 @@ func (s *Server) admitted(c echo.Context, api *dialect.API, op dialect.Op) (*cal
 		d.Req.Mask(s.o.RedactText, s.o.RedactJSON) // the alias's redact_input
 	}
 	a := admit.Ask{Model: d.Model, Req: d.Req, Chain: q.chain, BodyLen: len(body), Embeddings: op == dialect.Embed}
-	if op == dialect.Count {
+	if d.Of(op) == dialect.Count {
 		a.Chain = nil // no round: the key's access and rate limits only
 	}
 	err = x.ticket.Admit(r.Context(), a)

@@ -27,8 +27,8 @@ type Usage struct {
 	Budgets usage.Budgets
 }
 
-// models lists aliases and direct targets in OpenAI's list format.
-func (s *Server) models(c echo.Context) error { return c.JSONBlob(http.StatusOK, oai.List(s.o.Models)) }
+// models lists aliases and direct targets in the route's wire's list format (dialect.API.Listed).
+func (s *Server) models(c echo.Context) error { return c.JSONBlob(200, s.apiOf(c).Listed(s.o.Models)) }
 
 // model is one model of the list: a listed one, or any the catalog resolves (a pattern
 // alias, a direct target).

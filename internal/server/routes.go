@@ -13,6 +13,7 @@ import (
 	"github.com/sluice-gw/sluice/internal/dialect/anthropic"
 	"github.com/sluice-gw/sluice/internal/dialect/chat"
 	"github.com/sluice-gw/sluice/internal/dialect/embeddings"
+	"github.com/sluice-gw/sluice/internal/dialect/gemini"
 	"github.com/sluice-gw/sluice/internal/dialect/oai"
 	"github.com/sluice-gw/sluice/internal/dialect/responses"
 	"github.com/sluice-gw/sluice/internal/llm"
@@ -30,6 +31,7 @@ var Wires = []*dialect.API{
 	&responses.API,  // POST /v1/responses
 	&anthropic.API,  // POST /v1/messages, /v1/messages/count_tokens
 	&embeddings.API, // POST /v1/embeddings
+	&gemini.API,     // POST /v1beta/models/*, /v1/models/* ({model}:generateContent, ...)
 	&uistream.API,   // POST /v1/ui/chat, GET .../stream, POST .../stop
 	&oai.Models,     // GET /v1/models, /v1/models/*
 	&mcpgw.API,      // POST, GET, DELETE /mcp

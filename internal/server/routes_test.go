@@ -37,7 +37,14 @@ var fastBodies = map[string]string{
 	"/v1/messages/count_tokens": `{"model":"fast","messages":[{"role":"user","content":"hi"}]}`,
 	"/v1/embeddings":            `{"model":"emb","input":"hi"}`,
 	"/v1/ui/chat":               `{"id":"c1","model":"fast","messages":[{"id":"m1","role":"user","parts":[{"type":"text","text":"hi"}]}]}`,
+	// Gemini's model is in the path: "*" is "fast:generateContent" (fastPath).
+	"/v1beta/models/*": `{"contents":[{"parts":[{"text":"hi"}]}]}`,
+	"/v1/models/*":     `{"contents":[{"parts":[{"text":"hi"}]}]}`,
 }
+
+// fastPath is the path of a model route's fastBodies request: a wildcard names the model
+// "fast" and its method (Gemini's models/{model}:{method}).
+func fastPath(path string) string { return strings.Replace(path, "*", "fast:generateContent", 1) }
 
 // TestRouteTable walks every route the server registered: with keys on, each but the named
 // open ones refuses a missing and a wrong key (the admin API its token), in its wire's error
@@ -88,8 +95,9 @@ keys:
 		}
 		for _, key := range []string{"", auth.NewSecret()} {
 			resp := do(t, r.Method, url+path, key, "{}")
-			// In the wire's own format: OpenAI's code, or Anthropic's error type.
-			if resp.status != http.StatusUnauthorized || resp.errCode() != wantCode && !strings.Contains(string(resp.body), `"authentication_error"`) {
+			// In the wire's own format: OpenAI's code, Anthropic's error type, or Google's status.
+			if resp.status != http.StatusUnauthorized || resp.errCode() != wantCode && !strings.Contains(string(resp.body), `"authentication_error"`) &&
+				!strings.Contains(string(resp.body), `"UNAUTHENTICATED"`) {
 				t.Errorf("%s %s with key %v: got %d %s, want 401 %s", r.Method, path, key != "", resp.status, resp.body, wantCode)
 				continue
 			}
@@ -116,7 +124,7 @@ keys:
 				t.Errorf("%s %s: no request in fastBodies", rt.Method, rt.Path)
 				continue
 			}
-			resp := do(t, rt.Method, url+rt.Path, good, body)
+			resp := do(t, rt.Method, url+fastPath(rt.Path), good, body)
 			if resp.status != http.StatusForbidden || !strings.Contains(string(resp.body), "model_not_allowed") && !strings.Contains(string(resp.body), `"permission_error"`) {
 				t.Errorf("%s %s naming a model the key may not use: got %d %s, want 403 model_not_allowed", rt.Method, rt.Path, resp.status, resp.body)
 			}

@@ -16,6 +16,7 @@ var Models = dialect.API{
 	},
 	Credential: dialect.Bearer | dialect.XAPIKey,
 	Error:      Error,
+	Listed:     List,
 }
 
 // List is the body of GET /v1/models: the models in OpenAI's list format.

@@ -77,6 +77,13 @@ type FunctionDeclaration struct {
 	Name                 string          `json:"name"`
 	Description          string          `json:"description,omitempty"`
 	ParametersJSONSchema json.RawMessage `json:"parametersJsonSchema,omitempty"`
+	// Parameters is the OpenAPI subset of a schema (types may be upper-case: "OBJECT").
+	Parameters json.RawMessage `json:"parameters,omitempty"`
+	// Response and ResponseJSONSchema describe what the function returns; Behavior is
+	// BLOCKING or NON_BLOCKING (Live API).
+	Response           json.RawMessage `json:"response,omitempty"`
+	ResponseJSONSchema json.RawMessage `json:"responseJsonSchema,omitempty"`
+	Behavior           string          `json:"behavior,omitempty"`
 }
 
 // ToolConfig says how the model may call functions.
@@ -103,6 +110,8 @@ type GenerationConfig struct {
 	FrequencyPenalty   *float64        `json:"frequencyPenalty,omitempty"`
 	ResponseMIMEType   string          `json:"responseMimeType,omitempty"`
 	ResponseJSONSchema json.RawMessage `json:"responseJsonSchema,omitempty"`
+	ResponseSchema     json.RawMessage `json:"responseSchema,omitempty"` // the OpenAPI subset
+	ResponseModalities []string        `json:"responseModalities,omitempty"`
 	ThinkingConfig     *ThinkingConfig `json:"thinkingConfig,omitempty"`
 }
 
@@ -111,6 +120,8 @@ type GenerationConfig struct {
 type ThinkingConfig struct {
 	ThinkingBudget  *int `json:"thinkingBudget,omitempty"`
 	IncludeThoughts bool `json:"includeThoughts,omitempty"`
+	// ThinkingLevel is the newer models' coarse setting: "low" or "high".
+	ThinkingLevel string `json:"thinkingLevel,omitempty"`
 }
 
 // Response is a GenerateContentResponse: with alt=sse, each event's data is one, carrying the
