@@ -153,7 +153,7 @@ func (s *Server) deny(c echo.Context, err error) error {
 
 // exposed are the response headers a browser app may read: who served, the rate limits, and
 // the UI stream's marker.
-const exposed = "X-Request-Id, X-Sluice-Target, X-Sluice-Attempts, X-Vercel-Ai-Ui-Message-Stream, Retry-After, " +
+const exposed = "X-Request-Id, X-Sluice-Target, X-Sluice-Attempts, X-Sluice-Warning, X-Vercel-Ai-Ui-Message-Stream, Retry-After, " +
 	"X-Ratelimit-Limit-Requests, X-Ratelimit-Remaining-Requests, X-Ratelimit-Limit-Tokens, X-Ratelimit-Remaining-Tokens"
 
 // cors lets browser apps on cors.allowed_origins call the table's routes (DESIGN §9): none by
