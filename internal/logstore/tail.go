@@ -23,14 +23,19 @@ const tailPages = 5
 
 // Tail calls each with the records f selects as they reach st, oldest first, polling every
 // every (default 1 s). It polls Query, so it sees the records of every replica sharing the
-// store. f's From, To, Limit and Cursor are its own: Tail starts at the present and looks
-// back TailLag at each poll for records written late, showing each record once. It returns
-// when ctx ends (nil) or each fails (its error) or a query fails.
+// store. f's To, Limit and Cursor are its own; it starts at f.From when that is set and
+// within TailLag of now (the caller's "now", taken before it answered its client, so a
+// request made as soon as the client sees the stream open is shown), else at the present,
+// and looks back TailLag at each poll for records written late, showing each record once.
+// It returns when ctx ends (nil) or each fails (its error) or a query fails.
 func Tail(ctx context.Context, st Store, f Filter, every time.Duration, each func(Record) error) error {
 	if every <= 0 {
 		every = time.Second
 	}
 	start := time.Now().UTC()
+	if from := f.From.UTC(); !f.From.IsZero() && from.Before(start) && start.Sub(from) <= TailLag {
+		start = from
+	}
 	seen := map[string]time.Time{} // ids shown, with their time, for TailLag
 	newest := start
 	t := time.NewTicker(every)

@@ -157,6 +157,7 @@ func (a API) tail(ctx context.Context, in Input) (int, any, error) {
 			Message: "A tail starts now: from and cursor are for GET /admin/logs."}
 	}
 	st := a.Logs
+	f.From = time.Now() // now, before the client sees the stream open: a request made then is shown
 	return http.StatusOK, Events{Send: func(ctx context.Context, send func([]byte) error) error {
 		return logstore.Tail(ctx, st, f, TailEvery, func(r logstore.Record) error {
 			b, err := json.Marshal(r)
