@@ -57,19 +57,7 @@ func TestAgentsOnEmbeddedDefault(t *testing.T) {
 	t.Run("codex", func(t *testing.T) {
 		bin, _ := filepath.Abs(filepath.Join("node_modules", ".bin", "codex"))
 		home, work := t.TempDir(), t.TempDir()
-		conf := `model_provider = "sluice"
-approval_policy = "never"
-check_for_update_on_startup = false
-
-[model_providers.sluice]
-name = "Sluice"
-base_url = "` + gs.URL + `/v1"
-wire_api = "responses"
-env_key = "SLUICE_KEY"
-
-[analytics]
-enabled = false
-`
+		conf := codexConfig(gs.URL, "", "") // no model: Codex's own default
 		if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(conf), 0o600); err != nil {
 			t.Fatal(err)
 		}

@@ -47,20 +47,7 @@ models:
 		t.Run(tc.alias, func(t *testing.T) {
 			home := t.TempDir()
 			work := t.TempDir()
-			conf := `model = "` + tc.alias + `"
-model_provider = "sluice"
-approval_policy = "never"
-check_for_update_on_startup = false
-` + tc.extra + `
-[model_providers.sluice]
-name = "Sluice"
-base_url = "` + gw + `/v1"
-wire_api = "responses"
-env_key = "SLUICE_KEY"
-
-[analytics]
-enabled = false
-`
+			conf := codexConfig(gw, `model = "`+tc.alias+`"`+"\n", tc.extra)
 			if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(conf), 0o600); err != nil {
 				t.Fatal(err)
 			}
@@ -97,4 +84,23 @@ enabled = false
 			}
 		})
 	}
+}
+
+// codexConfig is Codex's config.toml pointing it at the gateway at base over the Responses
+// wire, with the key in SLUICE_KEY, no approval prompts, no update check and no analytics;
+// head and extra are more top-level settings (head before the provider's, extra after).
+func codexConfig(base, head, extra string) string {
+	return head + `model_provider = "sluice"
+approval_policy = "never"
+check_for_update_on_startup = false
+` + extra + `
+[model_providers.sluice]
+name = "Sluice"
+base_url = "` + base + `/v1"
+wire_api = "responses"
+env_key = "SLUICE_KEY"
+
+[analytics]
+enabled = false
+`
 }
