@@ -1,13 +1,10 @@
 package server
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"io"
 	"log/slog"
 	"net/http"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -76,6 +73,9 @@ type Options struct {
 	MCP *mcpgw.Gateway
 	// Cache is the response cache of the aliases whose Policy has one (cache.go; nil: none).
 	Cache *cache.Cache
+	// State is what the wires keep between requests (the Responses API's stored responses,
+	// dialect.State); the zero value keeps nothing.
+	State dialect.State
 	// Admin is what the admin API serves beyond the keys, the account, the cache and the
 	// statistics: the request log's store (whose records reach it through Telemetry.Record)
 	// and the targets' health (admin.API).
@@ -196,7 +196,7 @@ func (s *Server) access(next echo.HandlerFunc) echo.HandlerFunc {
 		defer stop() // before the abort below, and before net/http writes after the handler
 		c.SetRequest(c.Request().WithContext(ctx))
 		c.Response().Writer = w
-		x := &exchange{access: telemetry.Access{ID: requestID(c.Request().Header.Get("X-Request-Id")), Start: start,
+		x := &exchange{access: telemetry.Access{ID: telemetry.RequestID(c.Request().Header.Get("X-Request-Id")), Start: start,
 			UserAgent: c.Request().UserAgent()}}
 		c.Set(exchangeKey, x)
 		in := &x.access
@@ -235,16 +235,6 @@ func (s *Server) recover(next echo.HandlerFunc) echo.HandlerFunc {
 		}()
 		return next(c)
 	}
-}
-
-// requestID keeps a caller's id when it is short and printable, else makes one.
-func requestID(h string) string {
-	if h != "" && len(h) <= 128 && strings.IndexFunc(h, func(r rune) bool { return r < 0x21 || r > 0x7e }) < 0 {
-		return h
-	}
-	var b [12]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }
 
 func (s *Server) readyz(c echo.Context) error {

@@ -12,14 +12,28 @@ package telemetry
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"log/slog"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/sluice-gw/sluice/internal/llm"
 )
+
+// RequestID is a request's id: the caller's X-Request-Id h when it is short and printable,
+// else a new random one.
+func RequestID(h string) string {
+	if h != "" && len(h) <= 128 && strings.IndexFunc(h, func(r rune) bool { return r < 0x21 || r > 0x7e }) < 0 {
+		return h
+	}
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
 
 // Access is what one request's log line says.
 type Access struct {
