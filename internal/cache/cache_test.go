@@ -209,3 +209,39 @@ func TestMemoryBound(t *testing.T) {
 		t.Error("got a value larger than the store, want it not kept")
 	}
 }
+
+// Add keeps the first value of a key until it expires or is deleted (the gateway's stored
+// responses, which share the bound and the clock of the cache's entries).
+func TestMemoryAddDelete(t *testing.T) {
+	now := time.Unix(1000, 0)
+	m := &Memory{MaxBytes: 20, Now: func() time.Time { return now }}
+	ctx := context.Background()
+	if ok, _ := m.Add(ctx, "r", []byte("first"), time.Minute); !ok {
+		t.Fatal("Add: got false, want true")
+	}
+	if ok, _ := m.Add(ctx, "r", []byte("second"), time.Minute); ok {
+		t.Error("Add of a live key: got true, want false")
+	}
+	if v, _ := m.Get(ctx, "r"); string(v) != "first" {
+		t.Errorf("got %q, want the first value", v)
+	}
+	now = now.Add(time.Minute)
+	if ok, _ := m.Add(ctx, "r", []byte("third"), time.Minute); !ok {
+		t.Error("Add of an expired key: got false, want true")
+	}
+	if ok, _ := m.Delete(ctx, "r"); !ok {
+		t.Error("Delete: got false, want true")
+	}
+	if ok, _ := m.Delete(ctx, "r"); ok {
+		t.Error("Delete again: got true, want false")
+	}
+	if ok, _ := m.Add(ctx, "big", make([]byte, 21), time.Minute); ok {
+		t.Error("Add of a value larger than the store: got true, want false")
+	}
+	for _, k := range []string{"a", "b", "c"} {
+		_, _ = m.Add(ctx, k, []byte("0123456789"), time.Minute)
+	}
+	if n, b := m.Len(); n != 2 || b != 20 {
+		t.Errorf("got %d entries, %d bytes; want 2, 20 (the bound holds)", n, b)
+	}
+}

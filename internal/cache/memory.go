@@ -66,6 +66,34 @@ func (m *Memory) Set(_ context.Context, key string, val []byte, ttl time.Duratio
 
 // set is Set; it returns how many entries the bound pushed out.
 func (m *Memory) set(key string, val []byte, ttl time.Duration) int {
+	n, _ := m.put(key, val, ttl, false)
+	return n
+}
+
+// Add keeps val under key for ttl unless a live entry holds key, and reports whether it
+// did (the gateway's stored responses, dialect.Store). A value larger than the whole store
+// is not kept.
+func (m *Memory) Add(_ context.Context, key string, val []byte, ttl time.Duration) (bool, error) {
+	_, added := m.put(key, val, ttl, true)
+	return added, nil
+}
+
+// Delete forgets key and reports whether a live entry held it (dialect.Store).
+func (m *Memory) Delete(_ context.Context, key string) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	el := m.byKey[key]
+	if el == nil {
+		return false, nil
+	}
+	live := m.now().Before(el.Value.(*memEntry).expires)
+	m.remove(el)
+	return live, nil
+}
+
+// put keeps val under key (only if no live entry holds it, when absent is set); it returns
+// how many entries the bound pushed out, and whether val was kept.
+func (m *Memory) put(key string, val []byte, ttl time.Duration, absent bool) (int, bool) {
 	limit := m.MaxBytes
 	if limit <= 0 {
 		limit = DefaultMemoryBytes
@@ -76,10 +104,13 @@ func (m *Memory) set(key string, val []byte, ttl time.Duration) int {
 		m.byKey = map[string]*list.Element{}
 	}
 	if el := m.byKey[key]; el != nil {
+		if absent && m.now().Before(el.Value.(*memEntry).expires) {
+			return 0, false
+		}
 		m.remove(el)
 	}
 	if len(val) > limit || ttl <= 0 {
-		return 0
+		return 0, false
 	}
 	m.byKey[key] = m.lru.PushFront(&memEntry{key: key, val: val, expires: m.now().Add(ttl)})
 	m.size += len(val)
@@ -88,7 +119,7 @@ func (m *Memory) set(key string, val []byte, ttl time.Duration) int {
 		m.remove(m.lru.Back())
 	}
 	m.evictions += int64(n)
-	return n
+	return n, true
 }
 
 func (m *Memory) remove(el *list.Element) {

@@ -32,6 +32,13 @@ type CacheStore struct {
 	Lease Duration `yaml:"lease"`
 }
 
+// ResponsesStore is where the gateway keeps the responses asked with store: true (top-level
+// responses:; README "Responses"): in Redis when redis: is set, each for its alias's ttl;
+// else in this process, within MemoryBytes (default 64MiB), least recently used first out.
+type ResponsesStore struct {
+	MemoryBytes Bytes `yaml:"memory_bytes"`
+}
+
 func (c *Cache) setDefaults() {
 	*c = Cache{TTL: seconds(600), MaxEntryBytes: 1 << 20, Scope: "key"}
 }
@@ -39,6 +46,10 @@ func (c *Cache) setDefaults() {
 func (v *validator) cacheStore(c CacheStore) {
 	v.positive("cache.memory_bytes", int64(c.MemoryBytes))
 	v.positive("cache.lease", int64(c.Lease))
+}
+
+func (v *validator) responsesStore(c ResponsesStore) {
+	v.positive("responses.memory_bytes", int64(c.MemoryBytes))
 }
 
 func (v *validator) cache(path string, c *Cache) {

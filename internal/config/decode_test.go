@@ -87,6 +87,7 @@ func TestDefaults(t *testing.T) {
 			Runs:              Runs{MaxRounds: 128, FlushInterval: millis(50), TTL: seconds(86400)},
 			Telemetry:         Telemetry{Prometheus: true},
 			Cache:             CacheStore{MemoryBytes: 64 << 20, Lease: seconds(3)},
+			Responses:         ResponsesStore{MemoryBytes: 64 << 20},
 			Logs:              Logs{Retention: seconds(30 * 86400), Capture: "metadata", Queue: 10_000, MaxContentBytes: 32 << 10},
 		}
 		if !reflect.DeepEqual(c, want) {

@@ -21,8 +21,9 @@ type Config struct {
 	Runs              Runs                 `yaml:"runs"`
 	Embeddings        map[string]Embedding `yaml:"embeddings"`
 	Telemetry         Telemetry            `yaml:"telemetry"`
-	Cache             CacheStore           `yaml:"cache"` // the response cache's store (cache.go)
-	Logs              Logs                 `yaml:"logs"`  // the request log
+	Cache             CacheStore           `yaml:"cache"`     // the response cache's store (cache.go)
+	Responses         ResponsesStore       `yaml:"responses"` // the stored responses' store (cache.go)
+	Logs              Logs                 `yaml:"logs"`      // the request log
 
 	// Warnings are the problems that did not stop loading (a provider left out for want of a
 	// key, an alias left with no target). They never contain a secret.
@@ -43,6 +44,7 @@ func (c *Config) setDefaults() {
 	c.Runs = Runs{MaxRounds: 128, FlushInterval: millis(50), TTL: seconds(24 * 3600)}
 	c.Telemetry.Prometheus = true
 	c.Cache = CacheStore{MemoryBytes: 64 << 20, Lease: seconds(3)}
+	c.Responses = ResponsesStore{MemoryBytes: 64 << 20}
 	c.Logs = Logs{Retention: seconds(30 * 24 * 3600), Capture: "metadata", Queue: 10_000, MaxContentBytes: 32 << 10}
 }
 
@@ -186,11 +188,14 @@ type Alias struct {
 	// call where the target's wire has one, far fewer reads; first_event then bounds the
 	// response headers). A target's own upstream takes precedence (DESIGN §1, issue 36).
 	Upstream string `yaml:"upstream"`
+	// TTL is how long the gateway keeps a response of the alias asked with store: true, for
+	// a previous_response_id and GET /v1/responses/{id} (default 30d, as OpenAI keeps them).
+	TTL Duration `yaml:"ttl"`
 }
 
 func (a *Alias) setDefaults() {
 	*a = Alias{Timeouts: DefaultTimeouts(), CommitOnReasoning: true, OnMidstreamFailure: "fail",
-		Coalesce: Coalesce{Events: 1}, HostedTools: "drop", Upstream: "stream"}
+		Coalesce: Coalesce{Events: 1}, HostedTools: "drop", Upstream: "stream", TTL: seconds(30 * 24 * 3600)}
 }
 
 // Coalesce throttles tiny deltas: at most every Events events or Interval (DESIGN §4).

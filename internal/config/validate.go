@@ -105,6 +105,7 @@ func (v *validator) config(c *Config) {
 	v.positive("runs.ttl", int64(c.Runs.TTL))
 	v.telemetry(c.Telemetry)
 	v.cacheStore(c.Cache)
+	v.responsesStore(c.Responses)
 }
 
 func (v *validator) positive(path string, n int64) {
@@ -186,6 +187,7 @@ func (v *validator) alias(c *Config, path, name string, a Alias) {
 	}
 	v.positive(path+".coalesce.events", int64(a.Coalesce.Events))
 	v.cache(path+".cache", a.Cache)
+	v.positive(path+".ttl", int64(a.TTL))
 	for i, g := range a.Guardrails {
 		if _, ok := c.Guardrails[g]; !ok {
 			v.errorf(fmt.Sprintf("%s.guardrails[%d]", path, i), "unknown guardrail %q", g)

@@ -1,8 +1,12 @@
 package dialect
 
 import (
+	"context"
+	"errors"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/sluice-gw/sluice/internal/llm"
 )
@@ -29,6 +33,9 @@ const (
 	Model
 	// MCP is the MCP gateway's Streamable HTTP.
 	MCP
+	// Kept reads or deletes what a wire keeps for the caller's key (a stored response:
+	// API.Kept answers it).
+	Kept
 )
 
 // Models reports whether a request of op names a model and is admitted (keys' model access,
@@ -82,7 +89,37 @@ type Input struct {
 	Header func(name string) string
 	Param  func(name string) string // a parameter of the route's path
 	Query  func(name string) string // a parameter of the URL's query (Gemini's alt=sse)
+	// Method is the request's method, and Route its route's path as the table names it
+	// (Kept: which of the wire's routes).
+	Method, Route string
+	// State is what the wire may keep between requests (nil or a nil Store: nothing), and
+	// Key the id of the caller's key that scopes it ("": auth is off).
+	State *State
+	Key   string
 }
+
+// Store keeps a wire's state between requests (the Responses API's stored responses), by
+// id, on every replica: in Redis when one is configured, else in this process, bounded
+// (package gateway picks). Safe for concurrent use.
+type Store interface {
+	// Get returns the value of id, or nil, nil when there is none (never kept, deleted,
+	// expired or evicted).
+	Get(ctx context.Context, id string) ([]byte, error)
+	// Add keeps val under id for ttl unless id is kept already (false: the first stays).
+	Add(ctx context.Context, id string, val []byte, ttl time.Duration) (bool, error)
+	// Delete forgets id and reports whether it was kept.
+	Delete(ctx context.Context, id string) (bool, error)
+}
+
+// State is what the wires may keep between requests: the store, and how long an entry of
+// each alias lasts (its ttl).
+type State struct {
+	Store Store
+	TTL   func(alias string) time.Duration
+}
+
+// On reports whether st keeps anything.
+func (st *State) On() bool { return st != nil && st.Store != nil }
 
 // Decoded is a request of a model route, decoded and validated.
 type Decoded struct {
@@ -102,6 +139,21 @@ type Decoded struct {
 	// Op is the request's op when its route serves more than one, which only the path's
 	// suffix tells apart (Gemini's {model}:countTokens beside :generateContent); 0: the route's.
 	Op Op
+	// Resume completes Req with what the wire kept for it (the conversation a
+	// previous_response_id names) once its input was redacted, before it is admitted; it
+	// may change Needs. Keep keeps what the answer leaves for a later request (a stored
+	// response) once the request was served by alias's chain; it does nothing when the
+	// answer did not complete. nil: nothing to do.
+	Resume func(ctx context.Context) error
+	Keep   func(ctx context.Context, alias string) error
+}
+
+// Resumed runs d.Resume, if any.
+func (d *Decoded) Resumed(ctx context.Context) error {
+	if d.Resume == nil {
+		return nil
+	}
+	return d.Resume(ctx)
 }
 
 // Of is the op d is served by: its own, else the route's op.
@@ -137,6 +189,19 @@ type API struct {
 	Counted func(n int) []byte
 	// Listed is the body of the model list of models (a List route's answer).
 	Listed func(models []string) []byte
+	// Kept is the status and body of a Kept route's answer.
+	Kept func(ctx context.Context, in Input) (int, []byte)
+}
+
+// RetryAfter sets Retry-After on h, in whole seconds rounded up, for an error that says when
+// a retry may pass, and returns that wait (0: none). Every wire's SDKs read the header.
+func RetryAfter(h http.Header, err error) time.Duration {
+	var le *llm.Error
+	if !errors.As(err, &le) || le.RetryAfter <= 0 {
+		return 0
+	}
+	h.Set("Retry-After", strconv.Itoa(int((le.RetryAfter+time.Second-1)/time.Second)))
+	return le.RetryAfter
 }
 
 // RouteError is the error of a request no route serves (status 404: an unknown path; 405:

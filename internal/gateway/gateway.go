@@ -60,6 +60,7 @@ func New(c *config.Config, log *slog.Logger) (*server.Server, error) {
 	}
 	o.UI = uiFromConfig(c, rs, log)  // ui.go
 	o.Cache = cacheFromConfig(c, rs) // parts.go
+	o.State = stateFromConfig(c, rs) // state.go
 	o.Health, o.Policies = health, map[string]server.Policy{}
 	for _, alias := range c.AliasNames() {
 		a := c.Models[alias]

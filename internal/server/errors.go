@@ -2,9 +2,6 @@ package server
 
 import (
 	"errors"
-	"net/http"
-	"strconv"
-	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/sluice-gw/sluice/internal/dialect"
@@ -20,7 +17,7 @@ func (s *Server) writeError(c echo.Context, err error) error {
 	h := c.Response().Header()
 	status, body := s.errorBody(c, err)
 	reqInfo(c).Error = telemetry.ErrorText(err)
-	retryAfter(h, err)
+	dialect.RetryAfter(h, err)
 	var le *llm.Error
 	if errors.As(err, &le) {
 		switch le.Kind {
@@ -52,17 +49,6 @@ func (s *Server) errorBody(c echo.Context, err error) (int, []byte) {
 		c.Response().Header().Set(api.RequestID, reqInfo(c).ID)
 	}
 	return api.Error(err, reqInfo(c).Tries)
-}
-
-// retryAfter sets Retry-After, in whole seconds rounded up, for an error that says when a
-// retry may pass, and returns that wait (0: none).
-func retryAfter(h http.Header, err error) time.Duration {
-	var le *llm.Error
-	if !errors.As(err, &le) || le.RetryAfter <= 0 {
-		return 0
-	}
-	h.Set("Retry-After", strconv.Itoa(int((le.RetryAfter+time.Second-1)/time.Second)))
-	return le.RetryAfter
 }
 
 // httpError maps echo's own errors (unknown route, wrong method) to the wire's error body.

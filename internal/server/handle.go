@@ -58,10 +58,15 @@ func (s *Server) modelOp(api *dialect.API, op dialect.Op) echo.HandlerFunc {
 		}
 		w, stream := q.d.Answer(x.access.ID), q.d.Req.Stream
 		hit, k, err := s.fromCache(c, t, q.chain.Alias, e, w, stream) // cache.go
-		if hit {
-			return err
+		if !hit {
+			err = t.Serve(ctx, e, w, stream, k)
 		}
-		return t.Serve(ctx, e, w, stream, k)
+		if keep := q.d.Keep; keep != nil { // a stored response, whether or not the client stayed
+			if kerr := keep(context.WithoutCancel(ctx), q.chain.Alias); kerr != nil {
+				s.o.Log.Warn("response not kept", "id", x.access.ID, "err", kerr)
+			}
+		}
+		return err
 	}
 }
 
@@ -81,7 +86,8 @@ func (s *Server) admitted(c echo.Context, api *dialect.API, op dialect.Op) (*cal
 	if err != nil {
 		return nil, err
 	}
-	d, err := api.Decode(body, dialect.Input{Op: op, Header: r.Header.Get, Param: c.Param, Query: c.QueryParam})
+	d, err := api.Decode(body, dialect.Input{Op: op, Header: r.Header.Get, Param: c.Param, Query: c.QueryParam,
+		State: &s.o.State, Key: x.access.KeyID})
 	if err != nil {
 		return nil, err
 	}
@@ -125,6 +131,9 @@ func (s *Server) admitted(c echo.Context, api *dialect.API, op dialect.Op) (*cal
 	}
 	if op != dialect.Embed && s.o.Policies[q.chain.Alias].RedactInput && s.o.RedactText != nil {
 		d.Req.Mask(s.o.RedactText, s.o.RedactJSON) // the alias's redact_input
+	}
+	if err := d.Resumed(r.Context()); err != nil { // after redaction, before admission
+		return nil, err
 	}
 	a := admit.Ask{Model: d.Model, Req: d.Req, Chain: q.chain, BodyLen: len(body), Embeddings: op == dialect.Embed}
 	if d.Of(op) == dialect.Count {

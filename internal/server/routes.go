@@ -80,6 +80,12 @@ func (s *Server) opHandler(api *dialect.API, op dialect.Op) echo.HandlerFunc {
 		return s.model
 	case dialect.MCP:
 		return s.mcp
+	case dialect.Kept: // what the wire keeps for the caller's key (a stored response)
+		return func(c echo.Context) error {
+			in := dialect.Input{Op: op, Param: c.Param, Query: c.QueryParam, Method: c.Request().Method, Route: c.Path(),
+				State: &s.o.State, Key: reqInfo(c).KeyID}
+			return c.JSONBlob(api.Kept(c.Request().Context(), in))
+		}
 	}
 	return s.modelOp(api, op) // handle.go
 }
@@ -145,7 +151,7 @@ func callerKey(c echo.Context) *auth.Key { return exchangeOf(c).key }
 // is worth the SDK's own retry, which honours Retry-After.
 func (s *Server) deny(c echo.Context, err error) error {
 	reqInfo(c).Kind = llm.KindOf(err)
-	if d := retryAfter(c.Response().Header(), err); d > 0 {
+	if d := dialect.RetryAfter(c.Response().Header(), err); d > 0 {
 		c.Response().Header().Set("Retry-After-Ms", strconv.Itoa(int(d.Milliseconds())))
 	}
 	return c.JSONBlob(s.errorBody(c, err))
@@ -174,7 +180,7 @@ func (s *Server) cors(next echo.HandlerFunc) echo.HandlerFunc {
 		h.Set("Access-Control-Allow-Origin", origin)
 		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
 			h.Add("Vary", "Access-Control-Request-Method, Access-Control-Request-Headers")
-			h.Set("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
+			h.Set("Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS")
 			if rh := r.Header.Get("Access-Control-Request-Headers"); rh != "" {
 				h.Set("Access-Control-Allow-Headers", rh)
 			}

@@ -139,7 +139,7 @@ keys:
 			ops[rt.Op] = true
 		}
 	}
-	for op := dialect.Call; op <= dialect.MCP; op++ {
+	for op := dialect.Call; op <= dialect.Kept; op++ {
 		if !ops[op] {
 			t.Errorf("op %d is served by no route of the table", op)
 		}

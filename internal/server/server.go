@@ -73,6 +73,9 @@ type Options struct {
 	MCP *mcpgw.Gateway
 	// Cache is the response cache of the aliases whose Policy has one (cache.go; nil: none).
 	Cache *cache.Cache
+	// State is what the wires keep between requests (the Responses API's stored responses,
+	// dialect.State); the zero value keeps nothing.
+	State dialect.State
 	// Admin is what the admin API serves beyond the keys, the account, the cache and the
 	// statistics: the request log's store (whose records reach it through Telemetry.Record)
 	// and the targets' health (admin.API).

@@ -125,8 +125,7 @@ func appendResponse(b []byte, m *respMeta, end *respEnd, items []*outItem) []byt
 	raw("parallel_tool_calls", e.ParallelToolCalls, "true")
 	raw("previous_response_id", e.PreviousResponseID, "null")
 	raw("reasoning", e.Reasoning, `{"effort":null,"summary":null}`)
-	// The gateway stores nothing, and asks a Responses upstream not to unless the client
-	// said store: true.
+	// store: true is kept by the gateway (state.go), never by a Responses upstream.
 	raw("store", e.Store, "false")
 	raw("temperature", e.Temperature, "null")
 	raw("text", e.Text, `{"format":{"type":"text"}}`)

@@ -60,9 +60,10 @@ func (s *stream) end(u *llm.Usage) error {
 	if err := s.close(status); err != nil {
 		return err
 	}
+	s.done = &respEnd{status: status, incomplete: reason, usage: u}
 	b := s.head("response." + status)
 	b = append(b, `,"response":`...)
-	b = appendResponse(b, s.meta, &respEnd{status: status, incomplete: reason, usage: u}, s.items)
+	b = appendResponse(b, s.meta, s.done, s.items)
 	return s.send(b)
 }
 
@@ -70,7 +71,8 @@ func (s *stream) end(u *llm.Usage) error {
 func (s *stream) body(u *llm.Usage) []byte {
 	status, reason := respStatus(s.finish)
 	_ = s.close(status) // no writer: cannot fail
-	return appendResponse(nil, s.meta, &respEnd{status: status, incomplete: reason, usage: u}, s.items)
+	s.done = &respEnd{status: status, incomplete: reason, usage: u}
+	return appendResponse(nil, s.meta, s.done, s.items)
 }
 
 // fail sends the in-band failure of DESIGN §5: an error event carrying both shapes real

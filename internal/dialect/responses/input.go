@@ -93,7 +93,14 @@ func (b *inputBuilder) item(p string, raw json.RawMessage) error {
 		for i, s := range w.Summary {
 			texts[i] = s.Text
 		}
-		b.reasoning = append(b.reasoning, llm.Reasoning{ID: w.ID, Text: strings.Join(texts, "\n\n"), Encrypted: w.EncryptedContent})
+		r := llm.Reasoning{ID: w.ID, Text: strings.Join(texts, "\n\n"), Encrypted: w.EncryptedContent}
+		if openAIEncrypted(r.Encrypted) {
+			// Only an OpenAI Responses target reads it, and it gets the items as they came
+			// (llm.Native): another adapter would hand it on as its own signature, which its
+			// upstream refuses (state.go).
+			r.Encrypted = ""
+		}
+		b.reasoning = append(b.reasoning, r)
 	case "item_reference":
 		// An item stored by a Responses upstream: only it can resolve the reference.
 		b.native = append(b.native, p)

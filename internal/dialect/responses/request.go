@@ -27,6 +27,12 @@ func (rr *Request) NativeOnly() string {
 	if rr.Req.PreviousResponseID != "" {
 		return "previous_response_id"
 	}
+	return rr.nativeItem()
+}
+
+// nativeItem is NativeOnly but for previous_response_id, which the gateway serves itself
+// when it keeps state (state.go).
+func (rr *Request) nativeItem() string {
 	if len(rr.native) > 0 {
 		return rr.native[0]
 	}

@@ -26,6 +26,8 @@ type stream struct {
 	cur    *outItem // the open item, if any
 	finish string
 	buf    []byte
+	// done is how the response ended once it completed (end, body); nil before.
+	done *respEnd
 }
 
 func newStream(ew *sse.Writer, meta *respMeta, base string) *stream {

@@ -1,6 +1,8 @@
 package responses
 
 import (
+	"encoding/json"
+
 	"github.com/sluice-gw/sluice/internal/dialect"
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/sse"
@@ -64,4 +66,20 @@ func (w *Wire) Attempt(model string) Sink {
 // Body is the Response object of a complete non-streamed answer.
 func (w *Wire) Body(_ string, resp *llm.Response) []byte {
 	return w.sink.body(&resp.Usage)
+}
+
+// kept is what a stored response keeps of a complete answer (state.go): its Response object
+// as the client got it, and its output items as a later request hands them back. ok is
+// false when the answer did not complete (it failed, or the client left before it began).
+func (w *Wire) kept() (resp []byte, items []json.RawMessage, ok bool) {
+	s := w.sink
+	if s == nil || s.done == nil {
+		return nil, nil, false
+	}
+	for _, it := range s.items {
+		if b := appendBack(nil, it); b != nil {
+			items = append(items, b)
+		}
+	}
+	return appendResponse(nil, s.meta, s.done, s.items), items, true
 }
