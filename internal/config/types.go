@@ -76,7 +76,7 @@ type Redis struct {
 	URL       string         `yaml:"url"`
 	Cluster   *RedisCluster  `yaml:"cluster"`
 	Sentinel  *RedisSentinel `yaml:"sentinel"`
-	OnFailure string `yaml:"on_failure"` // open (default) | closed
+	OnFailure string         `yaml:"on_failure"` // open (default) | closed
 	// Timeout bounds every Redis call (default 250ms): a slow Redis must not hold requests.
 	Timeout Duration `yaml:"timeout"`
 	// Spool bounds the usage records (and budget spends) kept in memory while Redis cannot
