@@ -116,4 +116,3 @@ func (s *SentinelSet) Close() {
 		}
 	}
 }
-
