@@ -196,6 +196,9 @@ func (l *RunLog) Wait(ctx context.Context, chat, run string, after int64, block 
 	xs, err := c.XRead(ctx, &redis.XReadArgs{Streams: []string{framesKey(chat, run), strconv.FormatInt(after, 10) + "-0"},
 		Count: 1024, Block: block}).Result()
 	if err = l.s.result(ctx, err); err != nil {
+		if errors.Is(err, ErrUnavailable) {
+			reload(c)
+		}
 		if errors.Is(err, redis.Nil) {
 			return nil, nil // nothing came within block
 		}

@@ -65,6 +65,7 @@ type Store struct {
 	logEvery time.Duration
 	br       *breaker
 	spool    spool
+	lonely   sync.Map // master address -> time.Time: until then, no WAIT (replicated)
 
 	failures    atomic.Int64
 	waited      atomic.Int64 // calls that waited for the timeout
@@ -127,16 +128,23 @@ func (s *Store) Ping(ctx context.Context) error {
 	return s.call(ctx, func(ctx context.Context) error { return s.c.Ping(ctx).Err() })
 }
 
-// probe is the breaker's: a PING past the breaker; on a cluster, CLUSTER INFO too, so that
-// a cluster without a master for some slots (a failover under way) is still down.
+// probe is the breaker's: a PING past the breaker. On a cluster it reloads the slot map
+// and PINGs every master in it, then wants cluster_state:ok: a master killed is in the map
+// until its replica took over, and go-redis does not reload the map on a refused
+// connection by itself.
 func (s *Store) probe(ctx context.Context) error {
 	s.probes.Add(1)
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
-	if s.form != formCluster {
+	cc, ok := s.c.(*redis.ClusterClient)
+	if !ok {
 		return s.c.Ping(ctx).Err()
 	}
-	info, err := s.c.ClusterInfo(ctx).Result()
+	err := cc.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error { return m.Ping(ctx).Err() })
+	if err != nil {
+		return err
+	}
+	info, err := cc.ClusterInfo(ctx).Result()
 	if err == nil && !strings.Contains(info, "cluster_state:ok") {
 		err = errors.New("cluster_state is not ok")
 	}
@@ -197,6 +205,7 @@ func (s *Store) result(ctx context.Context, err error) error {
 	}
 	if tripping(err) {
 		s.br.trip()
+		reload(s.c)
 	}
 	return s.fail(ctx, err)
 }
@@ -224,6 +233,14 @@ func unavailable(err error) error {
 	return &llm.Error{Kind: llm.Unavailable, Status: http.StatusServiceUnavailable, Code: "redis_unavailable",
 		Type: "server_error", Message: "the gateway cannot reach its shared state (Redis)",
 		Err: fmt.Errorf("%w: %w", ErrUnavailable, err)}
+}
+
+// reload asks a cluster client for a new slot map (in the background, at most one at a
+// time): after a failover or a resharding the old one names a node that is gone.
+func reload(c redis.UniversalClient) {
+	if cc, ok := c.(*redis.ClusterClient); ok {
+		cc.ReloadState(context.Background())
+	}
 }
 
 // outageReplies are the prefixes of the error replies that mean an outage (tripping).

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -90,7 +91,7 @@ func newNode(dir, name string, extra ...string) (*Node, error) {
 		return nil, err
 	}
 	n.args = append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", n.Dir,
-		"--save", "", "--appendonly", "no", "--daemonize", "no", "--loglevel", "warning"}, extra...)
+		"--save", "", "--appendonly", "no", "--daemonize", "no", "--loglevel", "warning", "--repl-diskless-sync-delay", "0"}, extra...)
 	return n, nil
 }
 
@@ -122,7 +123,8 @@ func NewCluster(dir string) (*Cluster, error) {
 		}
 		n, err := newNode(dir, fmt.Sprintf("node%d", i), "--cluster-enabled", "yes",
 			"--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "1000",
-			"--cluster-port", strconv.Itoa(bus), "--cluster-replica-validity-factor", "0")
+			"--cluster-port", strconv.Itoa(bus), "--cluster-replica-validity-factor", "0",
+			"--cluster-allow-replica-migration", "no")
 		if err == nil {
 			err = n.start()
 		}
@@ -188,6 +190,9 @@ func (c *Cluster) ok() error {
 		if !strings.Contains(info, "cluster_state:ok") {
 			return fmt.Errorf("%s: cluster_state is not ok", n.Addr)
 		}
+		if err := synced(n); err != nil {
+			return err
+		}
 		covered := 0
 		for _, s := range slots {
 			covered += s.End - s.Start + 1
@@ -201,6 +206,21 @@ func (c *Cluster) ok() error {
 		if n := c.node(addr); n == nil || !n.Alive() {
 			return fmt.Errorf("a node still names %s, which is down, as a master", addr)
 		}
+	}
+	return nil
+}
+
+// synced fails for a replica whose link to its master is not up (still loading the
+// master's data): killing the master then would lose what it has not received.
+func synced(n *Node) error {
+	cl := n.client()
+	defer cl.Close()
+	info, err := cl.Info(context.Background(), "replication").Result()
+	if err != nil {
+		return fmt.Errorf("%s: %w", n.Addr, err)
+	}
+	if strings.Contains(info, "role:slave") && !strings.Contains(info, "master_link_status:up") {
+		return fmt.Errorf("%s: a replica not in sync with its master yet", n.Addr)
 	}
 	return nil
 }
@@ -242,21 +262,27 @@ func (c *Cluster) MasterOf(key string) (*Node, error) {
 	return nil, errors.New("no node alive knows the slot's master")
 }
 
-// Masters are the nodes serving slots now.
+// Masters are the nodes serving slots now, as the first node alive to answer sees them.
 func (c *Cluster) Masters() []*Node {
-	var out []*Node
 	for _, n := range c.Nodes {
 		if !n.Alive() {
 			continue
 		}
 		cl := n.client()
-		role, err := cl.Do(context.Background(), "ROLE").Slice()
+		slots, err := cl.ClusterSlots(context.Background()).Result()
 		cl.Close()
-		if err == nil && len(role) > 0 && role[0] == "master" {
-			out = append(out, n)
+		if err != nil {
+			continue
 		}
+		var out []*Node
+		for _, s := range slots {
+			if m := c.node(s.Nodes[0].Addr); m != nil && !slices.Contains(out, m) {
+				out = append(out, m)
+			}
+		}
+		return out
 	}
-	return out
+	return nil
 }
 
 // Flush empties every master (the replicas follow), between tests on a shared cluster.
@@ -310,3 +336,7 @@ func (c *Cluster) Reshard(from, to *Node, slots int) error {
 	}
 	return nil
 }
+
+// Restart starts a node Kill took down, with its cluster configuration (nodes.conf): a
+// master killed comes back as a replica of the one promoted in its place.
+func (n *Node) Restart() error { return n.start() }

@@ -53,6 +53,9 @@ func NewSentinelSet(dir string) (*SentinelSet, error) {
 	}
 	if err == nil {
 		err = s.wait(func() error {
+			if err := synced(s.Replica); err != nil {
+				return err
+			}
 			for _, n := range s.Sentinels {
 				c := n.client()
 				reps, err := c.Do(context.Background(), "SENTINEL", "REPLICAS", SentinelMaster).Slice()
