@@ -12,7 +12,7 @@ import (
 )
 
 // checkMetrics scrapes g's /metrics after traffic (one plain request, one stream, one
-// fallback, one run of three tools) and parses it as Prometheus does: the README's families
+// fallback, one run of four tools, one tools/call through /mcp) and parses it as Prometheus does: the README's families
 // are there with counts that match the traffic, and no label or sample holds any of the
 // secrets or the planted text.
 func checkMetrics(t *testing.T, g *gateway, secrets []string, text ...string) {
@@ -118,6 +118,8 @@ func checkMetrics(t *testing.T, g *gateway, secrets []string, text ...string) {
 	exactly(1, "sluice_tool_duration_seconds", "sluice_tool", "count_rows", "sluice_outcome", "ok")
 	exactly(1, "sluice_tool_duration_seconds", "sluice_tool", "progress", "sluice_outcome", "ok")
 	exactly(1, "sluice_tool_duration_seconds", "sluice_tool", "broken", "sluice_outcome", "error")
+	exactly(2, "sluice_tool_duration_seconds", "sluice_tool", "docs", "sluice_outcome", "ok") // the run's, /mcp's
+	exactly(1, "sluice_tool_duration_seconds", "sluice_tool", "docs", "gen_ai_tool_name", "docs__search")
 	for _, name := range []string{"sluice_logs_dropped_total", "sluice_usage_dropped_total", "sluice_redis_errors_total"} {
 		exactly(0, name) // nothing lost, no Redis: there, and zero
 	}

@@ -1,6 +1,7 @@
 package traces
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/sluice-gw/sluice/internal/mockllm"
+	"github.com/sluice-gw/sluice/internal/tools/mcp/mcptest"
 )
 
 // Distinctive strings planted in the traffic: none may reach a span unless capture_content
@@ -22,6 +24,7 @@ const (
 	completion  = "COMPLETION-QUAGGA-0815"
 	providerKey = "sk-mock-TRACEKEY-9a8b7c6d5e4f3a2b1c0d"
 	adminToken  = "admin-TRACE-token-31337"
+	mcpToken    = "mcp-TRACE-credential-2718"
 )
 
 // say is completion as a mock script's say= option: its first letter percent-encoded, so that
@@ -31,8 +34,8 @@ const say = "%43OMPLETION-QUAGGA-0815"
 
 // config is the gateway's configuration; CAPTURE is telemetry.capture_content. The first target
 // of fallback fails with a 500 whose message quotes the request's headers, the provider key
-// among them (as some upstreams do); agent's model calls three server-side tools, one of
-// which fails.
+// among them (as some upstreams do); agent's model calls four server-side tools: an HTTP
+// one, two simulated ones (one fails) and an MCP server's.
 const config = `
 listen: "${SLUICE_LISTEN}"
 auth: {admin_token: "${SLUICE_ADMIN_TOKEN}"}
@@ -42,12 +45,13 @@ models:
   default: ["mock/text?len=0&say=` + say + `&chunk=4"]
   fallback: ["mock/text?fail=500&quote=all", "mock/text?len=0&say=` + say + `"]
   agent:
-    targets: ['mock/tools?calls=3&name=count_rows,progress,broken&args={"table":"orders"}&then=echo']
-    tools: [count_rows, progress, broken]
+    targets: ['mock/tools?calls=4&name=count_rows,progress,broken,docs__search&args={"table":"orders"}&then=echo']
+    tools: [count_rows, progress, broken, docs]
 tools:
   count_rows: {http: {url: "${TOOL_URL}/count", timeout: 30s}}
   progress: {sim: {steps: 2, interval: 5ms}}
   broken: {sim: {steps: 1, interval: 5ms, fail: true}}
+  docs: {mcp: {url: "${MCP_URL}", headers: {Authorization: "Bearer ${MCP_TOKEN}"}, timeout: 30s}}
 telemetry: {otlp_endpoint: "${OTLP_URL}", capture_content: CAPTURE}
 `
 
@@ -101,26 +105,30 @@ func countRows(t *testing.T) *httptest.Server {
 // sent is the traffic of one gateway: the answer of each kind of request.
 type sent struct {
 	key                      string // the virtual key the requests used
+	admin                    reply  // the key's creation
 	plain, stream, fall, run reply
+	mcpInit, mcpCall         reply // an MCP client's initialize and tools/call through /mcp
 	// parent is the span the client's traceparent of plain named; trace its trace.
 	trace, parent string
 }
 
-// all are the answers of the model requests.
+// all are the answers of every request the test sent.
 func (s *sent) all() map[string]reply {
-	return map[string]reply{"plain": s.plain, "stream": s.stream, "fallback": s.fall, "run": s.run}
+	return map[string]reply{"admin": s.admin, "plain": s.plain, "stream": s.stream, "fallback": s.fall,
+		"run": s.run, "mcp initialize": s.mcpInit, "mcp tools/call": s.mcpCall}
 }
 
 // traffic sends one request of each kind through g.
 func traffic(t *testing.T, g *gateway) *sent {
 	t.Helper()
-	r := g.post(t, "/admin/keys", adminToken, `{"name":"tracer"}`)
+	r := g.post(t, "/admin/keys", adminToken, `{"name":"tracer","mcp":{"servers":["docs"]}}`)
 	var k struct{ Key string }
 	if r.status != 201 || json.Unmarshal(r.body, &k) != nil || k.Key == "" {
 		t.Fatalf("POST /admin/keys: %d %s", r.status, r.body)
 	}
+	r.status = 200 // as the others
 	// The client's own trace: a new one per gateway, so that each has its own.
-	s := &sent{key: k.Key, trace: randHex(16), parent: randHex(8)}
+	s := &sent{key: k.Key, admin: r, trace: randHex(16), parent: randHex(8)}
 	msg := `"messages":[{"role":"user","content":"tell me about ` + prompt + `"}]`
 	s.plain = g.post(t, "/v1/chat/completions", s.key,
 		`{"model":"default","max_tokens":50,"temperature":0.5,"top_p":0.9,`+msg+`}`,
@@ -130,6 +138,15 @@ func traffic(t *testing.T, g *gateway) *sent {
 	s.fall = g.post(t, "/v1/chat/completions", s.key, `{"model":"fallback",`+msg+`}`)
 	s.run = g.post(t, "/v1/ui/chat", s.key, `{"id":"chat-1","model":"agent","trigger":"submit-message",`+
 		`"messages":[{"id":"u1","role":"user","parts":[{"type":"text","text":"count the rows of `+prompt+`"}]}]}`)
+	s.mcpInit = g.post(t, "/mcp", s.key, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":`+
+		`{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"traces","version":"1"}}}`)
+	session := s.mcpInit.header.Get("Mcp-Session-Id")
+	s.mcpCall = g.post(t, "/mcp", s.key, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":`+
+		`{"name":"docs__search","arguments":{"query":"`+prompt+`"}}}`, "Mcp-Session-Id", session,
+		"MCP-Protocol-Version", "2025-06-18")
+	if !strings.Contains(string(s.mcpCall.body), "3 pages about orders") {
+		t.Fatalf("MCP tools/call: %d %s", s.mcpCall.status, s.mcpCall.body)
+	}
 	for name, r := range s.all() {
 		if r.status != 200 {
 			t.Fatalf("%s: %d %s", name, r.status, r.body)
@@ -153,14 +170,20 @@ func TestTraces(t *testing.T) {
 	bin := buildGateway(t)
 	t.Logf("jaeger up in %v, gateway built in %v", t1.Sub(t0).Round(time.Millisecond), time.Since(t1).Round(time.Millisecond))
 	up, tool := newUpstream(t), countRows(t)
-	env := []string{"MOCK_URL=" + up.URL, "MOCK_KEY=" + providerKey, "TOOL_URL=" + tool.URL, "SLUICE_ADMIN_TOKEN=" + adminToken}
+	mcp := httptest.NewServer(mcptest.New(mcptest.Tool{Name: "search",
+		Run: func(context.Context, json.RawMessage, func(float64, float64, string)) (string, bool) {
+			return "3 pages about orders", false
+		}}))
+	t.Cleanup(mcp.Close)
+	env := []string{"MOCK_URL=" + up.URL, "MOCK_KEY=" + providerKey, "TOOL_URL=" + tool.URL, "MCP_URL=" + mcp.URL,
+		"MCP_TOKEN=" + mcpToken, "SLUICE_ADMIN_TOKEN=" + adminToken}
 
 	g := startGateway(t, bin, j, "sluice-plain", strings.Replace(config, "CAPTURE", "false", 1), env...)
 	s := traffic(t, g)
 	if !up.auth["Bearer "+providerKey] {
 		t.Fatalf("the upstream never saw the provider key: %v", up.auth)
 	}
-	secrets := []string{providerKey, adminToken, s.key}
+	secrets := []string{providerKey, adminToken, mcpToken, s.key}
 	t.Run("metrics", func(t *testing.T) { checkMetrics(t, g, secrets, prompt, completion) })
 	// The gateway flushes its spans when it stops: after that Jaeger holds all of them.
 	g.p.stop(t)
@@ -170,6 +193,7 @@ func TestTraces(t *testing.T) {
 	t.Run("GenAI attributes", func(t *testing.T) { genAI(t, j, s) })
 	t.Run("fallback is two attempt spans", func(t *testing.T) { fallback(t, j, s) })
 	t.Run("tool spans", func(t *testing.T) { toolSpans(t, j, s) })
+	t.Run("MCP gateway tool span", func(t *testing.T) { mcpTool(t, j, s) })
 	t.Run("no content, no key", func(t *testing.T) {
 		absent(t, j, g.service, append(secrets, prompt, completion), false)
 	})
@@ -179,7 +203,7 @@ func TestTraces(t *testing.T) {
 	cs := traffic(t, c)
 	c.p.stop(t)
 	t.Run("capture_content", func(t *testing.T) {
-		absent(t, j, c.service, []string{providerKey, adminToken, cs.key}, true)
+		absent(t, j, c.service, []string{providerKey, adminToken, mcpToken, cs.key}, true)
 		srv := serverSpan(t, j.trace(t, cs.plain.traceID(t)))
 		in, _ := srv.tag("gen_ai.input.messages")
 		out, _ := srv.tag("gen_ai.output.messages")
@@ -189,15 +213,15 @@ func TestTraces(t *testing.T) {
 	})
 }
 
-// oneTracePerRequest: each model request is one trace with one server span, and the service
-// has no other trace but the admin call's.
+// oneTracePerRequest: each request is one trace with one server span, and the service has
+// no other trace.
 func oneTracePerRequest(t *testing.T, j *jaeger, service string, s *sent) {
 	want := map[string]string{}
 	for name, r := range s.all() {
 		want[r.traceID(t)] = name
 	}
-	if len(want) != 4 {
-		t.Fatalf("trace ids %v: want four different ones", want)
+	if len(want) != len(s.all()) {
+		t.Fatalf("trace ids %v: want one per request", want)
 	}
 	seen := map[string]bool{}
 	for _, tr := range j.traces(t, service, "") {
@@ -210,7 +234,6 @@ func oneTracePerRequest(t *testing.T, j *jaeger, service string, s *sent) {
 		}
 		name, ok := want[id]
 		switch {
-		case !ok && len(servers) == 1 && servers[0] == "POST /admin/keys":
 		case !ok:
 			t.Errorf("trace %s (server spans %v) is no request's", id, servers)
 		case len(servers) != 1:
@@ -272,10 +295,10 @@ func continued(t *testing.T, j *jaeger, up *upstream, s *sent) {
 	}
 }
 
-// want checks the span's tags: a value, or "*" for any non-empty one.
-func want(t *testing.T, sp jSpan, tags map[string]string) {
+// tags checks the span's tags: a value, or "*" for any non-empty one.
+func tags(t *testing.T, sp jSpan, want map[string]string) {
 	t.Helper()
-	for k, w := range tags {
+	for k, w := range want {
 		got, ok := sp.tag(k)
 		switch {
 		case !ok:
@@ -306,7 +329,7 @@ func genAI(t *testing.T, j *jaeger, s *sent) {
 		t.Errorf("server span %q, want chat default", srv.OperationName)
 	}
 	target := "mock/text?len=0&say=" + say + "&chunk=4"
-	want(t, srv, map[string]string{"gen_ai.operation.name": "chat", "gen_ai.request.model": "default",
+	tags(t, srv, map[string]string{"gen_ai.operation.name": "chat", "gen_ai.request.model": "default",
 		"gen_ai.request.stream": "false", "gen_ai.request.max_tokens": "50", "gen_ai.request.temperature": "0.5",
 		"gen_ai.request.top_p": "0.9", "gen_ai.provider.name": "*", "gen_ai.response.model": "*",
 		"gen_ai.response.id": "*", "gen_ai.response.finish_reasons": "*", "http.response.status_code": "200",
@@ -327,12 +350,12 @@ func genAI(t *testing.T, j *jaeger, s *sent) {
 	if att[0].OperationName != "chat text?len=0&say="+say+"&chunk=4" {
 		t.Errorf("attempt span %q, want chat <model>", att[0].OperationName)
 	}
-	want(t, att[0], map[string]string{"sluice.target": target, "sluice.outcome": "none", "sluice.committed": "true",
+	tags(t, att[0], map[string]string{"sluice.target": target, "sluice.outcome": "none", "sluice.committed": "true",
 		"gen_ai.operation.name": "chat"})
 	positive(t, att[0], "gen_ai.response.time_to_first_chunk")
 
 	st := serverSpan(t, j.trace(t, s.stream.traceID(t)))
-	want(t, st, map[string]string{"gen_ai.request.stream": "true", "sluice.outcome": "none"})
+	tags(t, st, map[string]string{"gen_ai.request.stream": "true", "sluice.outcome": "none"})
 	positive(t, st, "sluice.time_to_first_token")
 	positive(t, st, "gen_ai.usage.output_tokens")
 }
@@ -357,7 +380,7 @@ func contains(list []string, s string) bool {
 func fallback(t *testing.T, j *jaeger, s *sent) {
 	tr := j.trace(t, s.fall.traceID(t))
 	srv := serverSpan(t, tr)
-	want(t, srv, map[string]string{"sluice.attempts": "2", "sluice.outcome": "none",
+	tags(t, srv, map[string]string{"sluice.attempts": "2", "sluice.outcome": "none",
 		"sluice.target": "mock/text?len=0&say=" + say})
 	if ev := srv.events(); !contains(ev, "sluice.fallback") {
 		t.Errorf("server span events %v, want sluice.fallback", ev)
@@ -373,12 +396,12 @@ func fallback(t *testing.T, j *jaeger, s *sent) {
 	if v, _ := first.tag("sluice.target"); v != "mock/text?fail=500&quote=all" {
 		first, second = second, first
 	}
-	want(t, first, map[string]string{"sluice.target": "mock/text?fail=500&quote=all", "sluice.committed": "false",
+	tags(t, first, map[string]string{"sluice.target": "mock/text?fail=500&quote=all", "sluice.committed": "false",
 		"http.response.status_code": "500", "error.type": "*", "sluice.reason": "*", "otel.status_code": "ERROR"})
 	if o, _ := first.tag("sluice.outcome"); o == "none" || o == "" {
 		t.Errorf("failed attempt's outcome %q, want its error kind", o)
 	}
-	want(t, second, map[string]string{"sluice.outcome": "none", "sluice.committed": "true"})
+	tags(t, second, map[string]string{"sluice.outcome": "none", "sluice.committed": "true"})
 }
 
 // toolSpans: each server-side tool invocation of the run is an execute_tool span under the
@@ -389,7 +412,10 @@ func toolSpans(t *testing.T, j *jaeger, s *sent) {
 	if srv.OperationName != "chat agent" {
 		t.Errorf("server span %q, want chat agent", srv.OperationName)
 	}
-	outcome := map[string]string{"count_rows": "ok", "progress": "ok", "broken": "error"}
+	// What the model called: the configured tool (an MCP server's name for its tools), and
+	// the outcome.
+	want := map[string][2]string{"count_rows": {"count_rows", "ok"}, "progress": {"progress", "ok"},
+		"broken": {"broken", "error"}, "docs__search": {"docs", "ok"}}
 	got := map[string]bool{}
 	for _, sp := range children(tr, srv, "internal") {
 		name, _ := sp.tag("gen_ai.tool.name")
@@ -397,10 +423,10 @@ func toolSpans(t *testing.T, j *jaeger, s *sent) {
 			continue
 		}
 		got[name] = true
-		want(t, sp, map[string]string{"gen_ai.operation.name": "execute_tool", "gen_ai.tool.call.id": "*",
-			"sluice.tool": name, "sluice.outcome": outcome[name]})
+		tags(t, sp, map[string]string{"gen_ai.operation.name": "execute_tool", "gen_ai.tool.call.id": "*",
+			"sluice.tool": want[name][0], "sluice.outcome": want[name][1]})
 	}
-	for name := range outcome {
+	for name := range want {
 		if !got[name] {
 			t.Errorf("no execute_tool %s span under the run's server span", name)
 		}
@@ -412,6 +438,19 @@ func toolSpans(t *testing.T, j *jaeger, s *sent) {
 			t.Logf("span %s %q kind %s parent %s tags %v", sp.SpanID, sp.OperationName, k, sp.parent(), sp.Tags)
 		}
 	}
+}
+
+// mcpTool: a tools/call through the MCP gateway is an execute_tool span under its request's
+// server span, naming the caller's key (by name) and the server.
+func mcpTool(t *testing.T, j *jaeger, s *sent) {
+	tr := j.trace(t, s.mcpCall.traceID(t))
+	srv := serverSpan(t, tr)
+	spans := children(tr, srv, "internal")
+	if len(spans) != 1 || spans[0].OperationName != "execute_tool docs__search" {
+		t.Fatalf("spans under %s: %v, want one execute_tool docs__search", srv.OperationName, spans)
+	}
+	tags(t, spans[0], map[string]string{"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "docs__search",
+		"sluice.tool": "docs", "sluice.outcome": "ok", "sluice.key.name": "tracer"})
 }
 
 // absent: no stored trace of service holds any of the strings, in any field of Jaeger's
