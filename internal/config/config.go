@@ -2,6 +2,7 @@ package config
 
 import (
 	"bytes"
+	"cmp"
 	_ "embed"
 	"errors"
 	"fmt"
@@ -125,11 +126,11 @@ func (c *Config) resolve() {
 		c.Providers[name] = p
 	}
 	for name, a := range c.Models {
-		resolveElements(a.Targets, a.Timeouts, a.Retries)
+		resolveElements(a.Targets, a.Timeouts, a.Retries, a.Upstream)
 		c.Models[name] = a
 	}
 	for name, e := range c.Embeddings {
-		resolveElements(e.Targets, e.Timeouts, e.Retries)
+		resolveElements(e.Targets, e.Timeouts, e.Retries, "")
 		c.Embeddings[name] = e
 	}
 	for i := range c.Keys {
@@ -145,13 +146,14 @@ func (c *Config) resolve() {
 	}
 }
 
-func resolveElements(es []Element, t Timeouts, retries int) {
+func resolveElements(es []Element, t Timeouts, retries int, upstream string) {
 	for i := range es {
 		es[i].Timeouts = es[i].over.over(t)
 		es[i].Retries = retries
 		if es[i].retries != nil {
 			es[i].Retries = *es[i].retries
 		}
+		es[i].Upstream = cmp.Or(es[i].upstream, upstream)
 	}
 }
 

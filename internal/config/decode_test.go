@@ -225,6 +225,23 @@ tools:
 	}
 }
 
+// upstream is stream unless the alias or the element says plain; an element's wins.
+func TestUpstream(t *testing.T) {
+	c := mustParse(t, providers+`
+models:
+  short: [sim/echo]
+  plain: {upstream: plain, targets: [sim/echo, {target: sim/x, upstream: stream}]}
+  one: {targets: [{target: sim/echo, upstream: plain}, sim/x]}
+`, env())
+	for alias, want := range map[string][]string{"short": {"stream"}, "plain": {"plain", "stream"}, "one": {"plain", "stream"}} {
+		for i, e := range c.Models[alias].Targets {
+			if e.Upstream != want[i] {
+				t.Errorf("%s.targets[%d]: got upstream %q, want %q", alias, i, e.Upstream, want[i])
+			}
+		}
+	}
+}
+
 // hosted_tools is drop unless an alias says refuse, in either form of an alias.
 func TestHostedTools(t *testing.T) {
 	c := mustParse(t, providers+`

@@ -51,6 +51,7 @@ type elementYAML struct {
 	Weights        []int            `yaml:"weights"`
 	Timeouts       timeoutsOverride `yaml:"timeouts"`
 	Retries        *int             `yaml:"retries"`
+	Upstream       string           `yaml:"upstream"`
 	EmbeddingModel string           `yaml:"embedding_model"`
 }
 
@@ -72,7 +73,7 @@ func (e *Element) decodeNode(d *decoder, n *yaml.Node, path string) {
 	if len(d.errs) > errs {
 		return
 	}
-	*e = Element{EmbeddingModel: y.EmbeddingModel, over: y.Timeouts, retries: y.Retries}
+	*e = Element{EmbeddingModel: y.EmbeddingModel, over: y.Timeouts, retries: y.Retries, upstream: y.Upstream}
 	switch {
 	case y.Target != "" && y.Group != nil:
 		d.errorf(n.Line, "%s: set either target or group, not both", path)

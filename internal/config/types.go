@@ -205,6 +205,11 @@ type Alias struct {
 	// answers 400 unsupported_by_targets naming the tool. An agent that loses web search
 	// still works; one that gets a 400 does not (issue 35).
 	HostedTools string `yaml:"hosted_tools"`
+	// Upstream is how a non-streamed client's request reaches the alias's targets: stream
+	// (default: one relay path, first-event stall detection) or plain (one non-streamed
+	// call where the target's wire has one, far fewer reads; first_event then bounds the
+	// response headers). A target's own upstream takes precedence (DESIGN §1, issue 36).
+	Upstream string `yaml:"upstream"`
 	// TTL is how long the gateway keeps a response of the alias asked with store: true, for
 	// a previous_response_id and GET /v1/responses/{id} (default 30d, as OpenAI keeps them).
 	TTL Duration `yaml:"ttl"`
@@ -212,7 +217,7 @@ type Alias struct {
 
 func (a *Alias) setDefaults() {
 	*a = Alias{Timeouts: DefaultTimeouts(), CommitOnReasoning: true, OnMidstreamFailure: "fail",
-		Coalesce: Coalesce{Events: 1}, HostedTools: "drop", TTL: seconds(30 * 24 * 3600)}
+		Coalesce: Coalesce{Events: 1}, HostedTools: "drop", Upstream: "stream", TTL: seconds(30 * 24 * 3600)}
 }
 
 // Coalesce throttles tiny deltas: at most every Events events or Interval (DESIGN §4).
@@ -231,12 +236,15 @@ type Element struct {
 	// element's own `timeouts` and `retries`, resolved at load.
 	Timeouts Timeouts
 	Retries  int
+	// Upstream is effective too: the element's `upstream`, else the alias's (chat only).
+	Upstream string
 	// EmbeddingModel is the model name a target serves when its own name differs (an Azure
 	// deployment); embeddings only.
 	EmbeddingModel string
 
-	over    timeoutsOverride
-	retries *int
+	over     timeoutsOverride
+	retries  *int
+	upstream string
 }
 
 // IsGroup reports whether the element is a weighted group rather than a single target.

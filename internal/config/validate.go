@@ -174,6 +174,9 @@ func (v *validator) alias(c *Config, path, name string, a Alias) {
 	if !oneOf(a.OnMidstreamFailure, "fail", "restart") {
 		v.errorf(path+".on_midstream_failure", "want fail or restart, got %q", a.OnMidstreamFailure)
 	}
+	if !oneOf(a.Upstream, "stream", "plain") {
+		v.errorf(path+".upstream", "want stream or plain, got %q", a.Upstream)
+	}
 	if !oneOf(a.HostedTools, "drop", "refuse") {
 		v.errorf(path+".hosted_tools", "want drop or refuse, got %q", a.HostedTools)
 	}
@@ -207,6 +210,12 @@ func (v *validator) chain(c *Config, path, name string, es []Element, embeddings
 			v.errorf(p, "embedding_model applies to embeddings only")
 		}
 		v.nonNegative(p+".retries", int64(e.Retries))
+		switch {
+		case embeddings && e.upstream != "":
+			v.errorf(p+".upstream", "upstream applies to chat aliases only")
+		case !oneOf(e.upstream, "", "stream", "plain"):
+			v.errorf(p+".upstream", "want stream or plain, got %q", e.upstream)
+		}
 		for _, t := range e.Targets {
 			prov, _, ok := SplitTarget(t)
 			if !ok {

@@ -39,6 +39,10 @@ type Target struct {
 	// the chain falls back. 0 (the default) never retries. A timeout, a 401/403 and a request
 	// error are never retried.
 	Retries int
+	// Plain is upstream: plain: a non-streamed request is one non-streamed call
+	// (llm.Request.Plain) where the provider's wire has one, and Timeouts.FirstEvent bounds
+	// the response headers rather than the first event, which comes with the whole body.
+	Plain bool
 }
 
 // Element is one step of a chain: a single target, or a weighted group of equivalent targets
@@ -397,7 +401,7 @@ func (r *Run) attempt(ctx context.Context, t *Target) (*Stream, error) {
 		return nil, err
 	}
 	req := r.req.Clone()
-	req.Model = t.Model
+	req.Model, req.Plain = t.Model, t.Plain && !req.Stream
 	pctx := actx
 	if t.Timeouts.Connect > 0 {
 		pctx = llm.WithConnectTimeout(actx, t.Timeouts.Connect)
@@ -405,6 +409,9 @@ func (r *Run) attempt(ctx context.Context, t *Target) (*Stream, error) {
 	up, err := t.Provider.Stream(pctx, req)
 	if err != nil {
 		return fail(err)
+	}
+	if req.Plain && first != nil {
+		first.Stop() // the headers came: the body is the answer, bounded by total
 	}
 	s.up = up
 	for {

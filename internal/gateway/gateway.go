@@ -122,7 +122,7 @@ func buildChain(alias string, elements []config.Element, provider func(target, p
 				continue
 			}
 			el.Targets = append(el.Targets, fallback.Target{Name: t, Model: model, Provider: prov,
-				Timeouts: timeouts(e.Timeouts), Retries: e.Retries})
+				Timeouts: timeouts(e.Timeouts), Retries: e.Retries, Plain: e.Upstream == "plain"})
 			el.Weights = append(el.Weights, e.Weights[i])
 		}
 		if len(el.Targets) > 0 {

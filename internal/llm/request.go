@@ -213,9 +213,14 @@ type Request struct {
 	Seed                *int64
 	Logprobs            bool
 	TopLogprobs         *int
-	// Stream is what the client asked for. Upstream calls always stream; this only changes
-	// how the answer is delivered.
+	// Stream is what the client asked for. Upstream calls stream unless Plain; this only
+	// changes how the answer is delivered.
 	Stream bool
+	// Plain is the target's upstream: plain (DESIGN §1), set by the chain per attempt: a
+	// request that is not Stream may be one non-streamed upstream call, whose answer the
+	// provider still hands over as the events a stream of it would carry. A provider whose
+	// wire has no such call streams.
+	Plain bool
 	// IncludeUsage is the client's stream_options.include_usage.
 	IncludeUsage bool
 	// PreviousResponseID, Store and Include are Responses API fields. Only a Responses

@@ -13,6 +13,7 @@ package telemetry
 import (
 	"context"
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"log/slog"
@@ -23,17 +24,6 @@ import (
 
 	"github.com/sluice-gw/sluice/internal/llm"
 )
-
-// RequestID is a request's id: the caller's X-Request-Id h when it is short and printable,
-// else a new random one.
-func RequestID(h string) string {
-	if h != "" && len(h) <= 128 && strings.IndexFunc(h, func(r rune) bool { return r < 0x21 || r > 0x7e }) < 0 {
-		return h
-	}
-	var b [12]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
 
 // Access is what one request's log line says.
 type Access struct {
@@ -230,3 +220,17 @@ func (a *Access) tokens() int {
 
 // ms is milliseconds with microsecond precision: logs and headers use milliseconds (DESIGN §7).
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// RequestID is the id of a request whose X-Request-Id header is h: the caller's id when it
+// is short and printable, else a new one, the time in ms then 48 random bits. Ids that grow
+// with time land at the end of the request log's indexes instead of on a random page each
+// (a third less CPU per record in SQLite: BenchmarkWriterIDs).
+func RequestID(h string) string {
+	if h != "" && len(h) <= 128 && strings.IndexFunc(h, func(r rune) bool { return r < 0x21 || r > 0x7e }) < 0 {
+		return h
+	}
+	var b [12]byte
+	binary.BigEndian.PutUint64(b[:8], uint64(time.Now().UnixMilli())<<16) // the time in b[:6]
+	_, _ = rand.Read(b[6:])
+	return hex.EncodeToString(b[:])
+}

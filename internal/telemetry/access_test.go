@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -63,5 +64,28 @@ func TestLogAccessLevel(t *testing.T) {
 		if !strings.Contains(buf.String(), `"level":"`+c.want+`"`) {
 			t.Errorf("kind %v, status %d: got %s, want level %s", c.kind, c.status, buf.String(), c.want)
 		}
+	}
+}
+
+func TestRequestID(t *testing.T) {
+	for _, h := range []string{"req-42", "a/b:c", strings.Repeat("x", 128)} {
+		if got := RequestID(h); got != h {
+			t.Errorf("RequestID(%q) = %q, want the caller's id", h, got)
+		}
+	}
+	made := regexp.MustCompile(`^[0-9a-f]{24}$`)
+	seen := map[string]bool{}
+	for _, h := range []string{"", "has space", "tab\t", "é", strings.Repeat("x", 129)} {
+		id := RequestID(h)
+		if !made.MatchString(id) || seen[id] {
+			t.Errorf("RequestID(%q) = %q, want a new 24-hex id", h, id)
+		}
+		seen[id] = true
+	}
+	// Made ids sort by time (a millisecond apart at least), so the log's indexes grow at the end.
+	a := RequestID("")
+	time.Sleep(2 * time.Millisecond)
+	if b := RequestID(""); b <= a {
+		t.Errorf("an id made later sorts first: %s then %s", a, b)
 	}
 }

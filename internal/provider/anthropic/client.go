@@ -91,6 +91,16 @@ func (c *Client) Stream(ctx context.Context, req *llm.Request) (llm.Stream, erro
 	if err != nil {
 		return nil, err
 	}
+	if req.Plain && req.Native == nil {
+		res, a, err := c.ep.OpenPlain(ctx, hr)
+		switch {
+		case err != nil:
+			return nil, err
+		case a != nil:
+			return nil, c.statusError(a.Status, a.Header, a.Body)
+		}
+		return newPlainStream(ctx, c.origin, res.Body), nil
+	}
 	if n := req.Native; n != nil && n.Wire == "anthropic" {
 		for k, v := range n.Header { // the client's anthropic-version and anthropic-beta
 			hr.Header.Set(k, v)

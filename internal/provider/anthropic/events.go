@@ -54,33 +54,43 @@ func parseEvent(raw []byte) (typ string, data []byte) {
 // a block it does not know (a server tool's result, whose content is no wire.Content) never
 // fails the decode. https://docs.anthropic.com/en/docs/build-with-claude/streaming
 type wireEvent struct {
-	Type    string `json:"type"`
-	Index   int    `json:"index"`
-	Message *struct {
-		ID    string           `json:"id"`
-		Model string           `json:"model"`
-		Usage *wire.DeltaUsage `json:"usage"`
-	} `json:"message"`
-	ContentBlock *struct {
-		Type      string          `json:"type"`
-		ID        string          `json:"id"`
-		Name      string          `json:"name"`
-		Input     json.RawMessage `json:"input"`
-		Text      string          `json:"text"`
-		Thinking  string          `json:"thinking"`
-		Signature string          `json:"signature"`
-		Data      string          `json:"data"`
-	} `json:"content_block"`
-	Delta *struct {
-		Type         string `json:"type"`
-		Text         string `json:"text"`
-		PartialJSON  string `json:"partial_json"`
-		Thinking     string `json:"thinking"`
-		Signature    string `json:"signature"`
-		StopReason   string `json:"stop_reason"`
-		StopSequence string `json:"stop_sequence"`
-	} `json:"delta"`
+	Type         string           `json:"type"`
+	Index        int              `json:"index"`
+	Message      *wireHead        `json:"message"`
+	ContentBlock *wireBlock       `json:"content_block"`
+	Delta        *wireDelta       `json:"delta"`
+	Usage        *wire.DeltaUsage `json:"usage"`
+}
+
+// wireDelta is the delta of content_block_delta and message_delta.
+type wireDelta struct {
+	Type         string `json:"type"`
+	Text         string `json:"text"`
+	PartialJSON  string `json:"partial_json"`
+	Thinking     string `json:"thinking"`
+	Signature    string `json:"signature"`
+	StopReason   string `json:"stop_reason"`
+	StopSequence string `json:"stop_sequence"`
+}
+
+// wireHead is what the adapter reads of message_start's message.
+type wireHead struct {
+	ID    string           `json:"id"`
+	Model string           `json:"model"`
 	Usage *wire.DeltaUsage `json:"usage"`
+}
+
+// wireBlock is the decoder's view of a wire.Content block: what content_block_start carries,
+// and each block of a non-streamed message.
+type wireBlock struct {
+	Type      string          `json:"type"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
+	Text      string          `json:"text"`
+	Thinking  string          `json:"thinking"`
+	Signature string          `json:"signature"`
+	Data      string          `json:"data"`
 }
 
 // reasoningField is the Chat Completions field thinking goes out in: reasoning_content, as
@@ -128,6 +138,11 @@ func (m *message) event(q *transport.Queue, typ string, data []byte) error {
 	if ev.Type == "error" {
 		return m.streamError(parseErrorBody(data))
 	}
+	return m.apply(q, &ev)
+}
+
+// apply queues on q the llm.Events of the decoded wire event ev.
+func (m *message) apply(q *transport.Queue, ev *wireEvent) error {
 	switch ev.Type {
 	case "message_start":
 		if ev.Message != nil && !m.started {
@@ -137,11 +152,11 @@ func (m *message) event(q *transport.Queue, typ string, data []byte) error {
 		}
 	case "content_block_start":
 		if ev.ContentBlock != nil {
-			return m.blockStart(q, &ev)
+			return m.blockStart(q, ev)
 		}
 	case "content_block_delta":
 		if ev.Delta != nil {
-			return m.delta(q, &ev)
+			return m.delta(q, ev)
 		}
 	case "content_block_stop":
 		b := m.blocks[ev.Index]

@@ -57,7 +57,7 @@ func encodeRequest(req *llm.Request, defaultMax int) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := wire.MessagesRequest{Model: req.Model, System: system, Messages: turns, Stream: true}
+	w := wire.MessagesRequest{Model: req.Model, System: system, Messages: turns, Stream: !req.Plain}
 	for i := range req.Tools {
 		t, err := req.Tools[i].Function() // custom tools take one string; hosted ones cannot come
 		if err != nil {

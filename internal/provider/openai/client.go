@@ -152,6 +152,13 @@ func (c *Client) Stream(ctx context.Context, req *llm.Request) (llm.Stream, erro
 	if err != nil {
 		return nil, err
 	}
+	if req.Plain {
+		res, err := c.send(ctx, "chat/completions", body, true)
+		if err != nil {
+			return nil, c.callError(ctx, err)
+		}
+		return newPlainStream(ctx, c.origin, res.Body), nil
+	}
 	rc, err := c.post(ctx, "chat/completions", body)
 	if err != nil {
 		return nil, err
@@ -163,7 +170,7 @@ func (c *Client) Stream(ctx context.Context, req *llm.Request) (llm.Stream, erro
 // non-2xx answer, a connection failure, or a JSON answer instead of a stream is an
 // *llm.Error.
 func (c *conn) post(ctx context.Context, path string, body []byte) (io.ReadCloser, error) {
-	res, err := c.send(ctx, path, body)
+	res, err := c.send(ctx, path, body, false)
 	if err != nil {
 		return nil, c.callError(ctx, err)
 	}
@@ -181,15 +188,19 @@ func (c *conn) post(ctx context.Context, path string, body []byte) (io.ReadClose
 
 // send POSTs body to path: the request openai-go writes (TestDirectRequest), written here
 // when prepared, else by openai-go. A non-2xx answer is a *statusError.
-func (c *conn) send(ctx context.Context, path string, body []byte) (*http.Response, error) {
+func (c *conn) send(ctx context.Context, path string, body []byte, plain bool) (*http.Response, error) {
 	p, ok := c.prep[path]
+	accept := "text/event-stream"
+	if plain {
+		accept = "application/json"
+	}
 	if !ok {
 		var res *http.Response
 		// Passing **http.Response as the result makes openai-go hand over the response with
 		// its body unread (requestconfig: "A pointer to a [*http.Response] is populated by the
 		// raw response"); non-2xx answers never get there: captureErrorBody turns them into
 		// a *statusError first.
-		err := c.sdk.Post(ctx, path, nil, &res, option.WithRequestBody("application/json", body))
+		err := c.sdk.Post(ctx, path, nil, &res, option.WithRequestBody("application/json", body), option.WithHeader("Accept", accept))
 		if err != nil && res != nil && res.Body != nil {
 			res.Body.Close()
 		}
@@ -202,6 +213,9 @@ func (c *conn) send(ctx context.Context, path string, body []byte) (*http.Respon
 		return nil, err
 	}
 	req.Header = p.header.Clone()
+	if plain {
+		req.Header.Set("Accept", accept)
+	}
 	return captureErrorBody(req, func(req *http.Request) (*http.Response, error) {
 		return traceContext(req, c.hc.Do)
 	})

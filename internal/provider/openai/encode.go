@@ -41,8 +41,9 @@ func sizeHint(req *llm.Request) int {
 	return n
 }
 
-// encodeRequest writes the Chat Completions body of req: always streamed, with usage asked
-// for unless includeUsage is false, then Extra unchanged and in order. The output is
+// encodeRequest writes the Chat Completions body of req: streamed, with usage asked for
+// unless includeUsage is false (a Plain request is one body, whose usage always comes), then
+// Extra unchanged and in order. The output is
 // deterministic: no map is iterated.
 func encodeRequest(req *llm.Request, includeUsage bool) ([]byte, error) {
 	var b bytes.Buffer
@@ -136,9 +137,13 @@ func encodeRequest(req *llm.Request, includeUsage bool) ([]byte, error) {
 	if req.TopLogprobs != nil {
 		writeInt(&b, "top_logprobs", int64(*req.TopLogprobs))
 	}
-	// Upstream calls always stream, whatever the client asked (DESIGN §1).
-	b.WriteString(`,"stream":true`)
-	if includeUsage {
+	// Upstream calls stream whatever the client asked, unless upstream: plain (DESIGN §1).
+	if req.Plain {
+		b.WriteString(`,"stream":false`)
+	} else {
+		b.WriteString(`,"stream":true`)
+	}
+	if includeUsage && !req.Plain {
 		b.WriteString(`,"stream_options":{"include_usage":true}`)
 	}
 	for _, f := range req.Extra {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/provider/transport"
+	wire "github.com/sluice-gw/sluice/internal/schema/openai"
 	"github.com/sluice-gw/sluice/internal/sse"
 )
 
@@ -130,20 +131,26 @@ func (s *stream) fill() error {
 			return err
 		}
 	}
-	if u := s.chunk.Usage; u != nil {
-		cached := 0
-		if d := u.PromptTokensDetails; d != nil {
-			cached = d.CachedTokens
-		}
-		s.q.Push(llm.Event{Type: llm.EvUsage, Usage: &llm.Usage{
-			PromptTokens:     u.PromptTokens,
-			CompletionTokens: u.CompletionTokens,
-			TotalTokens:      u.TotalTokens,
-			CachedTokens:     cached,
-			ReasoningTokens:  u.CompletionTokensDetails.ReasoningTokens,
-		}})
-	}
+	s.usage(s.chunk.Usage)
 	return nil
+}
+
+// usage queues the usage event of u, if any.
+func (s *stream) usage(u *wire.Usage) {
+	if u == nil {
+		return
+	}
+	cached := 0
+	if d := u.PromptTokensDetails; d != nil {
+		cached = d.CachedTokens
+	}
+	s.q.Push(llm.Event{Type: llm.EvUsage, Usage: &llm.Usage{
+		PromptTokens:     u.PromptTokens,
+		CompletionTokens: u.CompletionTokens,
+		TotalTokens:      u.TotalTokens,
+		CachedTokens:     cached,
+		ReasoningTokens:  u.CompletionTokensDetails.ReasoningTokens,
+	}})
 }
 
 // choice queues the events of one choice of a chunk: logprobs first (they describe the

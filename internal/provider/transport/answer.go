@@ -29,6 +29,20 @@ type Answer struct {
 // Answer, body read and closed, for the adapter to map to its wire's error. A call that got
 // no answer, or whose context ended while an error's body was read, is Error's *llm.Error.
 func Open(ctx context.Context, hc *http.Client, name string, hr *http.Request) (*http.Response, *Answer, error) {
+	res, a, err := do(ctx, hc, name, hr)
+	if res == nil {
+		return nil, a, err
+	}
+	if mt, _, _ := mime.ParseMediaType(res.Header.Get("Content-Type")); mt == "application/json" {
+		a := read(res)
+		a.JSON = true
+		return nil, a, nil
+	}
+	return res, nil, nil
+}
+
+// do does hr on hc: a 2xx response, or the Answer of any other status, or the call's error.
+func do(ctx context.Context, hc *http.Client, name string, hr *http.Request) (*http.Response, *Answer, error) {
 	res, err := hc.Do(hr)
 	if err != nil {
 		return nil, nil, Error(ctx, name, err)
@@ -38,11 +52,6 @@ func Open(ctx context.Context, hc *http.Client, name string, hr *http.Request) (
 		if e := llm.ContextError(ctx); e != nil {
 			return nil, nil, e
 		}
-		return nil, a, nil
-	}
-	if mt, _, _ := mime.ParseMediaType(res.Header.Get("Content-Type")); mt == "application/json" {
-		a := read(res)
-		a.JSON = true
 		return nil, a, nil
 	}
 	return res, nil, nil

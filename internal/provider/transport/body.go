@@ -2,6 +2,7 @@ package transport
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"sync"
 	"sync/atomic"
@@ -79,4 +80,25 @@ func (b *Body) Stopped() error {
 		return &llm.Error{Kind: llm.Canceled, Message: b.name + ": stream closed"}
 	}
 	return nil
+}
+
+// MaxPlainBody bounds the answer of a non-streamed call (llm.Request.Plain): an answer of
+// 128k tokens is well under it.
+const MaxPlainBody = 32 << 20
+
+// ReadAll reads the whole body of a non-streamed answer, at most MaxPlainBody bytes. A read
+// that failed is the caller's stop (Stopped) when there was one, else Truncated: the
+// connection broke mid-answer; a body over the bound is Unavailable.
+func (b *Body) ReadAll() ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(b.rc, MaxPlainBody+1))
+	if e := b.Stopped(); e != nil {
+		return nil, e
+	}
+	if err != nil {
+		return nil, &llm.Error{Kind: llm.Truncated, Message: b.name + ": answer read failed: " + err.Error(), Err: err}
+	}
+	if len(data) > MaxPlainBody {
+		return nil, &llm.Error{Kind: llm.Unavailable, Message: fmt.Sprintf("%s: answer over the size limit (%d bytes)", b.name, MaxPlainBody)}
+	}
+	return data, nil
 }

@@ -61,6 +61,14 @@ func (e Endpoint) Open(ctx context.Context, hr *http.Request) (*http.Response, *
 	return Open(ctx, e.Client, e.Name, hr)
 }
 
+// OpenPlain is Open for a non-streamed call (llm.Request.Plain): it asks for JSON and returns
+// any 2xx response, whose body the caller reads whole (Body.ReadAll); another status is its
+// Answer.
+func (e Endpoint) OpenPlain(ctx context.Context, hr *http.Request) (*http.Response, *Answer, error) {
+	hr.Header.Set("Accept", "application/json")
+	return do(ctx, e.Client, e.Name, hr)
+}
+
 // NotAStream is the error for a 2xx JSON answer of provider name that carries no error
 // the wire knows: a server that ignored stream: true.
 func NotAStream(name string, status int) *llm.Error {
