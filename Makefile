@@ -57,3 +57,17 @@ fuzz:
 	    echo "== $$pkg $$f"; $(GO) test -run='^$$' -fuzz="^$$f$$" -fuzztime=$(FUZZTIME) $$pkg || exit 1; \
 	  done; \
 	done
+
+# make test-traces (run by make test-fleet): the gateway's spans in a real Jaeger, read back
+# through its query API, and /metrics through Prometheus's parser (test/traces). Jaeger is
+# built from its own tools module (tools/jaeger: never in the gateway's go.mod) into bin/,
+# once: on a fresh machine 1.3 GB of modules and 2,300 packages (about 11 CPU-minutes, so 6
+# minutes on 2 idle cores); seconds after, from the build cache.
+JAEGER ?= $(CURDIR)/bin/jaeger
+.PHONY: test-traces
+test-fleet: test-traces
+test-traces: $(JAEGER)
+	SLUICE_FLEET_TEST=1 SLUICE_JAEGER=$(JAEGER) $(GO) test -count=1 -timeout 5m ./test/traces/
+
+$(JAEGER): tools/jaeger/go.mod tools/jaeger/go.sum
+	cd tools/jaeger && $(GO) build -trimpath -ldflags='-s -w' -o $(JAEGER) github.com/jaegertracing/jaeger/cmd/jaeger

@@ -72,10 +72,13 @@ type Auth struct {
 	Disabled   bool   `yaml:"disabled"`    // allows serving without auth on a non-loopback address
 }
 
-// Redis is the shared state of a fleet; an empty URL means in-memory state, one replica.
+// Redis is the shared state of a fleet: one node (URL), a Redis Cluster or a master under
+// Sentinel, at most one of the three; none means in-memory state, one replica.
 type Redis struct {
-	URL       string `yaml:"url"`
-	OnFailure string `yaml:"on_failure"` // open (default) | closed
+	URL       string         `yaml:"url"`
+	Cluster   *RedisCluster  `yaml:"cluster"`
+	Sentinel  *RedisSentinel `yaml:"sentinel"`
+	OnFailure string         `yaml:"on_failure"` // open (default) | closed
 	// Timeout bounds every Redis call (default 250ms): a slow Redis must not hold requests.
 	Timeout Duration `yaml:"timeout"`
 	// Spool bounds the usage records (and budget spends) kept in memory while Redis cannot
@@ -83,6 +86,25 @@ type Redis struct {
 	// and counted.
 	Spool int `yaml:"spool"`
 }
+
+// RedisCluster is a Redis Cluster: any of its nodes (the client learns the others).
+type RedisCluster struct {
+	Addrs    []string `yaml:"addrs"` // host:port
+	Username string   `yaml:"username"`
+	Password string   `yaml:"password"`
+	TLS      bool     `yaml:"tls"`
+}
+
+// RedisSentinel is a master and its replicas, found through Sentinel.
+type RedisSentinel struct {
+	Master           string   `yaml:"master"` // the name the sentinels monitor
+	Addrs            []string `yaml:"addrs"`  // the sentinels' host:port
+	Password         string   `yaml:"password"`
+	SentinelPassword string   `yaml:"sentinel_password"`
+}
+
+// Enabled reports whether a Redis is configured, in any of its forms.
+func (r Redis) Enabled() bool { return r.URL != "" || r.Cluster != nil || r.Sentinel != nil }
 
 // CORS lists the browser origins allowed to call the gateway.
 type CORS struct {

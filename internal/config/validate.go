@@ -69,12 +69,7 @@ func (v *validator) config(c *Config) {
 	}
 	v.positive("redis.timeout", int64(c.Redis.Timeout))
 	v.positive("redis.spool", int64(c.Redis.Spool))
-	if c.Redis.URL != "" {
-		// The URL may hold a password: never quote it.
-		if u, err := url.Parse(c.Redis.URL); err != nil || !oneOf(u.Scheme, "redis", "rediss", "unix") {
-			v.errorf("redis.url", "want a redis://, rediss:// or unix:// URL")
-		}
-	}
+	v.redis(c.Redis)
 	for _, name := range sortedKeys(c.Providers) {
 		v.provider("providers."+name, name, c.Providers[name])
 	}
@@ -475,5 +470,43 @@ func (v *validator) schema(path string, raw json.RawMessage) {
 	var o map[string]any
 	if json.Unmarshal(raw, &o) != nil || o == nil {
 		v.errorf(path, "want a JSON schema object")
+	}
+}
+
+// redis checks the form of the redis section: one of url, cluster and sentinel, or none.
+func (v *validator) redis(r Redis) {
+	var set []string
+	if r.URL != "" {
+		set = append(set, "url")
+		// The URL may hold a password: never quote it.
+		if u, err := url.Parse(r.URL); err != nil || !oneOf(u.Scheme, "redis", "rediss", "unix") {
+			v.errorf("redis.url", "want a redis://, rediss:// or unix:// URL")
+		}
+	}
+	if r.Cluster != nil {
+		set = append(set, "cluster")
+		v.hostPorts("redis.cluster.addrs", r.Cluster.Addrs)
+	}
+	if r.Sentinel != nil {
+		set = append(set, "sentinel")
+		if r.Sentinel.Master == "" {
+			v.errorf("redis.sentinel.master", "want the name the sentinels monitor (mymaster)")
+		}
+		v.hostPorts("redis.sentinel.addrs", r.Sentinel.Addrs)
+	}
+	if len(set) > 1 {
+		v.errorf("redis", "set one of url, cluster and sentinel, not %s", strings.Join(set, " and "))
+	}
+}
+
+// hostPorts checks a non-empty list of host:port addresses (an address is never a secret).
+func (v *validator) hostPorts(path string, addrs []string) {
+	if len(addrs) == 0 {
+		v.errorf(path, "want at least one host:port")
+	}
+	for i, a := range addrs {
+		if _, port, err := net.SplitHostPort(a); err != nil || port == "" {
+			v.errorf(fmt.Sprintf("%s[%d]", path, i), "want host:port, got %q", a)
+		}
 	}
 }

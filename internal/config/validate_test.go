@@ -1,6 +1,7 @@
 package config
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -38,6 +39,12 @@ func TestValidation(t *testing.T) {
 		{"bedrock base_url", "providers:\n  p: {kind: bedrock, region: us-east-1, base_url: 'bedrock.local'}\n", "providers.p.base_url: want an absolute http"},
 		{"on_failure", "redis: {on_failure: maybe}\n", `config.yaml:1: redis.on_failure: want open or closed, got "maybe"`},
 		{"redis url", "redis: {url: 'http://user:pw@h'}\n", "redis.url: want a redis://"},
+		{"redis two forms", "redis: {url: 'redis://h:6379', cluster: {addrs: ['h:7000']}}\n", "redis: set one of url, cluster and sentinel, not url and cluster"},
+		{"redis three forms", "redis: {url: 'redis://h', cluster: {addrs: ['h:1']}, sentinel: {master: m, addrs: ['h:2']}}\n", "not url and cluster and sentinel"},
+		{"redis cluster no addrs", "redis: {cluster: {password: pw}}\n", "redis.cluster.addrs: want at least one host:port"},
+		{"redis cluster addr", "redis: {cluster: {addrs: ['h:7000', 'nohost']}}\n", `redis.cluster.addrs[1]: want host:port, got "nohost"`},
+		{"redis sentinel master", "redis: {sentinel: {addrs: ['h:26379']}}\n", "redis.sentinel.master: want the name"},
+		{"redis sentinel addrs", "redis: {sentinel: {master: m}}\n", "redis.sentinel.addrs: want at least one host:port"},
 		{"midstream", providers + "models:\n  d:\n    targets: [sim/echo]\n    on_midstream_failure: retry\n", `config.yaml:8: models.d.on_midstream_failure: want fail or restart, got "retry"`},
 		{"hosted_tools", providers + "models:\n  d:\n    targets: [sim/echo]\n    hosted_tools: ignore\n", `config.yaml:8: models.d.hosted_tools: want drop or refuse, got "ignore"`},
 		{"upstream", providers + "models:\n  d: {targets: [sim/echo], upstream: plane}\n", `models.d.upstream: want stream or plain, got "plane"`},
@@ -98,6 +105,7 @@ func TestValidationHidesSecrets(t *testing.T) {
 		"redis: {url: 'http://user:hunter2@h'}\n",
 		"providers: {p: {kind: openai, base_url: 'ftp://h?key=hunter2'}}\n",
 		"auth: [hunter2]\n",
+		"redis: {url: 'redis://:hunter2@h', cluster: {password: hunter2}, sentinel: {password: hunter2, sentinel_password: hunter2}}\n",
 	} {
 		_, err := ParseWith([]byte(src), "c.yaml", env())
 		if err == nil {
@@ -106,6 +114,23 @@ func TestValidationHidesSecrets(t *testing.T) {
 		if s := err.Error(); strings.Contains(s, "hunter2") {
 			t.Errorf("got %q, want no secret in it", s)
 		}
+	}
+}
+
+// The three forms of the redis section decode, each alone, with ${ENV} in the passwords.
+func TestRedisForms(t *testing.T) {
+	c := mustParse(t, "redis: {cluster: {addrs: ['10.0.0.1:6379', '10.0.0.2:6379'], username: u, password: '${PW}', tls: true}, on_failure: closed}\n", env("PW", "pw"))
+	want := &RedisCluster{Addrs: []string{"10.0.0.1:6379", "10.0.0.2:6379"}, Username: "u", Password: "pw", TLS: true}
+	if !reflect.DeepEqual(c.Redis.Cluster, want) || c.Redis.URL != "" || c.Redis.Sentinel != nil || !c.Redis.Enabled() {
+		t.Errorf("cluster: got %+v, want %+v alone", c.Redis, want)
+	}
+	c = mustParse(t, "redis:\n  sentinel: {master: mymaster, addrs: ['10.0.0.5:26379'], password: a, sentinel_password: b}\n", env())
+	ws := &RedisSentinel{Master: "mymaster", Addrs: []string{"10.0.0.5:26379"}, Password: "a", SentinelPassword: "b"}
+	if !reflect.DeepEqual(c.Redis.Sentinel, ws) || c.Redis.Cluster != nil {
+		t.Errorf("sentinel: got %+v, want %+v alone", c.Redis, ws)
+	}
+	if c = mustParse(t, "redis: {on_failure: open}\n", env()); c.Redis.Enabled() {
+		t.Errorf("no url, cluster or sentinel: got enabled, want in-memory state")
 	}
 }
 

@@ -14,7 +14,7 @@ import (
 	"github.com/sluice-gw/sluice/internal/usage"
 )
 
-// gateFromConfig builds the gate and the health store: in Redis when redis.url is set, in
+// gateFromConfig builds the gate and the health store: in Redis when redis is set, in
 // memory otherwise (rs is then nil). Auth is on when keys or an admin token are configured
 // (DESIGN §6).
 func gateFromConfig(c *config.Config, log *slog.Logger) (g server.Gate, health fallback.Health, rs *redisstore.Store, err error) {
@@ -24,9 +24,8 @@ func gateFromConfig(c *config.Config, log *slog.Logger) (g server.Gate, health f
 		lim   limit.Limiter = &limit.Memory{}
 	)
 	health = &fallback.Memory{}
-	if c.Redis.URL != "" {
-		rs, err = redisstore.New(redisstore.Options{URL: c.Redis.URL, FailOpen: c.Redis.OnFailure == "open",
-			Timeout: c.Redis.Timeout.Std(), Spool: c.Redis.Spool, Log: log})
+	if c.Redis.Enabled() {
+		rs, err = redisstore.New(redisOptions(c.Redis, log))
 		if err != nil {
 			return g, nil, nil, err
 		}
@@ -53,6 +52,19 @@ func gateFromConfig(c *config.Config, log *slog.Logger) (g server.Gate, health f
 		g.Console = console.New(console.Options{Open: true})
 	}
 	return g, health, rs, nil
+}
+
+// redisOptions is the redis section as the store takes it.
+func redisOptions(r config.Redis, log *slog.Logger) redisstore.Options {
+	o := redisstore.Options{URL: r.URL, FailOpen: r.OnFailure == "open", Timeout: r.Timeout.Std(), Spool: r.Spool, Log: log}
+	if c := r.Cluster; c != nil {
+		o.Cluster = &redisstore.Cluster{Addrs: c.Addrs, Username: c.Username, Password: c.Password, TLS: c.TLS}
+	}
+	if s := r.Sentinel; s != nil {
+		o.Sentinel = &redisstore.Sentinel{Master: s.Master, Addrs: s.Addrs, Password: s.Password,
+			SentinelPassword: s.SentinelPassword}
+	}
+	return o
 }
 
 // staticKeys are the keys of the file. Their ids derive from their hashes: stable across

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -33,19 +34,51 @@ func (c *Cache) Get(ctx context.Context, key string) ([]byte, error) {
 }
 
 // Clear deletes the keys that start with prefix: SCAN (never KEYS, which blocks Redis) and
-// UNLINK in batches, each batch a call with its own timeout.
+// UNLINK in batches, each batch a call with its own timeout. On a cluster it scans every
+// master, and unlinks key by key (pipelined): a batch's keys are in many slots.
 func (c *Cache) Clear(ctx context.Context, prefix string) (int, error) {
 	match := globEscape.Replace(prefix) + "*"
+	cc, ok := c.s.c.(*redis.ClusterClient)
+	if !ok {
+		return c.clear(ctx, c.s.c, match, false)
+	}
+	var n atomic.Int64
+	err := cc.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
+		k, err := c.clear(ctx, node, match, true)
+		n.Add(int64(k))
+		return err
+	})
+	if err != nil && !errors.Is(err, ErrUnavailable) {
+		err = c.s.result(ctx, err)
+	}
+	return int(n.Load()), err
+}
+
+// clear is Clear on one node; each key is unlinked alone when one says so (a cluster's).
+func (c *Cache) clear(ctx context.Context, node redis.Cmdable, match string, each bool) (int, error) {
 	var cursor uint64
 	n := 0
 	for {
 		var deleted int64
 		err := c.s.call(ctx, func(ctx context.Context) error {
-			keys, next, err := c.s.c.Scan(ctx, cursor, match, 1000).Result()
-			if err == nil && len(keys) > 0 {
-				deleted, err = c.s.c.Unlink(ctx, keys...).Result()
-			}
+			keys, next, err := node.Scan(ctx, cursor, match, 1000).Result()
 			cursor = next
+			switch {
+			case err != nil || len(keys) == 0:
+			case !each:
+				deleted, err = node.Unlink(ctx, keys...).Result()
+			default:
+				var cmds []*redis.IntCmd
+				_, err = node.Pipelined(ctx, func(p redis.Pipeliner) error {
+					for _, k := range keys {
+						cmds = append(cmds, p.Unlink(ctx, k))
+					}
+					return nil
+				})
+				for _, cmd := range cmds {
+					deleted += cmd.Val()
+				}
+			}
 			return err
 		})
 		if err != nil {

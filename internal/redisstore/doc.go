@@ -1,7 +1,8 @@
 // Package redisstore keeps the gateway's shared state in Redis, so that replicas behind a
 // load balancer act as one: virtual keys (auth.Store), rate limits (limit.Limiter), the
 // health of targets (fallback.Health), the usage account and budgets (usage.Store,
-// usage.Budgets). It is the only package that imports go-redis.
+// usage.Budgets). It is the only package that imports go-redis. Redis is one node, a Redis
+// Cluster or a master under Sentinel (forms.go): every part takes a redis.UniversalClient.
 //
 // Every call has a short timeout. When Redis cannot answer, the named policy decides
 // (redis.on_failure): open serves on with this replica's own state (local limits, local

@@ -45,7 +45,9 @@ func (m *MCPSessions) Delete(ctx context.Context, id string) error {
 
 // MCPCancels carries the MCP gateway's cancellations between replicas (mcpgw.Bus) on one
 // pub/sub channel: a notifications/cancelled that reached a replica which does not run the
-// call is published, and the replica that runs it cancels it.
+// call is published, and the replica that runs it cancels it. On a cluster the channel is
+// sharded (SPUBLISH, SSUBSCRIBE): a message goes to the nodes of the channel's slot only,
+// not to every node of the cluster as a plain PUBLISH does.
 type MCPCancels struct{ s *Store }
 
 // MCPCancels returns the cancellations' channel.
@@ -55,6 +57,9 @@ const mcpCancelChannel = "sluice:mcp:cancel"
 
 func (m *MCPCancels) Publish(ctx context.Context, msg string) error {
 	return m.s.call(ctx, func(ctx context.Context) error {
+		if m.s.form == formCluster {
+			return m.s.c.SPublish(ctx, mcpCancelChannel, msg).Err()
+		}
 		return m.s.c.Publish(ctx, mcpCancelChannel, msg).Err()
 	})
 }
@@ -63,7 +68,12 @@ func (m *MCPCancels) Publish(ctx context.Context, msg string) error {
 // hands every message to fn on a goroutine of its own, until Close. The subscription has its
 // own connection, which go-redis opens again after a failure.
 func (m *MCPCancels) Subscribe(ctx context.Context, fn func(string)) (io.Closer, error) {
-	ps := m.s.c.Subscribe(ctx, mcpCancelChannel)
+	var ps *redis.PubSub
+	if m.s.form == formCluster {
+		ps = m.s.c.SSubscribe(ctx, mcpCancelChannel)
+	} else {
+		ps = m.s.c.Subscribe(ctx, mcpCancelChannel)
+	}
 	cctx, cancel := context.WithTimeout(ctx, m.s.timeout)
 	_, err := ps.Receive(cctx) // the subscription's confirmation
 	cancel()

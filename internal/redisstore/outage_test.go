@@ -19,9 +19,9 @@ import (
 )
 
 // store is a replica with the options o, on srv.
-func store(t *testing.T, srv *redistest.Server, o redisstore.Options, log *syncBuffer) *redisstore.Store {
+func store(t *testing.T, srv backend, o redisstore.Options, log *syncBuffer) *redisstore.Store {
 	t.Helper()
-	o.URL = srv.URL
+	configure(srv, &o)
 	if log != nil {
 		o.Log = slog.New(slog.NewTextHandler(log, nil))
 	}

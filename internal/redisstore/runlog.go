@@ -21,12 +21,12 @@ import (
 // Both keys share the chat's hash tag, so each script touches one slot. Every write renews
 // their TTL, so they outlive the run's last write by runs.ttl. Blocking reads (XREAD BLOCK)
 // use a client of their own, made at the first one, so they never starve the pool of the
-// short calls (DESIGN §10). Safe for concurrent use.
+// short calls (DESIGN §10), on a cluster and under Sentinel too. Safe for concurrent use.
 type RunLog struct {
 	s *Store
 
 	mu    sync.Mutex
-	block *redis.Client
+	block redis.UniversalClient
 }
 
 var _ runs.Store = (*RunLog)(nil)
@@ -196,6 +196,9 @@ func (l *RunLog) Wait(ctx context.Context, chat, run string, after int64, block 
 	xs, err := c.XRead(ctx, &redis.XReadArgs{Streams: []string{framesKey(chat, run), strconv.FormatInt(after, 10) + "-0"},
 		Count: 1024, Block: block}).Result()
 	if err = l.s.result(ctx, err); err != nil {
+		if errors.Is(err, ErrUnavailable) {
+			reload(c)
+		}
 		if errors.Is(err, redis.Nil) {
 			return nil, nil // nothing came within block
 		}
@@ -208,15 +211,14 @@ func (l *RunLog) Wait(ctx context.Context, chat, run string, after int64, block 
 	return out, nil
 }
 
-func (l *RunLog) blocking() *redis.Client {
+func (l *RunLog) blocking() redis.UniversalClient {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.block == nil {
-		opt := *l.s.c.Options()
-		// One connection per run being tailed on this replica; the read deadline follows
-		// each command's block.
-		opt.PoolSize, opt.MinIdleConns, opt.MaxIdleConns = 1024, 0, 16
-		l.block = redis.NewClient(&opt)
+		// One connection per run being tailed on this replica (per node of a cluster: the
+		// cluster client routes each read to the master of its stream's slot); the read
+		// deadline follows each command's block.
+		l.block = l.s.dial(1024)
 	}
 	return l.block
 }

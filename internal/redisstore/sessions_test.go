@@ -47,42 +47,43 @@ func asked(method string, ck *http.Cookie, csrf string) *http.Request {
 // A session made on one replica is served by another, and a sign-out on either ends it on
 // both; Redis holds a digest of the cookie, with the session's TTL, under the {console} tag.
 func TestConsoleSessionsAcrossReplicas(t *testing.T) {
-	srv := redistest.Start(t)
-	a, b := consoleOn(replica(t, srv, true, nil)), consoleOn(replica(t, srv, true, nil))
-	ck, csrf := signIn(t, a)
-	if !b.Authorize(asked("GET", ck, "")) || !b.Authorize(asked("POST", ck, csrf)) {
-		t.Fatal("replica B does not accept A's session")
-	}
-	if b.Authorize(asked("POST", ck, "")) {
-		t.Error("replica B accepts a change without the CSRF token")
-	}
+	forms(t, func(t *testing.T, srv backend) {
+		a, b := consoleOn(replica(t, srv, true, nil)), consoleOn(replica(t, srv, true, nil))
+		ck, csrf := signIn(t, a)
+		if !b.Authorize(asked("GET", ck, "")) || !b.Authorize(asked("POST", ck, csrf)) {
+			t.Fatal("replica B does not accept A's session")
+		}
+		if b.Authorize(asked("POST", ck, "")) {
+			t.Error("replica B accepts a change without the CSRF token")
+		}
 
-	dump := srv.Dump(t)
-	if len(dump) != 1 || !strings.HasPrefix(dump[0], "sluice:{console}:session:") {
-		t.Fatalf("Redis holds %q, want one sluice:{console}:session:<id>", dump)
-	}
-	if strings.Contains(dump[0], ck.Value) {
-		t.Error("Redis holds the cookie's value")
-	}
-	key, _, _ := strings.Cut(dump[0], " = ")
-	ttl, err := srv.Do("PTTL", key)
-	if ms, _ := strconv.Atoi(strings.TrimPrefix(ttl, ":")); err != nil || ms <= 0 || ms > int(time.Hour/time.Millisecond) {
-		t.Errorf("PTTL: got %q %v, want up to an hour", ttl, err)
-	}
+		dump := srv.Dump(t)
+		if len(dump) != 1 || !strings.HasPrefix(dump[0], "sluice:{console}:session:") {
+			t.Fatalf("Redis holds %q, want one sluice:{console}:session:<id>", dump)
+		}
+		if strings.Contains(dump[0], ck.Value) {
+			t.Error("Redis holds the cookie's value")
+		}
+		key, _, _ := strings.Cut(dump[0], " = ")
+		ttl, err := srv.Do("PTTL", key)
+		if ms, _ := strconv.Atoi(strings.TrimPrefix(ttl, ":")); err != nil || ms <= 0 || ms > int(time.Hour/time.Millisecond) {
+			t.Errorf("PTTL: got %q %v, want up to an hour", ttl, err)
+		}
 
-	r := asked("DELETE", ck, csrf)
-	r.URL.Path = "/console/session"
-	w := httptest.NewRecorder()
-	b.Handler().ServeHTTP(w, r)
-	if w.Code != http.StatusNoContent {
-		t.Fatalf("sign-out on B: got %d %s", w.Code, w.Body)
-	}
-	if a.Authorize(asked("GET", ck, "")) || b.Authorize(asked("GET", ck, "")) {
-		t.Error("the session outlives its sign-out on a replica")
-	}
-	if dump := srv.Dump(t); len(dump) != 0 {
-		t.Errorf("Redis still holds %q", dump)
-	}
+		r := asked("DELETE", ck, csrf)
+		r.URL.Path = "/console/session"
+		w := httptest.NewRecorder()
+		b.Handler().ServeHTTP(w, r)
+		if w.Code != http.StatusNoContent {
+			t.Fatalf("sign-out on B: got %d %s", w.Code, w.Body)
+		}
+		if a.Authorize(asked("GET", ck, "")) || b.Authorize(asked("GET", ck, "")) {
+			t.Error("the session outlives its sign-out on a replica")
+		}
+		if dump := srv.Dump(t); len(dump) != 0 {
+			t.Errorf("Redis still holds %q", dump)
+		}
+	})
 }
 
 // While Redis is down, no session is accepted (fail closed, whatever on_failure says) and

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -137,11 +138,77 @@ func (s *Store) apply(ctx context.Context, w write) error {
 
 // run runs w once; redis.Nil is an answer.
 func (s *Store) run(ctx context.Context, w write) error {
-	err := s.call(ctx, func(ctx context.Context) error { return w.script.Run(ctx, s.c, w.keys, w.args...).Err() })
+	err := s.call(ctx, func(ctx context.Context) error {
+		if s.form == formNode {
+			return w.script.Run(ctx, s.c, w.keys, w.args...).Err()
+		}
+		return s.replicated(ctx, w)
+	})
 	if errors.Is(err, redis.Nil) {
 		return nil
 	}
 	return err
+}
+
+// replicated runs w on the master of its keys, followed by WAIT 1 on the same connection:
+// the write is taken once a replica has it too. Replication is asynchronous: a master
+// killed after its answer and before its replica had the write would lose a record the
+// gateway counts as written; with WAIT it is lost only with no replica at all. A WAIT that
+// no replica answered within a tenth of the timeout is taken as done (a master without a
+// replica, just promoted, can do no better), and that master's writes skip WAIT for a
+// second: a lost replica slows the account a little, never stops it.
+func (s *Store) replicated(ctx context.Context, w write) error {
+	node, addr := redis.Cmdable(s.c), ""
+	if cc, ok := s.c.(*redis.ClusterClient); ok {
+		m, err := cc.MasterForKey(ctx, w.keys[0])
+		if err != nil {
+			return err
+		}
+		node, addr = m, m.Options().Addr
+	}
+	skip, _ := s.lonely.Load(addr)
+	wait := skip == nil || time.Now().After(skip.(time.Time))
+	var script *redis.Cmd
+	var acks *redis.Cmd
+	_, err := node.Pipelined(ctx, func(p redis.Pipeliner) error {
+		script = w.script.Eval(ctx, p, w.keys, w.args...) // EVAL: a pipeline cannot fall back from EVALSHA
+		if wait {
+			acks = p.Do(ctx, "WAIT", 1, max(s.timeout.Milliseconds()/10, 1))
+		}
+		return nil
+	})
+	if acks != nil && acks.Err() == nil {
+		if n, _ := acks.Int64(); n == 0 {
+			s.lonely.Store(addr, time.Now().Add(time.Second))
+		}
+	}
+	if err == nil || errors.Is(err, redis.Nil) {
+		return nil
+	}
+	if e := script.Err(); e != nil && slotMoving(e) {
+		// The slot map was stale (a resharding, a failover): the cluster client follows
+		// MOVED and ASK, and retries TRYAGAIN, by itself. This write goes without WAIT.
+		reload(s.c)
+		return w.script.Run(ctx, s.c, w.keys, w.args...).Err()
+	}
+	if script.Err() != nil {
+		return script.Err()
+	}
+	return err
+}
+
+// slotMoving reports whether err is a cluster's answer about a slot on the move.
+func slotMoving(err error) bool {
+	var re redis.Error
+	if !errors.As(err, &re) {
+		return false
+	}
+	for _, p := range []string{"MOVED ", "ASK ", "TRYAGAIN "} {
+		if strings.HasPrefix(re.Error(), p) {
+			return true
+		}
+	}
+	return false
 }
 
 // drain writes the spooled records, oldest first, until none is left (true) or Redis fails

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/redis/go-redis/v9/maintnotifications"
 
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/telemetry"
@@ -26,10 +25,14 @@ import (
 // llm.Unavailable *llm.Error.
 var ErrUnavailable = errors.New("redis unavailable")
 
-// Options configure a Store.
+// Options configure a Store. Exactly one of URL, Cluster and Sentinel is set.
 type Options struct {
-	// URL is redis://, rediss:// or unix:// (go-redis's ParseURL).
+	// URL is one node: redis://, rediss:// or unix:// (go-redis's ParseURL).
 	URL string
+	// Cluster is a Redis Cluster (redis.cluster).
+	Cluster *Cluster
+	// Sentinel is a master and its replicas watched by Sentinel (redis.sentinel).
+	Sentinel *Sentinel
 	// FailOpen is redis.on_failure: open: serve on with local state while Redis is down.
 	FailOpen bool
 	// Timeout bounds every call (default 250ms).
@@ -53,13 +56,16 @@ var errDown = errors.New("down since an earlier call failed; a probe runs every 
 // Redis is known to be down fails at once) and the spool of the account. Safe for
 // concurrent use; Close releases it.
 type Store struct {
-	c        *redis.Client
+	c        redis.UniversalClient
+	form     form
+	dial     func(pool int) redis.UniversalClient // another client on the same servers
 	open     bool
 	timeout  time.Duration
 	log      *slog.Logger
 	logEvery time.Duration
 	br       *breaker
 	spool    spool
+	lonely   sync.Map // master address -> time.Time: until then, no WAIT (replicated)
 
 	failures    atomic.Int64
 	waited      atomic.Int64 // calls that waited for the timeout
@@ -79,11 +85,6 @@ func (quiet) Printf(context.Context, string, ...any) {}
 // New connects lazily: a Redis that is down at start is a failure like any other, under the
 // same policy.
 func New(o Options) (*Store, error) {
-	opt, err := redis.ParseURL(o.URL)
-	if err != nil {
-		// Not err itself: it may quote the URL, password included.
-		return nil, errors.New("redis.url: not a valid redis:// or unix:// URL")
-	}
 	if o.Timeout <= 0 {
 		o.Timeout = 250 * time.Millisecond
 	}
@@ -96,17 +97,13 @@ func New(o Options) (*Store, error) {
 	if o.Log == nil {
 		o.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	f, dial, err := dialer(o)
+	if err != nil {
+		return nil, err
+	}
 	quietOnce.Do(func() { redis.SetLogger(quiet{}) })
-	opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout, opt.PoolTimeout = o.Timeout, o.Timeout, o.Timeout, o.Timeout
-	opt.ContextTimeoutEnabled = true
-	// One dial per attempt and one retry (a pooled connection broken by a Redis restart):
-	// the timeout, not retries, bounds a call.
-	opt.DialerRetries, opt.MaxRetries = 1, 1
-	opt.Protocol = 2
-	opt.DisableIdentity = true
-	opt.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
-	s := &Store{c: redis.NewClient(opt), open: o.FailOpen, timeout: o.Timeout, log: o.Log, logEvery: o.LogEvery,
-		spool: spool{max: o.Spool}}
+	s := &Store{c: dial(0), form: f, dial: dial, open: o.FailOpen, timeout: o.Timeout, log: o.Log,
+		logEvery: o.LogEvery, spool: spool{max: o.Spool}}
 	s.br = newBreaker(probeEvery, s.probe, s.drain, s.changed)
 	return s, nil
 }
@@ -131,12 +128,27 @@ func (s *Store) Ping(ctx context.Context) error {
 	return s.call(ctx, func(ctx context.Context) error { return s.c.Ping(ctx).Err() })
 }
 
-// probe is the breaker's: a PING past the breaker.
+// probe is the breaker's: a PING past the breaker. On a cluster it reloads the slot map
+// and PINGs every master in it, then wants cluster_state:ok: a master killed is in the map
+// until its replica took over, and go-redis does not reload the map on a refused
+// connection by itself.
 func (s *Store) probe(ctx context.Context) error {
 	s.probes.Add(1)
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
-	return s.c.Ping(ctx).Err()
+	cc, ok := s.c.(*redis.ClusterClient)
+	if !ok {
+		return s.c.Ping(ctx).Err()
+	}
+	err := cc.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error { return m.Ping(ctx).Err() })
+	if err != nil {
+		return err
+	}
+	info, err := cc.ClusterInfo(ctx).Result()
+	if err == nil && !strings.Contains(info, "cluster_state:ok") {
+		err = errors.New("cluster_state is not ok")
+	}
+	return err
 }
 
 // changed logs the breaker's moves; the first failure logs itself (result).
@@ -193,6 +205,7 @@ func (s *Store) result(ctx context.Context, err error) error {
 	}
 	if tripping(err) {
 		s.br.trip()
+		reload(s.c)
 	}
 	return s.fail(ctx, err)
 }
@@ -222,6 +235,18 @@ func unavailable(err error) error {
 		Err: fmt.Errorf("%w: %w", ErrUnavailable, err)}
 }
 
+// reload asks a cluster client for a new slot map (in the background, at most one at a
+// time): after a failover or a resharding the old one names a node that is gone.
+func reload(c redis.UniversalClient) {
+	if cc, ok := c.(*redis.ClusterClient); ok {
+		cc.ReloadState(context.Background())
+	}
+}
+
+// outageReplies are the prefixes of the error replies that mean an outage (tripping).
+var outageReplies = []string{"LOADING ", "BUSY ", "OOM ", "MASTERDOWN ", "READONLY ", "CLUSTERDOWN ",
+	"TRYAGAIN ", "MOVED ", "ASK "}
+
 // isDown reports whether Redis counts as down (the breaker is open).
 func (s *Store) isDown() bool { return s.br.isDown() }
 
@@ -234,13 +259,16 @@ func isTimeout(err error) bool {
 
 // tripping reports whether err means Redis cannot answer now: anything but Redis's own
 // answer, and the answers of a Redis that is loading, busy (a script running), out of memory
-// or without a master.
+// or without a master, a replica promoted or demoted under the client (READONLY), and a
+// cluster failing over or resharding past what go-redis follows by itself (CLUSTERDOWN,
+// TRYAGAIN, a MOVED or ASK beyond its redirects). A write that met one is spooled, not
+// dropped: its id makes the second attempt count once.
 func tripping(err error) bool {
 	var re redis.Error
 	if !errors.As(err, &re) {
 		return true
 	}
-	for _, p := range []string{"LOADING ", "BUSY ", "OOM ", "MASTERDOWN ", "READONLY "} {
+	for _, p := range outageReplies {
 		if strings.HasPrefix(re.Error(), p) {
 			return true
 		}

@@ -19,7 +19,9 @@ import (
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) { stopSharedCluster() }))
+}
 
 // syncBuffer is a log destination safe for concurrent writers.
 type syncBuffer struct {
@@ -40,7 +42,7 @@ func (b *syncBuffer) String() string {
 }
 
 // replica is one gateway's connection to the shared Redis.
-func replica(t *testing.T, srv *redistest.Server, open bool, log *syncBuffer) *redisstore.Store {
+func replica(t *testing.T, srv backend, open bool, log *syncBuffer) *redisstore.Store {
 	t.Helper()
 	return store(t, srv, redisstore.Options{FailOpen: open, Timeout: 5 * time.Second}, log)
 }
@@ -48,151 +50,155 @@ func replica(t *testing.T, srv *redistest.Server, open bool, log *syncBuffer) *r
 // Two replicas, 100 concurrent asks against 60 per hour: exactly 60 pass, whichever replica
 // they reach (per hour, so no entry leaves the window during the test).
 func TestLimiterExactAcrossReplicas(t *testing.T) {
-	srv := redistest.Start(t)
-	limiters := []*redisstore.Limiter{replica(t, srv, false, nil).Limiter(), replica(t, srv, false, nil).Limiter()}
-	var ok, refused atomic.Int64
-	var wg sync.WaitGroup
-	for i := range 100 {
-		wg.Go(func() {
-			r, err := limiters[i%2].Reserve(context.Background(), limit.Ask{Key: "k", ID: fmt.Sprint(i),
-				Requests: limit.Rule{Limit: 60, Window: time.Hour}})
-			switch {
-			case err != nil:
-				t.Errorf("ask %d: %v", i, err)
-			case r.OK:
-				ok.Add(1)
-			default:
-				refused.Add(1)
-				if r.RetryAfter < 59*time.Minute || r.RetryAfter > time.Hour || r.Requests.Remaining != 0 {
-					t.Errorf("ask %d: got retry %v remaining %d, want about an hour and 0", i, r.RetryAfter, r.Requests.Remaining)
+	forms(t, func(t *testing.T, srv backend) {
+		limiters := []*redisstore.Limiter{replica(t, srv, false, nil).Limiter(), replica(t, srv, false, nil).Limiter()}
+		var ok, refused atomic.Int64
+		var wg sync.WaitGroup
+		for i := range 100 {
+			wg.Go(func() {
+				r, err := limiters[i%2].Reserve(context.Background(), limit.Ask{Key: "k", ID: fmt.Sprint(i),
+					Requests: limit.Rule{Limit: 60, Window: time.Hour}})
+				switch {
+				case err != nil:
+					t.Errorf("ask %d: %v", i, err)
+				case r.OK:
+					ok.Add(1)
+				default:
+					refused.Add(1)
+					if r.RetryAfter < 59*time.Minute || r.RetryAfter > time.Hour || r.Requests.Remaining != 0 {
+						t.Errorf("ask %d: got retry %v remaining %d, want about an hour and 0", i, r.RetryAfter, r.Requests.Remaining)
+					}
 				}
-			}
-		})
-	}
-	wg.Wait()
-	if ok.Load() != 60 || refused.Load() != 40 {
-		t.Errorf("got %d passed and %d refused, want 60 and 40", ok.Load(), refused.Load())
-	}
+			})
+		}
+		wg.Wait()
+		if ok.Load() != 60 || refused.Load() != 40 {
+			t.Errorf("got %d passed and %d refused, want 60 and 40", ok.Load(), refused.Load())
+		}
+	})
 }
 
 func TestLimiterTokens(t *testing.T) {
-	srv := redistest.Start(t)
-	a, b := replica(t, srv, false, nil).Limiter(), replica(t, srv, false, nil).Limiter()
-	ctx := context.Background()
-	rule := limit.Rule{Limit: 100, Window: time.Minute}
-	reserve := func(l *redisstore.Limiter, id string, cost int64) limit.Result {
-		t.Helper()
-		r, err := l.Reserve(ctx, limit.Ask{Key: "k", ID: id, Tokens: rule, Requests: limit.Rule{Limit: 1000, Window: time.Minute}, Cost: cost})
-		if err != nil {
+	forms(t, func(t *testing.T, srv backend) {
+		a, b := replica(t, srv, false, nil).Limiter(), replica(t, srv, false, nil).Limiter()
+		ctx := context.Background()
+		rule := limit.Rule{Limit: 100, Window: time.Minute}
+		reserve := func(l *redisstore.Limiter, id string, cost int64) limit.Result {
+			t.Helper()
+			r, err := l.Reserve(ctx, limit.Ask{Key: "k", ID: id, Tokens: rule, Requests: limit.Rule{Limit: 1000, Window: time.Minute}, Cost: cost})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return r
+		}
+		if r := reserve(a, "a", 50); !r.OK || r.Tokens.Remaining != 50 || r.Tokens.Reset <= 59*time.Second || r.Requests.Remaining != 999 {
+			t.Errorf("a: got %+v, want ok, 50 tokens and 999 requests left, reset in about 1m", r)
+		}
+		if r := reserve(b, "b", 40); !r.OK || r.Tokens.Remaining != 10 {
+			t.Errorf("b: got %+v, want ok, 10 left", r)
+		}
+		if r := reserve(a, "c", 20); r.OK || r.Never || r.RetryAfter < 58*time.Second || r.Requests.Remaining != 998 {
+			t.Errorf("c: got %+v, want refused for about a minute, no request taken", r)
+		}
+		if err := b.Reconcile(ctx, "k", "a", rule, 10); err != nil {
 			t.Fatal(err)
 		}
-		return r
-	}
-	if r := reserve(a, "a", 50); !r.OK || r.Tokens.Remaining != 50 || r.Tokens.Reset <= 59*time.Second || r.Requests.Remaining != 999 {
-		t.Errorf("a: got %+v, want ok, 50 tokens and 999 requests left, reset in about 1m", r)
-	}
-	if r := reserve(b, "b", 40); !r.OK || r.Tokens.Remaining != 10 {
-		t.Errorf("b: got %+v, want ok, 10 left", r)
-	}
-	if r := reserve(a, "c", 20); r.OK || r.Never || r.RetryAfter < 58*time.Second || r.Requests.Remaining != 998 {
-		t.Errorf("c: got %+v, want refused for about a minute, no request taken", r)
-	}
-	if err := b.Reconcile(ctx, "k", "a", rule, 10); err != nil {
-		t.Fatal(err)
-	}
-	if r := reserve(b, "c", 20); !r.OK || r.Tokens.Remaining != 30 {
-		t.Errorf("c after reconcile: got %+v, want ok, 30 left", r)
-	}
-	if r := reserve(a, "d", 101); r.OK || !r.Never {
-		t.Errorf("d: got %+v, want refused for good", r)
-	}
-	if err := a.Reconcile(ctx, "k", "gone", rule, 5); err != nil {
-		t.Errorf("got %v reconciling an unknown reservation, want it ignored", err)
-	}
+		if r := reserve(b, "c", 20); !r.OK || r.Tokens.Remaining != 30 {
+			t.Errorf("c after reconcile: got %+v, want ok, 30 left", r)
+		}
+		if r := reserve(a, "d", 101); r.OK || !r.Never {
+			t.Errorf("d: got %+v, want refused for good", r)
+		}
+		if err := a.Reconcile(ctx, "k", "gone", rule, 5); err != nil {
+			t.Errorf("got %v reconciling an unknown reservation, want it ignored", err)
+		}
+	})
 }
 
 func TestHealthShared(t *testing.T) {
-	srv := redistest.Start(t)
-	ctx := context.Background()
-	a, b := replica(t, srv, true, nil).Health(), replica(t, srv, true, nil).Health()
-	for _, h := range []*redisstore.Health{a, b} {
-		h.CacheTTL = 50 * time.Millisecond
-	}
-	for i := range 3 {
-		left := a.Failure(ctx, "p/m", 0)
-		if want := i == 2; (left > 0) != want {
-			t.Fatalf("failure %d: got cooldown %v, want cooling %v", i+1, left, want)
+	forms(t, func(t *testing.T, srv backend) {
+		ctx := context.Background()
+		a, b := replica(t, srv, true, nil).Health(), replica(t, srv, true, nil).Health()
+		for _, h := range []*redisstore.Health{a, b} {
+			h.CacheTTL = 50 * time.Millisecond
 		}
-	}
-	if ok, left := b.Admit(ctx, "p/m", false); ok || left < 4*time.Second || left > 5*time.Second {
-		t.Errorf("b: got admitted %v with %v left, want the 5s cooldown a started", ok, left)
-	}
-	if ok, _ := b.Admit(ctx, "p/m", true); !ok {
-		t.Errorf("b: got a forced probe refused, want it taken")
-	}
-	if ok, _ := a.Admit(ctx, "p/m", true); ok {
-		t.Errorf("a: got a second probe while b holds one, want refused")
-	}
-	b.Success(ctx, "p/m")
-	time.Sleep(60 * time.Millisecond) // a's cached cooldown expires
-	if ok, left := a.Admit(ctx, "p/m", false); !ok || left != 0 {
-		t.Errorf("a: got %v %v after b's probe succeeded, want admitted", ok, left)
-	}
-	if ok, _ := a.Admit(ctx, "other", false); !ok {
-		t.Errorf("got an unknown target refused, want admitted")
-	}
+		for i := range 3 {
+			left := a.Failure(ctx, "p/m", 0)
+			if want := i == 2; (left > 0) != want {
+				t.Fatalf("failure %d: got cooldown %v, want cooling %v", i+1, left, want)
+			}
+		}
+		if ok, left := b.Admit(ctx, "p/m", false); ok || left < 4*time.Second || left > 5*time.Second {
+			t.Errorf("b: got admitted %v with %v left, want the 5s cooldown a started", ok, left)
+		}
+		if ok, _ := b.Admit(ctx, "p/m", true); !ok {
+			t.Errorf("b: got a forced probe refused, want it taken")
+		}
+		if ok, _ := a.Admit(ctx, "p/m", true); ok {
+			t.Errorf("a: got a second probe while b holds one, want refused")
+		}
+		b.Success(ctx, "p/m")
+		time.Sleep(60 * time.Millisecond) // a's cached cooldown expires
+		if ok, left := a.Admit(ctx, "p/m", false); !ok || left != 0 {
+			t.Errorf("a: got %v %v after b's probe succeeded, want admitted", ok, left)
+		}
+		if ok, _ := a.Admit(ctx, "other", false); !ok {
+			t.Errorf("got an unknown target refused, want admitted")
+		}
+	})
 }
 
 func TestKeys(t *testing.T) {
-	srv := redistest.Start(t)
-	ctx := context.Background()
-	a, b := replica(t, srv, false, nil).Keys(), replica(t, srv, false, nil).Keys()
-	b.CacheTTL = 50 * time.Millisecond
-	secret := auth.NewSecret()
-	k := &auth.Key{ID: auth.NewID(), Name: "team", Hash: auth.Hash(secret), Models: []string{"*"}, RPM: 5,
-		CreatedAt: time.Now().UTC().Truncate(time.Second), Metadata: map[string]string{"team": "a"}}
-	if err := a.Create(ctx, k); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Create(ctx, &auth.Key{ID: "other", Hash: k.Hash}); !errors.Is(err, auth.ErrExists) {
-		t.Errorf("got %v creating a taken hash, want ErrExists", err)
-	}
-	got, err := b.Lookup(ctx, auth.Hash(secret))
-	if err != nil || got.ID != k.ID || got.Name != "team" || got.RPM != 5 || got.Metadata["team"] != "a" || !got.CreatedAt.Equal(k.CreatedAt) {
-		t.Fatalf("got %+v %v, want the key a created", got, err)
-	}
-	// Concurrent updates from both replicas: none lost.
-	var wg sync.WaitGroup
-	for i := range 10 {
-		s := []*redisstore.Keys{a, b}[i%2]
-		wg.Go(func() {
-			if _, err := s.Update(ctx, k.ID, func(k *auth.Key) error { k.TPM++; return nil }); err != nil {
-				t.Error(err)
-			}
-		})
-	}
-	wg.Wait()
-	if got, _ := a.Get(ctx, k.ID); got.TPM != 10 {
-		t.Errorf("got tpm %d after 10 concurrent increments, want 10", got.TPM)
-	}
-	if err := a.Delete(ctx, k.ID); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(60 * time.Millisecond) // b's cache expires
-	if _, err := b.Lookup(ctx, k.Hash); !errors.Is(err, auth.ErrNotFound) {
-		t.Errorf("got %v on b after a deleted the key, want ErrNotFound", err)
-	}
-	if _, err := a.Update(ctx, k.ID, func(*auth.Key) error { return nil }); !errors.Is(err, auth.ErrNotFound) {
-		t.Errorf("got %v updating a deleted key, want ErrNotFound", err)
-	}
-	if list, err := a.List(ctx); err != nil || len(list) != 0 {
-		t.Errorf("got %d keys %v, want none", len(list), err)
-	}
-	for _, kv := range srv.Dump(t) {
-		if strings.Contains(kv, secret) {
-			t.Errorf("Redis holds the key in clear: %s", kv)
+	forms(t, func(t *testing.T, srv backend) {
+		ctx := context.Background()
+		a, b := replica(t, srv, false, nil).Keys(), replica(t, srv, false, nil).Keys()
+		b.CacheTTL = 50 * time.Millisecond
+		secret := auth.NewSecret()
+		k := &auth.Key{ID: auth.NewID(), Name: "team", Hash: auth.Hash(secret), Models: []string{"*"}, RPM: 5,
+			CreatedAt: time.Now().UTC().Truncate(time.Second), Metadata: map[string]string{"team": "a"}}
+		if err := a.Create(ctx, k); err != nil {
+			t.Fatal(err)
 		}
-	}
+		if err := b.Create(ctx, &auth.Key{ID: "other", Hash: k.Hash}); !errors.Is(err, auth.ErrExists) {
+			t.Errorf("got %v creating a taken hash, want ErrExists", err)
+		}
+		got, err := b.Lookup(ctx, auth.Hash(secret))
+		if err != nil || got.ID != k.ID || got.Name != "team" || got.RPM != 5 || got.Metadata["team"] != "a" || !got.CreatedAt.Equal(k.CreatedAt) {
+			t.Fatalf("got %+v %v, want the key a created", got, err)
+		}
+		// Concurrent updates from both replicas: none lost.
+		var wg sync.WaitGroup
+		for i := range 10 {
+			s := []*redisstore.Keys{a, b}[i%2]
+			wg.Go(func() {
+				if _, err := s.Update(ctx, k.ID, func(k *auth.Key) error { k.TPM++; return nil }); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		if got, _ := a.Get(ctx, k.ID); got.TPM != 10 {
+			t.Errorf("got tpm %d after 10 concurrent increments, want 10", got.TPM)
+		}
+		if err := a.Delete(ctx, k.ID); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(60 * time.Millisecond) // b's cache expires
+		if _, err := b.Lookup(ctx, k.Hash); !errors.Is(err, auth.ErrNotFound) {
+			t.Errorf("got %v on b after a deleted the key, want ErrNotFound", err)
+		}
+		if _, err := a.Update(ctx, k.ID, func(*auth.Key) error { return nil }); !errors.Is(err, auth.ErrNotFound) {
+			t.Errorf("got %v updating a deleted key, want ErrNotFound", err)
+		}
+		if list, err := a.List(ctx); err != nil || len(list) != 0 {
+			t.Errorf("got %d keys %v, want none", len(list), err)
+		}
+		for _, kv := range srv.Dump(t) {
+			if strings.Contains(kv, secret) {
+				t.Errorf("Redis holds the key in clear: %s", kv)
+			}
+		}
+	})
 }
 
 // Redis stopped: open serves from local limits and logs once; closed refuses; Redis back:

@@ -117,7 +117,8 @@ func Serve(ctx context.Context, e turn.Edge, rn *Run, rd *Reader) error {
 // when the run ended, so that the request's accounting (usage, cost, budget, the limiter's
 // reconciliation, the access line) covers every round of it; on shutdown the drain's grace
 // bounds it. e's access record gets the run's usage and, after a restart, the target that
-// ended it and the attempts with the restart's (the headers may have left before it).
+// ended it and the attempts with the restart's (the headers may have left before it), and
+// every upstream call of the run for its spans and metrics.
 func (m *Manager) Run(ctx context.Context, e turn.Edge, sp Spec) error {
 	rn, rd, err := m.Start(ctx, sp)
 	if err != nil {
@@ -129,5 +130,6 @@ func (m *Manager) Run(ctx context.Context, e turn.Edge, sp Spec) error {
 	in := e.Access()
 	in.Usage = telemetry.UsageOf(rn.Usage())
 	in.Target, in.Attempts = rn.Served()
+	in.Tries, in.Response = rn.Calls()
 	return err
 }

@@ -3,6 +3,7 @@ package runs
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -100,6 +101,7 @@ type Run struct {
 	}
 	headed bool
 	usage  llm.Usage
+	last   *llm.Response // the last round's, for the request's span (Calls)
 }
 
 // ID is the run's id.
@@ -121,6 +123,15 @@ func (r *Run) Served() (target string, attempts int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.target, r.attempts
+}
+
+// Calls are the run's upstream calls, every attempt of every round (the request's attempt
+// spans and client metrics), and its last round's response (nil when none completed). Call
+// it once the run ended (Ended): the loop appends to the attempts until then.
+func (r *Run) Calls() ([]llm.Attempt, *llm.Response) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.sp.Chain.Attempts), r.last
 }
 
 // Headed is what the response headers of the connection that starts the run say: the
@@ -217,7 +228,7 @@ func (r *Run) loop(ctx context.Context) {
 		total = total.Plus(resp.Usage)
 		cost.add(r.sp.Prices, st.Target, st.Model, resp.Usage)
 		r.mu.Lock()
-		r.usage = total
+		r.usage, r.last = total, resp
 		r.mu.Unlock()
 		var ch llm.Choice
 		if len(resp.Choices) > 0 {

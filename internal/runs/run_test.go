@@ -128,6 +128,18 @@ func TestRoundsCapped(t *testing.T) {
 	if u := run.Usage(); u.TotalTokens == 0 {
 		t.Errorf("got no usage, want three rounds'")
 	}
+	<-run.Ended()
+	// Every upstream call is a call for the request's spans and metrics, the later rounds'
+	// included (Served counts only the first round's).
+	calls, last := run.Calls()
+	if len(calls) != 3 || last == nil || len(last.Choices) == 0 {
+		t.Fatalf("got %d calls, last response %v; want 3 and the third round's", len(calls), last)
+	}
+	for _, c := range calls {
+		if c.Target != "sim/tools?calls=1" || !c.Committed {
+			t.Errorf("got call %+v, want a committed call of the first target", c)
+		}
+	}
 }
 
 func TestOtherKey(t *testing.T) {

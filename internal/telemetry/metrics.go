@@ -1,6 +1,8 @@
 package telemetry
 
 import (
+	"context"
+
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 )
@@ -110,5 +112,14 @@ func newInstruments(m metric.Meter) instruments {
 	in.cacheSaved = count(MetricCacheSaved, "{token}", "Provider tokens that cache hits did not spend, by alias.")
 	in.cacheEvictions = count(MetricCacheEvictions, "{entry}", "Answers the in-memory cache's bound pushed out to store others, by the alias that stored.")
 	in.toolDuration = sec(MetricToolDuration, "Duration of one server-side tool invocation, by tool and outcome.")
+	// The unlabelled series are there from the start, at zero: a series that appears only
+	// with its first loss reads as "no data" to an alert (and to rate()), not as "none lost".
+	ctx := context.Background()
+	for _, c := range []metric.Int64Counter{in.redisErrors, in.usageDropped, in.logsDropped} {
+		c.Add(ctx, 0)
+	}
+	for _, g := range []metric.Int64UpDownCounter{in.redisBreaker, in.usageSpooled, in.openStreams} {
+		g.Add(ctx, 0)
+	}
 	return in
 }

@@ -159,12 +159,21 @@ func (s *Server) Do(args ...string) (string, error) {
 // stored (a key never in clear).
 func (s *Server) Dump(t testing.TB) []string {
 	t.Helper()
-	ctx := context.Background()
 	c := redis.NewClient(&redis.Options{Network: "unix", Addr: s.Socket, Protocol: 2, DisableIdentity: true})
 	defer c.Close()
+	out, err := dump(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// dump is Dump on the node of c.
+func dump(c *redis.Client) ([]string, error) {
+	ctx := context.Background()
 	keys, err := c.Keys(ctx, "*").Result()
 	if err != nil {
-		t.Fatalf("KEYS: %v", err)
+		return nil, fmt.Errorf("KEYS: %w", err)
 	}
 	var out []string
 	for _, k := range keys {
@@ -179,9 +188,9 @@ func (s *Server) Dump(t testing.TB) []string {
 		case "stream":
 			v = c.XRange(ctx, k, "-", "+").Val()
 		default:
-			t.Fatalf("key %s has type %s, which Dump does not read", k, typ)
+			return nil, fmt.Errorf("key %s has type %s, which Dump does not read", k, typ)
 		}
 		out = append(out, fmt.Sprintf("%s = %v", k, v))
 	}
-	return out
+	return out, nil
 }
