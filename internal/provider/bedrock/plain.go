@@ -35,43 +35,23 @@ type converse struct {
 	Usage      *bedrock.Usage `json:"usage"`
 }
 
-// plainStream is the answer of a non-streamed Converse call (llm.Request.Plain) as an
-// llm.Stream: its first Recv reads the whole answer and queues its events through the
-// stream's own code, as the frames of the same answer (messageStart, each block's start,
-// delta and stop, messageStop, metadata), so that the relay takes it as the stream.
-type plainStream struct {
-	transport.Body
-	msg  message
-	q    transport.Queue
-	read bool
+// newPlainStream is the answer of a non-streamed Converse call (llm.Request.Plain) as an
+// llm.Stream: the whole answer goes through the stream's own code as the frames of the same
+// answer (messageStart, each block's start, delta and stop, messageStop, metadata), so that
+// the relay takes it as the stream.
+func newPlainStream(ctx context.Context, o origin, id, model string, body io.ReadCloser) *transport.Plain {
+	m := &message{origin: o, id: id, model: model}
+	return transport.NewPlain(ctx, o.name, body, func(data []byte, q *transport.Queue) error { return m.plain(data, q) })
 }
 
-func newPlainStream(ctx context.Context, o origin, id, model string, body io.ReadCloser) *plainStream {
-	return &plainStream{Body: transport.NewBody(ctx, o.name, body), msg: message{origin: o, id: id, model: model}}
-}
-
-// Recv implements llm.Stream.
-func (s *plainStream) Recv() (llm.Event, error) { return s.q.Recv(s) }
-
-// BeforeWait implements llm.Waiter: f runs before the one read of the body.
-func (s *plainStream) BeforeWait(f func()) { s.OnWait(f) }
-
-// Fill implements transport.Source: the whole answer and its end at the first call.
-func (s *plainStream) Fill() error {
-	if s.read {
-		return io.EOF
-	}
-	s.read = true
-	data, err := s.ReadAll()
-	if err != nil {
-		return err
-	}
+// plain queues the events of data, a whole Converse answer.
+func (m *message) plain(data []byte, q *transport.Queue) error {
 	var c converse
 	if err := json.Unmarshal(data, &c); err != nil {
-		return &llm.Error{Kind: llm.Unavailable, Message: s.msg.name + " answered with something other than a JSON Converse answer", Err: err}
+		return &llm.Error{Kind: llm.Unavailable, Message: m.name + " answered with something other than a JSON Converse answer", Err: err}
 	}
 	if c.StopReason == "" {
-		return &llm.Error{Kind: llm.Truncated, Message: s.msg.name + ": the answer has no stopReason"}
+		return &llm.Error{Kind: llm.Truncated, Message: m.name + ": the answer has no stopReason"}
 	}
 	type frame struct {
 		typ string
@@ -110,12 +90,12 @@ func (s *plainStream) Fill() error {
 	}
 	for _, f := range frames {
 		payload, _ := json.Marshal(f.v) // maps of strings, numbers and raw JSON: cannot fail
-		if err := s.msg.event(&s.q, f.typ, payload); err != nil {
+		if err := m.event(q, f.typ, payload); err != nil {
 			return err
 		}
 	}
-	if !s.msg.finished {
-		s.msg.finish(&s.q) // no usage: the stream would end the same at the body's end
+	if !m.finished {
+		m.finish(q) // no usage: the stream would end the same at the body's end
 	}
-	return io.EOF
+	return nil
 }

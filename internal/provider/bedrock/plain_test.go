@@ -86,13 +86,6 @@ func TestPlainFails(t *testing.T) {
 			}
 			io.WriteString(w, body)
 		})
-		req := testRequest()
-		req.Plain = true
-		s, err := u.client(Config{}).Stream(context.Background(), req)
-		if err == nil {
-			_, err = providertest.Drain(t, s)
-			s.Close()
-		}
-		wantKind(t, err, want)
+		wantKind(t, providertest.PlainEnd(t, u.client(Config{}), testRequest()), want)
 	}
 }
