@@ -246,11 +246,11 @@ type Request struct {
 
 // Native is a request in its provider's own wire format.
 type Native struct {
-	// Wire names the format: "anthropic" (the Messages API) or "responses" (OpenAI's
-	// Responses API).
+	// Wire names the format: "anthropic" (the Messages API), "responses" (OpenAI's
+	// Responses API) or "gemini" (the Gemini API, Google's models on Vertex too).
 	Wire string
-	// Body is the client's JSON object, raw ("anthropic"); the adapter sets the target's
-	// model on it.
+	// Body is the client's JSON object, raw ("anthropic", "gemini"); the anthropic adapter
+	// sets the target's model on it, the gemini one puts the model in the path.
 	Body json.RawMessage
 	// Fields are the client's members as they came, in order ("responses"): the adapter
 	// sends them unchanged but for model and stream.
