@@ -137,6 +137,20 @@ type API struct {
 	Counted func(n int) []byte
 	// Listed is the body of the model list of models (a List route's answer).
 	Listed func(models []string) []byte
+	// Described is the body of one model of the list (a Model route's answer).
+	Described func(model string) []byte
+	// StreamType is the media type of a streamed answer given the request's query ("" or
+	// nil: text/event-stream).
+	StreamType func(query func(name string) string) string
+}
+
+// ContentType is the media type of a's streamed answer to a request of query ("":
+// text/event-stream).
+func (a *API) ContentType(query func(name string) string) string {
+	if a.StreamType == nil {
+		return ""
+	}
+	return a.StreamType(query)
 }
 
 // RouteError is the error of a request no route serves (status 404: an unknown path; 405:

@@ -74,8 +74,8 @@ func TestGeminiArrayStream(t *testing.T) {
 	for _, model := range []string{"g-text", "g-cut"} {
 		t.Run(model, func(t *testing.T) {
 			resp, body := postGemini(t, g, "/v1beta/models/"+model+":streamGenerateContent", geminiBody)
-			if resp.StatusCode != 200 {
-				t.Fatalf("got %d %s", resp.StatusCode, body)
+			if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/json; charset=UTF-8" {
+				t.Fatalf("got %d %s %s, want 200 and JSON, as Google serves the array", resp.StatusCode, resp.Header.Get("Content-Type"), body)
 			}
 			var chunks []map[string]json.RawMessage
 			if err := json.Unmarshal([]byte(body), &chunks); err != nil || len(chunks) < 2 {
@@ -345,19 +345,35 @@ models:
 // SyntheticPrefix is the gateway's own call ids' prefix, never sent to Gemini.
 const SyntheticPrefix = "gemini_call_"
 
-// TestGeminiModelList: GET /v1beta/models lists in Google's shape; GET /v1/models stays
-// OpenAI's.
+// TestGeminiModelList: GET /v1beta/models lists in Google's shape, and GET
+// /v1beta/models/{model} describes one (an alias, a pattern alias's match, a direct target);
+// an unknown one is Google's 404. GET /v1/models and /v1/models/{id} stay OpenAI's.
 func TestGeminiModelList(t *testing.T) {
 	g := geminiGateway(t)
-	for path, want := range map[string]string{"/v1beta/models": `{"models":[{"name":"models/`, "/v1/models": `{"object":"list","data":[`} {
-		resp, err := http.Get(g.url + path)
+	for _, c := range []struct {
+		path   string
+		status int
+		want   string
+	}{
+		{"/v1beta/models", 200, `{"models":[{"name":"models/`},
+		{"/v1/models", 200, `{"object":"list","data":[`},
+		{"/v1beta/models/g-text", 200, `{"name":"models/g-text","displayName":"g-text","supportedGenerationMethods":["generateContent","streamGenerateContent","countTokens"]}`},
+		{"/v1beta/models/gemini-2.5-pro", 200, `{"name":"models/gemini-2.5-pro",`},
+		{"/v1beta/models/mock/echo", 200, `{"name":"models/mock/echo",`},
+		{"/v1beta/models/nothing", 404, `{"error":{"code":404,`},
+		{"/v1/models/g-text", 200, `{"id":"g-text","object":"model"`},
+	} {
+		resp, err := http.Get(g.url + c.path)
 		if err != nil {
 			t.Fatal(err)
 		}
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if resp.StatusCode != 200 || !strings.HasPrefix(string(b), want) {
-			t.Errorf("GET %s: got %d %s, want %s...", path, resp.StatusCode, b, want)
+		if resp.StatusCode != c.status || !strings.HasPrefix(string(b), c.want) {
+			t.Errorf("GET %s: got %d %s, want %d %s...", c.path, resp.StatusCode, b, c.status, c.want)
+		}
+		if c.status == 404 && !strings.Contains(string(b), `"status":"NOT_FOUND"`) {
+			t.Errorf("GET %s: got %s, want Google's NOT_FOUND", c.path, b)
 		}
 	}
 }
