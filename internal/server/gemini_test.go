@@ -405,10 +405,13 @@ func TestGeminiKeepalive(t *testing.T) {
   g-slow: ["mock/text?len=20&first=120ms&delay=60ms"]
 heartbeat_interval: 20ms
 `)
-	_, body := postGemini(t, g, "/v1beta/models/g-slow:streamGenerateContent", geminiBody)
+	resp, body := postGemini(t, g, "/v1beta/models/g-slow:streamGenerateContent", geminiBody)
 	var chunks []json.RawMessage
 	if !strings.HasPrefix(body, "\r\n") || json.Unmarshal([]byte(body), &chunks) != nil || len(chunks) < 2 {
 		t.Errorf("array: got %q, want keepalives before a whole JSON array", body)
+	}
+	if ct := resp.Header.Get("Content-Type"); ct != "application/json; charset=UTF-8" {
+		t.Errorf("array: got Content-Type %q from the keepalive's headers, want JSON", ct)
 	}
 	_, body = postGemini(t, g, "/v1beta/models/g-slow:streamGenerateContent?alt=sse", geminiBody)
 	n := 0
