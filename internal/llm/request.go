@@ -229,6 +229,11 @@ type Request struct {
 	// frontend run's tool rounds, DESIGN §8): an adapter whose upstream keeps nothing between
 	// calls asks for what it needs to do so (a Responses reasoning model's encrypted content).
 	KeepReasoning bool
+	// ThinkingBudget is the client's thinking budget in tokens when its wire names one
+	// (Anthropic's thinking.budget_tokens, Gemini's thinkingBudget: 0 off, -1 the model
+	// decides); nil: none. An adapter whose upstream takes a budget (Anthropic, Gemini) uses
+	// it as it is; reasoning_effort in Extra says the same coarsely for the others.
+	ThinkingBudget *int
 	// Metadata is the client's metadata object, raw.
 	Metadata json.RawMessage
 	// Extra holds the raw JSON of top-level fields the gateway does not model, passed to
