@@ -107,36 +107,8 @@ func (geminiDialect) serves(sc *script) error { return notEmbeddings(sc) }
 
 func (geminiDialect) last() []byte { return nil }
 
-// googleStatus is the canonical code Google's errors carry for an HTTP status.
-func googleStatus(status int) string {
-	switch status {
-	case http.StatusBadRequest:
-		return "INVALID_ARGUMENT"
-	case http.StatusUnauthorized:
-		return "UNAUTHENTICATED"
-	case http.StatusForbidden:
-		return "PERMISSION_DENIED"
-	case http.StatusNotFound:
-		return "NOT_FOUND"
-	case http.StatusConflict:
-		return "ABORTED"
-	case http.StatusTooManyRequests:
-		return "RESOURCE_EXHAUSTED"
-	case http.StatusNotImplemented:
-		return "UNIMPLEMENTED"
-	case http.StatusServiceUnavailable:
-		return "UNAVAILABLE"
-	case http.StatusGatewayTimeout:
-		return "DEADLINE_EXCEEDED"
-	}
-	if status >= 500 {
-		return "INTERNAL"
-	}
-	return "FAILED_PRECONDITION"
-}
-
 func googleError(status int, msg string) gemini.ErrorBody {
-	return gemini.ErrorBody{Error: &gemini.Status{Code: status, Message: msg, Status: googleStatus(status)}}
+	return gemini.ErrorBody{Error: &gemini.Status{Code: status, Message: msg, Status: gemini.StatusOf(status)}}
 }
 
 func (geminiDialect) errorBody(status int, e apiError) any {

@@ -4,10 +4,8 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -282,25 +280,13 @@ func TestGeminiToGemini(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var mu sync.Mutex
-	var last []byte
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		mu.Lock()
-		last = b
-		mu.Unlock()
-		w.Header().Set("Content-Type", "text/event-stream")
-		for _, line := range strings.Split(strings.TrimSpace(string(chunks)), "\n") {
-			io.WriteString(w, "data: "+line+"\r\n\r\n")
-		}
-	}))
-	t.Cleanup(up.Close)
+	up, sent := geminiUpstream(t, strings.Split(strings.TrimSpace(string(chunks)), "\n"))
 	gs := serveConfig(t, `
 providers:
   g: {kind: gemini, api_key: k, base_url: "${URL}"}
 models:
   flash: [g/gemini-2.5-flash]
-`, map[string]string{"URL": up.URL})
+`, map[string]string{"URL": up})
 	t.Cleanup(gs.Close)
 	g := &gateway{url: gs.URL}
 	resp, body := postGemini(t, g, "/v1beta/models/flash:generateContent", geminiBody)
@@ -324,18 +310,18 @@ models:
 	if resp, body := postGemini(t, g, "/v1beta/models/flash:streamGenerateContent?alt=sse", next); resp.StatusCode != 200 {
 		t.Fatalf("second turn: got %d %s", resp.StatusCode, body)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	var sent struct {
+	_, body = sent()
+	last := []byte(body)
+	var got struct {
 		Contents []struct {
 			Role  string
 			Parts []map[string]json.RawMessage
 		}
 	}
-	if err := json.Unmarshal(last, &sent); err != nil || len(sent.Contents) != 3 {
+	if err := json.Unmarshal(last, &got); err != nil || len(got.Contents) != 3 {
 		t.Fatalf("upstream got %s", last)
 	}
-	model := sent.Contents[1].Parts
+	model := got.Contents[1].Parts
 	if len(model) != 3 || string(model[1]["thoughtSignature"]) != `"CiQBVKhc7sig-paris"` || model[2]["thoughtSignature"] != nil ||
 		strings.Contains(string(last), SyntheticPrefix) {
 		t.Errorf("upstream got %s, want the signature on the Paris call and no made-up id", last)
