@@ -34,10 +34,6 @@ const geminiSettings = `{
 // proxy a closed loopback port: nothing leaves the machine.
 func TestGeminiCLI(t *testing.T) {
 	node(t)
-	bin, err := filepath.Abs(filepath.Join("node_modules", ".bin", "gemini"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	mock := mockllm.New(mockllm.Options{})
 	ms := httptest.NewServer(mock)
 	defer ms.Close()
@@ -56,31 +52,9 @@ models:
 
 	for _, alias := range []string{"cli-gemini", "cli-chat"} {
 		t.Run(alias, func(t *testing.T) {
-			home := t.TempDir()
-			work := t.TempDir()
-			if err := os.MkdirAll(filepath.Join(home, ".gemini"), 0o700); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(home, ".gemini", "settings.json"), []byte(geminiSettings), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, bin, "-m", alias, "--approval-mode", "yolo", "--skip-trust",
-				"-p", "Print the marker with the shell.")
-			cmd.Dir = work
-			cmd.WaitDelay = 5 * time.Second // the CLI's children may hold the output open
-			cmd.Env = append(os.Environ(), "HOME="+home, "GOOGLE_GEMINI_BASE_URL="+gw, "GEMINI_API_KEY=sk-sluice-e2e",
-				"NO_COLOR=1", "GEMINI_CLI_NO_RELAUNCH=true",
-				// Anything but the gateway would go to a proxy that is not there.
-				"HTTPS_PROXY=http://127.0.0.1:9", "HTTP_PROXY=http://127.0.0.1:9", "ALL_PROXY=http://127.0.0.1:9", "NO_PROXY=127.0.0.1,localhost")
-			out, err := cmd.CombinedOutput()
-			t.Logf("gemini -p:\n%s", out)
-			if err != nil {
-				t.Fatalf("gemini: %v", err)
-			}
+			out := runGeminiCLI(t, gw, "-m", alias, "--approval-mode", "yolo", "-p", "Print the marker with the shell.")
 			up := string(mock.LastRequest(script))
-			if !strings.Contains(string(out), "The tool answered: ") || !strings.Contains(string(out), marker) {
+			if !strings.Contains(out, "The tool answered: ") || !strings.Contains(out, marker) {
 				t.Errorf("want the answer quoting the command's output %q; upstream's last request:\n%s", marker, up)
 			}
 			// The call went back signed to the Gemini upstream, and as a tool message to Chat.
@@ -95,4 +69,37 @@ models:
 			}
 		})
 	}
+}
+
+// runGeminiCLI runs the pinned Gemini CLI with args against the gateway at gw, as a new user
+// points it (GOOGLE_GEMINI_BASE_URL, GEMINI_API_KEY, geminiSettings), in a fresh HOME and
+// folder, every proxy a closed loopback port; it returns what the CLI printed.
+func runGeminiCLI(t *testing.T, gw string, args ...string) string {
+	t.Helper()
+	bin, err := filepath.Abs(filepath.Join("node_modules", ".bin", "gemini"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	home, work := t.TempDir(), t.TempDir()
+	if err := os.MkdirAll(filepath.Join(home, ".gemini"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, ".gemini", "settings.json"), []byte(geminiSettings), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, append([]string{"--skip-trust"}, args...)...)
+	cmd.Dir = work
+	cmd.WaitDelay = 5 * time.Second // the CLI's children may hold the output open
+	cmd.Env = append(os.Environ(), "HOME="+home, "GOOGLE_GEMINI_BASE_URL="+gw, "GEMINI_API_KEY=sk-sluice-e2e",
+		"NO_COLOR=1", "GEMINI_CLI_NO_RELAUNCH=true",
+		// Anything but the gateway would go to a proxy that is not there.
+		"HTTPS_PROXY=http://127.0.0.1:9", "HTTP_PROXY=http://127.0.0.1:9", "ALL_PROXY=http://127.0.0.1:9", "NO_PROXY=127.0.0.1,localhost")
+	out, err := cmd.CombinedOutput()
+	t.Logf("gemini %v:\n%.3000s", args, out)
+	if err != nil {
+		t.Fatalf("gemini: %v", err)
+	}
+	return string(out)
 }
