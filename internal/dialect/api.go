@@ -191,6 +191,11 @@ type API struct {
 	Listed func(models []string) []byte
 	// Kept is the status and body of a Kept route's answer.
 	Kept func(ctx context.Context, in Input) (int, []byte)
+	// Described is the body of one model of the list (a Model route's answer).
+	Described func(model string) []byte
+	// StreamType is the media type of a streamed answer given the request's query ("" or
+	// nil: text/event-stream).
+	StreamType func(query func(name string) string) string
 }
 
 // RetryAfter sets Retry-After on h, in whole seconds rounded up, for an error that says when
@@ -202,6 +207,15 @@ func RetryAfter(h http.Header, err error) time.Duration {
 	}
 	h.Set("Retry-After", strconv.Itoa(int((le.RetryAfter+time.Second-1)/time.Second)))
 	return le.RetryAfter
+}
+
+// ContentType is the media type of a's streamed answer to a request of query ("":
+// text/event-stream).
+func (a *API) ContentType(query func(name string) string) string {
+	if a.StreamType == nil {
+		return ""
+	}
+	return a.StreamType(query)
 }
 
 // RouteError is the error of a request no route serves (status 404: an unknown path; 405:

@@ -234,6 +234,11 @@ type Request struct {
 	// frontend run's tool rounds, DESIGN §8): an adapter whose upstream keeps nothing between
 	// calls asks for what it needs to do so (a Responses reasoning model's encrypted content).
 	KeepReasoning bool
+	// ThinkingBudget is the client's thinking budget in tokens when its wire names one
+	// (Anthropic's thinking.budget_tokens, Gemini's thinkingBudget: 0 off, -1 the model
+	// decides); nil: none. An adapter whose upstream takes a budget (Anthropic, Gemini) uses
+	// it as it is; reasoning_effort in Extra says the same coarsely for the others.
+	ThinkingBudget *int
 	// Metadata is the client's metadata object, raw.
 	Metadata json.RawMessage
 	// Extra holds the raw JSON of top-level fields the gateway does not model, passed to
@@ -251,11 +256,11 @@ type Request struct {
 
 // Native is a request in its provider's own wire format.
 type Native struct {
-	// Wire names the format: "anthropic" (the Messages API) or "responses" (OpenAI's
-	// Responses API).
+	// Wire names the format: "anthropic" (the Messages API), "responses" (OpenAI's
+	// Responses API) or "gemini" (the Gemini API, Google's models on Vertex too).
 	Wire string
-	// Body is the client's JSON object, raw ("anthropic"); the adapter sets the target's
-	// model on it.
+	// Body is the client's JSON object, raw ("anthropic", "gemini"); the anthropic adapter
+	// sets the target's model on it, the gemini one puts the model in the path.
 	Body json.RawMessage
 	// Fields are the client's members as they came, in order ("responses"): the adapter
 	// sends them unchanged but for model and stream.

@@ -1,6 +1,8 @@
 // Package mockllm is a scripted upstream that speaks the wire formats the gateway calls:
 // OpenAI Chat Completions (POST .../chat/completions), Anthropic Messages (POST
-// .../messages), OpenAI Responses (POST .../responses), each streamed and not, and OpenAI
+// .../messages), OpenAI Responses (POST .../responses), the Gemini API (POST
+// .../models/{model}:generateContent and :streamGenerateContent?alt=sse), each streamed and
+// not, and OpenAI
 // embeddings (POST .../embeddings); GET .../models lists the scripts. It decides what a fake
 // provider answers, and which fault it injects, from the request's model name alone, so
 // tests, benchmarks, the demo and the gateway's built-in sim provider share one vocabulary of
@@ -134,6 +136,16 @@
 //     response.failed (only the error event with end=nodone); fail=event writes
 //     response.failed alone. end=nodone drops the terminal event; end=nofinish ends after
 //     the last delta. Errors and non-streamed answers are OpenAI's.
+//   - Gemini API (x-goog-api-key, ?key= or Authorization is required; so are contents): the
+//     model is the path's (escaped as Google's clients escape it). No preamble: a
+//     GenerateContentResponse per reasoning delta (thought parts) and text delta, the calls
+//     whole in one chunk (the first with a made-up thoughtSignature), finishReason (STOP,
+//     MAX_TOKENS, SAFETY for a refusal) and usageMetadata on the last chunk; events end in
+//     CRLF CRLF as Google's do. then= reads the last turn's functionResponse (its one string
+//     member, else its JSON). Errors are {"error":{"code","message","status"}}; fail=error
+//     and event write such an error as the next event and end the stream (503 UNAVAILABLE,
+//     ratelimit 429 RESOURCE_EXHAUSTED). Streams are served with alt=sse only (the gateway's
+//     adapter asks for it); without it the answer is a 400. end=nodone is end=done.
 //   - Embeddings: input as a string, strings, or token arrays; encoding_format float or
 //     base64; usage.prompt_tokens. Never streamed: the HTTP faults, stall, cut and abort
 //     apply.

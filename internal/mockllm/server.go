@@ -78,11 +78,21 @@ func (s *Server) logf(format string, args ...any) {
 }
 
 // ServeHTTP answers POST .../chat/completions, .../messages (Anthropic) and
-// .../messages/count_tokens, .../responses,
+// .../messages/count_tokens, .../responses, .../models/{model}:generateContent and
+// :streamGenerateContent?alt=sse (Gemini),
 // .../embeddings, GET .../models and GET .../models/{script}. Paths are matched by suffix
 // so any base URL prefix works (/v1, /openai/deployments/x).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p := r.URL.Path
+	if model, streamed, ok := geminiPath(r.URL); ok && r.Method == http.MethodPost {
+		if streamed && r.URL.Query().Get("alt") != "sse" {
+			writeJSON(w, http.StatusBadRequest, googleError(http.StatusBadRequest,
+				"mockllm streams the Gemini API as SSE only: add ?alt=sse"))
+			return
+		}
+		s.serve(w, r, geminiDialect{model: model, stream: streamed, keyed: r.URL.Query().Get("key") != ""})
+		return
+	}
 	switch {
 	case strings.HasSuffix(p, "/chat/completions"):
 		s.serve(w, r, chatDialect{})

@@ -43,6 +43,7 @@ func newFallbackGatewayWith(t *testing.T, a, b, timeouts string) *fallbackGatewa
 providers:
   mock: {kind: openai-compatible, base_url: "${MOCK_URL}/v1"}
   anth: {kind: anthropic, base_url: "${MOCK_URL}", api_key: sk-ant-test}
+  goog: {kind: gemini, base_url: "${MOCK_URL}/v1beta", api_key: AIza-test}
   trim: {kind: openai-compatible, base_url: "${TRIM_URL}/v1"}
   dead: {kind: openai-compatible, base_url: "${DEAD_URL}/v1"}
 models:

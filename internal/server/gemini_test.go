@@ -4,10 +4,8 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -74,8 +72,8 @@ func TestGeminiArrayStream(t *testing.T) {
 	for _, model := range []string{"g-text", "g-cut"} {
 		t.Run(model, func(t *testing.T) {
 			resp, body := postGemini(t, g, "/v1beta/models/"+model+":streamGenerateContent", geminiBody)
-			if resp.StatusCode != 200 {
-				t.Fatalf("got %d %s", resp.StatusCode, body)
+			if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/json; charset=UTF-8" {
+				t.Fatalf("got %d %s %s, want 200 and JSON, as Google serves the array", resp.StatusCode, resp.Header.Get("Content-Type"), body)
 			}
 			var chunks []map[string]json.RawMessage
 			if err := json.Unmarshal([]byte(body), &chunks); err != nil || len(chunks) < 2 {
@@ -282,25 +280,13 @@ func TestGeminiToGemini(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var mu sync.Mutex
-	var last []byte
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		mu.Lock()
-		last = b
-		mu.Unlock()
-		w.Header().Set("Content-Type", "text/event-stream")
-		for _, line := range strings.Split(strings.TrimSpace(string(chunks)), "\n") {
-			io.WriteString(w, "data: "+line+"\r\n\r\n")
-		}
-	}))
-	t.Cleanup(up.Close)
+	up, sent := geminiUpstream(t, strings.Split(strings.TrimSpace(string(chunks)), "\n"))
 	gs := serveConfig(t, `
 providers:
   g: {kind: gemini, api_key: k, base_url: "${URL}"}
 models:
   flash: [g/gemini-2.5-flash]
-`, map[string]string{"URL": up.URL})
+`, map[string]string{"URL": up})
 	t.Cleanup(gs.Close)
 	g := &gateway{url: gs.URL}
 	resp, body := postGemini(t, g, "/v1beta/models/flash:generateContent", geminiBody)
@@ -324,18 +310,18 @@ models:
 	if resp, body := postGemini(t, g, "/v1beta/models/flash:streamGenerateContent?alt=sse", next); resp.StatusCode != 200 {
 		t.Fatalf("second turn: got %d %s", resp.StatusCode, body)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	var sent struct {
+	_, body = sent()
+	last := []byte(body)
+	var got struct {
 		Contents []struct {
 			Role  string
 			Parts []map[string]json.RawMessage
 		}
 	}
-	if err := json.Unmarshal(last, &sent); err != nil || len(sent.Contents) != 3 {
+	if err := json.Unmarshal(last, &got); err != nil || len(got.Contents) != 3 {
 		t.Fatalf("upstream got %s", last)
 	}
-	model := sent.Contents[1].Parts
+	model := got.Contents[1].Parts
 	if len(model) != 3 || string(model[1]["thoughtSignature"]) != `"CiQBVKhc7sig-paris"` || model[2]["thoughtSignature"] != nil ||
 		strings.Contains(string(last), SyntheticPrefix) {
 		t.Errorf("upstream got %s, want the signature on the Paris call and no made-up id", last)
@@ -345,19 +331,35 @@ models:
 // SyntheticPrefix is the gateway's own call ids' prefix, never sent to Gemini.
 const SyntheticPrefix = "gemini_call_"
 
-// TestGeminiModelList: GET /v1beta/models lists in Google's shape; GET /v1/models stays
-// OpenAI's.
+// TestGeminiModelList: GET /v1beta/models lists in Google's shape, and GET
+// /v1beta/models/{model} describes one (an alias, a pattern alias's match, a direct target);
+// an unknown one is Google's 404. GET /v1/models and /v1/models/{id} stay OpenAI's.
 func TestGeminiModelList(t *testing.T) {
 	g := geminiGateway(t)
-	for path, want := range map[string]string{"/v1beta/models": `{"models":[{"name":"models/`, "/v1/models": `{"object":"list","data":[`} {
-		resp, err := http.Get(g.url + path)
+	for _, c := range []struct {
+		path   string
+		status int
+		want   string
+	}{
+		{"/v1beta/models", 200, `{"models":[{"name":"models/`},
+		{"/v1/models", 200, `{"object":"list","data":[`},
+		{"/v1beta/models/g-text", 200, `{"name":"models/g-text","displayName":"g-text","supportedGenerationMethods":["generateContent","streamGenerateContent","countTokens"]}`},
+		{"/v1beta/models/gemini-2.5-pro", 200, `{"name":"models/gemini-2.5-pro",`},
+		{"/v1beta/models/mock/echo", 200, `{"name":"models/mock/echo",`},
+		{"/v1beta/models/nothing", 404, `{"error":{"code":404,`},
+		{"/v1/models/g-text", 200, `{"id":"g-text","object":"model"`},
+	} {
+		resp, err := http.Get(g.url + c.path)
 		if err != nil {
 			t.Fatal(err)
 		}
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if resp.StatusCode != 200 || !strings.HasPrefix(string(b), want) {
-			t.Errorf("GET %s: got %d %s, want %s...", path, resp.StatusCode, b, want)
+		if resp.StatusCode != c.status || !strings.HasPrefix(string(b), c.want) {
+			t.Errorf("GET %s: got %d %s, want %d %s...", c.path, resp.StatusCode, b, c.status, c.want)
+		}
+		if c.status == 404 && !strings.Contains(string(b), `"status":"NOT_FOUND"`) {
+			t.Errorf("GET %s: got %s, want Google's NOT_FOUND", c.path, b)
 		}
 	}
 }
@@ -389,10 +391,13 @@ func TestGeminiKeepalive(t *testing.T) {
   g-slow: ["mock/text?len=20&first=120ms&delay=60ms"]
 heartbeat_interval: 20ms
 `)
-	_, body := postGemini(t, g, "/v1beta/models/g-slow:streamGenerateContent", geminiBody)
+	resp, body := postGemini(t, g, "/v1beta/models/g-slow:streamGenerateContent", geminiBody)
 	var chunks []json.RawMessage
 	if !strings.HasPrefix(body, "\r\n") || json.Unmarshal([]byte(body), &chunks) != nil || len(chunks) < 2 {
 		t.Errorf("array: got %q, want keepalives before a whole JSON array", body)
+	}
+	if ct := resp.Header.Get("Content-Type"); ct != "application/json; charset=UTF-8" {
+		t.Errorf("array: got Content-Type %q from the keepalive's headers, want JSON", ct)
 	}
 	_, body = postGemini(t, g, "/v1beta/models/g-slow:streamGenerateContent?alt=sse", geminiBody)
 	n := 0

@@ -29,7 +29,7 @@ func (s *Server) observe(c echo.Context, in *telemetry.Access) (end func()) {
 		h.Set("Traceresponse", tr)
 	}
 	c.Response().Before(func() {
-		if h.Get("Content-Type") == "text/event-stream" {
+		if h.Get("X-Accel-Buffering") == "no" { // every stream's (sse.Headers), SSE or not
 			rq.StreamOpened(ctx)
 			return
 		}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/sluice-gw/sluice/internal/dialect"
-	"github.com/sluice-gw/sluice/internal/dialect/oai"
 	"github.com/sluice-gw/sluice/internal/mcpgw"
 	"github.com/sluice-gw/sluice/internal/runs"
 	"github.com/sluice-gw/sluice/internal/uistream"
@@ -33,16 +32,16 @@ func (s *Server) models(c echo.Context) error { return c.JSONBlob(200, s.apiOf(c
 // model is one model of the list: a listed one, or any the catalog resolves (a pattern
 // alias, a direct target).
 func (s *Server) model(c echo.Context) error {
-	name := strings.TrimPrefix(c.Request().URL.Path, "/v1/models/")
+	_, name, _ := strings.Cut(c.Request().URL.Path, "/models/") // the rest: "provider/model" holds a slash
 	for _, m := range s.o.Models {
 		if m == name {
-			return c.JSONBlob(http.StatusOK, oai.AppendModel(nil, m))
+			return c.JSONBlob(http.StatusOK, s.apiOf(c).Described(m))
 		}
 	}
 	if _, err := s.catalog.Resolve(name); err != nil {
 		return s.writeError(c, err)
 	}
-	return c.JSONBlob(http.StatusOK, oai.AppendModel(nil, name))
+	return c.JSONBlob(http.StatusOK, s.apiOf(c).Described(name))
 }
 
 // mcp serves the MCP gateway (package mcpgw) with what the caller's key may do: its MCP

@@ -265,7 +265,8 @@ var trailers = []string{"X-Sluice-Target", "X-Sluice-Attempts"}
 // newEventWriter is the event stream of c's response, with the server's heartbeat and write
 // deadline, and the trailers tr (edge.Stream).
 func (s *Server) newEventWriter(c echo.Context, tr []string) *sse.Writer {
+	api := s.apiOf(c)
 	o := sse.WriterOptions{Heartbeat: s.o.Heartbeat, WriteTimeout: s.o.WriteTimeout, Trailers: tr,
-		Keepalive: s.apiOf(c).Keepalive}
+		Keepalive: api.Keepalive, ContentType: api.ContentType(c.QueryParam)}
 	return sse.NewWriter(c.Response(), o)
 }

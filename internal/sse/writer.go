@@ -21,6 +21,9 @@ type WriterOptions struct {
 	// Keepalive is the heartbeat frame; nil means the ": keepalive" comment. A wire whose
 	// clients expect an event of their own (Anthropic's event: ping) sets it.
 	Keepalive []byte
+	// ContentType is the stream's media type; "" means text/event-stream. A stream that is
+	// not SSE (Gemini's JSON array, written element by element) names its own.
+	ContentType string
 }
 
 // Writer writes SSE frames to one client and flushes each, so every event leaves at once
@@ -39,6 +42,7 @@ type Writer struct {
 	interval time.Duration
 	trailers []string
 	beatMsg  []byte
+	ctype    string
 	timer    *time.Timer
 	started  bool // the headers left
 	batch    bool // frames are flushed by release, not one by one
@@ -57,7 +61,7 @@ var keepalive = []byte(": keepalive\n\n")
 // Start or Frame.
 func NewWriter(w http.ResponseWriter, o WriterOptions) *Writer {
 	ew := &Writer{w: w, rc: http.NewResponseController(w), interval: o.Heartbeat, trailers: o.Trailers,
-		writeTimeout: o.WriteTimeout, beatMsg: o.Keepalive}
+		writeTimeout: o.WriteTimeout, beatMsg: o.Keepalive, ctype: o.ContentType}
 	if ew.beatMsg == nil {
 		ew.beatMsg = keepalive
 	}
@@ -77,6 +81,14 @@ func Headers(h http.Header) {
 	h.Set("X-Accel-Buffering", "no")
 }
 
+// headers sets the headers of this stream: an event stream's, with its own media type.
+func (ew *Writer) headers(h http.Header) {
+	Headers(h)
+	if ew.ctype != "" {
+		h.Set("Content-Type", ew.ctype)
+	}
+}
+
 func (ew *Writer) beat() {
 	ew.mu.Lock()
 	defer ew.mu.Unlock()
@@ -85,7 +97,7 @@ func (ew *Writer) beat() {
 	}
 	if !ew.started {
 		h := ew.w.Header()
-		Headers(h)
+		ew.headers(h)
 		h.Set("Trailer", strings.Join(ew.trailers, ", "))
 		for _, t := range ew.trailers {
 			h.Del(t)
@@ -110,7 +122,7 @@ func (ew *Writer) Start(setHeaders func(http.Header)) error {
 	}
 	ew.started = true
 	h := ew.w.Header()
-	Headers(h)
+	ew.headers(h)
 	setHeaders(h)
 	ew.w.WriteHeader(http.StatusOK)
 	ew.written()

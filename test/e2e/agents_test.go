@@ -16,9 +16,10 @@ import (
 	"github.com/sluice-gw/sluice/internal/gateway"
 )
 
-// The pinned Claude Code and Codex CLIs, as a new user runs them (issue 35): on the embedded
+// The pinned Claude Code, Gemini and Codex CLIs, as a new user runs them (issue 35): on the embedded
 // default with no provider key, no --model and no model in config.toml, each asks for its own
-// default model id (Claude Code claude-opus-5-5, Codex 0.169.0 gpt-6.1-sol with web_search)
+// default model id (Claude Code claude-opus-5-5, Gemini CLI 0.61.0 gemini-2.5-pro, Codex
+// 0.169.0 gpt-6.1-sol with web_search)
 // and gets an answer from the simulation of its wire (sim/echo repeats the prompt).
 func TestAgentsOnEmbeddedDefault(t *testing.T) {
 	node(t)
@@ -51,6 +52,14 @@ func TestAgentsOnEmbeddedDefault(t *testing.T) {
 		t.Logf("claude -p:\n%.2000s", out)
 		if err != nil || !strings.Contains(string(out), "sluice-default-ok") {
 			t.Fatalf("claude: %v; want the echoed prompt", err)
+		}
+	})
+
+	t.Run("gemini", func(t *testing.T) {
+		// Its default model id, named: without -m, 0.61.0's auto router first asks for a JSON
+		// classification, which sim/echo does not give, and retries for about 90 s (README).
+		if out := runGeminiCLI(t, gs.URL, "-m", "gemini-2.5-pro", "-p", prompt); !strings.Contains(out, "sluice-default-ok") {
+			t.Fatalf("gemini: got %q, want the echoed prompt", out)
 		}
 	})
 

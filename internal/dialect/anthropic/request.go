@@ -217,6 +217,7 @@ func (d *decoder) finish(r *Request) error {
 			if t.BudgetTokens >= *q.MaxTokens {
 				return invalid("thinking", "`max_tokens` must be greater than `thinking.budget_tokens`")
 			}
+			q.ThinkingBudget = &t.BudgetTokens // a Gemini target's thinkingBudget
 		case "adaptive", "disabled":
 		default:
 			return invalid("thinking", "thinking.type: Input should be 'enabled', 'adaptive' or 'disabled'")

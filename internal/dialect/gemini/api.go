@@ -10,13 +10,15 @@ import (
 	"github.com/sluice-gw/sluice/internal/llm"
 )
 
-// API is the Gemini wire, and GET /v1beta/models its model list. Echo routes a whole segment at most, so each prefix takes every
+// API is the Gemini wire, GET /v1beta/models its model list and GET /v1beta/models/{model}
+// one model. Echo routes a whole segment at most, so each prefix takes every
 // POST under models/ and Decode splits "{model}:{method}" itself; under /v1 only POST, since
 // GET /v1/models/* is the OpenAI model list (the @google/genai SDK posts to /v1/models/...).
 var API = dialect.API{
 	Name: "gemini",
 	Routes: []dialect.Route{
 		{Method: http.MethodGet, Path: "/v1beta/models", Op: dialect.List},
+		{Method: http.MethodGet, Path: "/v1beta/models/*", Op: dialect.Model},
 		{Method: http.MethodPost, Path: "/v1beta/models/*", Op: dialect.Call},
 		{Method: http.MethodPost, Path: "/v1/models/*", Op: dialect.Call},
 	},
@@ -29,6 +31,14 @@ var API = dialect.API{
 	Keepalive: []byte("\r\n"),
 	Counted:   func(n int) []byte { return []byte(`{"totalTokens":` + strconv.Itoa(n) + `}`) },
 	Listed:    List,
+	Described: func(m string) []byte { return appendModel(nil, m) },
+	// Without alt=sse a stream is one JSON array, which Google serves as JSON.
+	StreamType: func(query func(string) string) string {
+		if query("alt") == "sse" {
+			return ""
+		}
+		return "application/json; charset=UTF-8"
+	},
 }
 
 // List is the body of GET /v1beta/models: the aliases and direct targets as Google lists
@@ -39,13 +49,19 @@ func List(models []string) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, `{"name":`...)
-		b = oai.AppendString(b, "models/"+m)
-		b = append(b, `,"displayName":`...)
-		b = oai.AppendString(b, m)
-		b = append(b, `,"supportedGenerationMethods":["generateContent","streamGenerateContent","countTokens"]}`...)
+		b = appendModel(b, m)
 	}
 	return append(b, "]}"...)
+}
+
+// appendModel appends m as Google describes a model (GET /v1beta/models/{model}): its name
+// under models/, and the methods the wire serves.
+func appendModel(b []byte, m string) []byte {
+	b = append(b, `{"name":`...)
+	b = oai.AppendString(b, "models/"+m)
+	b = append(b, `,"displayName":`...)
+	b = oai.AppendString(b, m)
+	return append(b, `,"supportedGenerationMethods":["generateContent","streamGenerateContent","countTokens"]}`...)
 }
 
 // Methods of a model, after the ":" of the path.
@@ -74,6 +90,9 @@ func Decode(body []byte, in dialect.Input) (*dialect.Decoded, error) {
 		return nil, err
 	}
 	r.Req.Stream = method == stream
+	// Gemini and Vertex targets get the client's body as it came (the model is the path's),
+	// so thoughtSignatures and members the translation does not carry reach them whole.
+	r.Req.Native = &llm.Native{Wire: "gemini", Body: body}
 	sse := query(in, "alt") == "sse"
 	return &dialect.Decoded{Model: model, Req: &r.Req, Answer: func(id string) dialect.Wire {
 		return NewWire(id, sse, r.Thoughts)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/sluice-gw/sluice/internal/dialect/oai"
 	"github.com/sluice-gw/sluice/internal/llm"
+	wire "github.com/sluice-gw/sluice/internal/schema/gemini"
 )
 
 // invalid is a 400 INVALID_ARGUMENT in Google's words.
@@ -58,34 +59,5 @@ func appendInt(b []byte, n int) []byte {
 	return append(b, byte('0'+n%10))
 }
 
-// Status is the canonical code Google names an HTTP status by.
-func Status(code int) string {
-	switch code {
-	case http.StatusBadRequest, http.StatusRequestEntityTooLarge:
-		return "INVALID_ARGUMENT"
-	case http.StatusUnauthorized:
-		return "UNAUTHENTICATED"
-	case http.StatusForbidden:
-		return "PERMISSION_DENIED"
-	case http.StatusNotFound:
-		return "NOT_FOUND"
-	case http.StatusMethodNotAllowed, http.StatusUnprocessableEntity:
-		return "FAILED_PRECONDITION"
-	case http.StatusConflict:
-		return "ABORTED"
-	case http.StatusTooManyRequests:
-		return "RESOURCE_EXHAUSTED"
-	case 499:
-		return "CANCELLED"
-	case http.StatusNotImplemented:
-		return "UNIMPLEMENTED"
-	case http.StatusBadGateway, http.StatusServiceUnavailable:
-		return "UNAVAILABLE"
-	case http.StatusGatewayTimeout:
-		return "DEADLINE_EXCEEDED"
-	}
-	if code >= 500 {
-		return "INTERNAL"
-	}
-	return "FAILED_PRECONDITION"
-}
+// Status is the canonical code Google names an HTTP status by (schema/gemini.StatusOf).
+func Status(code int) string { return wire.StatusOf(code) }

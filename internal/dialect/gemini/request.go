@@ -408,6 +408,7 @@ func generation(r *Request, g *wire.GenerationConfig) error {
 	}
 	if t := g.ThinkingConfig; t != nil {
 		r.Thoughts = t.IncludeThoughts
+		q.ThinkingBudget = t.ThinkingBudget
 		if e := effort(t); e != "" {
 			q.Extra = append(q.Extra, llm.Field{Name: "reasoning_effort", Value: json.RawMessage(strconv.Quote(e))})
 		}

@@ -17,6 +17,7 @@ var Models = dialect.API{
 	Credential: dialect.Bearer | dialect.XAPIKey,
 	Error:      Error,
 	Listed:     List,
+	Described:  func(m string) []byte { return AppendModel(nil, m) },
 }
 
 // List is the body of GET /v1/models: the models in OpenAI's list format.

@@ -124,6 +124,14 @@ func setTokens(w *wire.MessagesRequest, req *llm.Request, defaultMax int, effort
 		w.MaxTokens = *limit
 	}
 	budget := map[string]int{"low": budgetLow, "medium": budgetMedium, "high": budgetHigh}[effort]
+	if b := req.ThinkingBudget; b != nil && *b >= 0 {
+		// The client's own budget (Gemini's thinkingBudget), over the effort's; -1, the
+		// model decides, keeps the effort's.
+		budget = *b
+		if budget > 0 {
+			budget = max(budget, minBudget)
+		}
+	}
 	if w.ToolChoice != nil && (w.ToolChoice.Type == "any" || w.ToolChoice.Type == "tool") {
 		budget = 0 // thinking refuses a forced tool; the client's tool_choice is the contract
 	}

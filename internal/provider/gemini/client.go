@@ -82,12 +82,19 @@ func New(c Config) *Client {
 		base: base, token: c.Token}
 }
 
-// Stream starts a streamGenerateContent call of req. It returns once the upstream answered:
+// Stream starts a streamGenerateContent call of req: a Gemini client's body (req.Native of
+// wire "gemini") as it came, any other request translated. It returns once the upstream answered:
 // a request that cannot be translated is an *llm.Error (status 400) and nothing is sent; a
 // token that cannot be had is Auth; a non-2xx answer or a connection failure is an
 // *llm.Error. The stream is the caller's to Close; canceling ctx aborts it.
 func (c *Client) Stream(ctx context.Context, req *llm.Request) (llm.Stream, error) {
-	body, err := encodeRequest(req)
+	var body []byte
+	var err error
+	if n := req.Native; n != nil && n.Wire == "gemini" {
+		body = n.Body // byte for byte: the model is the path's, not the body's
+	} else {
+		body, err = encodeRequest(req)
+	}
 	if err != nil {
 		return nil, err
 	}

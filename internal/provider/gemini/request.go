@@ -64,6 +64,10 @@ func encodeRequest(req *llm.Request) ([]byte, error) {
 			json.Unmarshal(f.Value, &g.FrequencyPenalty)
 		}
 	}
+	if b := req.ThinkingBudget; b != nil {
+		// The client's own budget (Anthropic's budget_tokens, Gemini's), over the effort's.
+		g.ThinkingConfig = &gemini.ThinkingConfig{ThinkingBudget: b, IncludeThoughts: *b != 0}
+	}
 	if len(req.Tools) > 0 {
 		var decls []gemini.FunctionDeclaration
 		for _, t := range req.Tools {

@@ -7,7 +7,10 @@
 // Shapes: https://ai.google.dev/api/generate-content and https://ai.google.dev/api/caching#Content.
 package gemini
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"net/http"
+)
 
 // Request is a generateContent / streamGenerateContent body. The model is in the URL.
 type Request struct {
@@ -174,4 +177,37 @@ type Status struct {
 	Code    int    `json:"code"`
 	Message string `json:"message"`
 	Status  string `json:"status"`
+}
+
+// StatusOf is the canonical code Google names an HTTP status by, in its error bodies'
+// status member (google.rpc.Code).
+func StatusOf(code int) string {
+	switch code {
+	case http.StatusBadRequest, http.StatusRequestEntityTooLarge:
+		return "INVALID_ARGUMENT"
+	case http.StatusUnauthorized:
+		return "UNAUTHENTICATED"
+	case http.StatusForbidden:
+		return "PERMISSION_DENIED"
+	case http.StatusNotFound:
+		return "NOT_FOUND"
+	case http.StatusMethodNotAllowed, http.StatusUnprocessableEntity:
+		return "FAILED_PRECONDITION"
+	case http.StatusConflict:
+		return "ABORTED"
+	case http.StatusTooManyRequests:
+		return "RESOURCE_EXHAUSTED"
+	case 499:
+		return "CANCELLED"
+	case http.StatusNotImplemented:
+		return "UNIMPLEMENTED"
+	case http.StatusBadGateway, http.StatusServiceUnavailable:
+		return "UNAVAILABLE"
+	case http.StatusGatewayTimeout:
+		return "DEADLINE_EXCEEDED"
+	}
+	if code >= 500 {
+		return "INTERNAL"
+	}
+	return "FAILED_PRECONDITION"
 }
