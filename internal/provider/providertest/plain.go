@@ -49,6 +49,9 @@ func PlainMatches(t *testing.T, p llm.Provider, req func() *llm.Request, models 
 						}
 						out.Choices[i].ToolCalls[j].ID = ""
 					}
+					for j := range out.Choices[i].Opaque {
+						out.Choices[i].Opaque[j].ID = "" // a call's signature names the call
+					}
 				}
 				return out
 			}
