@@ -63,6 +63,13 @@ func newGateway(upstream, redisURL string, log *slog.Logger) (*server.Server, er
 	if u := os.Getenv("SLUICE_BENCH_LOGS"); u != "" {
 		yaml = fmt.Appendf(yaml, "logs: {url: %q}\n", u)
 	}
+	// SLUICE_BENCH_UPSTREAM (stream or plain) asks the gateway for the script's model name,
+	// which the pattern alias text* routes to the mock with that upstream (issue 36). Every
+	// script starting with text takes the default script's target: run it with -scenarios
+	// nonstream,stream only.
+	if u := os.Getenv("SLUICE_BENCH_UPSTREAM"); u != "" {
+		yaml = fmt.Appendf(yaml, "models:\n  \"text*\": {upstream: %s, targets: [\"mock/%s\"]}\n", u, script)
+	}
 	cfg, err := config.ParseWith(yaml, "sluicebench.yaml", noEnv)
 	if err != nil {
 		return nil, err
@@ -415,7 +422,7 @@ func inProcess(ctx context.Context, kind, upstream, redisURL string) (*proc, err
 // modelPrefix is what a server of kind needs before the mock script in the model name: the
 // gateway's direct target names its provider; the proxy passes the script on as is.
 func modelPrefix(kind string) string {
-	if kind == "gateway" {
+	if kind == "gateway" && os.Getenv("SLUICE_BENCH_UPSTREAM") == "" {
 		return "mock/"
 	}
 	return ""

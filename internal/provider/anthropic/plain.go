@@ -10,40 +10,19 @@ import (
 	wire "github.com/sluice-gw/sluice/internal/schema/anthropic"
 )
 
-// plainStream is the answer of a non-streamed Messages call (llm.Request.Plain) as an
-// llm.Stream: its first Recv reads the whole message and queues its events through the
-// stream's own code, as message_start, each block's content_block_start (whole) and
-// content_block_stop, message_delta and message_stop, so that the relay takes it as it
-// takes the stream of the same answer. An error object in a 2xx answer is the error an
-// error event would be.
-type plainStream struct {
-	transport.Body
-	msg  message
-	q    transport.Queue
-	read bool
+// newPlainStream is the answer of a non-streamed Messages call (llm.Request.Plain) as an
+// llm.Stream: the whole message goes through the stream's own code as message_start, each
+// block's content_block_start (whole) and content_block_stop, message_delta and
+// message_stop, so that the relay takes it as the stream of the same answer. An error
+// object in a 2xx answer is the error an error event would be.
+func newPlainStream(ctx context.Context, o origin, body io.ReadCloser) *transport.Plain {
+	m := &message{origin: o}
+	return transport.NewPlain(ctx, o.name, body, func(data []byte, q *transport.Queue) error { return m.plain(data, q) })
 }
 
-func newPlainStream(ctx context.Context, o origin, body io.ReadCloser) *plainStream {
-	return &plainStream{Body: transport.NewBody(ctx, o.name, body), msg: message{origin: o}}
-}
-
-// Recv implements llm.Stream.
-func (s *plainStream) Recv() (llm.Event, error) { return s.q.Recv(s) }
-
-// BeforeWait implements llm.Waiter: f runs before the one read of the body.
-func (s *plainStream) BeforeWait(f func()) { s.OnWait(f) }
-
-// Fill implements transport.Source: the whole answer at the first call, its end at the next.
-func (s *plainStream) Fill() error {
-	if s.read {
-		return io.EOF // message_stop was applied with the answer
-	}
-	s.read = true
-	data, err := s.ReadAll()
-	if err != nil {
-		return err
-	}
-	var m struct {
+// plain queues the events of data, a whole Messages answer.
+func (m *message) plain(data []byte, q *transport.Queue) error {
+	var a struct {
 		Type         string           `json:"type"`
 		ID           string           `json:"id"`
 		Model        string           `json:"model"`
@@ -52,24 +31,24 @@ func (s *plainStream) Fill() error {
 		StopSequence string           `json:"stop_sequence"`
 		Usage        *wire.DeltaUsage `json:"usage"`
 	}
-	if err := json.Unmarshal(data, &m); err != nil {
-		return &llm.Error{Kind: llm.Unavailable, Message: s.msg.name + " answered with something other than a JSON message", Err: err}
+	if err := json.Unmarshal(data, &a); err != nil {
+		return &llm.Error{Kind: llm.Unavailable, Message: m.name + " answered with something other than a JSON message", Err: err}
 	}
 	switch {
-	case m.Type == "error":
-		return s.msg.streamError(parseErrorBody(data))
-	case m.Type != "message" || m.StopReason == "":
-		return &llm.Error{Kind: llm.Truncated, Message: s.msg.name + ": the answer is not a finished message"}
+	case a.Type == "error":
+		return m.streamError(parseErrorBody(data))
+	case a.Type != "message" || a.StopReason == "":
+		return &llm.Error{Kind: llm.Truncated, Message: m.name + ": the answer is not a finished message"}
 	}
-	evs := []wireEvent{{Type: "message_start", Message: &wireHead{ID: m.ID, Model: m.Model, Usage: m.Usage}}}
-	for i := range m.Content {
-		evs = append(evs, wireEvent{Type: "content_block_start", Index: i, ContentBlock: &m.Content[i]},
+	evs := []wireEvent{{Type: "message_start", Message: &wireHead{ID: a.ID, Model: a.Model, Usage: a.Usage}}}
+	for i := range a.Content {
+		evs = append(evs, wireEvent{Type: "content_block_start", Index: i, ContentBlock: &a.Content[i]},
 			wireEvent{Type: "content_block_stop", Index: i})
 	}
-	evs = append(evs, wireEvent{Type: "message_delta", Delta: &wireDelta{StopReason: m.StopReason, StopSequence: m.StopSequence}},
+	evs = append(evs, wireEvent{Type: "message_delta", Delta: &wireDelta{StopReason: a.StopReason, StopSequence: a.StopSequence}},
 		wireEvent{Type: "message_stop"})
 	for i := range evs {
-		if err := s.msg.apply(&s.q, &evs[i]); err != nil {
+		if err := m.apply(q, &evs[i]); err != nil {
 			return err
 		}
 	}

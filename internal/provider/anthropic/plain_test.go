@@ -2,7 +2,6 @@ package anthropic
 
 import (
 	"bytes"
-	"context"
 	"io"
 	"net/http"
 	"testing"
@@ -48,13 +47,7 @@ func TestPlainErrorIn200(t *testing.T) {
 			w.Header().Set("Content-Type", "application/json")
 			io.WriteString(w, body)
 		})
-		req := testRequest()
-		req.Plain = true
-		s, err := u.client(Config{}).Stream(context.Background(), req)
-		if err == nil {
-			_, err = providertest.Drain(t, s)
-			s.Close()
-		}
+		err := providertest.PlainEnd(t, u.client(Config{}), testRequest())
 		if got := llm.KindOf(err); got != kind {
 			t.Errorf("%s: got %v (%v), want %v", body, got, err, kind)
 		}

@@ -90,13 +90,29 @@ func (c *Client) Stream(ctx context.Context, req *llm.Request) (llm.Stream, erro
 		return nil, err
 	}
 	u := c.base + "/model/" + escapeLabel(req.Model) + "/converse-stream"
+	if req.Plain {
+		u = c.base + "/model/" + escapeLabel(req.Model) + "/converse" // the same body, one answer
+	}
 	hr, err := c.ep.Request(ctx, u, body) // the trace headers are signed too
 	if err != nil {
 		return nil, err
 	}
+	if req.Plain {
+		hr.Header.Set("Accept", "application/json") // before signing: OpenPlain sets the same
+	}
 	o, err := c.authorize(ctx, hr, body)
 	if err != nil {
 		return nil, err
+	}
+	if req.Plain {
+		res, a, err := c.ep.OpenPlain(ctx, hr)
+		switch {
+		case err != nil:
+			return nil, err
+		case a != nil:
+			return nil, o.statusError(a.Status, a.Header, a.Body)
+		}
+		return newPlainStream(ctx, o, res.Header.Get("X-Amzn-Requestid"), req.Model, res.Body), nil
 	}
 	res, a, err := c.ep.Open(ctx, hr)
 	switch {

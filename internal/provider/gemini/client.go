@@ -99,6 +99,9 @@ func (c *Client) Stream(ctx context.Context, req *llm.Request) (llm.Stream, erro
 		return nil, err
 	}
 	u := c.base + "/models/" + url.PathEscape(req.Model) + ":streamGenerateContent?alt=sse"
+	if req.Plain {
+		u = c.base + "/models/" + url.PathEscape(req.Model) + ":generateContent" // the same body, one answer
+	}
 	hr, err := c.ep.Request(ctx, u, body)
 	if err != nil {
 		return nil, err
@@ -121,6 +124,16 @@ func (c *Client) Stream(ctx context.Context, req *llm.Request) (llm.Stream, erro
 			}
 			return strings.ReplaceAll(s, tok, "[MASKED]")
 		}
+	}
+	if req.Plain {
+		res, a, err := c.ep.OpenPlain(ctx, hr)
+		switch {
+		case err != nil:
+			return nil, err
+		case a != nil:
+			return nil, o.statusError(a.Status, a.Header, a.Body)
+		}
+		return newPlainStream(ctx, o, max(req.N, 1), res.Body), nil
 	}
 	res, a, err := c.ep.Open(ctx, hr)
 	switch {

@@ -70,6 +70,12 @@ func (s *stream) Fill() error {
 	if err := json.Unmarshal(data, &r); err != nil {
 		return &llm.Error{Kind: llm.Unavailable, Message: s.name + " sent an event that is not JSON", Err: err}
 	}
+	return s.chunk(&r)
+}
+
+// chunk queues the llm.Events of r, one chunk of the answer (or the whole of a plain one),
+// and returns io.EOF once every choice finished.
+func (s *stream) chunk(r *gemini.Response) error {
 	if r.Error != nil {
 		return s.streamError(r.Error)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"strconv"
 
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/provider/transport"
@@ -76,4 +77,65 @@ func (s *plainStream) Fill() error {
 	}
 	s.usage(c.Usage)
 	return nil
+}
+
+// plainResponses is the answer of a non-streamed Responses call (llm.Request.Plain) as an
+// llm.Stream: the response object's output items go through the stream's own code as
+// response.created, each item's output_item.added and .done (whole), and the terminal event
+// its status names, so that the relay takes it as the stream of the same answer.
+type plainResponses struct {
+	respStream
+	read bool
+}
+
+func newPlainResponses(ctx context.Context, o origin, body io.ReadCloser, encrypted bool) *plainResponses {
+	return &plainResponses{respStream: respStream{source: source{origin: o, Body: transport.NewBody(ctx, o.name, body)}, encrypted: encrypted}}
+}
+
+// Recv implements llm.Stream.
+func (s *plainResponses) Recv() (llm.Event, error) { return s.q.Recv(s) }
+
+// BeforeWait implements llm.Waiter: f runs before the one read of the body.
+func (s *plainResponses) BeforeWait(f func()) { s.OnWait(f) }
+
+// Fill implements transport.Source: the whole answer and its end at the first call.
+func (s *plainResponses) Fill() error {
+	if s.read {
+		return io.EOF
+	}
+	s.read = true
+	data, err := s.ReadAll()
+	if err != nil {
+		return err
+	}
+	var r struct {
+		respResponse
+		Status string     `json:"status"`
+		Output []respItem `json:"output"`
+	}
+	if err := json.Unmarshal(data, &r); err != nil {
+		return &llm.Error{Kind: llm.Unavailable, Message: s.name + " answered with something other than a JSON response", Err: err}
+	}
+	terminal := map[string]string{"completed": "response.completed", "incomplete": "response.incomplete", "failed": "response.failed"}[r.Status]
+	switch {
+	case r.Error != nil && r.Status == "" || r.Status == "failed":
+		if r.Error == nil {
+			r.Error = &wire.Error{Message: "the response failed without an error"}
+		}
+		return s.inStreamError(*r.Error)
+	case terminal == "":
+		return &llm.Error{Kind: llm.Truncated, Message: s.name + ": the answer is not a finished response (status " + strconv.Quote(r.Status) + ")"}
+	}
+	evs := []respEvent{{Type: "response.created", Response: &r.respResponse}}
+	for i := range r.Output {
+		evs = append(evs, respEvent{Type: "response.output_item.added", OutputIndex: &i, Item: &r.Output[i]},
+			respEvent{Type: "response.output_item.done", OutputIndex: &i, Item: &r.Output[i]})
+	}
+	evs = append(evs, respEvent{Type: terminal, Response: &r.respResponse})
+	for i := range evs {
+		if err := s.apply(&evs[i]); err != nil {
+			return err // io.EOF after the terminal event: the answer is complete
+		}
+	}
+	return &llm.Error{Kind: llm.Internal, Message: s.name + ": the terminal event did not end the answer"}
 }

@@ -2,7 +2,6 @@ package openai
 
 import (
 	"bytes"
-	"context"
 	"io"
 	"net/http"
 	"testing"
@@ -49,15 +48,25 @@ func TestPlainErrorIn200(t *testing.T) {
 			w.Header().Set("Content-Type", "application/json")
 			io.WriteString(w, body)
 		})
-		req := testRequest()
-		req.Plain = true
-		s, err := u.client(Config{}).Stream(context.Background(), req)
-		if err == nil {
-			_, err = providertest.Drain(t, s)
-			s.Close()
-		}
+		err := providertest.PlainEnd(t, u.client(Config{}), testRequest())
 		if got := llm.KindOf(err); got != kind {
 			t.Errorf("%s: got %v (%v), want %v", body, got, err, kind)
 		}
 	}
+}
+
+func TestPlainResponsesMatchesStream(t *testing.T) {
+	url, m := providertest.Mock(t)
+	c := NewResponses(Config{BaseURL: url + "/v1", APIKey: "sk-test"})
+	providertest.PlainMatches(t, c, testRequest,
+		"text?len=300&chunk=7", "reason?think=40&len=50", "tools?calls=2", "refuse", "text?len=40&max=5", "empty")
+	if body := m.LastRequest("tools?calls=2"); !bytes.Contains(body, []byte(`"stream":false`)) {
+		t.Errorf("a plain call sent %s, want stream false", body)
+	}
+	providertest.PlainFails(t, c, testRequest, map[string]llm.Kind{
+		"text?fail=500":        llm.Unavailable,
+		"text?fail=429":        llm.RateLimited,
+		"text?len=99&fail=cut": llm.Unavailable,
+		"text?fail=abort":      llm.Truncated,
+	})
 }

@@ -40,11 +40,19 @@ func (r *Responses) Stream(ctx context.Context, req *llm.Request) (llm.Stream, e
 	if err != nil {
 		return nil, err
 	}
+	encrypted := slices.Contains(req.Include, includeEncrypted)
+	if req.Plain {
+		res, err := r.send(ctx, "responses", body, true)
+		if err != nil {
+			return nil, r.callError(ctx, err)
+		}
+		return newPlainResponses(ctx, r.origin, res.Body, encrypted), nil
+	}
 	rc, err := r.post(ctx, "responses", body)
 	if err != nil {
 		return nil, err
 	}
 	// Encrypted reasoning goes to the client only when it asked for it: an upstream may send
 	// it anyway (it did in recordings), and it is opaque bytes nobody else needs.
-	return newResponsesStream(ctx, r.origin, rc, slices.Contains(req.Include, includeEncrypted)), nil
+	return newResponsesStream(ctx, r.origin, rc, encrypted), nil
 }

@@ -44,7 +44,7 @@ func encodeResponsesRequest(req *llm.Request) ([]byte, error) {
 		return nil, e // an Anthropic client's server tool or document: another target must serve it
 	}
 	if n := req.Native; n != nil && n.Wire == "responses" {
-		return encodeNative(req.Model, n.Fields), nil
+		return encodeNative(req.Model, n.Fields, req.Plain), nil
 	}
 	var b bytes.Buffer
 	b.Grow(1024)
@@ -125,8 +125,8 @@ func encodeResponsesRequest(req *llm.Request) ([]byte, error) {
 		b.WriteByte('}')
 		wroteReasoning = true
 	}
-	// Upstream calls always stream, whatever the client asked (DESIGN §1).
-	b.WriteString(`,"stream":true`)
+	// Upstream calls stream whatever the client asked, unless upstream: plain (DESIGN §1).
+	b.WriteString(`,"stream":` + strconv.FormatBool(!req.Plain))
 	for _, f := range req.Extra {
 		if responsesSkip[f.Name] || f.Name == "text" && wroteText || f.Name == "reasoning" && wroteReasoning {
 			continue
@@ -141,11 +141,11 @@ func encodeResponsesRequest(req *llm.Request) ([]byte, error) {
 
 // encodeNative writes the body a Responses client sent (llm.Native.Fields) as it came, in its
 // order, but for two members: model, which names the target's model, and stream, which is
-// true (upstream calls always stream, DESIGN §1); store is added as false when the client
+// true (upstream calls stream, DESIGN §1) unless plain (upstream: plain); store is added as false when the client
 // left it out (issue 7). Every other member, the ones the gateway does not model included
 // (namespace, hosted and custom tools, their items, client_metadata, ...), passes byte for
 // byte: the upstream speaks the client's wire and judges them itself.
-func encodeNative(model string, fields []llm.Field) []byte {
+func encodeNative(model string, fields []llm.Field, plain bool) []byte {
 	var b bytes.Buffer
 	b.Grow(1024)
 	b.WriteByte('{')
@@ -160,7 +160,7 @@ func encodeNative(model string, fields []llm.Field) []byte {
 		case "model":
 			writeString(&b, model)
 		case "stream":
-			b.WriteString("true")
+			b.WriteString(strconv.FormatBool(!plain))
 			stream = true
 		case "store":
 			store = true
@@ -177,7 +177,7 @@ func encodeNative(model string, fields []llm.Field) []byte {
 		b.WriteString(`,"store":false`)
 	}
 	if !stream {
-		b.WriteString(`,"stream":true`)
+		b.WriteString(`,"stream":` + strconv.FormatBool(!plain))
 	}
 	b.WriteByte('}')
 	return b.Bytes()

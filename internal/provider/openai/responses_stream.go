@@ -95,6 +95,12 @@ func (s *respStream) Fill() error {
 	if ev.Type == "" {
 		ev.Type = sev.Type // the type is in the data on OpenAI's wire; some servers name only the event
 	}
+	return s.apply(ev)
+}
+
+// apply queues the llm.Events of the decoded event ev, or returns the error that ends the
+// stream (io.EOF after a terminal event).
+func (s *respStream) apply(ev *respEvent) error {
 	switch ev.Type {
 	case "response.created":
 		if !s.started {

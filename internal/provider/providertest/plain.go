@@ -49,6 +49,9 @@ func PlainMatches(t *testing.T, p llm.Provider, req func() *llm.Request, models 
 						}
 						out.Choices[i].ToolCalls[j].ID = ""
 					}
+					for j := range out.Choices[i].Opaque {
+						out.Choices[i].Opaque[j].ID = "" // a call's signature names the call
+					}
 				}
 				return out
 			}
@@ -67,17 +70,24 @@ func PlainFails(t *testing.T, p llm.Provider, req func() *llm.Request, kinds map
 	for m, kind := range kinds {
 		t.Run(m, func(t *testing.T) {
 			r := req()
-			r.Model, r.Plain = m, true
-			var err error
-			if s, e := p.Stream(context.Background(), r); e != nil {
-				err = e
-			} else {
-				_, err = Drain(t, s)
-				s.Close()
-			}
-			if got := llm.KindOf(err); got != kind {
-				t.Errorf("got %v (%v), want kind %v", got, err, kind)
+			r.Model = m
+			if err := PlainEnd(t, p, r); llm.KindOf(err) != kind {
+				t.Errorf("got %v (%v), want kind %v", llm.KindOf(err), err, kind)
 			}
 		})
 	}
+}
+
+// PlainEnd makes req a non-streamed call (llm.Request.Plain) of p and returns what ended it:
+// the call's error, or the answer's once read to its end (io.EOF when complete).
+func PlainEnd(t *testing.T, p llm.Provider, req *llm.Request) error {
+	t.Helper()
+	req.Plain = true
+	s, err := p.Stream(context.Background(), req)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	_, err = Drain(t, s)
+	return err
 }

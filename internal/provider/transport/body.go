@@ -102,3 +102,42 @@ func (b *Body) ReadAll() ([]byte, error) {
 	}
 	return data, nil
 }
+
+// Plain is the answer of a non-streamed call (llm.Request.Plain) as an llm.Stream: its first
+// Recv reads the whole body (ReadAll) and decode queues on q the events a stream of the
+// same answer carries, through the adapter's own stream code, so that the relay takes a
+// plain answer as it takes a streamed one. decode's error ends the stream; nil means the
+// answer is complete. Not safe for concurrent use, except Close.
+type Plain struct {
+	Body
+	q      Queue
+	decode func(data []byte, q *Queue) error
+	read   bool
+}
+
+// NewPlain holds rc, the body of provider name's answer to the call whose context is ctx.
+func NewPlain(ctx context.Context, name string, rc io.ReadCloser, decode func(data []byte, q *Queue) error) *Plain {
+	return &Plain{Body: NewBody(ctx, name, rc), decode: decode}
+}
+
+// Recv implements llm.Stream.
+func (p *Plain) Recv() (llm.Event, error) { return p.q.Recv(p) }
+
+// BeforeWait implements llm.Waiter: f runs before the one read of the body.
+func (p *Plain) BeforeWait(f func()) { p.OnWait(f) }
+
+// Fill implements Source: the whole answer, and its end, at the first call.
+func (p *Plain) Fill() error {
+	if p.read {
+		return io.EOF
+	}
+	p.read = true
+	data, err := p.ReadAll()
+	if err != nil {
+		return err
+	}
+	if err := p.decode(data, &p.q); err != nil {
+		return err
+	}
+	return io.EOF
+}
