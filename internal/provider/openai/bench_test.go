@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/sluice-gw/sluice/internal/llm"
@@ -65,3 +66,52 @@ func BenchmarkSSE(b *testing.B) {
 }
 
 var _ llm.Stream = (*stream)(nil)
+
+// BenchmarkAnswer decodes one 500-token answer (100 chunks of about 5 tokens) per op, as a
+// stream and as the plain body of the same answer (upstream: plain): the adapter's share of
+// what a non-streamed request costs each way.
+func BenchmarkAnswer(b *testing.B) {
+	const chunks = 100
+	text := strings.Repeat(" token", 5*chunks)
+	plain := []byte(`{"id":"chatcmpl-ABfw031mOJeYCSHe4yI2ZjOA6kMJL","object":"chat.completion","created":1727346168,"model":"gpt-4o-2024-08-06","system_fingerprint":"fp_5050236cbd","choices":[{"index":0,"message":{"role":"assistant","content":"` +
+		text + `","refusal":null},"logprobs":null,"finish_reason":"stop"}],"usage":{"prompt_tokens":14,"completion_tokens":500,"total_tokens":514,"completion_tokens_details":{"reasoning_tokens":0}}}`)
+	var streamed bytes.Buffer
+	const pre = `data: {"id":"chatcmpl-ABfw031mOJeYCSHe4yI2ZjOA6kMJL","object":"chat.completion.chunk","created":1727346168,"model":"gpt-4o-2024-08-06","system_fingerprint":"fp_5050236cbd","choices":[{"index":0,`
+	streamed.WriteString(pre + `"delta":{"role":"assistant","content":"","refusal":null},"logprobs":null,"finish_reason":null}]}` + "\n\n")
+	for range chunks {
+		streamed.WriteString(pre + `"delta":{"content":"` + strings.Repeat(" token", 5) + `"},"logprobs":null,"finish_reason":null}]}` + "\n\n")
+	}
+	streamed.WriteString(pre + `"delta":{},"logprobs":null,"finish_reason":"stop"}]}` + "\n\ndata: [DONE]\n\n")
+	for _, c := range []struct {
+		name string
+		body []byte
+		open func(io.ReadCloser) llm.Stream
+	}{
+		{"stream", streamed.Bytes(), func(rc io.ReadCloser) llm.Stream { return newStream(context.Background(), origin{name: "openai"}, rc) }},
+		{"plain", plain, func(rc io.ReadCloser) llm.Stream {
+			return newPlainStream(context.Background(), origin{name: "openai"}, rc)
+		}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(c.body)))
+			b.ReportAllocs()
+			for b.Loop() {
+				s := c.open(io.NopCloser(bytes.NewReader(c.body)))
+				var got int
+				for {
+					ev, err := s.Recv()
+					if err == io.EOF {
+						break
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+					got += len(ev.Text)
+				}
+				if got != len(text) {
+					b.Fatalf("got %d bytes of text, want %d", got, len(text))
+				}
+			}
+		})
+	}
+}
