@@ -60,6 +60,10 @@ type Event struct {
 	Tool      ToolDelta
 	// Raw is the raw JSON of EvLogprobs and EvItem.
 	Raw json.RawMessage
+	// Progress are an EvItem's own progress events as its upstream sent them, raw, in order
+	// (response.web_search_call.in_progress, .searching, .completed, ...): a Responses
+	// client gets them between the item's added and done, renumbered; others ignore them.
+	Progress []json.RawMessage
 	// Usage is set on EvUsage.
 	Usage *Usage
 	// Finish is the finish reason of EvDone, in Chat Completions terms

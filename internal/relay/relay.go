@@ -2,6 +2,7 @@ package relay
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"strings"
@@ -54,8 +55,10 @@ const (
 type call struct {
 	id, name string
 	args     strings.Builder
-	// item is the raw output item (EvItem) that holds this place instead of a call.
-	item []byte
+	// item is the raw output item (EvItem) that holds this place instead of a call, and
+	// progress its own progress events.
+	item     []byte
+	progress []json.RawMessage
 }
 
 type choiceState struct {
@@ -156,7 +159,12 @@ func (r *round) event(ev *llm.Event) error {
 		for len(cs.calls) <= ev.Tool.Index {
 			cs.calls = append(cs.calls, &call{})
 		}
-		cs.calls[ev.Tool.Index].item = append([]byte(nil), ev.Raw...)
+		c := cs.calls[ev.Tool.Index]
+		c.item = append([]byte(nil), ev.Raw...)
+		c.progress = nil
+		for _, p := range ev.Progress {
+			c.progress = append(c.progress, append(json.RawMessage(nil), p...))
+		}
 		return nil
 	case llm.EvLogprobs:
 		ch := r.resp.Choice(ev.Choice)
@@ -329,7 +337,14 @@ func (r *round) done(ev *llm.Event) error {
 			if r.o.RedactJSON != nil {
 				item = r.o.RedactJSON(item)
 			}
-			r.out = llm.Event{Type: llm.EvItem, Choice: i, Tool: llm.ToolDelta{Index: idx}, Raw: []byte(item)}
+			progress := c.progress
+			if r.o.RedactJSON != nil {
+				progress = make([]json.RawMessage, len(c.progress))
+				for j, p := range c.progress {
+					progress[j] = json.RawMessage(r.o.RedactJSON(string(p)))
+				}
+			}
+			r.out = llm.Event{Type: llm.EvItem, Choice: i, Tool: llm.ToolDelta{Index: idx}, Raw: []byte(item), Progress: progress}
 			if err := r.sink.Event(&r.out); err != nil {
 				return err
 			}

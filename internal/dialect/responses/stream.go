@@ -3,8 +3,10 @@ package responses
 import (
 	"encoding/json"
 	"strconv"
+	"strings"
 
 	"github.com/sluice-gw/sluice/internal/dialect/oai"
+	"github.com/sluice-gw/sluice/internal/jsonscan"
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/sse"
 )
@@ -49,7 +51,7 @@ func (s *stream) Event(ev *llm.Event) error {
 	case llm.EvToolCall:
 		return s.call(ev.Tool)
 	case llm.EvItem:
-		return s.item(ev.Raw)
+		return s.item(ev.Raw, ev.Progress)
 	case llm.EvDone:
 		s.finish = ev.Finish
 		st, _ := respStatus(ev.Finish)
@@ -259,9 +261,10 @@ func (s *stream) call(tc llm.ToolDelta) error {
 	return s.close("completed")
 }
 
-// item emits an output item the gateway does not model as the upstream wrote it: added and
-// done with the item whole (its own progress events are not carried).
-func (s *stream) item(raw []byte) error {
+// item emits an output item the gateway does not model as the upstream wrote it: added, its
+// own progress events (a hosted tool's .in_progress, .searching, .completed, ...), and done
+// with the item whole.
+func (s *stream) item(raw []byte, progress []json.RawMessage) error {
 	if err := s.close("completed"); err != nil {
 		return err
 	}
@@ -280,9 +283,57 @@ func (s *stream) item(raw []byte) error {
 		if err := s.send(b); err != nil {
 			return err
 		}
+		for _, p := range progress {
+			if err := s.progress(it, p); err != nil {
+				return err
+			}
+		}
 	}
 	s.cur = it
 	return s.close("completed")
+}
+
+// progress sends ev, a progress event of the raw item it as its upstream wrote it, renumbered:
+// this stream's sequence_number and the item's output_index replace the upstream's, every
+// other member (item_id, a code delta, ...) stays as it came. An event that is not a plain
+// object with a type is dropped.
+func (s *stream) progress(it *outItem, ev []byte) error {
+	var typ string
+	p := jsonscan.New(ev)
+	if p.Peek() != '{' {
+		return nil
+	}
+	p.Advance()
+	var rest []byte
+	for first := true; ; first = false {
+		key, end, ok := p.Member(first)
+		if !ok {
+			return nil
+		}
+		if end {
+			break
+		}
+		v, ok := p.Value()
+		if !ok {
+			return nil
+		}
+		switch string(key) {
+		case "type":
+			if json.Unmarshal(v, &typ) != nil {
+				return nil
+			}
+		case "sequence_number", "output_index":
+		default:
+			rest = append(rest, ',', '"')
+			rest = append(append(rest, key...), '"', ':')
+			rest = append(rest, v...)
+		}
+	}
+	if typ == "" || strings.ContainsAny(typ, "\r\n\"\\") {
+		return nil // it would break the frame's event line
+	}
+	b := s.index(s.head(typ), it)
+	return s.send(append(b, rest...))
 }
 
 // close ends the open item, if any, with status.

@@ -10,7 +10,7 @@ import (
 
 // Output items of Codex's tools: a call of a namespace's function gets its flat name, a
 // custom tool's call the arguments of a function of "input", and a hosted tool's call (here
-// with its progress events, which are not read) passes whole, compacted, in its place among
+// with its progress events, compacted, and not another item's) passes whole, compacted, in its place among
 // the calls; a response with only such items is not a tool_calls finish.
 func TestResponsesCodexItems(t *testing.T) {
 	// Its data in two lines, which SSE joins with a newline: the item is compacted.
@@ -18,7 +18,10 @@ func TestResponsesCodexItems(t *testing.T) {
 		`{"id":"ws_1","type":"web_search_call","status":"completed",` + "\ndata: " + `"action":{"type":"search","query":"q"}}}` + "\n\n"
 	body := respCreated +
 		rev("response.output_item.added", `"output_index":0,"item":{"id":"ws_1","type":"web_search_call","status":"in_progress"}`) +
-		rev("response.web_search_call.searching", `"item_id":"ws_1","output_index":0`) +
+		rev("response.web_search_call.in_progress", `"item_id":"ws_1","output_index":0`) +
+		rev("response.web_search_call.searching", `"item_id":"ws_1", "output_index":0`) +
+		rev("response.web_search_call.completed", `"output_index":0`) +
+		rev("response.output_text.annotation.added", `"item_id":"msg_9","output_index":5`) +
 		wsDone +
 		rev("response.output_item.added", `"output_index":1,"item":{"type":"function_call","id":"fc_1","call_id":"call_1","name":"search","namespace":"mcp__docs","arguments":""}`) +
 		rev("response.output_item.done", `"output_index":1,"item":{"type":"function_call","id":"fc_1","call_id":"call_1","name":"search","namespace":"mcp__docs","arguments":"{}"}`) +
@@ -29,7 +32,10 @@ func TestResponsesCodexItems(t *testing.T) {
 	u := newUpstream(t, providertest.SSE(body))
 	evs, end := providertest.Drain(t, openResponses(t, u.responses(Config{}), respRequest()))
 	want := startLine +
-		`item choice=0 index=0 raw={"id":"ws_1","type":"web_search_call","status":"completed","action":{"type":"search","query":"q"}}` + "\n" +
+		`item choice=0 index=0 raw={"id":"ws_1","type":"web_search_call","status":"completed","action":{"type":"search","query":"q"}}` +
+		` progress={"type":"response.web_search_call.in_progress","item_id":"ws_1","output_index":0}` +
+		` progress={"type":"response.web_search_call.searching","item_id":"ws_1","output_index":0}` +
+		` progress={"type":"response.web_search_call.completed","output_index":0}` + "\n" +
 		`tool_call choice=0 index=1 id="call_1" name="mcp__docs__search" args=""` + "\n" +
 		`tool_call choice=0 index=1 id="" name="" args="{}"` + "\n" +
 		`tool_call choice=0 index=2 id="call_2" name="apply_patch" args=""` + "\n" +

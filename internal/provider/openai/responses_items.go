@@ -1,6 +1,12 @@
 package openai
 
-import "github.com/sluice-gw/sluice/internal/llm"
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+
+	"github.com/sluice-gw/sluice/internal/llm"
+)
 
 // maxItems bounds the output items one response may announce: the adapter keeps a little
 // state per item, and a bogus stream must not grow it without end.
@@ -16,7 +22,15 @@ type itemState struct {
 	// summary: some of a reasoning item's summary was; text: some of a message's text or
 	// refusal was.
 	announced, args, summary, text bool
+	// hosted: the item is one the adapter carries raw (a hosted tool's call); progress are
+	// its own events, raw, in order, carried with it (llm.Event.Progress).
+	hosted   bool
+	progress []json.RawMessage
 }
+
+// maxProgress bounds the bytes of hosted tools' progress events one stream keeps until their
+// items are done; later ones are dropped (the items still go whole).
+const maxProgress = 8 << 20
 
 type reasoningPart struct {
 	item string
@@ -62,8 +76,32 @@ func (s *respStream) added(ev *respEvent) error {
 	case "custom_tool_call":
 		// Its input comes whole at .done, as the arguments of a function of "input".
 		s.callArgs(it, ev.Item.CallID, ev.Item.Name, "")
+	default:
+		it.hosted = ev.Item.raw != nil
 	}
 	return nil
+}
+
+// progress keeps data, an event the adapter does not read, when it is about a hosted tool's
+// item announced before (response.web_search_call.searching, ...), for the item to carry.
+func (s *respStream) progress(ev *respEvent, data []byte) {
+	if !strings.HasPrefix(ev.Type, "response.") || ev.ItemID == "" && ev.OutputIndex == nil ||
+		s.progressBytes+len(data) > maxProgress {
+		return
+	}
+	for i := len(s.items) - 1; i >= 0; i-- {
+		it := &s.items[i]
+		if ev.ItemID != "" && it.id == ev.ItemID || ev.ItemID == "" && ev.OutputIndex != nil && it.out == *ev.OutputIndex {
+			if it.hosted && it.call < 0 {
+				var c bytes.Buffer
+				if json.Compact(&c, data) == nil {
+					it.progress = append(it.progress, c.Bytes())
+					s.progressBytes += c.Len()
+				}
+			}
+			return
+		}
+	}
 }
 
 // callArgs queues a fragment of the call it: its id and name the first time they are known,
@@ -148,7 +186,7 @@ func (s *respStream) itemDone(ev *respEvent) error {
 		}
 	default:
 		// A hosted tool's call (web_search_call, mcp_call, ...): whole, in its place among
-		// the calls. Its own progress events are not read.
+		// the calls, with its own progress events.
 		if item.raw == nil {
 			return nil
 		}
@@ -158,7 +196,8 @@ func (s *respStream) itemDone(ev *respEvent) error {
 		}
 		it.call = s.calls
 		s.calls++
-		s.push(llm.Event{Type: llm.EvItem, Tool: llm.ToolDelta{Index: it.call}, Raw: item.raw})
+		s.push(llm.Event{Type: llm.EvItem, Tool: llm.ToolDelta{Index: it.call}, Raw: item.raw, Progress: it.progress})
+		it.progress = nil
 	}
 	return nil
 }

@@ -36,6 +36,8 @@ type respStream struct {
 	// the next part is set apart as the Responses API sets summary parts apart.
 	lastPart  reasoningPart
 	reasoning bool
+	// progressBytes are the bytes of hosted tools' progress events kept so far (maxProgress).
+	progressBytes int
 }
 
 func newResponsesStream(ctx context.Context, o origin, body io.ReadCloser, encrypted bool) *respStream {
@@ -94,6 +96,10 @@ func (s *respStream) Fill() error {
 	ev := &s.ev
 	if ev.Type == "" {
 		ev.Type = sev.Type // the type is in the data on OpenAI's wire; some servers name only the event
+	}
+	if !respHandled(ev.Type) {
+		s.progress(ev, data)
+		return nil
 	}
 	return s.apply(ev)
 }

@@ -61,6 +61,9 @@ func transcript(evs []llm.Event, end error) string {
 			fmt.Fprintf(&b, " raw=%s", e.Raw)
 		case llm.EvItem:
 			fmt.Fprintf(&b, " index=%d raw=%s", e.Tool.Index, e.Raw)
+			for _, p := range e.Progress {
+				fmt.Fprintf(&b, " progress=%s", p)
+			}
 		case llm.EvUsage:
 			u := e.Usage
 			fmt.Fprintf(&b, " prompt=%d completion=%d total=%d cached=%d reasoning=%d",
