@@ -98,7 +98,8 @@ func (c *Client) Stream(ctx context.Context, req *llm.Request) (llm.Stream, erro
 
 type tokenKey struct{}
 
-// rawPredict turns the Anthropic adapter's Messages call into Vertex AI's streamRawPredict.
+// rawPredict turns the Anthropic adapter's Messages call into Vertex AI's streamRawPredict,
+// or rawPredict for a call that does not stream (upstream: plain).
 type rawPredict struct {
 	base http.RoundTripper
 	root string // .../publishers/anthropic
@@ -121,7 +122,11 @@ func (rp rawPredict) RoundTrip(r *http.Request) (*http.Response, error) {
 	if b, err = json.Marshal(body); err != nil {
 		return nil, err
 	}
-	u, err := url.Parse(rp.root + "/models/" + url.PathEscape(model) + ":streamRawPredict")
+	method := ":rawPredict"
+	if string(body["stream"]) == "true" {
+		method = ":streamRawPredict"
+	}
+	u, err := url.Parse(rp.root + "/models/" + url.PathEscape(model) + method)
 	if err != nil {
 		return nil, err
 	}

@@ -48,6 +48,18 @@ func upstream(t *testing.T) *providertest.Upstream {
 				return
 			}
 			providertest.SSE(string(claude))(w, r)
+		case root + "anthropic/models/claude-sonnet-4-5@20250929:rawPredict":
+			var b map[string]json.RawMessage
+			json.Unmarshal(body, &b)
+			if _, ok := b["model"]; ok || string(b["stream"]) == "true" {
+				w.WriteHeader(400)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"type":"message","id":"msg_1","model":"claude-sonnet-4-5","role":"assistant","content":[{"type":"text","text":"from Claude, whole"}],"stop_reason":"end_turn","usage":{"input_tokens":3,"output_tokens":4}}`)
+		case root + "google/models/gemini-2.5-pro:generateContent":
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"candidates":[{"content":{"parts":[{"text":"from Gemini, whole"}],"role":"model"},"finishReason":"STOP","index":0}],"responseId":"g1"}`)
 		case root + "google/models/gemini-2.5-pro:streamGenerateContent":
 			providertest.SSE(`data: {"candidates":[{"content":{"parts":[{"text":"from Gemini"}],"role":"model"},"finishReason":"STOP","index":0}],"responseId":"g1"}`+"\r\n\r\n")(w, r)
 		default:
@@ -116,6 +128,24 @@ func TestAuth(t *testing.T) {
 		_, err := answer(t, client(u, wrong), m)
 		if llm.KindOf(err) != llm.Auth || strings.Contains(err.Error(), "ya29") {
 			t.Errorf("%s: got %v, want Auth without the token", m, err)
+		}
+	}
+}
+
+// upstream: plain: a Claude model goes to rawPredict, a Gemini model to generateContent.
+func TestPlain(t *testing.T) {
+	c := client(upstream(t), static)
+	for model, want := range map[string]string{"claude-sonnet-4-5@20250929": "from Claude, whole", "gemini-2.5-pro": "from Gemini, whole"} {
+		req := &llm.Request{Model: model, Plain: true, Messages: []llm.Message{
+			{Role: llm.RoleUser, Parts: []llm.Part{{Type: llm.PartText, Text: "hi"}}, Plain: true}}}
+		s, err := c.Stream(context.Background(), req)
+		if err != nil {
+			t.Fatalf("%s: %v", model, err)
+		}
+		evs, end := providertest.Drain(t, s)
+		s.Close()
+		if got := providertest.Assemble(evs); end != io.EOF || len(got.Choices) != 1 || got.Choices[0].Text != want {
+			t.Errorf("%s: got %+v, %v; want %q", model, got, end, want)
 		}
 	}
 }
