@@ -72,9 +72,11 @@ func mcpAcrossReplicas(t *testing.T, f *clusterFleet) {
 }
 
 // masterKilled: about 200 requests a second through nginx while the master holding today's
-// account is killed with SIGKILL. With on_failure open no request fails; once the cluster
-// has failed over (a replica promoted), the account holds every request served, exactly.
-func masterKilled(t *testing.T, f *clusterFleet) {
+// account is killed with SIGKILL. With on_failure open no request fails; with closed the
+// failed ones are 503 redis_unavailable, and requests are served again after the failover
+// without a restart. Once the cluster has failed over (a replica promoted), the account holds
+// every request served, exactly. The killed master comes back as a replica at the end.
+func masterKilled(t *testing.T, f *clusterFleet, open bool) {
 	id, key := f.keyID(t, `{"name":"load"}`)
 	victim, err := f.redis.MasterOf("sluice:{usage:" + time.Now().UTC().Format("2006-01-02") + "}")
 	if err != nil {
@@ -100,6 +102,9 @@ func masterKilled(t *testing.T, f *clusterFleet) {
 						served.Add(1)
 						return
 					}
+					if open || r.status != 503 || !strings.Contains(string(r.body), "redis_unavailable") {
+						t.Errorf("got %d %s", r.status, r.body)
+					}
 					mu.Lock()
 					failed[r.status]++
 					mu.Unlock()
@@ -123,10 +128,30 @@ func masterKilled(t *testing.T, f *clusterFleet) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("%d requests, the master killed after %d, the cluster ok again after %d; %d served, failed %v",
-		sent.Load(), killedAt, failedOver, served.Load(), failed)
-	if served.Load() != sent.Load() {
+	t.Logf("on_failure %s: %d requests, the master killed after %d, the cluster ok again after %d; %d served, failed %v",
+		map[bool]string{true: "open", false: "closed"}[open], sent.Load(), killedAt, failedOver, served.Load(), failed)
+	if open && served.Load() != sent.Load() {
 		t.Errorf("got %d of %d requests served (failed: %v), want every one (on_failure open)", served.Load(), sent.Load(), failed)
 	}
-	f.usage(t, id, func(u usageTotal) bool { return u.Requests == served.Load() && u.Errors == 0 })
+	if !open { // served again: within the breaker's probe, then every request
+		ok := 0
+		for deadline := time.Now().Add(10 * time.Second); ok < 20 && time.Now().Before(deadline); {
+			if r := do(t, "POST", f.url+"/v1/chat/completions", key, chat("default", false)); r.status == 200 {
+				ok, _ = ok+1, served.Add(1)
+			} else if ok > 0 {
+				t.Fatalf("after the failover, once served again: got %d %s", r.status, r.body)
+			}
+		}
+		if ok < 20 {
+			t.Fatalf("not served again after the failover (%d served)", ok)
+		}
+	}
+	u := f.usage(t, id, func(u usageTotal) bool { return u.Requests-u.Errors == served.Load() })
+	t.Logf("usage: %+v", u)
+	if err := victim.Restart(); err != nil { // back as a replica, for a master to fail over to
+		t.Fatal(err)
+	}
+	if err := f.redis.WaitOK(30 * time.Second); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -24,14 +24,16 @@ type clusterFleet struct {
 	redis *redistest.Cluster
 	mock  *mockllm.Server
 	docs  *mcptest.Server
+	dir   string
+	conf  func(policy string) string // the replicas' configuration with redis.on_failure policy
 }
 
-// clusterConfig is the replicas' configuration; %s are the cluster's addresses, the mock's
-// URL and the MCP server's. The budget model answers 24 bytes, 6 tokens, priced 1 USD
+// clusterConfig is the replicas' configuration; %s are the cluster's addresses,
+// redis.on_failure, the mock's URL and the MCP server's. The budget model answers 24 bytes, 6 tokens, priced 1 USD
 // each: a reservation of max_tokens 6 is exactly its cost.
 const clusterConfig = `listen: "${SLUICE_LISTEN}"
 auth: {admin_token: "${SLUICE_ADMIN_TOKEN}"}
-redis: {cluster: {addrs: [%s]}, on_failure: open}
+redis: {cluster: {addrs: [%s]}, on_failure: %s}
 providers:
   mock: {kind: openai-compatible, base_url: "%s/v1"}
 tools:
@@ -55,7 +57,7 @@ func startClusterFleet(t *testing.T) *clusterFleet {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.Close)
-	cf := &clusterFleet{redis: c, mock: mockllm.New(mockllm.Options{})}
+	cf := &clusterFleet{redis: c, mock: mockllm.New(mockllm.Options{}), dir: dir}
 	ms := httptest.NewServer(cf.mock)
 	t.Cleanup(ms.Close)
 	cf.docs = mcptest.New(mcptest.Tool{Name: "fetch", Run: func(_ context.Context, args json.RawMessage, _ func(float64, float64, string)) (string, bool) {
@@ -67,17 +69,28 @@ func startClusterFleet(t *testing.T) *clusterFleet {
 	}})
 	ds := httptest.NewServer(cf.docs)
 	t.Cleanup(ds.Close)
-	cfg := filepath.Join(dir, "cluster.yaml")
-	yaml := fmt.Sprintf(clusterConfig, strings.Join(c.Addrs, ", "), ms.URL, ds.URL+"/mcp")
-	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
+	cf.conf = func(policy string) string {
+		return fmt.Sprintf(clusterConfig, strings.Join(c.Addrs, ", "), policy, ms.URL, ds.URL+"/mcp")
+	}
+	return cf.with(t, "open")
+}
+
+// with starts another fleet of two replicas on the same cluster and upstreams, with
+// redis.on_failure policy; the fleets before it go on running until the test ends.
+func (f *clusterFleet) with(t *testing.T, policy string) *clusterFleet {
+	t.Helper()
+	cfg := filepath.Join(f.dir, "cluster-"+policy+".yaml")
+	if err := os.WriteFile(cfg, []byte(f.conf(policy)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cf.fleet = startFleet(t, 2, "FLEET_CONFIG="+cfg)
-	return cf
+	g := *f
+	g.fleet = startFleet(t, 2, "FLEET_CONFIG="+cfg)
+	return &g
 }
 
 // TestFleetCluster runs the fleet scenarios with the shared state on a Redis Cluster (3
-// masters, 3 replicas), then kills a master under load.
+// masters, 3 replicas), then kills a master under load: with on_failure open, then, on
+// another fleet, closed.
 func TestFleetCluster(t *testing.T) {
 	f := startClusterFleet(t)
 	t.Run("rpm exact across replicas", func(t *testing.T) { limitAcrossReplicas(t, f.fleet) })
@@ -86,7 +99,8 @@ func TestFleetCluster(t *testing.T) {
 	t.Run("cache coalesced across replicas", func(t *testing.T) { coalescedAcrossReplicas(t, f) })
 	t.Run("run resumed on another replica", func(t *testing.T) { resumeOnAnotherReplica(t, f.fleet) })
 	t.Run("MCP session moves between replicas", func(t *testing.T) { mcpAcrossReplicas(t, f) })
-	t.Run("master killed under load", func(t *testing.T) { masterKilled(t, f) })
+	t.Run("master killed under load, open", func(t *testing.T) { masterKilled(t, f, true) })
+	t.Run("master killed under load, closed", func(t *testing.T) { masterKilled(t, f.with(t, "closed"), false) })
 }
 
 // waitRedis polls the cluster's keys until one line is want (bounded).
