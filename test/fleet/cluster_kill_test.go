@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"bufio"
+	"context"
 	"io"
 	"net/http"
 	"strings"
@@ -9,6 +10,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/sluice-gw/sluice/internal/redisstore/redistest"
 )
 
 // mcpPost sends one MCP message on session sid (none: "") and returns the reply and the
@@ -71,6 +75,57 @@ func mcpAcrossReplicas(t *testing.T, f *clusterFleet) {
 	}
 }
 
+// load is about 200 requests a second through nginx, each on its own, until stop.
+type load struct {
+	sent, served atomic.Int64
+	mu           sync.Mutex
+	failed       map[int]int
+	wg           sync.WaitGroup
+	done         chan struct{}
+}
+
+// startLoad sends chat requests with key; a request that fails is checked by bad.
+func startLoad(t *testing.T, f *clusterFleet, key string, bad func(reply)) *load {
+	l := &load{failed: map[int]int{}, done: make(chan struct{})}
+	go func() {
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-l.done:
+				return
+			case <-tick.C:
+				l.sent.Add(1)
+				l.wg.Go(func() {
+					r := do(t, "POST", f.url+"/v1/chat/completions", key, chat("default", false))
+					if r.status == 200 {
+						l.served.Add(1)
+						return
+					}
+					bad(r)
+					l.mu.Lock()
+					l.failed[r.status]++
+					l.mu.Unlock()
+				})
+			}
+		}
+	}()
+	return l
+}
+
+// until waits until n requests were sent; bounded: the load goes on whatever Redis does.
+func (l *load) until(n int64) {
+	for deadline := time.Now().Add(30 * time.Second); l.sent.Load() < n && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// stop ends the load and waits for the requests in flight.
+func (l *load) stop() {
+	close(l.done)
+	l.wg.Wait()
+}
+
 // masterKilled: about 200 requests a second through nginx while the master holding today's
 // account is killed with SIGKILL. With on_failure open no request fails; with closed the
 // failed ones are 503 redis_unavailable, and requests are served again after the failover
@@ -82,62 +137,31 @@ func masterKilled(t *testing.T, f *clusterFleet, open bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var sent, served atomic.Int64
-	var mu sync.Mutex
-	failed := map[int]int{}
-	var wg sync.WaitGroup
-	stop := make(chan struct{})
-	go func() {
-		tick := time.NewTicker(5 * time.Millisecond) // 200 a second, each on its own
-		defer tick.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-				sent.Add(1)
-				wg.Go(func() {
-					r := do(t, "POST", f.url+"/v1/chat/completions", key, chat("default", false))
-					if r.status == 200 {
-						served.Add(1)
-						return
-					}
-					if open || r.status != 503 || !strings.Contains(string(r.body), "redis_unavailable") {
-						t.Errorf("got %d %s", r.status, r.body)
-					}
-					mu.Lock()
-					failed[r.status]++
-					mu.Unlock()
-				})
-			}
+	l := startLoad(t, f, key, func(r reply) {
+		if open || r.status != 503 || !strings.Contains(string(r.body), "redis_unavailable") {
+			t.Errorf("got %d %s", r.status, r.body)
 		}
-	}()
-	until := func(n int64) { // bounded: the load goes on whatever Redis does
-		for deadline := time.Now().Add(30 * time.Second); sent.Load() < n && time.Now().Before(deadline); {
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
-	until(400)
+	})
+	l.until(400)
 	victim.Kill()
-	killedAt := sent.Load()
+	killedAt := l.sent.Load()
 	err = f.redis.WaitOK(30 * time.Second)
-	failedOver := sent.Load()
-	until(failedOver + 400)
-	close(stop)
-	wg.Wait()
+	failedOver := l.sent.Load()
+	l.until(failedOver + 400)
+	l.stop()
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("on_failure %s: %d requests, the master killed after %d, the cluster ok again after %d; %d served, failed %v",
-		map[bool]string{true: "open", false: "closed"}[open], sent.Load(), killedAt, failedOver, served.Load(), failed)
-	if open && served.Load() != sent.Load() {
-		t.Errorf("got %d of %d requests served (failed: %v), want every one (on_failure open)", served.Load(), sent.Load(), failed)
+		map[bool]string{true: "open", false: "closed"}[open], l.sent.Load(), killedAt, failedOver, l.served.Load(), l.failed)
+	if open && l.served.Load() != l.sent.Load() {
+		t.Errorf("got %d of %d requests served (failed: %v), want every one (on_failure open)", l.served.Load(), l.sent.Load(), l.failed)
 	}
 	if !open { // served again: within the breaker's probe, then every request
 		ok := 0
 		for deadline := time.Now().Add(10 * time.Second); ok < 20 && time.Now().Before(deadline); {
 			if r := do(t, "POST", f.url+"/v1/chat/completions", key, chat("default", false)); r.status == 200 {
-				ok, _ = ok+1, served.Add(1)
+				ok, _ = ok+1, l.served.Add(1)
 			} else if ok > 0 {
 				t.Fatalf("after the failover, once served again: got %d %s", r.status, r.body)
 			}
@@ -146,12 +170,66 @@ func masterKilled(t *testing.T, f *clusterFleet, open bool) {
 			t.Fatalf("not served again after the failover (%d served)", ok)
 		}
 	}
-	u := f.usage(t, id, func(u usageTotal) bool { return u.Requests-u.Errors == served.Load() })
+	u := f.usage(t, id, func(u usageTotal) bool { return u.Requests-u.Errors == l.served.Load() })
 	t.Logf("usage: %+v", u)
 	if err := victim.Restart(); err != nil { // back as a replica, for a master to fail over to
 		t.Fatal(err)
 	}
 	if err := f.redis.WaitOK(30 * time.Second); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// resharded: every slot of the master holding a key's limit moves to another master with
+// redis-cli --cluster reshard under about 200 requests a second, on replicas with
+// on_failure closed (so a Redis error reaches the client as a 503). What holds: a request
+// that fails is a 503 redis_unavailable, service goes on, the account holds every request
+// served, exactly, and the key's requests log every one served and none that was not sent.
+// What does not, yet: a connection reset during the move trips a replica's breaker, and
+// with closed it refuses about a second of requests (logged; see the README's Redis
+// section).
+func resharded(t *testing.T, f *clusterFleet) {
+	id, key := f.keyID(t, `{"name":"reshard","rpm":1000000}`)
+	from, err := f.redis.MasterOf("sluice:{key:" + id + "}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var to *redistest.Node
+	for _, m := range f.redis.Masters() {
+		if m != from {
+			to = m
+		}
+	}
+	l := startLoad(t, f, key, func(r reply) {
+		if r.status != 503 || !strings.Contains(string(r.body), "redis_unavailable") {
+			t.Errorf("got %d %s during the resharding", r.status, r.body)
+		}
+	})
+	l.until(200)
+	err = f.redis.Reshard(from, to, 16384) // every slot of from
+	moved := l.sent.Load()
+	l.until(moved + 200)
+	l.stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("resharding: %d requests, %d of them sent while the slots moved; %d served, failed %v",
+		l.sent.Load(), moved-200, l.served.Load(), l.failed)
+	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: f.redis.Addrs})
+	defer c.Close()
+	// The whole test runs within the limit's minute: the log holds every request reserved.
+	n, err := c.ZCard(context.Background(), "sluice:{key:"+id+"}:rpm").Result()
+	if err != nil || n < l.served.Load() || n > l.sent.Load() {
+		t.Errorf("the key's requests log: got %d, %v; want from %d (served) to %d (sent)", n, err, l.served.Load(), l.sent.Load())
+	}
+	f.usage(t, id, func(u usageTotal) bool { return u.Requests-u.Errors == l.served.Load() })
+	ok := 0 // served again once the move is done
+	for deadline := time.Now().Add(10 * time.Second); ok < 20 && time.Now().Before(deadline); {
+		if r := do(t, "POST", f.url+"/v1/chat/completions", key, chat("default", false)); r.status == 200 {
+			ok++
+		}
+	}
+	if ok < 20 {
+		t.Errorf("after the resharding: %d of the requests served, want 20 in a row", ok)
 	}
 }

@@ -90,7 +90,7 @@ func (f *clusterFleet) with(t *testing.T, policy string) *clusterFleet {
 
 // TestFleetCluster runs the fleet scenarios with the shared state on a Redis Cluster (3
 // masters, 3 replicas), then kills a master under load: with on_failure open, then, on
-// another fleet, closed.
+// another fleet, closed; that fleet then runs while slots move.
 func TestFleetCluster(t *testing.T) {
 	f := startClusterFleet(t)
 	t.Run("rpm exact across replicas", func(t *testing.T) { limitAcrossReplicas(t, f.fleet) })
@@ -100,7 +100,9 @@ func TestFleetCluster(t *testing.T) {
 	t.Run("run resumed on another replica", func(t *testing.T) { resumeOnAnotherReplica(t, f.fleet) })
 	t.Run("MCP session moves between replicas", func(t *testing.T) { mcpAcrossReplicas(t, f) })
 	t.Run("master killed under load, open", func(t *testing.T) { masterKilled(t, f, true) })
-	t.Run("master killed under load, closed", func(t *testing.T) { masterKilled(t, f.with(t, "closed"), false) })
+	closed := f.with(t, "closed")
+	t.Run("master killed under load, closed", func(t *testing.T) { masterKilled(t, closed, false) })
+	t.Run("resharding under load", func(t *testing.T) { resharded(t, closed) })
 }
 
 // waitRedis polls the cluster's keys until one line is want (bounded).
