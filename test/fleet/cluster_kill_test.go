@@ -81,13 +81,14 @@ type load struct {
 	mu           sync.Mutex
 	failed       map[int]int
 	wg           sync.WaitGroup
-	done         chan struct{}
+	done, ended  chan struct{} // stop closes done; the sender closes ended
 }
 
 // startLoad sends chat requests with key; a request that fails is checked by bad.
 func startLoad(t *testing.T, f *clusterFleet, key string, bad func(reply)) *load {
-	l := &load{failed: map[int]int{}, done: make(chan struct{})}
+	l := &load{failed: map[int]int{}, done: make(chan struct{}), ended: make(chan struct{})}
 	go func() {
+		defer close(l.ended)
 		tick := time.NewTicker(5 * time.Millisecond)
 		defer tick.Stop()
 		for {
@@ -123,6 +124,7 @@ func (l *load) until(n int64) {
 // stop ends the load and waits for the requests in flight.
 func (l *load) stop() {
 	close(l.done)
+	<-l.ended // no wg.Go after this: Wait must not run beside an Add
 	l.wg.Wait()
 }
 
