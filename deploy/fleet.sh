@@ -10,6 +10,8 @@
 # FLEET_DIR (default /tmp/sluice-fleet) holds the binaries, configs, logs and pid files;
 # FLEET_PORT (default 8090) is nginx's port, the replicas take the next N ports and the mock
 # the one after. SLUICE_ADMIN_TOKEN defaults to "fleet-admin". Everything listens on 127.0.0.1.
+# FLEET_CONFIG (default deploy/fleet.yaml) is the replicas' configuration: test/fleet's cluster
+# form passes one naming a Redis Cluster and upstreams of its own instead of the ones started here.
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -17,6 +19,7 @@ root="$(dirname "$here")"
 dir="${FLEET_DIR:-/tmp/sluice-fleet}"
 port="${FLEET_PORT:-8090}"
 token="${SLUICE_ADMIN_TOKEN:-fleet-admin}"
+config="${FLEET_CONFIG:-$here/fleet.yaml}"
 
 stop() {
   [[ -d "$dir/pids" ]] || return 0
@@ -63,7 +66,7 @@ start() {
     local addr="127.0.0.1:$((port + i))"
     SLUICE_LISTEN="$addr" SLUICE_REPLICA="gateway-$i" SLUICE_ADMIN_TOKEN="$token" \
       SLUICE_REDIS_URL="unix://$dir/redis.sock" MOCK_URL="http://$mock" \
-      "$dir/bin/gateway" --config "$here/fleet.yaml" --grace 20s >"$dir/logs/gateway-$i.log" 2>&1 &
+      "$dir/bin/gateway" --config "$config" --grace 20s >"$dir/logs/gateway-$i.log" 2>&1 &
     echo $! >"$dir/pids/gateway-$i.pid"
     ups+="server $addr; "
   done

@@ -16,7 +16,7 @@ import (
 	"time"
 )
 
-var allScenarios = []string{"nonstream", "stream", "saturation", "memory", "redis-hung"}
+var allScenarios = []string{"nonstream", "stream", "saturation", "memory", "redis-hung", "redis-cluster"}
 
 const (
 	// script is every scenario's answer but memory's: 200 bytes in 20 text chunks, at once.
@@ -157,6 +157,8 @@ func (b *bench) each(ctx context.Context, rep *report) error {
 			err = b.memory(ctx, rep)
 		case "redis-hung":
 			err = b.redisHung(ctx, rep)
+		case "redis-cluster":
+			err = b.redisCluster(ctx, rep)
 		}
 		if err != nil {
 			return fmt.Errorf("scenario %s: %w", s, err)

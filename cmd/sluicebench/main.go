@@ -3,7 +3,7 @@
 // gateway and the proxy with the same load, and prints a markdown table of the ratios against
 // the targets of issue 5. Loopback only, bounded in time.
 //
-//	sluicebench [-duration 10s] [-scenarios nonstream,stream,saturation,memory,redis-hung] [-streams 2000]
+//	sluicebench [-duration 10s] [-scenarios nonstream,stream,saturation,memory,redis-hung,redis-cluster] [-streams 2000]
 //	            [-quick] [-cpuprofile FILE] [-memprofile FILE]
 //
 // Each server runs in its own process (this binary re-executed with -serve), so none shares a

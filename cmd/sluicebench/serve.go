@@ -51,11 +51,14 @@ keys:
 const benchKey = "sk-sluice-bench-0123456789abcdefghijklmnopqrstuv"
 
 // newGateway builds the gateway for the mock at upstream (its base URL, no /v1), its shared
-// state in the Redis at redisURL (on_failure: open) when set.
+// state in the Redis at redisURL (on_failure: open) when set: a URL, or "cluster:" and the
+// nodes of a Redis Cluster, comma-separated.
 func newGateway(upstream, redisURL string, log *slog.Logger) (*server.Server, error) {
 	noEnv := func(string) (string, bool) { return "", false }
 	yaml := fmt.Appendf(nil, gatewayConfig, upstream+"/v1")
-	if redisURL != "" {
+	if addrs, ok := strings.CutPrefix(redisURL, "cluster:"); ok {
+		yaml = fmt.Appendf(yaml, "redis: {cluster: {addrs: [%s]}, on_failure: open}\n", addrs)
+	} else if redisURL != "" {
 		yaml = fmt.Appendf(yaml, "redis: {url: %q, on_failure: open}\n", redisURL)
 	}
 	// SLUICE_BENCH_LOGS turns the request log on (a sqlite:// or postgres:// URL), to

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -29,7 +30,9 @@ type fleet struct {
 
 const admin = "fleet-admin"
 
-func startFleet(t *testing.T, n int) *fleet {
+// startFleet runs deploy/fleet.sh with n replicas; env adds to its environment
+// (FLEET_CONFIG=... for the cluster form).
+func startFleet(t *testing.T, n int, env ...string) *fleet {
 	t.Helper()
 	if os.Getenv("SLUICE_FLEET_TEST") == "" {
 		t.Skip("the fleet tests run with make test-fleet")
@@ -43,6 +46,7 @@ func startFleet(t *testing.T, n int) *fleet {
 	dir := t.TempDir()
 	cmd := exec.Command("bash", "../../deploy/fleet.sh", "start", strconv.Itoa(n))
 	cmd.Env = append(os.Environ(), "FLEET_DIR="+dir, "FLEET_PORT="+strconv.Itoa(base), "SLUICE_ADMIN_TOKEN="+admin)
+	cmd.Env = append(cmd.Env, env...)
 	out, err := cmd.CombinedOutput()
 	f := &fleet{dir: dir, url: fmt.Sprintf("http://127.0.0.1:%d", base)}
 	t.Cleanup(func() {
@@ -68,18 +72,15 @@ func startFleet(t *testing.T, n int) *fleet {
 	return f
 }
 
-// freePorts finds n consecutive free loopback ports.
+// freePorts finds n consecutive free loopback ports below the ephemeral range (Linux's
+// starts at 32768): a port from that range may be taken, before fleet.sh binds it, as the
+// local end of a connection a replica opens (to the cluster's six nodes, say).
 func freePorts(t *testing.T, n int) int {
 	t.Helper()
 	for try := 0; try < 50; try++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		base := l.Addr().(*net.TCPAddr).Port
-		l.Close()
-		ok := base+n < 65000
-		for p := base + 1; ok && p < base+n; p++ {
+		base := 20000 + rand.IntN(12000)
+		ok := true
+		for p := base; ok && p < base+n; p++ {
 			if l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p)); err != nil {
 				ok = false
 			} else {
@@ -104,12 +105,19 @@ func tail(b []byte, n int) []byte {
 // key creates a virtual key through nginx and returns it.
 func (f *fleet) key(t *testing.T, body string) string {
 	t.Helper()
+	_, secret := f.keyID(t, body)
+	return secret
+}
+
+// keyID creates a virtual key through nginx and returns its id and secret.
+func (f *fleet) keyID(t *testing.T, body string) (id, secret string) {
+	t.Helper()
 	r := do(t, "POST", f.url+"/admin/keys", admin, body)
-	var k struct{ Key string }
+	var k struct{ ID, Key string }
 	if r.status != 201 || json.Unmarshal(r.body, &k) != nil || k.Key == "" {
 		t.Fatalf("POST /admin/keys: %d %s", r.status, r.body)
 	}
-	return k.Key
+	return k.ID, k.Key
 }
 
 type reply struct {

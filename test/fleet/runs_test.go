@@ -95,10 +95,11 @@ func (s *uiStream) rest() (text, errText, last string, done bool) {
 }
 
 // resumeOnAnotherReplica (b): a run started on replica 1, whose client disconnects, is
-// resumed on replica 2 and ends with the same final message as an uninterrupted run.
+// resumed on replica 2 and ends with the same final message as an uninterrupted run (on the
+// last replica).
 func resumeOnAnotherReplica(t *testing.T, f *fleet) {
 	key := f.key(t, `{"name":"resume"}`)
-	whole := openUI(t, "POST", f.nodes[2]+"/v1/ui/chat", key, uiBody("chat-whole", "slow"))
+	whole := openUI(t, "POST", f.nodes[len(f.nodes)-1]+"/v1/ui/chat", key, uiBody("chat-whole", "slow"))
 	want, _, _, done := whole.rest()
 	if !done || want == "" {
 		t.Fatalf("an uninterrupted run: done %v text %q", done, want)
