@@ -82,10 +82,12 @@ func (b *breaker) run() {
 	}
 }
 
-// pass probes until Redis answers, then runs after; false once closed.
+// pass probes until Redis answers, then runs after; false once closed. The first probe
+// goes at once: a single failure (a connection reset while a cluster moves slots) must not
+// cost a replica a whole interval of refused calls when Redis answers the next one.
 func (b *breaker) pass() bool {
-	for b.down.Load() {
-		if !b.sleep() {
+	for first := true; b.down.Load(); first = false {
+		if !first && !b.sleep() {
 			return false
 		}
 		if b.probe(b.ctx) == nil && b.down.CompareAndSwap(true, false) {
