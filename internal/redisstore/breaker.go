@@ -82,12 +82,10 @@ func (b *breaker) run() {
 	}
 }
 
-// pass probes until Redis answers, then runs after; false once closed. The first probe
-// goes at once: a single failure (a connection reset while a cluster moves slots) must not
-// cost a replica a whole interval of refused calls when Redis answers the next one.
+// pass probes until Redis answers, then runs after; false once closed.
 func (b *breaker) pass() bool {
-	for first := true; b.down.Load(); first = false {
-		if !first && !b.sleep() {
+	for b.down.Load() {
+		if !b.sleep() {
 			return false
 		}
 		if b.probe(b.ctx) == nil && b.down.CompareAndSwap(true, false) {
