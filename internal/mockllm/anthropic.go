@@ -113,14 +113,7 @@ func (anthropicDialect) errorBody(status int, e apiError) any {
 // scripted answers fail=STATUS in Anthropic's shape; a non-streamed fail=error or event is
 // the 529 overloaded_error its stream would have carried.
 func (anthropicDialect) scripted(sc *script, model string) (int, any) {
-	status := sc.status
-	switch {
-	case status != 0:
-	case sc.fail == "ratelimit":
-		status = http.StatusTooManyRequests
-	default:
-		status = 529
-	}
+	status := sc.faultStatus(529)
 	typ, msg := anthropicStatus(status)
 	if status == http.StatusNotFound {
 		msg = "model: " + model

@@ -118,14 +118,7 @@ func (geminiDialect) errorBody(status int, e apiError) any {
 // scripted answers fail=STATUS in Google's shape; a non-streamed fail=error or event is the
 // 503 UNAVAILABLE its stream would have carried, fail=ratelimit a 429.
 func (geminiDialect) scripted(sc *script, model string) (int, any) {
-	status := sc.status
-	switch {
-	case status != 0:
-	case sc.fail == "ratelimit":
-		status = http.StatusTooManyRequests
-	default:
-		status = http.StatusServiceUnavailable
-	}
+	status := sc.faultStatus(http.StatusServiceUnavailable)
 	msg := "mockllm: scripted error"
 	switch status {
 	case http.StatusTooManyRequests:

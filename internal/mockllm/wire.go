@@ -30,14 +30,7 @@ func (openaiErrors) errorBody(_ int, e apiError) any { return e }
 // scripted answers an HTTP fault, or an in-stream one asked without streaming: error and
 // event answer 500, ratelimit 429.
 func (openaiErrors) scripted(sc *script, model string) (int, any) {
-	status := sc.status
-	switch {
-	case status != 0:
-	case sc.fail == "ratelimit":
-		status = http.StatusTooManyRequests
-	default:
-		status = http.StatusInternalServerError
-	}
+	status := sc.faultStatus(http.StatusInternalServerError)
 	return status, scriptedError(sc, model)
 }
 
@@ -89,3 +82,15 @@ func dataFrame(v any) []byte {
 }
 
 var doneFrame = []byte("data: [DONE]\n\n")
+
+// faultStatus is the HTTP status of a scripted fault answered without a stream: fail=STATUS
+// as given, ratelimit 429, error and event def (the wire's server error).
+func (sc *script) faultStatus(def int) int {
+	switch {
+	case sc.status != 0:
+		return sc.status
+	case sc.fail == "ratelimit":
+		return http.StatusTooManyRequests
+	}
+	return def
+}
