@@ -43,6 +43,10 @@ func (s *Server) adminAuth(next echo.HandlerFunc) echo.HandlerFunc {
 			return s.deny(c, &llm.Error{Kind: llm.Unauthenticated, Code: "invalid_admin_token", Type: "invalid_request_error",
 				Message: "The admin API needs the admin token: 'Authorization: Bearer TOKEN'."})
 		}
+		// Both the token and a console session (signed in with the token) are the bootstrap
+		// admin; the handlers and the audit log read who from the context.
+		r := c.Request()
+		c.SetRequest(r.WithContext(auth.WithPrincipal(r.Context(), auth.Bootstrap)))
 		return next(c)
 	}
 }
