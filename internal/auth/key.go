@@ -53,6 +53,9 @@ type Key struct {
 	// Capture is what the request log keeps of the key's requests: "metadata", or
 	// "content" (the messages and the answer, after redaction); "": the alias's choice.
 	Capture string `json:"capture,omitempty"`
+	// Team is the team the key belongs to (at most one); "": none. A request of the key
+	// passes the team's model access, limits and budget as well as its own (issue 37).
+	Team string `json:"team,omitempty"`
 	// Static is set on keys of the configuration file: the admin API cannot change them.
 	Static bool `json:"-"`
 }
