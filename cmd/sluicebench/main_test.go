@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -76,5 +78,38 @@ func TestRedisHungInProcess(t *testing.T) {
 	}
 	if rep.failed {
 		t.Errorf("got failed requests: %q", rep.notes)
+	}
+}
+
+// TestLongAndCeilingInProcess runs the 500-token and the ceiling scenarios at tiny rates in
+// process: the long rows have real latencies, and each ceiling row names a rate of the
+// climb (or 0, a server that broke at the first).
+func TestLongAndCeilingInProcess(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	rep, err := measure(ctx, options{duration: 400 * time.Millisecond, scenarios: []string{"long", "ceiling"},
+		inproc: true, rateScale: 0.1, ceilingN: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	long, ceil := 0, 0
+	for _, r := range rep.rows {
+		switch {
+		case strings.HasPrefix(r.scenario, "500-token answer"):
+			long++
+			if r.pv <= 0 || r.gv <= 0 {
+				t.Errorf("%s %s: got proxy %v, gateway %v, want both > 0", r.scenario, r.metric, r.pv, r.gv)
+			}
+		case strings.HasPrefix(r.metric, "highest rate"):
+			ceil++
+			for _, v := range []float64{r.pv, r.gv} {
+				if v != 0 && !slices.Contains(ceilingRates, math.Round(v*10)) {
+					t.Errorf("%s: got %v, want 0 or a rate of the climb scaled by 0.1", r.scenario, v)
+				}
+			}
+		}
+	}
+	if long != 5 || ceil != 2 {
+		t.Errorf("got %d rows of the long scenario and %d ceiling rows, want 5 and 2", long, ceil)
 	}
 }

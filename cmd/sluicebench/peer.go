@@ -15,12 +15,14 @@ import (
 )
 
 // bifrostConfig is the peer's config.json: its openai provider pointed at the mock (base URL
-// without /v1: Bifrost appends /v1/chat/completions), any model, and request logging, the
-// config store and the logs store off, so that it keeps no database on the hot path.
+// without /v1: Bifrost appends /v1/chat/completions), any model, the config store off, and
+// request logging as the gateway's (%t twice, then the logs store's JSON): when
+// SLUICE_BENCH_LOGS turns the gateway's request log on, Bifrost logs to its own SQLite store,
+// without content, as users run both (issue 36).
 const bifrostConfig = `{
-  "client": {"enable_logging": false, "disable_content_logging": true},
+  "client": {"enable_logging": %t, "disable_content_logging": true},
   "config_store": {"enabled": false},
-  "logs_store": {"enabled": false},
+  "logs_store": %s,
   "providers": {
     "openai": {
       "keys": [{"name": "mock", "value": "sk-mock-upstream", "models": [], "weight": 1}],
@@ -51,7 +53,11 @@ func spawnBifrost(ctx context.Context, pe peerEnv, upstream, logDir string) (*pr
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "config.json"), fmt.Appendf(nil, bifrostConfig, upstream), 0o644); err != nil {
+	logs, store := os.Getenv("SLUICE_BENCH_LOGS") != "", `{"enabled": false}`
+	if logs {
+		store = fmt.Sprintf(`{"enabled": true, "type": "sqlite", "config": {"path": %q}}`, filepath.Join(dir, "logs.db"))
+	}
+	if err := os.WriteFile(filepath.Join(dir, "config.json"), fmt.Appendf(nil, bifrostConfig, logs, store, upstream), 0o644); err != nil {
 		return nil, err
 	}
 	port, err := freePort()

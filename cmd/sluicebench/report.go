@@ -45,6 +45,7 @@ var (
 	msUnit  = unit{format: "%.2f ms"}
 	cpuUnit = unit{format: "%.0f µs"}
 	rpsUnit = unit{format: "%.0f req/s", atLeast: true}
+	kibUnit = unit{format: "%.1f KiB"}
 )
 
 // add adds a row of the three values (b, the peer's, only if peered) against lim.

@@ -32,8 +32,6 @@ import (
 	"github.com/sluice-gw/sluice/internal/telemetry"
 )
 
-// gatewayConfig is the gateway's configuration: one openai-compatible provider, the mock; every
-// other setting (redaction, limits, telemetry) keeps its default, as in the embedded default.
 // gatewayConfig is the gateway under test: the embedded defaults' features (redaction), a
 // virtual key with rate limits high enough never to refuse (so authentication and the
 // in-memory limiter run on every request), and the account of usage.
@@ -68,10 +66,11 @@ func newGateway(upstream, redisURL string, log *slog.Logger) (*server.Server, er
 	}
 	// SLUICE_BENCH_UPSTREAM (stream or plain) asks the gateway for the script's model name,
 	// which the pattern alias text* routes to the mock with that upstream (issue 36). Every
-	// script starting with text takes the default script's target: run it with -scenarios
-	// nonstream,stream only.
+	// script starting with text takes the default script's target, but the long scenario's,
+	// which has an alias of its own: run it with -scenarios nonstream,stream,long only.
 	if u := os.Getenv("SLUICE_BENCH_UPSTREAM"); u != "" {
 		yaml = fmt.Appendf(yaml, "models:\n  \"text*\": {upstream: %s, targets: [\"mock/%s\"]}\n", u, script)
+		yaml = fmt.Appendf(yaml, "  %q: {upstream: %s, targets: [\"mock/%s\"]}\n", longScript, u, longScript)
 	}
 	cfg, err := config.ParseWith(yaml, "sluicebench.yaml", noEnv)
 	if err != nil {
