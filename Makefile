@@ -31,7 +31,7 @@ fleet-stop:
 
 # make test-fleet: the fleet scenarios (test/fleet) through nginx; needs redis-server and nginx.
 test-fleet:
-	SLUICE_FLEET_TEST=1 $(GO) test -count=1 -timeout 5m ./test/fleet/
+	SLUICE_FLEET_TEST=1 $(GO) test -count=1 -timeout 10m ./test/fleet/
 
 # make test-stress: the whole suite (e2e included) and the fleet suite COUNT=3 times with two
 # busy loops beside them, to catch tests that fail on a busy machine (test/stress.sh; bounded

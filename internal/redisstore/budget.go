@@ -43,18 +43,20 @@ const (
 )
 
 // reserveBudgetScript lets a call through while both periods have budget left, and adds its
-// estimate to both, and to its record; a reservation whose record exists (settled already:
-// this call timed out, and landed after its settle) adds nothing.
+// estimate to both, and to its record; a reservation whose record exists passes and adds
+// nothing: this call run again (its first answer was lost with its connection), or one that
+// timed out and landed after its settle.
 // KEYS: day counter, month counter, the reservation's record (when it has an id). ARGV:
 // daily cap, monthly cap (0: none), amount, day TTL, month TTL, record TTL (seconds).
 // Returns ok, which cap is spent (1 daily, 2 monthly), what it holds.
 var reserveBudgetScript = redis.NewScript(`
+if KEYS[3] and redis.call('EXISTS', KEYS[3]) == 1 then return {1, 0, 0} end
 local d = tonumber(redis.call('GET', KEYS[1]) or '0')
 local m = tonumber(redis.call('GET', KEYS[2]) or '0')
 local dl, ml = tonumber(ARGV[1]), tonumber(ARGV[2])
 if dl > 0 and d >= dl then return {0, 1, d} end
 if ml > 0 and m >= ml then return {0, 2, m} end
-if KEYS[3] and not redis.call('SET', KEYS[3], ARGV[3], 'NX', 'EX', ARGV[6]) then return {1, 0, 0} end
+if KEYS[3] then redis.call('SET', KEYS[3], ARGV[3], 'EX', ARGV[6]) end
 redis.call('INCRBY', KEYS[1], ARGV[3])
 redis.call('EXPIRE', KEYS[1], ARGV[4])
 redis.call('INCRBY', KEYS[2], ARGV[3])
@@ -83,7 +85,11 @@ return 1
 // Reserve implements usage.Budgets.
 func (b *Budgets) Reserve(ctx context.Context, r usage.Reservation) (usage.Verdict, error) {
 	var v []int64
-	err := b.s.call(ctx, func(ctx context.Context) (err error) {
+	run := b.s.call
+	if r.ID != "" {
+		run = b.s.retry // the script counts a record once
+	}
+	err := run(ctx, func(ctx context.Context) (err error) {
 		v, err = reserveBudgetScript.Run(ctx, b.s.c, budgetKeys(r),
 			r.Budget.Daily, r.Budget.Monthly, r.Amount, dayTTL, monthTTL, recordTTL).Int64Slice()
 		return err
@@ -110,5 +116,5 @@ func (b *Budgets) Reserve(ctx context.Context, r usage.Reservation) (usage.Verdi
 func (b *Budgets) Settle(ctx context.Context, r usage.Reservation, cost int64) error {
 	_ = b.local.Settle(ctx, r, cost)
 	return b.s.apply(ctx, write{script: settleBudgetScript, keys: budgetKeys(r),
-		args: []any{cost, r.Amount, dayTTL, monthTTL, recordTTL}})
+		args: []any{cost, r.Amount, dayTTL, monthTTL, recordTTL}, idem: r.ID != ""})
 }

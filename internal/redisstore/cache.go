@@ -22,7 +22,7 @@ func (s *Store) Cache() *Cache { return &Cache{s: s} }
 // Get returns the value under key, or nil, nil when there is none.
 func (c *Cache) Get(ctx context.Context, key string) ([]byte, error) {
 	var b []byte
-	err := c.s.call(ctx, func(ctx context.Context) error {
+	err := c.s.retry(ctx, func(ctx context.Context) error {
 		var err error
 		b, err = c.s.c.Get(ctx, key).Bytes()
 		return err
@@ -122,7 +122,7 @@ return 0
 // Claim implements cache.Board.
 func (c *Cache) Claim(ctx context.Context, lock, token string, lease time.Duration) (string, error) {
 	var holder string
-	err := c.s.call(ctx, func(ctx context.Context) error {
+	err := c.s.retry(ctx, func(ctx context.Context) error { // run again, it finds its own token
 		var err error
 		holder, err = flightClaimScript.Run(ctx, c.s.c, []string{lock}, token, lease.Milliseconds()).Text()
 		return err
@@ -133,7 +133,7 @@ func (c *Cache) Claim(ctx context.Context, lock, token string, lease time.Durati
 // Renew implements cache.Board.
 func (c *Cache) Renew(ctx context.Context, lock, token string, lease time.Duration) (bool, error) {
 	var n int64
-	err := c.s.call(ctx, func(ctx context.Context) error {
+	err := c.s.retry(ctx, func(ctx context.Context) error {
 		var err error
 		n, err = flightRenewScript.Run(ctx, c.s.c, []string{lock}, token, lease.Milliseconds()).Int64()
 		return err
@@ -143,7 +143,7 @@ func (c *Cache) Renew(ctx context.Context, lock, token string, lease time.Durati
 
 // Release implements cache.Board.
 func (c *Cache) Release(ctx context.Context, lock, token string) error {
-	return c.s.call(ctx, func(ctx context.Context) error {
+	return c.s.retry(ctx, func(ctx context.Context) error {
 		return flightReleaseScript.Run(ctx, c.s.c, []string{lock}, token).Err()
 	})
 }

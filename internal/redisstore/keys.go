@@ -76,7 +76,7 @@ func (ks *Keys) Lookup(ctx context.Context, hash string) (*auth.Key, error) {
 		return c.k, nil
 	}
 	var rec string
-	err := ks.s.call(ctx, func(ctx context.Context) (err error) {
+	err := ks.s.retry(ctx, func(ctx context.Context) (err error) {
 		rec, err = ks.s.c.HGet(ctx, keysByHash, hash).Result()
 		return err
 	})
@@ -129,7 +129,7 @@ func (ks *Keys) Create(ctx context.Context, k *auth.Key) error {
 // List implements auth.Store.
 func (ks *Keys) List(ctx context.Context) ([]*auth.Key, error) {
 	var recs []string
-	err := ks.s.call(ctx, func(ctx context.Context) (err error) {
+	err := ks.s.retry(ctx, func(ctx context.Context) (err error) {
 		recs, err = ks.s.c.HVals(ctx, keysByHash).Result()
 		return err
 	})
@@ -151,7 +151,7 @@ func (ks *Keys) List(ctx context.Context) ([]*auth.Key, error) {
 // get returns the record of id as stored, and decoded.
 func (ks *Keys) get(ctx context.Context, id string) (string, *auth.Key, error) {
 	var rec string
-	err := ks.s.call(ctx, func(ctx context.Context) (err error) {
+	err := ks.s.retry(ctx, func(ctx context.Context) (err error) {
 		rec, err = getKeyScript.Run(ctx, ks.s.c, []string{keysByID, keysByHash}, id).Text()
 		return err
 	})

@@ -30,7 +30,11 @@ func logKeys(key string) []string {
 // Reserve implements limit.Limiter.
 func (l *Limiter) Reserve(ctx context.Context, a limit.Ask) (limit.Result, error) {
 	var v []int64
-	err := l.s.call(ctx, func(ctx context.Context) (err error) {
+	run := l.s.call
+	if a.ID != "" {
+		run = l.s.retry // the script counts an id once
+	}
+	err := run(ctx, func(ctx context.Context) (err error) {
 		v, err = reserveScript.Run(ctx, l.s.c, logKeys(a.Key),
 			a.Requests.Limit, a.Requests.Window.Milliseconds(), a.Tokens.Limit, a.Tokens.Window.Milliseconds(),
 			a.Cost, a.ID).Int64Slice()
@@ -62,7 +66,7 @@ func (l *Limiter) Reserve(ctx context.Context, a limit.Ask) (limit.Result, error
 func (l *Limiter) Reconcile(ctx context.Context, key, id string, tokens limit.Rule, used int64) error {
 	_ = l.local.Reconcile(ctx, key, id, tokens, used)
 	ks := logKeys(key)
-	err := l.s.call(ctx, func(ctx context.Context) error {
+	err := l.s.retry(ctx, func(ctx context.Context) error { // it sets the cost: twice is once
 		return reconcileScript.Run(ctx, l.s.c, ks[2:], id, used).Err()
 	})
 	if err != nil && l.s.open {

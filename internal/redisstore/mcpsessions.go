@@ -27,7 +27,7 @@ func (m *MCPSessions) Put(ctx context.Context, id string, data []byte, ttl time.
 // Get reads the session and renews its TTL in one round trip (GETEX).
 func (m *MCPSessions) Get(ctx context.Context, id string, ttl time.Duration) ([]byte, error) {
 	var b []byte
-	err := m.s.call(ctx, func(ctx context.Context) (err error) {
+	err := m.s.retry(ctx, func(ctx context.Context) (err error) {
 		b, err = m.s.c.GetEx(ctx, mcpSessionKey(id), ttl).Bytes()
 		return err
 	})

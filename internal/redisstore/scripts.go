@@ -36,7 +36,9 @@ end
 `
 
 // reserveScript checks a request and its token estimate against both sliding logs and, if
-// both pass, records them; a refused ask records nothing.
+// both pass, records them; a refused ask records nothing. An id in a log already is this
+// reservation run again (its first answer was lost with its connection): it passes, and
+// records nothing more, so a retried reservation counts once.
 // KEYS: requests log, tokens log, tokens costs, tokens sum.
 // ARGV: requests limit, requests window ms, tokens limit, tokens window ms, cost, id.
 // Returns: ok, never, retry ms, requests used, requests reset ms, tokens used, tokens reset ms.
@@ -45,11 +47,12 @@ local now = nowms()
 local rl, rw, tl, tw = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local cost, id = tonumber(ARGV[5]), ARGV[6]
 local ok, never, wait, rused, tused = 1, 0, 0, 0, 0
+local again = (rl > 0 and redis.call('ZSCORE', KEYS[1], id)) or (tl > 0 and redis.call('HEXISTS', KEYS[3], id) == 1)
 
 if rl > 0 then
   redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - rw)
   rused = redis.call('ZCARD', KEYS[1])
-  if rused + 1 > rl then
+  if not again and rused + 1 > rl then
     ok = 0
     -- one more fits once the (rused - rl + 1) oldest entries have left
     local e = redis.call('ZRANGE', KEYS[1], rused - rl, rused - rl, 'WITHSCORES')
@@ -70,7 +73,9 @@ if tl > 0 then
     redis.call('DECRBY', KEYS[4], freed)
   end
   tused = tonumber(redis.call('GET', KEYS[4]) or '0')
-  if cost > tl then
+  if again then
+    -- counted already
+  elseif cost > tl then
     ok, never = 0, 1
   elseif tused + cost > tl then
     ok = 0
@@ -83,7 +88,7 @@ if tl > 0 then
   end
 end
 
-if ok == 1 then
+if ok == 1 and not again then
   if rl > 0 then
     redis.call('ZADD', KEYS[1], now, id)
     redis.call('PEXPIRE', KEYS[1], rw)

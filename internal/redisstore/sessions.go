@@ -36,7 +36,7 @@ func (c *ConsoleSessions) Put(ctx context.Context, id string, data []byte, ttl t
 // Get reads the session; its TTL is not renewed (a session ends at a fixed time).
 func (c *ConsoleSessions) Get(ctx context.Context, id string) ([]byte, error) {
 	var b []byte
-	err := c.s.call(ctx, func(ctx context.Context) (err error) {
+	err := c.s.retry(ctx, func(ctx context.Context) (err error) {
 		b, err = c.s.c.Get(ctx, consoleSessionKey(id)).Bytes()
 		return err
 	})

@@ -35,6 +35,9 @@ type write struct {
 	script *redis.Script
 	keys   []string
 	args   []any
+	// idem: a second run counts once (the write carries its record's id), so a run that met
+	// a broken connection runs again at once (Store.retry).
+	idem bool
 }
 
 // spool is a bounded FIFO of writes. Safe for concurrent use; one goroutine drains it (the
@@ -136,9 +139,13 @@ func (s *Store) apply(ctx context.Context, w write) error {
 	return nil
 }
 
-// run runs w once; redis.Nil is an answer.
+// run runs w (twice at most: Store.retry, for an idem write); redis.Nil is an answer.
 func (s *Store) run(ctx context.Context, w write) error {
-	err := s.call(ctx, func(ctx context.Context) error {
+	call := s.call
+	if w.idem {
+		call = s.retry
+	}
+	err := call(ctx, func(ctx context.Context) error {
 		if s.form == formNode {
 			return w.script.Run(ctx, s.c, w.keys, w.args...).Err()
 		}

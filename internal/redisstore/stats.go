@@ -39,7 +39,8 @@ func (s *Store) PublishStats(ctx context.Context, replica string, snapshot []byt
 // included), in no particular order.
 func (s *Store) FleetStats(ctx context.Context, maxAge time.Duration) ([][]byte, error) {
 	var out [][]byte
-	err := s.call(ctx, func(ctx context.Context) error {
+	err := s.retry(ctx, func(ctx context.Context) error {
+		out = out[:0]
 		since := strconv.FormatInt(time.Now().Add(-maxAge).UnixMilli(), 10)
 		ids, err := s.c.ZRangeArgs(ctx, redis.ZRangeArgs{Key: statsIndex, ByScore: true, Start: since, Stop: "+inf"}).Result()
 		if err != nil || len(ids) == 0 {

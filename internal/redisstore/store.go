@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -70,6 +71,7 @@ type Store struct {
 	failures    atomic.Int64
 	waited      atomic.Int64 // calls that waited for the timeout
 	probes      atomic.Int64
+	retries     atomic.Int64 // calls run again after a broken connection
 	lastLog     atomic.Int64 // unix nanoseconds of the last failure line
 	lastDropLog atomic.Int64 // and of the last line about dropped records
 }
@@ -125,7 +127,7 @@ func (s *Store) Close() error {
 
 // Ping reports whether Redis answers, for /readyz.
 func (s *Store) Ping(ctx context.Context) error {
-	return s.call(ctx, func(ctx context.Context) error { return s.c.Ping(ctx).Err() })
+	return s.retry(ctx, func(ctx context.Context) error { return s.c.Ping(ctx).Err() })
 }
 
 // probe is the breaker's: a PING past the breaker. On a cluster it reloads the slot map
@@ -167,6 +169,9 @@ func (s *Store) Failures() int64 { return s.failures.Load() }
 // breaker, about one per outage and replica.
 func (s *Store) Waited() int64 { return s.waited.Load() }
 
+// Retries is the number of calls run a second time after a broken connection (retry).
+func (s *Store) Retries() int64 { return s.retries.Load() }
+
 // Probes is the number of probes the breaker made.
 func (s *Store) Probes() int64 { return s.probes.Load() }
 
@@ -181,12 +186,42 @@ func (s *Store) call(ctx context.Context, fn func(ctx context.Context) error) er
 
 // callFor is call with the timeout d (a blocking read's: its wait and the timeout).
 func (s *Store) callFor(ctx context.Context, d time.Duration, fn func(ctx context.Context) error) error {
+	return s.callAt(ctx, d, false, fn)
+}
+
+// retry is call for a call that is safe to run twice: a read, or a write whose id makes a
+// second run count once. One that failed on a broken connection runs once more, at once,
+// before the breaker trips. A connection Redis dropped under a command (a reset during a
+// cluster's resharding) is a broken connection, not an outage: go-redis runs the command
+// once more itself (MaxRetries 1), but its second attempt may meet another connection
+// broken at the same moment, and then the breaker counted Redis down until its probe, a
+// second of calls refused under on_failure: closed (issue 34).
+func (s *Store) retry(ctx context.Context, fn func(ctx context.Context) error) error {
+	return s.callAt(ctx, s.timeout, true, fn)
+}
+
+// callAt is call with the timeout d; again runs fn a second time after a broken
+// connection, within the same timeout (a hung Redis still costs one timeout, no more).
+func (s *Store) callAt(ctx context.Context, d time.Duration, again bool, fn func(ctx context.Context) error) error {
 	if s.br.isDown() {
 		return s.fail(ctx, errDown)
 	}
 	cctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
-	return s.result(ctx, fn(cctx))
+	err := fn(cctx)
+	if again && err != nil && broken(err) && cctx.Err() == nil {
+		s.retries.Add(1)
+		err = fn(cctx) // go-redis dropped the broken connection: another one, or a new dial
+	}
+	return s.result(ctx, err)
+}
+
+// broken reports whether err is a connection closed under a command (reset, broken pipe,
+// EOF), or a cluster node's client closed under it (go-redis drops a node that left the slot
+// map): not a timeout, which is a hung Redis, nor a dial refused, which is a dead one.
+func broken(err error) bool {
+	return errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, redis.ErrClosed)
 }
 
 // result classifies err: nil and redis.Nil (no such key) are answers; a call abandoned

@@ -58,13 +58,13 @@ func (u *Usage) Add(ctx context.Context, day string, l usage.Labels, c usage.Cou
 			args = append(args, prefix+counters[i], *v)
 		}
 	}
-	return u.s.apply(ctx, write{script: addUsageScript, keys: []string{k, k + ":r:" + newID()}, args: args})
+	return u.s.apply(ctx, write{script: addUsageScript, keys: []string{k, k + ":r:" + newID()}, args: args, idem: true})
 }
 
 // Rows implements usage.Store: one HGETALL per day, pipelined.
 func (u *Usage) Rows(ctx context.Context, days []string, fn func(day string, r usage.Row)) error {
 	var cmds []*redis.MapStringStringCmd
-	err := u.s.call(ctx, func(ctx context.Context) error {
+	err := u.s.retry(ctx, func(ctx context.Context) error {
 		var err error
 		cmds = cmds[:0]
 		_, err = u.s.c.Pipelined(ctx, func(p redis.Pipeliner) error {

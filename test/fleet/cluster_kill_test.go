@@ -75,7 +75,7 @@ func mcpAcrossReplicas(t *testing.T, f *clusterFleet) {
 	}
 }
 
-// load is about 200 requests a second through nginx, each on its own, until stop.
+// load is requests sent through nginx at a steady pace, each on its own, until stop.
 type load struct {
 	sent, served atomic.Int64
 	mu           sync.Mutex
@@ -84,12 +84,18 @@ type load struct {
 	done, ended  chan struct{} // stop closes done; the sender closes ended
 }
 
-// startLoad sends chat requests with key; a request that fails is checked by bad.
-func startLoad(t *testing.T, f *clusterFleet, key string, bad func(reply)) *load {
+// startLoad sends about 200 chat requests a second with key; a request that fails is
+// checked by bad.
+func startLoad(t *testing.T, f *fleet, key string, bad func(reply)) *load {
+	return startLoadEvery(t, f, key, 5*time.Millisecond, bad)
+}
+
+// startLoadEvery is startLoad with a request every interval.
+func startLoadEvery(t *testing.T, f *fleet, key string, every time.Duration, bad func(reply)) *load {
 	l := &load{failed: map[int]int{}, done: make(chan struct{}), ended: make(chan struct{})}
 	go func() {
 		defer close(l.ended)
-		tick := time.NewTicker(5 * time.Millisecond)
+		tick := time.NewTicker(every)
 		defer tick.Stop()
 		for {
 			select {
@@ -139,7 +145,7 @@ func masterKilled(t *testing.T, f *clusterFleet, open bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := startLoad(t, f, key, func(r reply) {
+	l := startLoad(t, f.fleet, key, func(r reply) {
 		if open || r.status != 503 || !strings.Contains(string(r.body), "redis_unavailable") {
 			t.Errorf("got %d %s", r.status, r.body)
 		}
@@ -159,18 +165,8 @@ func masterKilled(t *testing.T, f *clusterFleet, open bool) {
 	if open && l.served.Load() != l.sent.Load() {
 		t.Errorf("got %d of %d requests served (failed: %v), want every one (on_failure open)", l.served.Load(), l.sent.Load(), l.failed)
 	}
-	if !open { // served again: within the breaker's probe, then every request
-		ok := 0
-		for deadline := time.Now().Add(10 * time.Second); ok < 20 && time.Now().Before(deadline); {
-			if r := do(t, "POST", f.url+"/v1/chat/completions", key, chat("default", false)); r.status == 200 {
-				ok, _ = ok+1, l.served.Add(1)
-			} else if ok > 0 {
-				t.Fatalf("after the failover, once served again: got %d %s", r.status, r.body)
-			}
-		}
-		if ok < 20 {
-			t.Fatalf("not served again after the failover (%d served)", ok)
-		}
+	if !open {
+		servedAgain(t, f.fleet, key, l)
 	}
 	u := f.usage(t, id, func(u usageTotal) bool { return u.Requests-u.Errors == l.served.Load() })
 	t.Logf("usage: %+v", u)
@@ -182,14 +178,30 @@ func masterKilled(t *testing.T, f *clusterFleet, open bool) {
 	}
 }
 
+// servedAgain sends requests with key until 20 in a row are served, counted in l (bounded:
+// 10 s): after a failover under on_failure closed, service comes back within the breaker's
+// probe, without a restart, and then every request is served.
+func servedAgain(t *testing.T, f *fleet, key string, l *load) {
+	t.Helper()
+	ok := 0
+	for deadline := time.Now().Add(10 * time.Second); ok < 20 && time.Now().Before(deadline); {
+		if r := do(t, "POST", f.url+"/v1/chat/completions", key, chat("default", false)); r.status == 200 {
+			ok, _ = ok+1, l.served.Add(1)
+		} else if ok > 0 {
+			t.Fatalf("after the failover, once served again: got %d %s", r.status, r.body)
+		}
+	}
+	if ok < 20 {
+		t.Fatalf("not served again after the failover (%d served)", ok)
+	}
+}
+
 // resharded: every slot of the master holding a key's limit moves to another master with
 // redis-cli --cluster reshard under about 200 requests a second, on replicas with
-// on_failure closed (so a Redis error reaches the client as a 503). What holds: a request
-// that fails is a 503 redis_unavailable, service goes on, the account holds every request
-// served, exactly, and the key's requests log every one served and none that was not sent.
-// What does not, yet: a connection reset during the move trips a replica's breaker, and
-// with closed it refuses about a second of requests (logged; see the README's Redis
-// section).
+// on_failure closed (so a Redis error would reach the client as a 503): no request fails,
+// the account holds every request served, exactly, and the key's requests log every one.
+// A connection reset during the move is run again (redisstore's Store.retry), not counted
+// as an outage that refuses a second of requests (issue 34).
 func resharded(t *testing.T, f *clusterFleet) {
 	id, key := f.keyID(t, `{"name":"reshard","rpm":1000000}`)
 	from, err := f.redis.MasterOf("sluice:{key:" + id + "}")
@@ -202,11 +214,8 @@ func resharded(t *testing.T, f *clusterFleet) {
 			to = m
 		}
 	}
-	l := startLoad(t, f, key, func(r reply) {
-		if r.status != 503 || !strings.Contains(string(r.body), "redis_unavailable") {
-			t.Errorf("got %d %s during the resharding", r.status, r.body)
-		}
-	})
+	began := time.Now()
+	l := startLoad(t, f.fleet, key, func(r reply) { t.Errorf("got %d %s during the resharding, want 200", r.status, r.body) })
 	l.until(200)
 	err = f.redis.Reshard(from, to, 16384) // every slot of from
 	moved := l.sent.Load()
@@ -217,12 +226,16 @@ func resharded(t *testing.T, f *clusterFleet) {
 	}
 	t.Logf("resharding: %d requests, %d of them sent while the slots moved; %d served, failed %v",
 		l.sent.Load(), moved-200, l.served.Load(), l.failed)
+	if l.served.Load() != l.sent.Load() {
+		t.Errorf("got %d of %d requests served (failed: %v), want every one", l.served.Load(), l.sent.Load(), l.failed)
+	}
 	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: f.redis.Addrs})
 	defer c.Close()
-	// The whole test runs within the limit's minute: the log holds every request reserved.
+	// Within the limit's minute the log holds every request reserved, once; on a busy
+	// machine the move can take longer, and the first entries have left the window.
 	n, err := c.ZCard(context.Background(), "sluice:{key:"+id+"}:rpm").Result()
-	if err != nil || n < l.served.Load() || n > l.sent.Load() {
-		t.Errorf("the key's requests log: got %d, %v; want from %d (served) to %d (sent)", n, err, l.served.Load(), l.sent.Load())
+	if within := time.Since(began) < 55*time.Second; err != nil || (within && n != l.sent.Load()) || n > l.sent.Load() {
+		t.Errorf("the key's requests log: got %d, %v; want %d, one per request (all within the minute: %v)", n, err, l.sent.Load(), within)
 	}
 	f.usage(t, id, func(u usageTotal) bool { return u.Requests-u.Errors == l.served.Load() })
 	ok := 0 // served again once the move is done

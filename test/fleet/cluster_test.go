@@ -30,10 +30,14 @@ type clusterFleet struct {
 
 // clusterConfig is the replicas' configuration; %s are the cluster's addresses,
 // redis.on_failure, the mock's URL and the MCP server's. The budget model answers 24 bytes, 6 tokens, priced 1 USD
-// each: a reservation of max_tokens 6 is exactly its cost.
+// each: a reservation of max_tokens 6 is exactly its cost. The Redis timeout is 1s, not the
+// default 250ms: during a resharding MIGRATE blocks the two nodes while it moves a key (the
+// resharded key's requests log holds thousands of entries), and on this 2-core machine,
+// beside six Redis nodes, four replicas, nginx and other jobs, a call then waited past 250ms
+// about once a run, which tripped a closed replica's breaker for a second (84 and 92 503s).
 const clusterConfig = `listen: "${SLUICE_LISTEN}"
 auth: {admin_token: "${SLUICE_ADMIN_TOKEN}"}
-redis: {cluster: {addrs: [%s]}, on_failure: %s}
+redis: {cluster: {addrs: [%s]}, on_failure: %s, timeout: 1s}
 providers:
   mock: {kind: openai-compatible, base_url: "%s/v1"}
 tools:
@@ -227,7 +231,7 @@ type usageTotal struct {
 
 // usage polls the key's account through nginx until done holds (bounded: records settle
 // after the answer leaves, and the spool writes once Redis answers again).
-func (f *clusterFleet) usage(t *testing.T, id string, done func(usageTotal) bool) usageTotal {
+func (f *fleet) usage(t *testing.T, id string, done func(usageTotal) bool) usageTotal {
 	t.Helper()
 	var u struct{ Total usageTotal }
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {

@@ -60,6 +60,7 @@ func startFleet(t *testing.T, n int, env ...string) *fleet {
 			for _, l := range logs {
 				b, _ := os.ReadFile(l)
 				t.Logf("== %s\n%s", l, tail(b, 3000))
+				t.Logf("== %s, its warnings and errors:\n%s", l, warnings(b, 20))
 			}
 		}
 	})
@@ -93,6 +94,23 @@ func freePorts(t *testing.T, n int) int {
 	}
 	t.Fatal("no free port range")
 	return 0
+}
+
+// warnings are the first n lines of a replica's log at level WARN or ERROR but the request
+// lines (the tail of a busy replica's log is request lines), and how many requests failed.
+func warnings(b []byte, n int) string {
+	var out []string
+	failed := 0
+	for _, l := range strings.Split(string(b), "\n") {
+		switch {
+		case !strings.Contains(l, `"level":"WARN"`) && !strings.Contains(l, `"level":"ERROR"`):
+		case strings.Contains(l, `"msg":"request"`):
+			failed++
+		case len(out) < n:
+			out = append(out, l)
+		}
+	}
+	return fmt.Sprintf("%s\n(and %d requests that failed)", strings.Join(out, "\n"), failed)
 }
 
 func tail(b []byte, n int) []byte {

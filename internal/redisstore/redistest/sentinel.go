@@ -111,6 +111,61 @@ func (s *SentinelSet) WaitPromoted() error {
 	})
 }
 
+// Failover is an operator's switch-over: SENTINEL FAILOVER promotes the replica while the
+// master is alive. It waits until every sentinel names the replica, the former master
+// replicates from it in sync, and every sentinel knows it as a replica it could promote;
+// then Master and Replica swap, so that Master is the master again.
+func (s *SentinelSet) Failover() error {
+	c := s.Sentinels[0].client()
+	err := c.Do(context.Background(), "SENTINEL", "FAILOVER", SentinelMaster).Err()
+	c.Close()
+	if err != nil {
+		return fmt.Errorf("SENTINEL FAILOVER: %w", err)
+	}
+	if err := s.WaitPromoted(); err != nil {
+		return err
+	}
+	s.Master, s.Replica = s.Replica, s.Master
+	return s.wait(func() error {
+		c := s.Replica.client()
+		info, err := c.Info(context.Background(), "replication").Result()
+		c.Close()
+		if err != nil || !strings.Contains(info, "role:slave") || !strings.Contains(info, "master_link_status:up") {
+			return fmt.Errorf("the former master %s does not replicate from the new one yet (%v)", s.Replica.Addr, err)
+		}
+		for _, n := range s.Sentinels {
+			if err := knows(n, s.Replica.Addr); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// knows fails unless sentinel n lists addr as a replica in good standing (neither down nor
+// disconnected): one it would promote.
+func knows(n *Node, addr string) error {
+	c := n.client()
+	defer c.Close()
+	reps, err := c.Do(context.Background(), "SENTINEL", "REPLICAS", SentinelMaster).Slice()
+	if err != nil {
+		return fmt.Errorf("sentinel %s: %w", n.Addr, err)
+	}
+	for _, r := range reps {
+		kv, _ := r.([]any)
+		f := map[string]string{}
+		for i := 0; i+1 < len(kv); i += 2 {
+			k, _ := kv[i].(string)
+			v, _ := kv[i+1].(string)
+			f[k] = v
+		}
+		if f["name"] == addr && !strings.Contains(f["flags"], "down") && !strings.Contains(f["flags"], "disconnected") {
+			return nil
+		}
+	}
+	return fmt.Errorf("sentinel %s does not list %s as a replica in good standing: %v", n.Addr, addr, reps)
+}
+
 // Close kills every process of the set.
 func (s *SentinelSet) Close() {
 	for _, n := range append([]*Node{s.Master, s.Replica}, s.Sentinels...) {
