@@ -112,7 +112,7 @@ func PartError(provider string, i int, p *Part, why string) *Error {
 		what = string(p.Type) + " part of type " + p.MediaType
 	}
 	return &Error{Kind: Unsupported, Status: 400, Type: "invalid_request_error", Code: "unsupported_content",
-		Param: fmt.Sprintf("messages[%d]", i), Message: fmt.Sprintf("%s: messages[%d]: the %s cannot be sent to this target: %s", provider, i, what, why)}
+		Param: "messages", Message: fmt.Sprintf("%s: messages[%d]: the %s cannot be sent to this target: %s", provider, i, what, why)}
 }
 
 // ToolCall is a complete call of a tool by the model. Arguments is the raw JSON text the

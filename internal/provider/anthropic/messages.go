@@ -119,7 +119,7 @@ func documentBlock(p *llm.Part, i int) (wire.Block, error) {
 	b := wire.Block{Type: "document", Title: p.Filename}
 	switch {
 	case p.FileID != "":
-		return b, llm.PartError("anthropic", i, p, "only a "+p.FileOf+" target can read it")
+		return b, llm.PartError("anthropic", i, p, "only "+p.FileOf+" targets can read it")
 	case p.MediaType == "application/pdf" && p.Data != "":
 		b.Source = &wire.Source{Type: "base64", MediaType: p.MediaType, Data: p.Data}
 	case p.MediaType == "application/pdf" && (strings.HasPrefix(p.URL, "https://") || strings.HasPrefix(p.URL, "http://")):

@@ -304,7 +304,7 @@ func media(i int, p *llm.Part) (bedrock.ContentBlock, error) {
 	var src bedrock.ImageSource
 	switch {
 	case p.FileID != "":
-		return bedrock.ContentBlock{}, llm.PartError("bedrock", i, p, "only a "+p.FileOf+" target can read it")
+		return bedrock.ContentBlock{}, llm.PartError("bedrock", i, p, "only "+p.FileOf+" targets can read it")
 	case p.Data != "":
 		b, err := base64.StdEncoding.DecodeString(p.Data)
 		if err != nil {
@@ -327,7 +327,11 @@ func media(i int, p *llm.Part) (bedrock.ContentBlock, error) {
 	if !ok {
 		return bedrock.ContentBlock{}, llm.PartError("bedrock", i, p, "Converse reads pdf, csv, doc, docx, xls, xlsx, html, txt and md documents")
 	}
-	return bedrock.ContentBlock{Document: &bedrock.Document{Format: f, Name: docName(p.Name()), Source: src}}, nil
+	name := p.Name()
+	if p.Filename == "" && p.URL != "" {
+		name = path.Base(p.URL)
+	}
+	return bedrock.ContentBlock{Document: &bedrock.Document{Format: f, Name: docName(name), Source: src}}, nil
 }
 
 // docName is a file name as Converse takes a document's: its extension left out, then

@@ -262,7 +262,7 @@ func userParts(i int, m *llm.Message) ([]gemini.Part, error) {
 func media(i int, p *llm.Part) (gemini.Part, error) {
 	switch {
 	case p.FileID != "" && p.FileOf != "gemini":
-		return gemini.Part{}, llm.PartError("gemini", i, p, "only a "+p.FileOf+" target can read it")
+		return gemini.Part{}, llm.PartError("gemini", i, p, "only "+p.FileOf+" targets can read it")
 	case p.FileID != "":
 		return gemini.Part{FileData: &gemini.FileData{MIMEType: p.MediaType, FileURI: p.FileID}}, nil
 	case p.Data != "":

@@ -21,7 +21,7 @@ func checkParts(api string, req *llm.Request) error {
 			case llm.PartFile:
 				switch {
 				case p.FileID != "" && p.FileOf != "openai":
-					why = "only a " + p.FileOf + " target can read it"
+					why = "only " + p.FileOf + " targets can read it"
 				case p.FileID == "" && p.Data == "" && api == chatAPI:
 					why = chatAPI + " takes a file's bytes or file_id, not its URL"
 				case p.FileID == "" && p.Data == "" && !strings.HasPrefix(p.URL, "https://") && !strings.HasPrefix(p.URL, "http://"):
