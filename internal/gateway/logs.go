@@ -144,7 +144,7 @@ func (l *requestLog) content(in *telemetry.Access) *logstore.Content {
 				switch {
 				case p.Text != "":
 					req.WriteString(p.Text)
-				case p.URL != "":
+				case p.Type != llm.PartText: // an image, a file, a recording: named, never its bytes
 					req.WriteString("[" + string(p.Type) + "]")
 				}
 			}

@@ -3,6 +3,8 @@ package llm
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"mime"
 	"strings"
 )
 
@@ -23,15 +25,94 @@ type PartType string
 const (
 	PartText  PartType = "text"
 	PartImage PartType = "image_url"
+	// PartFile is a document (a PDF, plain text, ...) in a user message: its bytes (Data),
+	// a URL the upstream fetches (URL), or a file stored by a provider (FileID), with its
+	// MediaType and Filename when known.
+	PartFile PartType = "file"
+	// PartAudio is a recording in a user message: its bytes (Data) and MediaType
+	// (audio/wav, audio/mp3, ...; AudioFormat names it the OpenAI way).
+	PartAudio PartType = "input_audio"
 )
 
-// Part is one piece of a message's content.
+// Part is one piece of a message's content. Every adapter handles each PartType
+// explicitly: it translates a file or audio part to its wire's equivalent or refuses the
+// request as Unsupported, naming the part, so the chain moves on to a target that can take
+// it; none drops one silently.
 type Part struct {
 	Type PartType
 	Text string
-	// URL is an http(s) URL or a data: URL carrying the image bytes.
+	// URL is an image's http(s) URL or data: URL carrying its bytes; a file's http(s) (or
+	// gs://, s3://) URL.
 	URL    string
 	Detail string
+	// Data is a file's or a recording's bytes, base64 (standard alphabet, no data: prefix).
+	Data string
+	// MediaType is a file's or a recording's media type, lower case; "" when not given.
+	MediaType string
+	// Filename is a file's name, when the client gave one.
+	Filename string
+	// FileID is a file a provider stores (an OpenAI file id, a Gemini Files API URI);
+	// FileOf names that provider's wire ("openai", "gemini"): only its adapters can send it.
+	FileID, FileOf string
+}
+
+// DataURL is a file or recording's Data as a base64 data: URL (RFC 2397).
+func (p *Part) DataURL() string {
+	return "data:" + p.MediaType + ";base64," + p.Data
+}
+
+// Name is a file's name: the client's, else "file" with the extension of its media type
+// (file.pdf, file.txt), for a wire that requires one.
+func (p *Part) Name() string {
+	if p.Filename != "" {
+		return p.Filename
+	}
+	switch p.MediaType {
+	case "text/plain":
+		return "file.txt"
+	case "":
+		return "file"
+	}
+	if ext, _ := mime.ExtensionsByType(p.MediaType); len(ext) > 0 {
+		return "file" + ext[0]
+	}
+	return "file"
+}
+
+// AudioFormat is the OpenAI name of an audio media type (wav, mp3; what follows "audio/"
+// for the others); "" when it is not audio.
+func AudioFormat(mediaType string) string {
+	sub, ok := strings.CutPrefix(strings.ToLower(mediaType), "audio/")
+	switch {
+	case !ok:
+		return ""
+	case sub == "wav" || sub == "x-wav" || sub == "wave" || sub == "vnd.wave":
+		return "wav"
+	case sub == "mp3" || sub == "mpeg" || sub == "mpeg3" || sub == "x-mp3":
+		return "mp3"
+	}
+	return sub
+}
+
+// AudioType is the media type of an OpenAI audio format: audio/wav, audio/mp3 (the names
+// Gemini lists), audio/<format> for the others.
+func AudioType(format string) string {
+	return "audio/" + strings.ToLower(format)
+}
+
+// PartError is the Unsupported error of an adapter (provider names it) whose wire has no
+// equivalent of message i's part p: nothing is sent, and the chain moves on to a target
+// that may take it; when none can, the client gets a 400 naming the part.
+func PartError(provider string, i int, p *Part, why string) *Error {
+	what := string(p.Type) + " part"
+	switch {
+	case p.FileID != "":
+		what = "file_id part (a file stored by " + p.FileOf + ")"
+	case p.MediaType != "":
+		what = string(p.Type) + " part of type " + p.MediaType
+	}
+	return &Error{Kind: Unsupported, Status: 400, Type: "invalid_request_error", Code: "unsupported_content",
+		Param: "messages", Message: fmt.Sprintf("%s: messages[%d]: the %s cannot be sent to this target: %s", provider, i, what, why)}
 }
 
 // ToolCall is a complete call of a tool by the model. Arguments is the raw JSON text the

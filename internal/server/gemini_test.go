@@ -168,7 +168,8 @@ func TestGeminiBadInput(t *testing.T) {
 		{"malformed JSON", "/v1beta/models/g-text:generateContent", `{"contents":[`, 400, "INVALID_ARGUMENT"},
 		{"wrong type", "/v1beta/models/g-text:generateContent", `{"contents":"hi"}`, 400, "INVALID_ARGUMENT"},
 		{"bad role", "/v1beta/models/g-text:streamGenerateContent?alt=sse", `{"contents":[{"role":"system","parts":[{"text":"hi"}]}]}`, 400, "INVALID_ARGUMENT"},
-		{"pdf", "/v1beta/models/g-text:generateContent", `{"contents":[{"parts":[{"inlineData":{"mimeType":"application/pdf","data":"AAAA"}}]}]}`, 400, "INVALID_ARGUMENT"},
+		// A PDF now crosses to a Chat target (a file part); ogg audio has no Chat equivalent.
+		{"ogg audio", "/v1beta/models/g-text:generateContent", `{"contents":[{"parts":[{"inlineData":{"mimeType":"audio/ogg","data":"AAAA"}}]}]}`, 400, "INVALID_ARGUMENT"},
 		{"bad base64", "/v1beta/models/g-text:generateContent", `{"contents":[{"parts":[{"inlineData":{"mimeType":"image/png","data":"%%%"}}]}]}`, 400, "INVALID_ARGUMENT"},
 		{"hosted tool", "/v1beta/models/g-text:generateContent", `{"contents":[{"parts":[{"text":"hi"}]}],"tools":[{"googleSearch":{}}]}`, 400, "INVALID_ARGUMENT"},
 	} {

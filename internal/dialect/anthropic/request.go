@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/sluice-gw/sluice/internal/dialect/oai"
 	"github.com/sluice-gw/sluice/internal/llm"
@@ -340,8 +341,12 @@ func (d *decoder) user(blocks []block, param string, plain bool) ([]llm.Message,
 					if err != nil {
 						return nil, err
 					}
-					if p.Type == llm.PartImage {
+					switch p.Type {
+					case llm.PartImage:
 						d.needs("images in tool_result")
+						continue
+					case llm.PartFile:
+						d.needs("documents in tool_result")
 						continue
 					}
 					t.Parts = append(t.Parts, p)
@@ -364,7 +369,8 @@ func (d *decoder) user(blocks []block, param string, plain bool) ([]llm.Message,
 }
 
 // part translates a block of user content: text, an image (base64 as a data: URL, or url),
-// a plain-text document as text. Anything else only Anthropic can read.
+// a plain-text document as text, a base64 or url document as a file (its title the file's
+// name). Anything else only Anthropic can read.
 func (d *decoder) part(b block, at string) (llm.Part, error) {
 	switch b.Type {
 	case "text":
@@ -379,10 +385,23 @@ func (d *decoder) part(b block, at string) (llm.Part, error) {
 		}
 		return llm.Part{}, invalid(at, "%s.source: an image needs a base64 source (media_type, data) or a url source", at)
 	case "document":
-		if s := b.Source; s != nil && s.Type == "text" {
+		s := b.Source
+		switch {
+		case s != nil && s.Type == "text":
 			return llm.Part{Type: llm.PartText, Text: s.Data}, nil
+		case s != nil && s.Type == "base64":
+			if s.MediaType == "" || !oai.ValidBase64(s.Data) {
+				return llm.Part{}, invalid(at, "%s.source: a base64 document needs a media_type and base64 data", at)
+			}
+			return llm.Part{Type: llm.PartFile, Data: s.Data, MediaType: strings.ToLower(s.MediaType), Filename: b.Title}, nil
+		case s != nil && s.Type == "url":
+			if s.URL == "" {
+				return llm.Part{}, invalid(at, "%s.source.url: Field required", at)
+			}
+			// A url document is a PDF (Anthropic's URL PDF support).
+			return llm.Part{Type: llm.PartFile, URL: s.URL, MediaType: "application/pdf", Filename: b.Title}, nil
 		}
-		d.needs("document blocks")
+		d.needs("document blocks") // a Files API file, custom content: Anthropic's own
 	case "thinking", "redacted_thinking", "tool_use":
 		return llm.Part{}, invalid(at, "%s.type: a %s block belongs to an assistant message", at, b.Type)
 	default:

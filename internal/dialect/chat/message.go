@@ -65,7 +65,8 @@ func decodeMessage(i int, raw json.RawMessage) (llm.Message, error) {
 	return m, nil
 }
 
-// decodeContent accepts a string or an array of parts; images only in user messages.
+// decodeContent accepts a string or an array of parts; images, files and audio only in
+// user messages.
 func decodeContent(p string, role llm.Role, raw json.RawMessage) ([]llm.Part, bool, error) {
 	if len(raw) == 0 || oai.IsNull(raw) {
 		return nil, false, nil
@@ -95,8 +96,25 @@ func decodeContent(p string, role llm.Role, raw json.RawMessage) ([]llm.Part, bo
 				return nil, false, oai.Invalid(pp+".image_url.url", "Missing required parameter: '%s.image_url.url'.", pp)
 			}
 			parts = append(parts, llm.Part{Type: llm.PartImage, URL: w.ImageURL.URL, Detail: w.ImageURL.Detail})
+		case "file", "input_audio":
+			if role != llm.RoleUser {
+				return nil, false, oai.Invalid(pp+".type", "File and audio content parts are only allowed in user messages.")
+			}
+			var part llm.Part
+			var err error
+			if w.Type == "input_audio" {
+				part, err = oai.AudioPart(pp, w.InputAudio)
+			} else if w.File == nil {
+				err = oai.Invalid(pp+".file", "Missing required parameter: '%s.file'.", pp)
+			} else {
+				part, err = oai.FilePart(pp+".file", w.File.FileData, "", w.File.FileID, w.File.Filename)
+			}
+			if err != nil {
+				return nil, false, err
+			}
+			parts = append(parts, part)
 		default:
-			return nil, false, oai.Invalid(pp+".type", "Invalid value for '%s.type': '%s'. Supported values are: 'text' and 'image_url'.", pp, w.Type)
+			return nil, false, oai.Invalid(pp+".type", "Invalid value for '%s.type': '%s'. Supported values are: 'text', 'image_url', 'input_audio' and 'file'.", pp, w.Type)
 		}
 	}
 	return parts, false, nil

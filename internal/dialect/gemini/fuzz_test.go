@@ -15,6 +15,7 @@ func FuzzDecode(f *testing.F) {
 		`{"parts":[{"functionResponse":{"name":"f","response":{}}}]}],"tools":[{"functionDeclarations":[{"name":"f","parameters":{"type":"OBJECT"}}]}]}`)
 	f.Add("m:countTokens", `{"generateContentRequest":{"contents":[{"parts":[{"inlineData":{"mimeType":"image/png","data":"AA=="}}]}]}}`)
 	f.Add("m:generateContent", `{"contents":[{"parts":[{"text":"a"}]}],"generationConfig":{"responseMimeType":"application/json","responseSchema":{"type":"OBJECT"},"thinkingConfig":{"thinkingBudget":-1}}}`)
+	f.Add("m:generateContent", `{"contents":[{"parts":[{"inlineData":{"mimeType":"application/pdf","data":"JVBERi0="}},{"inlineData":{"mimeType":"audio/wav","data":"UklGRg=="}},{"fileData":{"mimeType":"application/pdf","fileUri":"https://generativelanguage.googleapis.com/v1beta/files/f"}}]}]}`)
 	f.Add("x", `[]`)
 	f.Fuzz(func(t *testing.T, path, body string) {
 		d, err := Decode([]byte(body), input(path, "sse"))

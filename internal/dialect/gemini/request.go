@@ -223,21 +223,26 @@ func (c *calls) user(at string, parts []wire.Part) ([]llm.Message, error) {
 		case p.FunctionCall != nil:
 			return nil, invalid(pat + ": a functionCall part belongs to a model turn.")
 		case p.InlineData != nil:
-			b := p.InlineData
-			if !strings.HasPrefix(b.MIMEType, "image/") {
-				return nil, invalid(pat + ".inlineData: the gateway serves images only, not " + strconv.Quote(b.MIMEType) + ".")
+			part, err := inline(pat, p.InlineData)
+			if err != nil {
+				return nil, err
 			}
-			m.Parts = append(m.Parts, llm.Part{Type: llm.PartImage,
-				URL: "data:" + b.MIMEType + ";base64," + base64.StdEncoding.EncodeToString(b.Data)})
+			m.Parts = append(m.Parts, part)
 		case p.FileData != nil:
 			f := p.FileData
 			if f.FileURI == "" {
 				return nil, invalid(pat + ".fileData.fileUri is required.")
 			}
-			if f.MIMEType != "" && !strings.HasPrefix(f.MIMEType, "image/") {
-				return nil, invalid(pat + ".fileData: the gateway serves images only, not " + strconv.Quote(f.MIMEType) + ".")
+			mt := strings.ToLower(f.MIMEType)
+			switch {
+			case mt == "" || strings.HasPrefix(mt, "image/"):
+				m.Parts = append(m.Parts, llm.Part{Type: llm.PartImage, URL: f.FileURI})
+			case strings.HasPrefix(f.FileURI, filesAPI):
+				// A file of Google's Files API: only a Gemini target can read it.
+				m.Parts = append(m.Parts, llm.Part{Type: llm.PartFile, FileID: f.FileURI, FileOf: "gemini", MediaType: mt})
+			default:
+				m.Parts = append(m.Parts, llm.Part{Type: llm.PartFile, URL: f.FileURI, MediaType: mt})
 			}
-			m.Parts = append(m.Parts, llm.Part{Type: llm.PartImage, URL: f.FileURI})
 		case p.Text != "":
 			m.Parts = append(m.Parts, llm.Part{Type: llm.PartText, Text: p.Text})
 		}
@@ -246,6 +251,25 @@ func (c *calls) user(at string, parts []wire.Part) ([]llm.Message, error) {
 		out = append(out, m)
 	}
 	return out, nil
+}
+
+// filesAPI prefixes the URIs of Google's Files API (generativelanguage.googleapis.com).
+const filesAPI = "https://generativelanguage.googleapis.com/"
+
+// inline is an inlineData part: an image (a data: URL), a recording (audio/*), or any other
+// file (a PDF, plain text, ...), each for the adapters to translate or refuse.
+func inline(at string, b *wire.Blob) (llm.Part, error) {
+	mt := strings.ToLower(b.MIMEType)
+	data := base64.StdEncoding.EncodeToString(b.Data)
+	switch {
+	case mt == "":
+		return llm.Part{}, invalid(at + ".inlineData.mimeType is required.")
+	case strings.HasPrefix(mt, "image/"):
+		return llm.Part{Type: llm.PartImage, URL: "data:" + b.MIMEType + ";base64," + data}, nil
+	case strings.HasPrefix(mt, "audio/"):
+		return llm.Part{Type: llm.PartAudio, Data: data, MediaType: mt}, nil
+	}
+	return llm.Part{Type: llm.PartFile, Data: data, MediaType: mt}, nil
 }
 
 // result is a functionResponse as a tool message: it answers the open call of its id, else

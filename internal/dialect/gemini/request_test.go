@@ -133,7 +133,7 @@ func TestDecodeRefuses(t *testing.T) {
 		{"empty parts", `{"contents":[{"parts":[]}]}`, "must not be empty"},
 		{"bad role", `{"contents":[{"role":"system","parts":[{"text":"a"}]}]}`, "valid role"},
 		{"candidates", `{"contents":[{"parts":[{"text":"a"}]}],"generationConfig":{"candidateCount":2}}`, "one candidate"},
-		{"audio", `{"contents":[{"parts":[{"inlineData":{"mimeType":"audio/wav","data":"AA=="}}]}]}`, "images only"},
+		{"no mime type", `{"contents":[{"parts":[{"inlineData":{"data":"AA=="}}]}]}`, "mimeType is required"},
 		{"orphan result", `{"contents":[{"parts":[{"functionResponse":{"name":"f","response":{}}}]}]}`, "answers no functionCall"},
 		{"call in user turn", `{"contents":[{"parts":[{"functionCall":{"name":"f"}}]}]}`, "model turn"},
 		{"mode", `{"contents":[{"parts":[{"text":"a"}]}],"toolConfig":{"functionCallingConfig":{"mode":"VALIDATED"}}}`, "not served"},

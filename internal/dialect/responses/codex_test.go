@@ -191,7 +191,9 @@ func TestDecodeNativeOnly(t *testing.T) {
 		{`{"model":"m","conversation":"conv_1"}`, "conversation"},
 		{`{"model":"m","prompt":{"id":"pmpt_1"},"input":"hi"}`, "prompt"},
 		{`{"model":"m","input":[{"type":"item_reference","id":"msg_1"}]}`, "input[0]"},
-		{`{"model":"m","input":[{"role":"user","content":[{"type":"input_file","file_id":"f"}]}]}`, "input[0].content[0]"},
+		// An OpenAI file is a file part every OpenAI target can send (internal/provider/openai).
+		{`{"model":"m","input":[{"role":"user","content":[{"type":"input_file","file_id":"f"}]}]}`, ""},
+		{`{"model":"m","input":[{"role":"system","content":[{"type":"input_file","file_id":"f"}]}]}`, "input[0].content[0]"},
 		{`{"model":"m","input":[{"role":"user","content":[{"type":"input_text","text":"a"},{"type":"input_image","file_id":"file_1"}]}]}`, "input[0].content[1].file_id"},
 	} {
 		rr, err := Decode([]byte(tt.body))

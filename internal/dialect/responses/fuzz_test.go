@@ -20,6 +20,7 @@ func FuzzDecodeResponses(f *testing.F) {
 	f.Add(`{"model":"m","input":[{"role":"user","content":[{"type":"input_image","image_url":"x"}]}],"text":{"format":{"type":"json_schema","name":"n","schema":{}}}}`)
 	f.Add(`{"model":"m","tools":[{"type":"function","name":"f"}],"tool_choice":{"type":"function","name":"f"},"previous_response_id":"r"}`)
 	f.Add(`{"model":"m","input":[{"type":"custom_tool_call","call_id":"c","name":"p","input":"x"},{"type":"custom_tool_call_output","call_id":"c","output":"ok"},{"type":"function_call","namespace":"n","call_id":"d","name":"f","arguments":"{}"},{"type":"web_search_call"}],"tools":[{"type":"namespace","name":"n","tools":[{"type":"function","name":"f"}]},{"type":"custom","name":"p","format":{"type":"grammar","syntax":"lark","definition":"s"}},{"type":"web_search"}],"tool_choice":{"type":"custom","name":"p"},"client_metadata":{"a":"b"}}`)
+	f.Add(`{"model":"m","input":[{"role":"user","content":[{"type":"input_file","filename":"a.pdf","file_data":"data:application/pdf;base64,JVBERi0="},{"type":"input_file","file_url":"https://x/b.pdf"},{"type":"input_file","file_id":"file-1"},{"type":"input_audio","input_audio":{"data":"UklGRg==","format":"wav"}}]}]}`)
 	if b, err := os.ReadFile("testdata/codex-0.169.0.json"); err == nil {
 		f.Add(string(b))
 	}

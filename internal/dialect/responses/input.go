@@ -147,8 +147,9 @@ func (b *inputBuilder) message(p string, w *wire.InputItem) error {
 	return nil
 }
 
-// contentParts decodes a message's content parts: input_text everywhere, input_image in user
-// messages, output_text and refusal in assistant messages (output items sent back).
+// contentParts decodes a message's content parts: input_text everywhere, input_image,
+// input_file and input_audio in user messages, output_text and refusal in assistant
+// messages (output items sent back).
 func (b *inputBuilder) contentParts(p string, role llm.Role, raw json.RawMessage, m *llm.Message) error {
 	var ws []wire.InputPart
 	if err := json.Unmarshal(raw, &ws); err != nil {
@@ -176,8 +177,20 @@ func (b *inputBuilder) contentParts(p string, role llm.Role, raw json.RawMessage
 				return oai.Invalid(pp+".image_url", "Missing required parameter: '%s.image_url'.", pp)
 			}
 			m.Parts = append(m.Parts, llm.Part{Type: llm.PartImage, URL: w.ImageURL, Detail: w.Detail})
+		case w.Type == "input_file" && role == llm.RoleUser:
+			f, err := oai.FilePart(pp, w.FileData, w.FileURL, w.FileID, w.Filename)
+			if err != nil {
+				return err
+			}
+			m.Parts = append(m.Parts, f)
+		case w.Type == "input_audio" && role == llm.RoleUser:
+			a, err := oai.AudioPart(pp, w.InputAudio)
+			if err != nil {
+				return err
+			}
+			m.Parts = append(m.Parts, a)
 		case w.Type == "input_file" || w.Type == "input_audio":
-			b.native = append(b.native, pp) // only a Responses upstream reads it
+			b.native = append(b.native, pp) // outside a user message: only a Responses upstream reads it
 		default:
 			return oai.Invalid(pp+".type", "Invalid value for '%s.type': '%s' in a %s message.", pp, w.Type, role)
 		}

@@ -16,6 +16,8 @@
 //	|-------------------------------------|------------------------------------------------|-------|
 //	| system / developer messages         | system (a string, or text blocks)              | all of them, in order, wherever they stand in the conversation |
 //	| user text / image_url parts         | text / image blocks                            | https URL -> source {type: url}; data: URL -> source {type: base64, media_type}; detail dropped; a non-base64 data: URL is a 400 |
+//	| user file parts                     | document blocks                                | PDF bytes -> source {type: base64}, PDF http(s) URL -> source {type: url}, text/plain bytes -> source {type: text}; name as title; other types and stored files: Unsupported 400 |
+//	| user audio parts                    | -                                              | Unsupported 400: the Messages API takes no audio |
 //	| assistant content, refusal          | text blocks                                    | |
 //	| assistant tool_calls                | tool_use blocks (input = parsed arguments)     | "" -> {}; arguments that are not a JSON object (e.g. cut by max_tokens) are a 400 |
 //	| assistant reasoning (llm.Reasoning) | thinking {thinking, signature} first in turn   | Text "" + Encrypted -> redacted_thinking {data}; reasoning without a signature (another provider's) dropped |

@@ -2,10 +2,12 @@ package anthropic
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/sluice-gw/sluice/internal/llm"
 	wire "github.com/sluice-gw/sluice/internal/schema/anthropic"
@@ -93,6 +95,14 @@ func userBlocks(parts []llm.Part, i int) (wire.Content, error) {
 				return nil, err
 			}
 			c = append(c, b)
+		case llm.PartFile:
+			b, err := documentBlock(&p, i)
+			if err != nil {
+				return nil, err
+			}
+			c = append(c, b)
+		case llm.PartAudio:
+			return nil, llm.PartError("anthropic", i, &p, "the Messages API takes no audio input")
 		default:
 			if p.Text != "" {
 				c = append(c, wire.Block{Type: "text", Text: p.Text})
@@ -100,6 +110,30 @@ func userBlocks(parts []llm.Part, i int) (wire.Content, error) {
 		}
 	}
 	return c, nil
+}
+
+// documentBlock is a file part as a document block: a PDF as a base64 or url source, a
+// plain-text file as a text source (its name the title). Anthropic reads no other kind of
+// file, and no file another provider stores: those are Unsupported.
+func documentBlock(p *llm.Part, i int) (wire.Block, error) {
+	b := wire.Block{Type: "document", Title: p.Filename}
+	switch {
+	case p.FileID != "":
+		return b, llm.PartError("anthropic", i, p, "only "+p.FileOf+" targets can read it")
+	case p.MediaType == "application/pdf" && p.Data != "":
+		b.Source = &wire.Source{Type: "base64", MediaType: p.MediaType, Data: p.Data}
+	case p.MediaType == "application/pdf" && (strings.HasPrefix(p.URL, "https://") || strings.HasPrefix(p.URL, "http://")):
+		b.Source = &wire.Source{Type: "url", URL: p.URL}
+	case p.MediaType == "text/plain" && p.Data != "":
+		text, err := base64.StdEncoding.DecodeString(p.Data)
+		if err != nil || !utf8.Valid(text) {
+			return b, invalid("messages", "messages[%d]: a text/plain file must be base64 of UTF-8 text", i)
+		}
+		b.Source = &wire.Source{Type: "text", MediaType: p.MediaType, Data: string(text)}
+	default:
+		return b, llm.PartError("anthropic", i, p, "the Messages API reads PDFs and plain text (by bytes; PDFs by http(s) URL too)")
+	}
+	return b, nil
 }
 
 // imageBlock is an image part as a URL source, or a base64 source for a data: URL (RFC 2397).

@@ -22,6 +22,8 @@
 //	| system / developer messages         | system [{text}]                                 | in order; CachePoints adds {cachePoint} after them |
 //	| user text                           | {text}                                          | empty text dropped (Converse refuses it) |
 //	| user image_url                      | {image: {format, source: {bytes}}}              | base64 data: URL (png, jpeg, gif, webp); s3:// -> source.s3Location; http(s) URL: Unsupported 400 (Converse fetches none) |
+//	| user file parts                     | {document: {format, name, source: {bytes}}}     | pdf, csv, doc, docx, xls, xlsx, html, txt, md; s3:// -> source.s3Location; name without extension or dots; http(s) URL, stored files, other types: Unsupported 400 |
+//	| user audio parts                    | {audio: {format, source: {bytes}}}              | mp3, wav, flac, ogg, aac, opus, webm, mp4, m4a, ...; others: Unsupported 400 |
 //	| assistant content, refusal          | {text}                                          | |
 //	| assistant tool_calls                | {toolUse: {toolUseId, name, input}}             | "" -> {}; not a JSON object: 400 |
 //	| assistant reasoning (llm.Reasoning) | {reasoningContent: {reasoningText: {text, signature}}} first | Text "" + Encrypted -> redactedContent (base64); without a signature: dropped |

@@ -3,7 +3,9 @@ package bedrock
 import (
 	"encoding/base64"
 	"encoding/json"
+	"path"
 	"strings"
+	"unicode"
 
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/provider/translate"
@@ -249,6 +251,12 @@ func userBlocks(i int, m *llm.Message) ([]bedrock.ContentBlock, error) {
 				return nil, err
 			}
 			out = append(out, bedrock.ContentBlock{Image: img})
+		case llm.PartFile, llm.PartAudio:
+			b, err := media(i, &p)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, b)
 		default:
 			if p.Text != "" {
 				out = append(out, bedrock.ContentBlock{Text: ptr(p.Text)})
@@ -276,6 +284,75 @@ func image(i int, u string) (*bedrock.Image, error) {
 		return nil, invalid("messages", "messages[%d]: Bedrock takes png, jpeg, gif or webp images, not %q", i, mt)
 	}
 	return &bedrock.Image{Format: f, Source: bedrock.ImageSource{Bytes: b}}, nil
+}
+
+// docFormats are Converse's document formats by media type.
+var docFormats = map[string]string{
+	"application/pdf": "pdf", "text/csv": "csv", "text/html": "html", "text/plain": "txt", "text/markdown": "md",
+	"application/msword": "doc", "application/vnd.ms-excel": "xls",
+	"application/vnd.openxmlformats-officedocument.wordprocessingml.document": "docx",
+	"application/vnd.openxmlformats-officedocument.spreadsheetml.sheet":       "xlsx",
+}
+
+// audioFormats are Converse's audio formats (llm.AudioFormat names them alike).
+var audioFormats = map[string]bool{"mp3": true, "wav": true, "flac": true, "ogg": true, "aac": true, "x-aac": true,
+	"opus": true, "webm": true, "mp4": true, "m4a": true, "mpeg": true, "mpga": true, "pcm": true, "mkv": true, "mka": true}
+
+// media is a file part as a document block, an audio part as an audio block: bytes, or an
+// s3:// file. Converse fetches no http(s) URL and reads no provider's stored file.
+func media(i int, p *llm.Part) (bedrock.ContentBlock, error) {
+	var src bedrock.ImageSource
+	switch {
+	case p.FileID != "":
+		return bedrock.ContentBlock{}, llm.PartError("bedrock", i, p, "only "+p.FileOf+" targets can read it")
+	case p.Data != "":
+		b, err := base64.StdEncoding.DecodeString(p.Data)
+		if err != nil {
+			return bedrock.ContentBlock{}, invalid("messages", "messages[%d]: a %s part's data is not valid base64", i, p.Type)
+		}
+		src.Bytes = b
+	case strings.HasPrefix(p.URL, "s3://"):
+		src.S3Location = &bedrock.S3Location{URI: p.URL}
+	default:
+		return bedrock.ContentBlock{}, llm.PartError("bedrock", i, p, "Converse takes a file's bytes or an s3:// URI, not an http(s) URL")
+	}
+	if p.Type == llm.PartAudio {
+		f := llm.AudioFormat(p.MediaType)
+		if !audioFormats[f] {
+			return bedrock.ContentBlock{}, llm.PartError("bedrock", i, p, "Converse takes mp3, wav, flac, ogg, aac, opus, webm, mp4 or m4a audio")
+		}
+		return bedrock.ContentBlock{Audio: &bedrock.Audio{Format: f, Source: src}}, nil
+	}
+	f, ok := docFormats[p.MediaType]
+	if !ok {
+		return bedrock.ContentBlock{}, llm.PartError("bedrock", i, p, "Converse reads pdf, csv, doc, docx, xls, xlsx, html, txt and md documents")
+	}
+	name := p.Name()
+	if p.Filename == "" && p.URL != "" {
+		name = path.Base(p.URL)
+	}
+	return bedrock.ContentBlock{Document: &bedrock.Document{Format: f, Name: docName(name), Source: src}}, nil
+}
+
+// docName is a file name as Converse takes a document's: its extension left out, then
+// only alphanumerics, hyphens, parentheses, square brackets and single spaces.
+func docName(name string) string {
+	if ext := path.Ext(name); ext != "" && ext != name {
+		name = strings.TrimSuffix(name, ext)
+	}
+	name = strings.Map(func(r rune) rune {
+		switch {
+		case unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune("-()[]", r):
+			return r
+		case unicode.IsSpace(r):
+			return ' '
+		}
+		return '-'
+	}, name)
+	if name = strings.Join(strings.Fields(name), " "); name == "" {
+		return "document"
+	}
+	return name
 }
 
 func format(s string) string {

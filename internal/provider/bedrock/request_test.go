@@ -15,6 +15,11 @@ func text(role llm.Role, s string) llm.Message {
 	return llm.Message{Role: role, Parts: []llm.Part{{Type: llm.PartText, Text: s}}, Plain: true}
 }
 
+// user is a request of one user message of parts.
+func user(ps ...llm.Part) llm.Request {
+	return llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Parts: ps}}}
+}
+
 func intp(n int) *int           { return &n }
 func floatp(f float64) *float64 { return &f }
 
@@ -58,6 +63,13 @@ func TestEncodeRequest(t *testing.T) {
 			{Type: llm.PartText, Text: "What is this?"},
 			{Type: llm.PartImage, URL: "data:image/png;base64,iVBORw0KGgo="},
 			{Type: llm.PartImage, URL: "s3://bucket/cat.jpg"}}}}}},
+		// A PDF and a text file as document blocks (names without their extension and the
+		// dots Converse refuses), a recording as an audio block.
+		{name: "documents and audio", req: llm.Request{Model: testModel, Messages: []llm.Message{{Role: llm.RoleUser, Parts: []llm.Part{
+			{Type: llm.PartText, Text: "Summarise both."},
+			{Type: llm.PartFile, Data: "JVBERi0xLjQ=", MediaType: "application/pdf", Filename: "Q3 report.v2.pdf"},
+			{Type: llm.PartFile, URL: "s3://bucket/notes.txt", MediaType: "text/plain"},
+			{Type: llm.PartAudio, Data: "UklGRg==", MediaType: "audio/wav"}}}}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -90,6 +102,10 @@ func TestEncodeRequestRefuses(t *testing.T) {
 		{"arguments cut", llm.Request{Messages: []llm.Message{{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "a", Name: "f", Arguments: `{"city":`}}}}}, llm.Invalid, "messages"},
 		{"arguments not an object", llm.Request{Messages: []llm.Message{{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "a", Name: "f", Arguments: `[1]`}}}}}, llm.Invalid, "messages"},
 		{"allowed_tools choice", llm.Request{Tools: []llm.Tool{{Name: "f"}}, ToolChoice: json.RawMessage(`{"type":"allowed_tools"}`)}, llm.Unsupported, "tool_choice"},
+		{"file by http url", user(llm.Part{Type: llm.PartFile, URL: "https://x/a.pdf", MediaType: "application/pdf"}), llm.Unsupported, "messages"},
+		{"openai file", user(llm.Part{Type: llm.PartFile, FileID: "file-1", FileOf: "openai"}), llm.Unsupported, "messages"},
+		{"zip file", user(llm.Part{Type: llm.PartFile, Data: "AAAA", MediaType: "application/zip"}), llm.Unsupported, "messages"},
+		{"aiff audio", user(llm.Part{Type: llm.PartAudio, Data: "AAAA", MediaType: "audio/aiff"}), llm.Unsupported, "messages"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

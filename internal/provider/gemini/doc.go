@@ -14,6 +14,7 @@
 //	|-------------------------------------|---------------------------------------------------|-------|
 //	| system / developer messages         | systemInstruction.parts [{text}]                  | in order |
 //	| user text / image_url               | {text} / {inlineData {mimeType, data}} or {fileData {mimeType, fileUri}} | base64 data: URL inline; any other URL (https, gs://, Files API) as file data, media type from its extension (image/jpeg if none) |
+//	| user file / audio parts             | {inlineData {mimeType, data}} / {fileData {mimeType, fileUri}} | bytes inline; a URL or a Files API file as file data; another provider's stored file: Unsupported 400 |
 //	| assistant content, refusal          | {text} in a "model" turn                          | |
 //	| assistant tool_calls                | {functionCall {id, name, args}}                   | ids the adapter made up (gemini_call_...) are not sent; arguments not a JSON object: 400 |
 //	| assistant reasoning with Encrypted  | thoughtSignature on the part it came on           | ID = a tool call's id: that call's part; else the turn's first part (an empty one if none); thought text is not handed back |

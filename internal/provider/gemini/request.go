@@ -1,6 +1,7 @@
 package gemini
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"mime"
 	"path"
@@ -241,6 +242,12 @@ func userParts(i int, m *llm.Message) ([]gemini.Part, error) {
 				return nil, err
 			}
 			parts = append(parts, part)
+		case llm.PartFile, llm.PartAudio:
+			part, err := media(i, &p)
+			if err != nil {
+				return nil, err
+			}
+			parts = append(parts, part)
 		default:
 			if p.Text != "" {
 				parts = append(parts, gemini.Part{Text: p.Text})
@@ -248,6 +255,24 @@ func userParts(i int, m *llm.Message) ([]gemini.Part, error) {
 		}
 	}
 	return parts, nil
+}
+
+// media is a file or audio part: its bytes inline, a URL or a Files API file as file data.
+// A file another provider stores is Unsupported.
+func media(i int, p *llm.Part) (gemini.Part, error) {
+	switch {
+	case p.FileID != "" && p.FileOf != "gemini":
+		return gemini.Part{}, llm.PartError("gemini", i, p, "only "+p.FileOf+" targets can read it")
+	case p.FileID != "":
+		return gemini.Part{FileData: &gemini.FileData{MIMEType: p.MediaType, FileURI: p.FileID}}, nil
+	case p.Data != "":
+		b, err := base64.StdEncoding.DecodeString(p.Data)
+		if err != nil {
+			return gemini.Part{}, invalid("messages", "messages[%d]: a %s part's data is not valid base64", i, p.Type)
+		}
+		return gemini.Part{InlineData: &gemini.Blob{MIMEType: p.MediaType, Data: b}}, nil
+	}
+	return gemini.Part{FileData: &gemini.FileData{MIMEType: p.MediaType, FileURI: p.URL}}, nil
 }
 
 // image is an image part: a base64 data: URL inline, any other URL (https, gs://, a Files

@@ -50,6 +50,13 @@ func TestEncodeRequest(t *testing.T) {
 				{Type: llm.PartImage, URL: "data:image/png;base64,iVBORw0KGgo="}, {Type: llm.PartImage, URL: "gs://bucket/cat.png"}}},
 				{Role: llm.RoleAssistant, Parts: []llm.Part{{Type: llm.PartText, Text: "A cat."}}, Reasoning: []llm.Reasoning{{Encrypted: "EqsFCqgF"}}},
 				text(llm.RoleUser, "Sure?")}}},
+		// Bytes inline, a URL and a Files API file as file data.
+		{name: "files and audio", req: llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Parts: []llm.Part{
+			{Type: llm.PartText, Text: "Summarise and transcribe."},
+			{Type: llm.PartFile, Data: "JVBERi0xLjQ=", MediaType: "application/pdf", Filename: "a.pdf"},
+			{Type: llm.PartFile, URL: "https://example.com/b.pdf", MediaType: "application/pdf"},
+			{Type: llm.PartFile, FileID: "https://generativelanguage.googleapis.com/v1beta/files/abc", FileOf: "gemini", MediaType: "audio/mp3"},
+			{Type: llm.PartAudio, Data: "UklGRg==", MediaType: "audio/wav"}}}}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -79,6 +86,7 @@ func TestEncodeRequestRefuses(t *testing.T) {
 		{"arguments not an object", llm.Request{Messages: []llm.Message{{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "a", Name: "f", Arguments: `"x"`}}}}}, llm.Invalid, "messages"},
 		{"bad data url", llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Parts: []llm.Part{{Type: llm.PartImage, URL: "data:image/png,raw"}}}}}, llm.Invalid, "messages"},
 		{"allowed_tools", llm.Request{Tools: []llm.Tool{{Name: "f"}}, ToolChoice: json.RawMessage(`{"type":"allowed_tools"}`)}, llm.Unsupported, "tool_choice"},
+		{"openai file", llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Parts: []llm.Part{{Type: llm.PartFile, FileID: "file-1", FileOf: "openai"}}}}}, llm.Unsupported, "messages"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -26,7 +26,7 @@ func sizeHint(req *llm.Request) int {
 	for i := range req.Messages {
 		n += 64
 		for _, p := range req.Messages[i].Parts {
-			n += len(p.Text) + len(p.URL)
+			n += len(p.Text) + len(p.URL) + len(p.Data) + len(p.FileID)
 		}
 		for _, tc := range req.Messages[i].ToolCalls {
 			n += 96 + len(tc.Arguments)
@@ -46,6 +46,9 @@ func sizeHint(req *llm.Request) int {
 // Extra unchanged and in order. The output is
 // deterministic: no map is iterated.
 func encodeRequest(req *llm.Request, includeUsage bool) ([]byte, error) {
+	if err := checkParts(chatAPI, req); err != nil {
+		return nil, err
+	}
 	var b bytes.Buffer
 	b.Grow(sizeHint(req))
 	b.WriteString(`{"model":`)
@@ -180,6 +183,8 @@ func writeMessage(b *bytes.Buffer, m *llm.Message) {
 					writeString(b, p.Detail)
 				}
 				b.WriteString(`}}`)
+			case llm.PartFile, llm.PartAudio:
+				writeChatMedia(b, &m.Parts[i])
 			default:
 				b.WriteString(`{"type":"text","text":`)
 				writeString(b, p.Text)

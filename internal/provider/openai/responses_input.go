@@ -141,7 +141,8 @@ func (w *itemWriter) toolOutput(m *llm.Message) {
 	b.WriteByte('}')
 }
 
-// writeInputParts writes content parts as input_text and input_image.
+// writeInputParts writes content parts as input_text, input_image and input_file (audio,
+// which the Responses API does not take, was refused by checkParts).
 func writeInputParts(b *bytes.Buffer, parts []llm.Part) {
 	b.WriteByte('[')
 	for i, p := range parts {
@@ -160,6 +161,8 @@ func writeInputParts(b *bytes.Buffer, parts []llm.Part) {
 				b.WriteString(`"auto"`)
 			}
 			b.WriteByte('}')
+		case llm.PartFile:
+			writeInputFile(b, &parts[i])
 		default:
 			b.WriteString(`{"type":"input_text","text":`)
 			writeString(b, p.Text)

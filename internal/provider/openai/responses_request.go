@@ -46,6 +46,9 @@ func encodeResponsesRequest(req *llm.Request) ([]byte, error) {
 	if n := req.Native; n != nil && n.Wire == "responses" {
 		return encodeNative(req.Model, n.Fields, req.Plain), nil
 	}
+	if err := checkParts(responsesAPI, req); err != nil {
+		return nil, err
+	}
 	var b bytes.Buffer
 	b.Grow(1024)
 	b.WriteString(`{"model":`)

@@ -87,6 +87,7 @@ type Block struct {
 	Type         string          `json:"type"`
 	Text         string          `json:"text,omitempty"`
 	Source       *Source         `json:"source,omitempty"`
+	Title        string          `json:"title,omitempty"`
 	ID           string          `json:"id,omitempty"`
 	Name         string          `json:"name,omitempty"`
 	Input        json.RawMessage `json:"input,omitempty"`

@@ -41,6 +41,8 @@ type CachePoint struct {
 type ContentBlock struct {
 	Text             *string           `json:"text,omitempty"`
 	Image            *Image            `json:"image,omitempty"`
+	Document         *Document         `json:"document,omitempty"`
+	Audio            *Audio            `json:"audio,omitempty"`
 	ToolUse          *ToolUse          `json:"toolUse,omitempty"`
 	ToolResult       *ToolResult       `json:"toolResult,omitempty"`
 	ReasoningContent *ReasoningContent `json:"reasoningContent,omitempty"`
@@ -53,7 +55,24 @@ type Image struct {
 	Source ImageSource `json:"source"`
 }
 
-// ImageSource holds the image bytes (base64 in JSON) or an S3 location.
+// Document is a document block: format pdf, csv, doc, docx, xls, xlsx, html, txt or md;
+// a name of alphanumerics, single spaces, hyphens, parentheses and square brackets; its
+// bytes or S3 location.
+type Document struct {
+	Format string      `json:"format"`
+	Name   string      `json:"name"`
+	Source ImageSource `json:"source"`
+}
+
+// Audio is an audio block: format mp3, wav, flac, ogg, aac, opus, webm, ...; its bytes or
+// S3 location.
+type Audio struct {
+	Format string      `json:"format"`
+	Source ImageSource `json:"source"`
+}
+
+// ImageSource holds an image's, a document's or a recording's bytes (base64 in JSON) or an
+// S3 location.
 type ImageSource struct {
 	Bytes      []byte      `json:"bytes,omitempty"`
 	S3Location *S3Location `json:"s3Location,omitempty"`

@@ -29,11 +29,29 @@ type ChatMessage struct {
 	ToolCalls  []ToolCall      `json:"tool_calls,omitempty"`
 }
 
-// ContentPart is one part of a message's content: text, or image_url with its ImageURL.
+// ContentPart is one part of a message's content: text, image_url with its ImageURL, file
+// with its File, input_audio with its InputAudio.
 type ContentPart struct {
-	Type     string    `json:"type"`
-	Text     *string   `json:"text,omitempty"`
-	ImageURL *ImageURL `json:"image_url,omitempty"`
+	Type       string      `json:"type"`
+	Text       *string     `json:"text,omitempty"`
+	ImageURL   *ImageURL   `json:"image_url,omitempty"`
+	File       *File       `json:"file,omitempty"`
+	InputAudio *InputAudio `json:"input_audio,omitempty"`
+}
+
+// File is a file part's file: its bytes as a base64 data: URL (FileData) with its
+// Filename, or an uploaded file's FileID.
+type File struct {
+	FileData string `json:"file_data,omitempty"`
+	FileID   string `json:"file_id,omitempty"`
+	Filename string `json:"filename,omitempty"`
+}
+
+// InputAudio is an input_audio part's recording: base64 Data in Format (wav or mp3). The
+// Responses API's input_audio part has the same member.
+type InputAudio struct {
+	Data   string `json:"data"`
+	Format string `json:"format"`
 }
 
 // ImageURL is an image_url part's image: a URL (https: or a data: URL) and the detail

@@ -48,14 +48,19 @@ type InputItem struct {
 }
 
 // InputPart is one part of an input message's content: input_text or output_text (Text),
-// refusal (Refusal), input_image (ImageURL or FileID, and Detail).
+// refusal (Refusal), input_image (ImageURL or FileID, and Detail), input_file (FileData, a
+// base64 data: URL, with Filename; FileURL; or FileID), input_audio (InputAudio).
 type InputPart struct {
-	Type     string  `json:"type"`
-	Text     *string `json:"text,omitempty"`
-	Refusal  *string `json:"refusal,omitempty"`
-	ImageURL string  `json:"image_url,omitempty"`
-	FileID   string  `json:"file_id,omitempty"`
-	Detail   string  `json:"detail,omitempty"`
+	Type       string      `json:"type"`
+	Text       *string     `json:"text,omitempty"`
+	Refusal    *string     `json:"refusal,omitempty"`
+	ImageURL   string      `json:"image_url,omitempty"`
+	FileID     string      `json:"file_id,omitempty"`
+	Detail     string      `json:"detail,omitempty"`
+	FileData   string      `json:"file_data,omitempty"`
+	FileURL    string      `json:"file_url,omitempty"`
+	Filename   string      `json:"filename,omitempty"`
+	InputAudio *InputAudio `json:"input_audio,omitempty"`
 }
 
 // Response is the Response object: in response.created, .in_progress, .completed,
