@@ -18,6 +18,12 @@ func New(b []byte) Scanner { return Scanner{b: b} }
 // Advance consumes one byte: the one Peek returned.
 func (p *Scanner) Advance() { p.i++ }
 
+// Skip consumes n bytes the caller knows: ones an earlier scan of the same bytes validated.
+func (p *Scanner) Skip(n int) { p.i += n }
+
+// Pos is how many bytes were consumed.
+func (p *Scanner) Pos() int { return p.i }
+
 // Done reports whether every byte was consumed (call WS first to allow trailing whitespace).
 func (p *Scanner) Done() bool { return p.i == len(p.b) }
 

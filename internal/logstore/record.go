@@ -111,6 +111,9 @@ func prepare(r Record) (Record, error) {
 		return r, errorf("record %q has no time", r.ID)
 	}
 	r.Time = r.Time.UTC().Truncate(time.Microsecond)
+	if y := r.Time.Year(); y < 0 || y > 9999 {
+		return r, errorf("record %q has a time RFC 3339 cannot write: year %d", r.ID, y) // as encoding/json refuses it
+	}
 	// JSON has no NaN or infinity: one would fail the batch at every try.
 	for _, p := range []*float64{&r.FirstEventMS, &r.FirstTokenMS, &r.DurationMS, &r.OverheadMS, &r.CostUSD} {
 		*p = finite(*p)

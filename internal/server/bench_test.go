@@ -7,7 +7,9 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/sluice-gw/sluice/internal/auth"
 	"github.com/sluice-gw/sluice/internal/config"
@@ -24,6 +26,19 @@ func BenchmarkChat(b *testing.B) {
 	ms := httptest.NewServer(mockllm.New(mockllm.Options{}))
 	defer ms.Close()
 	srv := benchServer(b, ms.URL)
+	b.Run("nonstream", func(b *testing.B) { benchPost(b, srv, false) })
+	b.Run("stream", func(b *testing.B) { benchPost(b, srv, true) })
+}
+
+// BenchmarkChatLong is BenchmarkChat at a realistic answer length (issue 36): 500 tokens,
+// 2,000 bytes in 100 deltas of 20. Its nonstream case is the default path of a plain
+// request, an upstream stream assembled into one body, where the cost is per upstream
+// event. cpu-µs/op is the process's user+system time per request (mock and client
+// included), which other processes on the machine do not inflate as they do ns/op.
+func BenchmarkChatLong(b *testing.B) {
+	ms := httptest.NewServer(mockllm.New(mockllm.Options{}))
+	defer ms.Close()
+	srv := benchServerTarget(b, ms.URL, "mock/text?len=2000&chunk=20", "")
 	b.Run("nonstream", func(b *testing.B) { benchPost(b, srv, false) })
 	b.Run("stream", func(b *testing.B) { benchPost(b, srv, true) })
 }
@@ -69,12 +84,17 @@ func benchServer(b *testing.B, mockURL string) *server.Server {
 // benchServerWith is benchServer with more settings for the default alias (a flow
 // mapping's members, after its targets).
 func benchServerWith(b *testing.B, mockURL, alias string) *server.Server {
+	return benchServerTarget(b, mockURL, "mock/text?len=200&chunk=10", alias)
+}
+
+// benchServerTarget is benchServerWith with the alias's target.
+func benchServerTarget(b *testing.B, mockURL, target, alias string) *server.Server {
 	b.Helper()
 	cfg, err := config.ParseWith([]byte(`
 providers:
   mock: {kind: openai-compatible, base_url: "${MOCK_URL}/v1"}
 models:
-  default: {targets: ["mock/text?len=200&chunk=10"]`+alias+`}
+  default: {targets: ["`+target+`"]`+alias+`}
 `), "bench.yaml", func(k string) (string, bool) { return mockURL, k == "MOCK_URL" })
 	if err != nil {
 		b.Fatal(err)
@@ -102,6 +122,10 @@ func benchPostKey(b *testing.B, srv http.Handler, stream bool, key string) {
 		body = `{"model":"default","stream":true,"messages":[{"role":"user","content":"hi"}]}`
 	}
 	b.ReportAllocs()
+	cpu0 := cpuTime()
+	defer func() {
+		b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
+	}()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			req, _ := http.NewRequest(http.MethodPost, gs.URL+"/v1/chat/completions", strings.NewReader(body))
@@ -122,4 +146,11 @@ func benchPostKey(b *testing.B, srv http.Handler, stream bool, key string) {
 			}
 		}
 	})
+}
+
+// cpuTime is the process's user and system time so far.
+func cpuTime() time.Duration {
+	var u syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &u)
+	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
 }

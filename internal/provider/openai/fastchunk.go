@@ -1,6 +1,8 @@
 package openai
 
 import (
+	"bytes"
+
 	"github.com/sluice-gw/sluice/internal/jsonscan"
 	wire "github.com/sluice-gw/sluice/internal/schema/openai"
 )
@@ -17,16 +19,58 @@ import (
 // in the same pass, as encoding/json would decode data into h; a second pass of
 // json.Unmarshal for it cost half as much as decoding all the other chunks of an answer.
 // On false, c and h hold partial results.
-func decodeFast(data []byte, c *chunk, h *head) bool {
-	p := fastParser{Scanner: jsonscan.New(data), head: h}
-	return p.chunk(c) && p.Done()
+//
+// With pre (nil: none), the members that open every chunk of a stream (id, object, created,
+// model, system_fingerprint: some 180 bytes, the same bytes in every chunk) are scanned once:
+// a chunk that starts with the bytes pre learned from the previous one resumes after them,
+// since the same bytes scan the same way and those members set nothing. Otherwise the chunk
+// is scanned whole and pre learns its opening. Either way the result is the same.
+func decodeFast(data []byte, c *chunk, h *head, pre *prefix) bool {
+	if pre != nil && h == nil && pre.n > 0 && bytes.HasPrefix(data, pre.b[:pre.n]) {
+		p := fastParser{Scanner: jsonscan.New(data)}
+		p.Skip(pre.n - 1) // up to the ',' that ends the prefix, which Member takes
+		if p.members(false, p.chunkField(c)) && p.Done() {
+			return true
+		}
+		c.reset() // a prefix that matched yet failed: the full scan decides
+	}
+	p := fastParser{Scanner: jsonscan.New(data), head: h, open: pre != nil && h == nil}
+	if !p.chunk(c) || !p.Done() {
+		return false
+	}
+	if pre != nil && h == nil {
+		pre.learn(data, p.end)
+	}
+	return true
+}
+
+// prefix is the opening of a stream's chunks that decodeFast skips: members it does not
+// know, ending with the ',' after the last (so a number cannot run on past it). A value in
+// the stream, not a pointer, so that it costs no allocation.
+type prefix struct {
+	b [maxPrefix]byte
+	n int
+}
+
+const maxPrefix = 256
+
+// learn keeps data[:end+1] when data[end] is the ',' after the opening's members, and
+// forgets the opening otherwise.
+func (pre *prefix) learn(data []byte, end int) {
+	pre.n = 0
+	if end > 0 && end < len(data) && end+1 <= maxPrefix && data[end] == ',' {
+		pre.n = copy(pre.b[:], data[:end+1])
+	}
 }
 
 // fastParser is a jsonscan.Scanner that knows the chunk's shape; head, if set, takes the
-// head's members.
+// head's members. While open, the chunk's members so far are all unknown ones, and end is
+// where the last of them ended: the prefix the next chunk may skip.
 type fastParser struct {
 	jsonscan.Scanner
 	head *head
+	open bool
+	end  int
 }
 
 // object reads an object, or null when nullable, whose members field decodes: field reads
@@ -41,8 +85,14 @@ func (p *fastParser) object(nullable bool, field func(k []byte) (uint8, bool)) b
 	default:
 		return false
 	}
+	return p.members(true, field)
+}
+
+// members reads the members of an object whose '{' was consumed, the first of them next
+// when first, else after a ','.
+func (p *fastParser) members(first bool, field func(k []byte) (uint8, bool)) bool {
 	var seen uint8
-	for first := true; ; first = false {
+	for ; ; first = false {
 		k, end, ok := p.Member(first)
 		if !ok {
 			return false
@@ -68,31 +118,45 @@ func (p *fastParser) unknown(k []byte, known ...string) (uint8, bool) {
 	return 0, ok
 }
 
-func (p *fastParser) chunk(c *chunk) bool {
-	return p.object(false, func(k []byte) (uint8, bool) {
+func (p *fastParser) chunk(c *chunk) bool { return p.object(false, p.chunkField(c)) }
+
+// chunkField decodes the member k of a chunk into c.
+func (p *fastParser) chunkField(c *chunk) func(k []byte) (uint8, bool) {
+	return func(k []byte) (uint8, bool) {
+		if p.open {
+			bit, ok := p.field(c, k)
+			if p.open = ok && bit == 0; p.open {
+				p.end = p.Pos()
+			}
+			return bit, ok
+		}
+		return p.field(c, k)
+	}
+}
+
+func (p *fastParser) field(c *chunk, k []byte) (uint8, bool) {
+	switch string(k) {
+	case "choices":
+		return 1, p.choices(c)
+	case "usage":
+		if p.Peek() == 'n' {
+			return 2, p.Lit("null") // encoding/json leaves the pointer as it is: nil after reset
+		}
+		c.Usage = &wire.Usage{}
+		return 2, p.usage(c.Usage)
+	case "error":
+		return 4, p.raw(&c.Error)
+	}
+	if p.head != nil {
 		switch string(k) {
-		case "choices":
-			return 1, p.choices(c)
-		case "usage":
-			if p.Peek() == 'n' {
-				return 2, p.Lit("null") // encoding/json leaves the pointer as it is: nil after reset
-			}
-			c.Usage = &wire.Usage{}
-			return 2, p.usage(c.Usage)
-		case "error":
-			return 4, p.raw(&c.Error)
+		case "id":
+			return 8, p.text((*wire.Text)(&p.head.ID))
+		case "model":
+			return 16, p.text((*wire.Text)(&p.head.Model))
 		}
-		if p.head != nil {
-			switch string(k) {
-			case "id":
-				return 8, p.text((*wire.Text)(&p.head.ID))
-			case "model":
-				return 16, p.text((*wire.Text)(&p.head.Model))
-			}
-			return p.unknown(k, "choices", "usage", "error", "id", "model")
-		}
-		return p.unknown(k, "choices", "usage", "error")
-	})
+		return p.unknown(k, "choices", "usage", "error", "id", "model")
+	}
+	return p.unknown(k, "choices", "usage", "error")
 }
 
 func (p *fastParser) choices(c *chunk) bool {

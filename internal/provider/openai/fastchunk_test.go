@@ -106,12 +106,12 @@ func sseData(t testing.TB, path string) [][]byte {
 func checkFastAgrees(t *testing.T, data []byte) bool {
 	t.Helper()
 	var fast chunk
-	if !decodeFast(data, &fast, nil) {
+	if !decodeFast(data, &fast, nil, nil) {
 		return false
 	}
 	var first chunk
 	var fh, uh head
-	if decodeFast(data, &first, &fh) {
+	if decodeFast(data, &first, &fh, nil) {
 		if err := json.Unmarshal(data, &uh); err != nil {
 			t.Fatalf("fast path accepted %q with its head; json.Unmarshal: %v", data, err)
 		}
@@ -132,7 +132,7 @@ func checkFastAgrees(t *testing.T, data []byte) bool {
 	dirty := chunk{Choices: make([]wireChoice, 3, 8), Error: wire.Raw("x"), Usage: &wire.Usage{TotalTokens: 1}}
 	dirty.Choices[0] = wireChoice{Index: 7, Delta: wireDelta{Content: "old", ToolCalls: []wire.ToolCallDelta{{ID: "t"}}}, Logprobs: wire.Raw("1"), FinishReason: "stop"}
 	dirty.reset()
-	if !decodeFast(data, &dirty, nil) {
+	if !decodeFast(data, &dirty, nil, nil) {
 		t.Fatalf("fast path accepted %q into a fresh chunk but not a reused one", data)
 	}
 	if len(full.Choices) == 0 {
@@ -141,7 +141,86 @@ func checkFastAgrees(t *testing.T, data []byte) bool {
 	if !reflect.DeepEqual(dirty, full) {
 		t.Fatalf("%q into a reused chunk:\nfast %+v\nfull %+v", data, dirty, full)
 	}
+	// Twice with a prefix, as a stream decodes its chunks: the second resumes after the
+	// opening the first learned.
+	var pre prefix
+	for i := range 2 {
+		var again chunk
+		if !decodeFast(data, &again, nil, &pre) {
+			t.Fatalf("%q with a prefix (time %d): refused", data, i)
+		}
+		if len(again.Choices) == 0 {
+			again.Choices = nil
+		}
+		if !reflect.DeepEqual(again, full) {
+			t.Fatalf("%q with a prefix (time %d):\nfast %+v\nfull %+v", data, i, again, full)
+		}
+	}
 	return true
+}
+
+// checkPrefixAgrees decodes b after a, as chunks of one stream: with the prefix a taught,
+// decodeFast must decide b exactly as it does alone.
+func checkPrefixAgrees(t *testing.T, a, b []byte) {
+	t.Helper()
+	var pre prefix
+	var ca, alone, after chunk
+	decodeFast(a, &ca, nil, &pre)
+	okAlone := decodeFast(b, &alone, nil, nil)
+	okAfter := decodeFast(b, &after, nil, &pre)
+	if okAlone != okAfter {
+		t.Fatalf("after %q, %q: fast %v, alone %v", a, b, okAfter, okAlone)
+	}
+	if okAlone && !reflect.DeepEqual(alone, after) {
+		t.Fatalf("after %q, %q:\nafter %+v\nalone %+v", a, b, after, alone)
+	}
+}
+
+// FuzzDecodeFastPrefix: a chunk decodes the same after any other, whatever opening the
+// first taught the prefix.
+func FuzzDecodeFastPrefix(f *testing.F) {
+	const open = `{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1727346168,"model":"gpt-4o","system_fingerprint":"fp_1",`
+	for _, p := range [][2]string{
+		{open + `"choices":[{"index":0,"delta":{"content":"a"}}]}`, open + `"choices":[{"index":0,"delta":{"content":"b"}}]}`},
+		{open + `"choices":[]}`, open + `"choices":[],"usage":{"prompt_tokens":1}}`},
+		{`{"created":17,"choices":[]}`, `{"created":175,"choices":[]}`},  // a number that runs on
+		{`{"created":17,"choices":[]}`, `{"created":17,}`},               // a trailing comma
+		{`{"created":17,"choices":[]}`, `{"created":17,"Choices":[{}]}`}, // folds to a known name
+		{`{"created":17,"choices":[]}`, `{"created":17,"created":1,"choices":[]}`},
+		{`{"a":1,"b":2,"choices":[]}`, `{"a":1,"b":2,"choices":[],"choices":[]}`}, // a duplicate
+		{`{"a":1 ,"choices":[]}`, `{"a":1 ,"choices":[]}`},                        // no comma at the end
+		{`{"a":1,"choices":[]}`, `{"a":1,"choices":[]} x`},
+		{`{"id":"x","choices":[]}`, `{"id":"x","choices":null}`},
+	} {
+		f.Add([]byte(p[0]), []byte(p[1]))
+	}
+	f.Fuzz(func(t *testing.T, a, b []byte) {
+		checkPrefixAgrees(t, a, b)
+	})
+}
+
+// TestDecodeFastPrefixTaken checks that a stream's chunks do resume after the opening
+// (not merely agree), and that a changed opening is learned anew.
+func TestDecodeFastPrefixTaken(t *testing.T) {
+	const open = `{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1727346168,"model":"gpt-4o",`
+	var pre prefix
+	var c chunk
+	if !decodeFast([]byte(open+`"choices":[]}`), &c, nil, &pre) || string(pre.b[:pre.n]) != open {
+		t.Fatalf("learned %q, want %q", pre.b[:pre.n], open)
+	}
+	if !decodeFast([]byte(open+`"choices":[{"index":0,"delta":{"content":"x"}}]}`), &c, nil, &pre) || c.Choices[0].Delta.Content != "x" {
+		t.Fatalf("a chunk with the learned opening: %+v", c)
+	}
+	// A resumed scan does not read the opening again: planted, an invalid one that the
+	// chunk repeats is taken, which only the resume would do.
+	pre.n = copy(pre.b[:], `{"a":tru,`)
+	if !decodeFast([]byte(`{"a":tru,"choices":[]}`), &c, nil, &pre) {
+		t.Fatal("the resume was not taken")
+	}
+	next := `{"id":"chatcmpl-2","choices":[]}`
+	if !decodeFast([]byte(next), &c, nil, &pre) || string(pre.b[:pre.n]) != `{"id":"chatcmpl-2",` {
+		t.Fatalf("after a new opening the prefix is %q", pre.b[:pre.n])
+	}
 }
 
 // TestDecodeFastHead checks the head of a first chunk against encoding/json, on the fast
@@ -161,7 +240,7 @@ func TestDecodeFastHead(t *testing.T) {
 	} {
 		var ch chunk
 		var h head
-		got := decodeFast([]byte(c.data), &ch, &h)
+		got := decodeFast([]byte(c.data), &ch, &h, nil)
 		if got != c.fast {
 			t.Errorf("%s: got fast %v, want %v", c.data, got, c.fast)
 		}

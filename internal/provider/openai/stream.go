@@ -44,6 +44,7 @@ type stream struct {
 
 	chunk   chunk
 	head    head            // of the first chunk; a field, so that decoding it allocates nothing
+	pre     prefix          // the opening every chunk repeats, which decodeFast scans once
 	q       transport.Queue // events of the current chunk; the error is io.EOF after a complete answer
 	started bool
 	// state per choice index: 0 not seen, 1 open, 2 finished.
@@ -106,7 +107,7 @@ func (s *stream) fill() error {
 	if s.started {
 		first = nil
 	}
-	if !decodeFast(data, &s.chunk, first) {
+	if !decodeFast(data, &s.chunk, first, &s.pre) {
 		s.chunk.reset()
 		s.head = head{}
 		if s.json == nil {
