@@ -172,13 +172,7 @@ func (s *sqlStore) WriteAudit(ctx context.Context, e AuditEntry) error {
 func (s *sqlStore) QueryAudit(ctx context.Context, f AuditFilter) (AuditPage, error) {
 	a := &args{dollar: s.d.dollar}
 	t := s.d.timeCol
-	conds := []string{"TRUE"}
-	if !f.From.IsZero() {
-		conds = append(conds, t+" >= "+a.add(s.d.timeArg(f.From)))
-	}
-	if !f.To.IsZero() {
-		conds = append(conds, t+" < "+a.add(s.d.timeArg(f.To)))
-	}
+	conds := s.between(f.From, f.To, a)
 	for _, c := range []struct{ col, v string }{{"user_id", f.User}, {"resource_kind", f.ResourceKind}, {"resource_id", f.ResourceID}} {
 		if c.v != "" {
 			conds = append(conds, c.col+" = "+a.add(c.v))

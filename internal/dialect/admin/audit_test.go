@@ -159,7 +159,9 @@ func TestAuditGenericRoute(t *testing.T) {
 
 type failStore struct{}
 
-func (failStore) WriteAudit(context.Context, logstore.AuditEntry) error { return errors.New("disk full") }
+func (failStore) WriteAudit(context.Context, logstore.AuditEntry) error {
+	return errors.New("disk full")
+}
 func (failStore) QueryAudit(context.Context, logstore.AuditFilter) (logstore.AuditPage, error) {
 	return logstore.AuditPage{}, errors.New("disk full")
 }
@@ -168,7 +170,7 @@ func TestStrip(t *testing.T) {
 	in := map[string]any{
 		"name": "bot", "Key": "abc", "TOKEN": "t", "hash": "h", "password": "p", "client_secret": "c",
 		"api_key": "k", "Authorization": "Bearer x", "access_token": "a", "key_id": "kid", "tokens_in": 5,
-		"nested": []any{map[string]any{"secret": map[string]any{"x": 1}, "ok": "sk-live-123", "n": uint64(12345678901234567890)}},
+		"nested":       []any{map[string]any{"secret": map[string]any{"x": 1}, "ok": "sk-live-123", "n": uint64(12345678901234567890)}},
 		"empty_secret": nil,
 	}
 	var got map[string]any
