@@ -250,7 +250,8 @@ test('audit: a key changed on the Keys page is on the Audit page, with who and i
   assert.match(cells[3], new RegExp(`key ${id}`));
   assert.match(cells[4], /rpm/);
   await patch.click();
-  const change = page.locator('table.diff tr[data-change="changed"]', { hasText: 'rpm' });
+  const panel = patch.locator('xpath=following-sibling::tr[1]'); // this entry's diff, not another's
+  const change = panel.locator('table.diff tr[data-change="changed"]', { hasText: 'rpm' });
   await change.waitFor();
   assert.equal((await change.locator('td.before').textContent()).trim(), '60');
   assert.equal((await change.locator('td.after').textContent()).trim(), '90');
