@@ -233,6 +233,7 @@ test('audit: a key changed on the Keys page is on the Audit page, with who and i
   await page.click('#key-save');
   const secret = (await page.locator('#key-secret-value').textContent()).trim();
   assert.match(secret, /^sk-sluice-/);
+  await page.click('#key-secret button:has-text("I have saved it")'); // shown once, then gone from the page
   const row = page.locator('#key-table tbody tr', { hasText: 'audit-e2e' });
   await row.waitFor();
   await row.locator('button', { hasText: 'Edit' }).click();
