@@ -80,6 +80,17 @@ func (l *requestLog) retain(ctx context.Context, log *slog.Logger) {
 // copies what it keeps and never blocks.
 func (l *requestLog) Record(in *telemetry.Access) { l.w.Add(l.build(in)) }
 
+// audit is where the admin API records its changes: the log store's audit table, or with
+// no log (l nil) the last logstore.DefaultAuditMemory changes of this replica, in memory.
+func (l *requestLog) audit() logstore.AuditStore {
+	if l != nil {
+		if st, ok := l.store.(logstore.AuditStore); ok {
+			return st
+		}
+	}
+	return logstore.NewAuditMemory(0)
+}
+
 // Close flushes what the writer holds, within a few seconds, and closes the store.
 func (l *requestLog) Close() error {
 	l.stop()

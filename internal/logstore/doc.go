@@ -12,6 +12,10 @@
 //	                           retention by dropping partitions, migrations under an
 //	                           advisory lock so replicas may start at once
 //
+// The same stores keep the audit log of the admin API (audit.go: AuditStore, a table of
+// its own, written at once and never dropped by retention), and AuditMemory keeps its last
+// entries when no store is configured.
+//
 // Records in, records out: the package knows no HTTP, no round and no telemetry; the gateway
 // builds a Record and counts drops through WriterOptions.OnDrop. Tail polls Query, so a live
 // view works across replicas sharing a store.

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -59,22 +60,8 @@ var cacheOutcomes = []string{"hit", "miss", "bypass", "coalesced"}
 // removes them first.
 func ParseFilter(v url.Values, now time.Time) (Filter, error) {
 	var f Filter
-	names := make([]string, 0, len(v))
-	for name := range v {
-		names = append(names, name)
-	}
-	sort.Strings(names) // the first bad parameter is always the same one
-	known := map[string]bool{}
-	for _, p := range params {
-		known[p] = true
-	}
-	for _, name := range names {
-		if !known[name] {
-			return Filter{}, badFilter(name, "unknown filter parameter %q: the filters are %s", clip(name), strings.Join(params, ", "))
-		}
-		if len(v[name]) > 1 {
-			return Filter{}, badFilter(name, "the filter %s is given %d times: give it once", name, len(v[name]))
-		}
+	if err := checkParams(v, params); err != nil {
+		return Filter{}, err
 	}
 	get := func(name string) string { return v.Get(name) }
 	var err error
@@ -137,13 +124,8 @@ func ParseFilter(v url.Values, now time.Time) (Filter, error) {
 		}
 		f.Cache = s
 	}
-	f.Limit = DefaultLimit
-	if s := get("limit"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > MaxLimit {
-			return Filter{}, badFilter("limit", "limit: %q is not a number from 1 to %d", clip(s), MaxLimit)
-		}
-		f.Limit = n
+	if f.Limit, err = parseLimit(get("limit")); err != nil {
+		return Filter{}, err
 	}
 	if s := get("cursor"); s != "" {
 		if _, err := decodeCursor(s); err != nil {
@@ -186,11 +168,24 @@ func (f Filter) Values() url.Values {
 }
 
 // limit is f's page size, defaults applied.
-func (f Filter) limit() int {
-	if f.Limit <= 0 {
-		return DefaultLimit
+func (f Filter) limit() int { return limitOf(f.Limit) }
+
+// checkParams refuses a parameter not in known, or one given twice, naming it.
+func checkParams(v url.Values, known []string) error {
+	names := make([]string, 0, len(v))
+	for name := range v {
+		names = append(names, name)
 	}
-	return min(f.Limit, MaxLimit)
+	sort.Strings(names) // the first bad parameter is always the same one
+	for _, name := range names {
+		if !slices.Contains(known, name) {
+			return badFilter(name, "unknown filter parameter %q: the filters are %s", clip(name), strings.Join(known, ", "))
+		}
+		if len(v[name]) > 1 {
+			return badFilter(name, "the filter %s is given %d times: give it once", name, len(v[name]))
+		}
+	}
+	return nil
 }
 
 // parseTime reads an RFC 3339 time, in UTC at the microseconds the stores keep.

@@ -75,6 +75,22 @@ var pgSchema = [][]string{
 		`CREATE INDEX sluice_logs_status ON sluice_logs (status, time)`,
 		`CREATE INDEX sluice_logs_kind ON sluice_logs (kind, time) WHERE kind <> ''`,
 	},
+	{ // the audit log (audit.go): small, one table, never dropped by retention
+		`CREATE TABLE sluice_audit (
+			id text PRIMARY KEY,
+			time timestamptz NOT NULL,
+			user_id text NOT NULL,
+			role text NOT NULL,
+			action text NOT NULL,
+			resource_kind text NOT NULL,
+			resource_id text NOT NULL,
+			status integer NOT NULL,
+			doc text NOT NULL
+		)`,
+		`CREATE INDEX sluice_audit_time ON sluice_audit (time, id)`,
+		`CREATE INDEX sluice_audit_user ON sluice_audit (user_id, time, id)`,
+		`CREATE INDEX sluice_audit_resource ON sluice_audit (resource_kind, resource_id, time, id)`,
+	},
 }
 
 type pgStore struct {

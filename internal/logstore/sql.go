@@ -60,16 +60,22 @@ func (a *args) add(v any) string {
 
 const readCols = "doc, content_request, content_answer, content_cap, content_truncated"
 
+// between are the conditions from <= time < to, a zero bound left out (the request log's
+// filters and the audit log's).
+func (s *sqlStore) between(from, to time.Time, a *args) []string {
+	conds := []string{"TRUE"}
+	if !from.IsZero() {
+		conds = append(conds, s.d.timeCol+" >= "+a.add(s.d.timeArg(from)))
+	}
+	if !to.IsZero() {
+		conds = append(conds, s.d.timeCol+" < "+a.add(s.d.timeArg(to)))
+	}
+	return conds
+}
+
 // where is the WHERE clause of f, without cursor.
 func (s *sqlStore) where(f Filter, a *args) string {
-	t := s.d.timeCol
-	conds := []string{"TRUE"}
-	if !f.From.IsZero() {
-		conds = append(conds, t+" >= "+a.add(s.d.timeArg(f.From)))
-	}
-	if !f.To.IsZero() {
-		conds = append(conds, t+" < "+a.add(s.d.timeArg(f.To)))
-	}
+	conds := s.between(f.From, f.To, a)
 	eq := func(col string, v any) { conds = append(conds, col+" = "+a.add(v)) }
 	if f.Key != "" {
 		eq("key_id", f.Key)

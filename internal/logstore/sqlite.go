@@ -65,6 +65,21 @@ var sqliteSchema = []string{
 	CREATE INDEX sluice_logs_status ON sluice_logs (status, time_us);
 	CREATE INDEX sluice_logs_kind ON sluice_logs (kind, time_us);
 	CREATE TABLE sluice_logs_meta (k TEXT PRIMARY KEY, v TEXT NOT NULL);`,
+	// 2: the audit log (audit.go).
+	`CREATE TABLE sluice_audit (
+		id TEXT NOT NULL PRIMARY KEY,
+		time_us INTEGER NOT NULL,
+		user_id TEXT NOT NULL,
+		role TEXT NOT NULL,
+		action TEXT NOT NULL,
+		resource_kind TEXT NOT NULL,
+		resource_id TEXT NOT NULL,
+		status INTEGER NOT NULL,
+		doc TEXT NOT NULL
+	);
+	CREATE INDEX sluice_audit_time ON sluice_audit (time_us, id);
+	CREATE INDEX sluice_audit_user ON sluice_audit (user_id, time_us, id);
+	CREATE INDEX sluice_audit_resource ON sluice_audit (resource_kind, resource_id, time_us, id);`,
 }
 
 type sqliteStore struct {

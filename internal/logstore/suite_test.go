@@ -32,6 +32,7 @@ var suite = []struct {
 	{"Usage", testUsage},
 	{"Export", testExport},
 	{"Tail", testTail},
+	{"Audit", testAudit}, // audit_test.go
 }
 
 func TestSuite(t *testing.T) {

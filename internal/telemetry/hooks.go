@@ -86,6 +86,10 @@ func UsageDropped(ctx context.Context, n int64) { from(ctx).inst.usageDropped.Ad
 // never holds a request up, so what it cannot keep is counted instead.
 func LogsDropped(ctx context.Context, n int64) { from(ctx).inst.logsDropped.Add(ctx, n) }
 
+// AuditDropped counts audit entries not written (sluice_audit_dropped_total): the admin
+// API's change was made, so it answers it, and counts the entry it could not keep.
+func AuditDropped(ctx context.Context, n int64) { from(ctx).inst.auditDropped.Add(ctx, n) }
+
 // Cache records what the response cache did for a request to alias (hit, coalesced, miss,
 // bypass) and, for a hit, the provider tokens it did not spend; a span event says it too.
 func Cache(ctx context.Context, alias, result string, saved int) {

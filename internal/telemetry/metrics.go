@@ -29,6 +29,7 @@ const (
 	MetricUsageSpooled   = "sluice.usage.spooled"
 	MetricUsageDropped   = "sluice.usage.dropped"
 	MetricLogsDropped    = "sluice.logs.dropped"
+	MetricAuditDropped   = "sluice.audit.dropped"
 	MetricCacheRequests  = "sluice.cache.requests"
 	MetricCacheStored    = "sluice.cache.stored"
 	MetricCacheSaved     = "sluice.cache.saved"
@@ -65,6 +66,7 @@ type instruments struct {
 	openStreams                    metric.Int64UpDownCounter
 	redisBreaker, usageSpooled     metric.Int64UpDownCounter
 	usageDropped, logsDropped      metric.Int64Counter
+	auditDropped                   metric.Int64Counter
 	toolDuration                   metric.Float64Histogram
 	cacheRequests, cacheStored     metric.Int64Counter
 	cacheEvictions                 metric.Int64Counter
@@ -105,6 +107,7 @@ func newInstruments(m metric.Meter) instruments {
 		metric.WithDescription("Usage records and budget spends waiting for Redis in the spool."))
 	in.usageDropped = count(MetricUsageDropped, "{record}", "Usage records and budget spends lost: the spool was full, or Redis refused them.")
 	in.logsDropped = count(MetricLogsDropped, "{record}", "Request log records lost: the writer's queue or spool was full, or the store refused them.")
+	in.auditDropped = count(MetricAuditDropped, "{entry}", "Audit entries not written: the change was made, the log store refused its entry.")
 	in.openStreams, _ = m.Int64UpDownCounter(MetricOpenStreams, metric.WithUnit("{stream}"),
 		metric.WithDescription("Event streams being served."))
 	in.cacheRequests = count(MetricCacheRequests, "{request}", "Requests to aliases that cache, by alias and what the cache did.")
@@ -115,7 +118,7 @@ func newInstruments(m metric.Meter) instruments {
 	// The unlabelled series are there from the start, at zero: a series that appears only
 	// with its first loss reads as "no data" to an alert (and to rate()), not as "none lost".
 	ctx := context.Background()
-	for _, c := range []metric.Int64Counter{in.redisErrors, in.usageDropped, in.logsDropped} {
+	for _, c := range []metric.Int64Counter{in.redisErrors, in.usageDropped, in.logsDropped, in.auditDropped} {
 		c.Add(ctx, 0)
 	}
 	for _, g := range []metric.Int64UpDownCounter{in.redisBreaker, in.usageSpooled, in.openStreams} {

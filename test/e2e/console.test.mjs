@@ -224,6 +224,52 @@ test('keys: create one, see its secret once, use it, edit it, revoke it', async 
   assert.equal((await chat(secret, 'sim/echo', 'Still there?')).status, 401, 'a revoked key is refused');
 });
 
+test('audit: a key changed on the Keys page is on the Audit page, with who and its diff, without its secret', async (t) => {
+  const page = await open(t, { hash: '#keys' });
+  await page.locator('#key-note').filter({ hasText: /keys?\./ }).waitFor();
+  await page.click('#key-new');
+  await page.fill('[name=name]', 'audit-e2e');
+  await page.fill('[name=rpm]', '60');
+  await page.click('#key-save');
+  const secret = (await page.locator('#key-secret-value').textContent()).trim();
+  assert.match(secret, /^sk-sluice-/);
+  await page.click('#key-secret button:has-text("I have saved it")'); // shown once, then gone from the page
+  const row = page.locator('#key-table tbody tr', { hasText: 'audit-e2e' });
+  await row.waitFor();
+  await row.locator('button', { hasText: 'Edit' }).click();
+  await page.fill('[name=rpm]', '90');
+  await page.click('#key-save');
+  await row.filter({ hasText: '90 rpm' }).waitFor();
+  const { data } = await (await admin('/admin/keys')).json();
+  const id = data.find((k) => k.name === 'audit-e2e').id;
+
+  await page.click('#tab-audit');
+  const patch = page.locator(`#audit-table tbody tr.entry`, { hasText: 'PATCH /admin/keys/{id}' }).filter({ hasText: id });
+  await patch.waitFor();
+  const cells = await patch.locator('td').allTextContents();
+  assert.match(cells[1], /^admin \(admin\)$/, `who: ${cells[1]}`);
+  assert.match(cells[3], new RegExp(`key ${id}`));
+  assert.match(cells[4], /rpm/);
+  await patch.click();
+  const panel = patch.locator('xpath=following-sibling::tr[1]'); // this entry's diff, not another's
+  const change = panel.locator('table.diff tr[data-change="changed"]', { hasText: 'rpm' });
+  await change.waitFor();
+  assert.equal((await change.locator('td.before').textContent()).trim(), '60');
+  assert.equal((await change.locator('td.after').textContent()).trim(), '90');
+  const create = page.locator('#audit-table tbody tr.entry', { hasText: 'POST /admin/keys' }).filter({ hasText: id });
+  await create.waitFor();
+  await shot(page, 'console-audit.png');
+
+  // Filtered to the key: its two changes; the secret is on no page the audit log serves.
+  await page.fill('#audit-filters [name=resource_id]', id);
+  await page.click('#audit-filters button[type=submit]');
+  await page.locator('#audit-note', { hasText: /^2 changes shown/ }).waitFor();
+  await create.click();
+  assert.ok(!(await page.content()).includes(secret), 'the audit page shows the key\'s secret');
+  assert.ok(!(await (await admin('/admin/audit?limit=1000')).text()).includes(secret));
+  await admin('/admin/keys/' + id, { method: 'DELETE' });
+});
+
 test('logs: filter, and a request that fell back shows both attempts', async (t) => {
   const { secret } = await newKey({ name: 'logs-e2e', models: ['*'] });
   const r = await chat(secret, 'demo-fallback', 'Fall back, please.');

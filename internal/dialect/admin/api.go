@@ -2,6 +2,7 @@ package admin
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"time"
@@ -30,6 +31,11 @@ type API struct {
 	Targets []string
 	Cooling func(ctx context.Context, target string) time.Duration
 	Shared  func(ctx context.Context) error
+	// Audit records every change made through the API (audit.go); nil: none is recorded.
+	Audit AuditStore
+	// Log receives what the API cannot do on its own (an audit entry it could not write);
+	// nil: slog.Default.
+	Log *slog.Logger
 }
 
 // Op serves one route of the admin API: it returns the status and the answer to encode, or
@@ -50,7 +56,9 @@ type Route struct {
 	Op           Op
 }
 
-// Routes are the API's routes; the edge guards them all with the admin token.
+// Routes are the API's routes; the edge guards them all with the admin token. Every route
+// that changes something records its changes in the audit log (audited), a route added here
+// later included.
 func (a API) Routes() []Route {
 	key := func(op func(context.Context, string, []byte) (int, any, error)) Op {
 		return func(ctx context.Context, in Input) (int, any, error) { return op(ctx, in.ID, in.Body) }
@@ -65,7 +73,7 @@ func (a API) Routes() []Route {
 			{http.MethodDelete, "/admin/keys/:id", key(a.Keys.Delete)},
 		}
 	}
-	return append(rs, []Route{
+	rs = append(rs, []Route{
 		{http.MethodGet, "/admin/usage", a.usage},
 		{http.MethodDelete, "/admin/cache", a.clear},
 		{http.MethodGet, "/admin/stats", a.stats},
@@ -74,7 +82,9 @@ func (a API) Routes() []Route {
 		{http.MethodGet, "/admin/logs/export", a.export},
 		{http.MethodGet, "/admin/logs/tail", a.tail},
 		{http.MethodGet, "/admin/logs/:id", a.log},
+		{http.MethodGet, "/admin/audit", a.auditList}, // audit.go
 	}...)
+	return a.audited(rs)
 }
 
 // usage serves GET /admin/usage (UsageQuery): the account's lines, or the request log's
