@@ -71,3 +71,11 @@ test-traces: $(JAEGER)
 
 $(JAEGER): tools/jaeger/go.mod tools/jaeger/go.sum
 	cd tools/jaeger && $(GO) build -trimpath -ldflags='-s -w' -o $(JAEGER) github.com/jaegertracing/jaeger/cmd/jaeger
+
+# Dex (the OpenID provider of the sign-in's worked example and of its browser test) is built
+# from its own tools module (tools/dex: never in the gateway's go.mod) into bin/, once.
+DEX ?= $(CURDIR)/bin/dex
+.PHONY: dex
+dex: $(DEX)
+$(DEX): tools/dex/go.mod tools/dex/go.sum
+	cd tools/dex && $(GO) build -trimpath -ldflags='-s -w' -o $(DEX) github.com/dexidp/dex/cmd/dex

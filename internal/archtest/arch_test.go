@@ -89,8 +89,10 @@ var owners = []struct {
 	{"github.com/santhosh-tekuri/jsonschema", []string{module + "/internal/guard"}},
 	// DESIGN §10: the AWS SDK (signer, credential chain, event-stream decoder) is Bedrock's.
 	{"github.com/aws/", []string{module + "/internal/provider/bedrock"}},
-	// golang.org/x/oauth2: Vertex AI's credentials, Entra ID's client credentials.
-	{"golang.org/x/oauth2", []string{module + "/internal/provider/gemini", module + "/internal/provider/azure"}},
+	// golang.org/x/oauth2: Vertex AI's credentials, Entra ID's client credentials, the
+	// console's OpenID Connect sign-in (with go-oidc, its only user).
+	{"golang.org/x/oauth2", []string{module + "/internal/provider/gemini", module + "/internal/provider/azure", module + "/internal/console"}},
+	{"github.com/coreos/go-oidc", []string{module + "/internal/console"}},
 }
 
 func TestDependencyOwners(t *testing.T) {

@@ -56,6 +56,9 @@ type Key struct {
 	// Team is the team the key belongs to (at most one); "": none. A request of the key
 	// passes the team's model access, limits and budget as well as its own (issue 37).
 	Team string `json:"team,omitempty"`
+	// Owner is the user who made the key through the admin API ("": the admin token or
+	// the file): a member sees and changes the keys they own, and only those.
+	Owner string `json:"owner,omitempty"`
 	// Static is set on keys of the configuration file: the admin API cannot change them.
 	Static bool `json:"-"`
 }

@@ -13,6 +13,12 @@ var (
 	ErrExpired = errors.New("the API key has expired")
 )
 
+// Refused reports whether err is the caller's fault (ErrMissing, ErrInvalid, ErrExpired),
+// not a store's failure.
+func Refused(err error) bool {
+	return errors.Is(err, ErrMissing) || errors.Is(err, ErrInvalid) || errors.Is(err, ErrExpired)
+}
+
 // Keys resolves a caller's key: the configuration file's keys first (static, never in the
 // store), then the Store. Safe for concurrent use; read-only once built.
 type Keys struct {

@@ -48,6 +48,9 @@ func (c *Config) Credentials() []string {
 			}
 		}
 	}
+	for _, o := range c.Console.OIDC {
+		add("", o.ClientSecret)
+	}
 	slices.Sort(out)
 	return slices.Compact(out)
 }

@@ -24,6 +24,7 @@ type Config struct {
 	Cache             CacheStore           `yaml:"cache"`     // the response cache's store (cache.go)
 	Responses         ResponsesStore       `yaml:"responses"` // the stored responses' store (cache.go)
 	Logs              Logs                 `yaml:"logs"`      // the request log
+	Console           Console              `yaml:"console"`   // its sign-in (console.go)
 
 	// Warnings are the problems that did not stop loading (a provider left out for want of a
 	// key, an alias left with no target). They never contain a secret.

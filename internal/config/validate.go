@@ -91,6 +91,7 @@ func (v *validator) config(c *Config) {
 	}
 	v.keys(c)
 	v.logs(c)
+	v.console(c.Console)
 	v.prices(c.Prices)
 	for _, name := range sortedKeys(c.Tools) {
 		v.tool("tools."+name, name, c.Tools[name])

@@ -10,6 +10,7 @@
 package console
 
 import (
+	"context"
 	"embed"
 	"net/http"
 	"time"
@@ -49,6 +50,11 @@ type Options struct {
 	// token (Check is not asked), and the page signs in by itself. It still carries its
 	// CSRF token.
 	Open bool
+	// OIDC are the OpenID Connect issuers the console signs in with (oidc.go), beside the
+	// admin token; Provision makes or updates the user an issuer signed in, and returns
+	// whom the session acts for (nil: OpenID Connect is refused).
+	OIDC      []OIDC
+	Provision func(ctx context.Context, id Identity) (*Who, error)
 }
 
 // Console serves the console and checks its sessions. Safe for concurrent use.
@@ -59,11 +65,17 @@ type Console struct {
 	ttl   time.Duration
 	now   func() time.Time
 	mux   *http.ServeMux
+
+	oidc      []*issuer
+	provision func(context.Context, Identity) (*Who, error)
 }
 
 // New makes a Console.
 func New(o Options) *Console {
-	c := &Console{check: o.Check, open: o.Open, store: o.Store, ttl: o.TTL, now: o.Now}
+	c := &Console{check: o.Check, open: o.Open, store: o.Store, ttl: o.TTL, now: o.Now, provision: o.Provision}
+	for _, oi := range o.OIDC {
+		c.oidc = append(c.oidc, &issuer{OIDC: oi})
+	}
 	if c.store == nil {
 		c.store = NewMemoryStore()
 	}
@@ -81,6 +93,8 @@ func New(o Options) *Console {
 	m.HandleFunc("GET /console/session", c.status)
 	m.HandleFunc("POST /console/session", c.signIn)
 	m.HandleFunc("DELETE /console/session", c.signOut)
+	m.HandleFunc("GET /console/oidc/{name}/login", c.login)
+	m.HandleFunc("GET /console/oidc/{name}/callback", c.callback)
 	c.mux = m
 	return c
 }

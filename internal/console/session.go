@@ -34,6 +34,27 @@ const maxSignIn = 4 << 10
 type session struct {
 	CSRF string    `json:"csrf"`
 	End  time.Time `json:"end"`
+	// Who is whom the session acts for; nil in the sessions of the admin token made before
+	// users existed, which are the bootstrap admin's (Admin).
+	Who *Who `json:"who,omitempty"`
+}
+
+// Who is whom a session acts for in the admin API: the server makes it the request's
+// principal (auth.Principal), so that the role policy applies to the console as to a token.
+type Who struct {
+	User  string   `json:"user"`
+	Role  string   `json:"role"`
+	Teams []string `json:"teams,omitempty"`
+}
+
+// Admin is the bootstrap admin: a session signed in with the admin token (or an open one).
+var Admin = Who{User: "admin", Role: "admin"}
+
+func (s *session) who() Who {
+	if s.Who == nil {
+		return Admin
+	}
+	return *s.Who
 }
 
 // secure reports whether r reached the gateway over TLS, directly or through a proxy that
@@ -87,19 +108,19 @@ func (c *Console) lookup(r *http.Request) (*session, string, error) {
 	return s, id, nil
 }
 
-// Authorize reports whether r may use the admin API on the strength of a console session:
-// it carries a live session's cookie and, unless its method is GET or HEAD, the session's
-// CSRF token in X-CSRF-Token. A Store that fails denies (fail closed). The server accepts
-// it in place of the admin token.
-func (c *Console) Authorize(r *http.Request) bool {
+// Authorize reports whether r may use the admin API on the strength of a console session,
+// and for whom: it carries a live session's cookie and, unless its method is GET or HEAD,
+// the session's CSRF token in X-CSRF-Token. A Store that fails denies (fail closed). The
+// server accepts it in place of the admin token.
+func (c *Console) Authorize(r *http.Request) (Who, bool) {
 	s, _, err := c.lookup(r)
 	if err != nil || s == nil {
-		return false
+		return Who{}, false
 	}
-	if r.Method == http.MethodGet || r.Method == http.MethodHead {
-		return true
+	if r.Method == http.MethodGet || r.Method == http.MethodHead || csrfMatches(r, s) {
+		return s.who(), true
 	}
-	return csrfMatches(r, s)
+	return Who{}, false
 }
 
 func csrfMatches(r *http.Request, s *session) bool {
@@ -113,11 +134,20 @@ type state struct {
 	Open      bool       `json:"open,omitempty"` // Options.Open: sign in with no token
 	CSRF      string     `json:"csrf,omitempty"`
 	ExpiresAt *time.Time `json:"expires_at,omitempty"`
+	Who       *Who       `json:"who,omitempty"`
+	// Providers are the OpenID Connect issuers to sign in with (oidc.go).
+	Providers []provider `json:"providers,omitempty"`
+}
+
+// provider is an issuer as the sign-in page shows it: a button to Login.
+type provider struct {
+	Name  string `json:"name"`
+	Login string `json:"login"`
 }
 
 func signedIn(s *session) state {
-	end := s.End.UTC()
-	return state{SignedIn: true, CSRF: s.CSRF, ExpiresAt: &end}
+	end, who := s.End.UTC(), s.who()
+	return state{SignedIn: true, CSRF: s.CSRF, ExpiresAt: &end, Who: &who}
 }
 
 // status answers GET /console/session: the page asks it at load, and gets the CSRF token
@@ -128,7 +158,7 @@ func (c *Console) status(w http.ResponseWriter, r *http.Request) {
 	case err != nil:
 		storeDown(w)
 	case s == nil:
-		answer(w, http.StatusOK, state{Open: c.open})
+		answer(w, http.StatusOK, state{Open: c.open, Providers: c.providers()})
 	default:
 		answer(w, http.StatusOK, signedIn(s))
 	}
@@ -161,19 +191,28 @@ func (c *Console) signIn(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusUnauthorized, "invalid_admin_token", "The admin token is not right.")
 		return
 	}
+	if s := c.start(w, r, Admin); s != nil {
+		answer(w, http.StatusOK, signedIn(s))
+	}
+}
+
+// start makes a new session for who and sets its cookie: a new random id, whatever the
+// request held before (an id is never taken from the client, so none can be fixed on it;
+// the previous session is deleted). Nil when the Store failed (answered with a 503).
+func (c *Console) start(w http.ResponseWriter, r *http.Request, who Who) *session {
 	if _, old, _ := c.lookup(r); old != "" {
 		_ = c.store.Delete(r.Context(), old) // best effort: it would expire anyway
 	}
 	now := c.now()
 	value := random(32)
-	s := &session{CSRF: random(32), End: now.Add(c.ttl)}
+	s := &session{CSRF: random(32), End: now.Add(c.ttl), Who: &who}
 	b, _ := json.Marshal(s)
 	if err := c.store.Put(r.Context(), storeID(value), b, c.ttl); err != nil {
 		storeDown(w)
-		return
+		return nil
 	}
 	http.SetCookie(w, c.cookie(r, value, now))
-	answer(w, http.StatusOK, signedIn(s))
+	return s
 }
 
 // signOut answers DELETE /console/session: the session is deleted from the Store (every

@@ -1,6 +1,8 @@
 package gateway
 
 import (
+	"context"
+	"errors"
 	"log/slog"
 	"time"
 
@@ -38,9 +40,16 @@ func gateFromConfig(c *config.Config, log *slog.Logger) (g server.Gate, health f
 	}
 	switch {
 	case c.Auth.AdminToken != "":
-		// The console signs in with the admin token; its sessions live in Redis when there
-		// is one, so any replica serves them and a sign-out ends them everywhere.
-		co := console.Options{Check: auth.NewToken(c.Auth.AdminToken).Matches}
+		// Users and their personal tokens exist beside the admin token, the bootstrap admin.
+		g.Users = &auth.UserMemory{}
+		if rs != nil {
+			g.Users = rs.Users()
+		}
+		// The console signs in with the admin token or OpenID Connect; its sessions live in
+		// Redis when there is one, so any replica serves them and a sign-out ends them
+		// everywhere.
+		co := console.Options{Check: auth.NewToken(c.Auth.AdminToken).Matches, OIDC: oidcIssuers(c.Console.OIDC),
+			Provision: provision(g.Users)}
 		if rs != nil {
 			co.Store = rs.ConsoleSessions()
 		}
@@ -52,6 +61,48 @@ func gateFromConfig(c *config.Config, log *slog.Logger) (g server.Gate, health f
 		g.Console = console.New(console.Options{Open: true})
 	}
 	return g, health, rs, nil
+}
+
+// oidcIssuers are the console's OpenID Connect issuers of the file.
+func oidcIssuers(os []config.OIDC) []console.OIDC {
+	var out []console.OIDC
+	for _, o := range os {
+		ci := console.OIDC{Name: o.Name, Issuer: o.Issuer, ClientID: o.ClientID, ClientSecret: o.ClientSecret,
+			RedirectURL: o.RedirectURL, Scopes: o.Scopes, GroupsClaim: o.GroupsClaim, DefaultRole: o.DefaultRole}
+		if ci.Scopes == nil {
+			ci.Scopes = []string{"email", "profile", "groups"}
+		}
+		for _, m := range o.Roles {
+			ci.Roles = append(ci.Roles, console.RoleMap{Group: m.Group, Role: m.Role, Team: m.Team})
+		}
+		out = append(out, ci)
+	}
+	return out
+}
+
+// provision makes the user an issuer signed in at their first sign-in (source oidc, an id
+// derived from the issuer and subject: the same on every replica), and sets their role and
+// teams from the issuer's groups at every sign-in after: the issuer is the authority.
+func provision(users auth.Users) func(context.Context, console.Identity) (*console.Who, error) {
+	return func(ctx context.Context, id console.Identity) (*console.Who, error) {
+		uid := auth.OIDCUserID(id.Issuer, id.Subject)
+		set := func(u *auth.User) error {
+			u.Email, u.Name, u.Role, u.Teams = id.Email, id.Name, auth.Role(id.Role), id.Teams
+			return nil
+		}
+		u, err := users.UpdateUser(ctx, uid, set)
+		if errors.Is(err, auth.ErrNoUser) {
+			u = &auth.User{ID: uid, CreatedAt: time.Now().UTC().Truncate(time.Second), Source: auth.SourceOIDC}
+			_ = set(u)
+			if err = users.CreateUser(ctx, u); errors.Is(err, auth.ErrExists) { // another replica, at once
+				u, err = users.UpdateUser(ctx, uid, set)
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+		return &console.Who{User: u.ID, Role: string(u.Role), Teams: u.Teams}, nil
+	}
 }
 
 // redisOptions is the redis section as the store takes it.

@@ -3,12 +3,12 @@ package server
 import (
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/sluice-gw/sluice/internal/auth"
 	"github.com/sluice-gw/sluice/internal/dialect"
 	"github.com/sluice-gw/sluice/internal/dialect/admin"
-	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/sse"
 )
 
@@ -22,6 +22,7 @@ func (s *Server) adminRoutes(e *echo.Echo) {
 	if s.o.Gate.Keys != nil { // else auth is off: no key to manage (admin.API.Routes)
 		a.Keys = admin.Keys{Store: s.o.Gate.Keys, Guardrail: func(name string) bool { return s.o.Guards.ByName[name] != nil }}
 	}
+	a.Users = s.o.Gate.Users
 	a.Usage, a.Stats = s.o.Usage.Store, s.obs.Report
 	if s.o.Cache != nil {
 		a.Clear = s.o.Cache.Clear
@@ -32,21 +33,22 @@ func (s *Server) adminRoutes(e *echo.Echo) {
 	}
 }
 
-// adminAuth lets through a request carrying the admin token (Bearer or x-api-key), compared
-// in constant time (auth.Token).
+// adminAuth lets through the admin token, a personal token (auth.Admins) or a console session,
+// and puts whom it acts for in the context (the role policy, admin.API's guard, reads it).
 func (s *Server) adminAuth(next echo.HandlerFunc) echo.HandlerFunc {
-	want := auth.NewToken(s.o.Gate.AdminToken)
+	admins := auth.NewAdmins(s.o.Gate.AdminToken, s.o.Gate.Users)
 	return func(c echo.Context) error {
-		co := s.o.Gate.Console // or a console session, with its CSRF token for a change
-		ok := s.o.Gate.AdminToken != "" && want.Matches((dialect.Bearer | dialect.XAPIKey).Secret(c.Request()))
-		if !ok && (co == nil || !co.Authorize(c.Request())) {
-			return s.deny(c, &llm.Error{Kind: llm.Unauthenticated, Code: "invalid_admin_token", Type: "invalid_request_error",
-				Message: "The admin API needs the admin token: 'Authorization: Bearer TOKEN'."})
-		}
-		// Both the token and a console session (signed in with the token) are the bootstrap
-		// admin; the handlers and the audit log read who from the context.
 		r := c.Request()
-		c.SetRequest(r.WithContext(auth.WithPrincipal(r.Context(), auth.Bootstrap)))
+		p, err := admins.Principal(r.Context(), (dialect.Bearer | dialect.XAPIKey).Secret(r), time.Now())
+		if co := s.o.Gate.Console; p == nil && co != nil {
+			if w, ok := co.Authorize(r); ok {
+				p, err = &auth.Principal{User: w.User, Role: auth.Role(w.Role), Teams: w.Teams}, nil
+			}
+		}
+		if p == nil {
+			return s.deny(c, admin.AuthError(err)) // 401, or 503: the users' store is unreachable
+		}
+		c.SetRequest(r.WithContext(auth.WithPrincipal(r.Context(), p)))
 		return next(c)
 	}
 }
@@ -55,7 +57,7 @@ func (s *Server) adminAuth(next echo.HandlerFunc) echo.HandlerFunc {
 // POST and PATCH, the body.
 func (s *Server) adminOp(op admin.Op) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		in := admin.Input{ID: c.Param("id"), Query: c.QueryParams()}
+		in := admin.Input{ID: c.Param("id"), Sub: c.Param("token"), Query: c.QueryParams()}
 		if m := c.Request().Method; m == http.MethodPost || m == http.MethodPatch {
 			var err error
 			if in.Body, err = s.readBody(c); err != nil {

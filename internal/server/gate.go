@@ -23,6 +23,8 @@ type Gate struct {
 	Window time.Duration
 	// AdminToken turns the admin API on; empty: /admin/ is not served.
 	AdminToken string
+	// Users are the admin API's users and their personal tokens; nil: none.
+	Users auth.Users
 	// Shared is the shared state /readyz reports on; nil: in-memory state.
 	Shared Shared
 	// FailOpen is redis.on_failure: open (/readyz stays 200 while Redis is down).

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -31,4 +32,30 @@ func TestOpenAPIAdminAndGate(t *testing.T) {
 	sc.call(t, "POST", "/v1/chat/completions", key, chat, 401)
 	sc.call(t, "GET", "/admin/audit?resource_kind=key&limit=2", "adm-token", "", 200) // the changes above
 	sc.call(t, "GET", "/admin/audit?from=2026-12-02T00:00:00Z&to=2026-12-01T00:00:00Z", "adm-token", "", 400) // from after to
+
+	// Users and personal tokens; a viewer's token reads its team's keys, changes nothing,
+	// and is refused config-wide routes; another team's key is a 404.
+	var u, tok struct{ ID, Token string }
+	decode(t, sc.call(t, "POST", "/admin/users", "adm-token", `{"email":"v@example.com","role":"viewer","teams":["a"]}`, 201).body, &u)
+	sc.call(t, "GET", "/admin/users", "adm-token", "", 200)
+	sc.call(t, "GET", "/admin/users/"+u.ID, "adm-token", "", 200)
+	sc.call(t, "PATCH", "/admin/users/"+u.ID, "adm-token", `{"name":"Vic"}`, 200)
+	decode(t, sc.call(t, "POST", "/admin/users/"+u.ID+"/tokens", "adm-token", `{"name":"ci"}`, 201).body, &tok)
+	sc.call(t, "GET", "/admin/users/"+u.ID+"/tokens", tok.Token, "", 200)
+	sc.call(t, "GET", "/admin/keys", tok.Token, "", 200)
+	sc.call(t, "POST", "/admin/keys", tok.Token, `{"name":"x","team":"a"}`, 403)
+	sc.call(t, "DELETE", "/admin/cache", tok.Token, "", 403)
+	other, _ := createKey(t, url, "adm-token", `{"name":"b","team":"b"}`)
+	sc.call(t, "GET", "/admin/keys/"+other, tok.Token, "", 404)
+	sc.call(t, "GET", "/admin/users/usr_000000000000000000000000", "adm-token", "", 404)
+	sc.call(t, "DELETE", "/admin/users/"+u.ID+"/tokens/"+tok.ID, "adm-token", "", 200)
+	sc.call(t, "GET", "/admin/keys", tok.Token, "", 401)
+	sc.call(t, "DELETE", "/admin/users/"+u.ID, "adm-token", "", 200)
+}
+
+func decode(t *testing.T, b []byte, v any) {
+	t.Helper()
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("%s: %v", b, err)
+	}
 }

@@ -52,6 +52,25 @@ function showSignIn(why) {
   $('token').focus();
 }
 
+// providers offers a link per OpenID Connect issuer: the browser leaves for the issuer's
+// sign-in and comes back to this page (return_to: a path of the console only).
+function providers(list) {
+  const box = $('sign-in-oidc');
+  box.replaceChildren();
+  for (const p of list || []) {
+    const a = document.createElement('a');
+    a.className = 'button';
+    a.href = `${p.login}?return_to=${encodeURIComponent('/console/' + location.hash)}`;
+    a.textContent = `Sign in with ${p.name}`;
+    box.append(a);
+  }
+}
+
+// whoami shows whom the session acts for: its user, role and teams.
+function whoami(w) {
+  $('who').textContent = w ? `${w.user} · ${w.role}${(w.teams || []).length ? ' · ' + w.teams.join(', ') : ''}` : '';
+}
+
 function showConsole() {
   signedIn = true;
   $('sign-in').hidden = true;
@@ -87,7 +106,7 @@ async function main() {
     const token = input.value;
     if (!token) return;
     try {
-      await signIn(token);
+      whoami((await signIn(token)).who);
       input.value = ''; // the token is not kept: the cookie holds the session
       showConsole();
     } catch (err) {
@@ -102,6 +121,7 @@ async function main() {
       notice(`Signing out failed: ${err.message}`);
       return;
     }
+    whoami(null);
     showSignIn('');
     notice('Signed out: the session is ended on every replica.');
   });
@@ -109,6 +129,8 @@ async function main() {
   try {
     const s = await session();
     if (!s.signed_in && s.open) await signIn(''); // auth is off on loopback: no token to ask for
+    providers(s.providers);
+    whoami(s.who);
     if (s.signed_in || s.open) showConsole();
     else showSignIn('');
   } catch (err) {

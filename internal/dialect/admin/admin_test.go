@@ -114,7 +114,7 @@ func TestKeyMCP(t *testing.T) {
 // TestKeysService: the routes of admin.Keys over a store, and a key may attach only
 // configured guardrails, on creation and on change.
 func TestKeysService(t *testing.T) {
-	ctx := t.Context()
+	ctx := auth.WithPrincipal(t.Context(), auth.Bootstrap)
 	ks := Keys{Store: auth.NewKeys(nil, &auth.Memory{}), Guardrail: func(n string) bool { return n == "pii" }}
 	status, v, err := ks.Create(ctx, "", []byte(`{"name":"a","guardrails":["pii"]}`))
 	if err != nil || status != 201 {

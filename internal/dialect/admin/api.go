@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/sluice-gw/sluice/internal/auth"
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/telemetry"
 	"github.com/sluice-gw/sluice/internal/usage"
@@ -16,6 +17,8 @@ import (
 // the account, the statistics and the response cache. Safe for concurrent use.
 type API struct {
 	Keys Keys
+	// Users are the users and their personal tokens (users.go); nil: no /admin/users.
+	Users auth.Users
 	// Usage is the account; nil: none is kept, and /admin/usage answers no lines.
 	Usage usage.Store
 	// Stats is the statistics of the last minutes (telemetry.Observer.Report).
@@ -42,12 +45,12 @@ type API struct {
 // an error of the kinds the edge answers.
 type Op func(ctx context.Context, in Input) (int, any, error)
 
-// Input is what an Op is given of its request: the path's id, the query and, for POST and
-// PATCH, the body.
+// Input is what an Op is given of its request: the path's id (Sub: its second, a user's
+// token), the query and, for POST and PATCH, the body.
 type Input struct {
-	ID    string
-	Query url.Values
-	Body  []byte
+	ID, Sub string
+	Query   url.Values
+	Body    []byte
 }
 
 // Route is a route of the admin API (echo's path syntax).
@@ -73,6 +76,9 @@ func (a API) Routes() []Route {
 			{http.MethodDelete, "/admin/keys/:id", key(a.Keys.Delete)},
 		}
 	}
+	if a.Users != nil {
+		rs = append(rs, a.userRoutes()...)
+	}
 	rs = append(rs, []Route{
 		{http.MethodGet, "/admin/usage", a.usage},
 		{http.MethodDelete, "/admin/cache", a.clear},
@@ -84,12 +90,23 @@ func (a API) Routes() []Route {
 		{http.MethodGet, "/admin/logs/:id", a.log},
 		{http.MethodGet, "/admin/audit", a.auditList}, // audit.go
 	}...)
-	return a.audited(rs)
+	for i, r := range rs { // the role policy before every route (scope.go)
+		rs[i].Op = guard(r.Method, r.Path, r.Op)
+	}
+	return a.audited(rs) // a change refused by the policy is an error: not recorded
 }
 
 // usage serves GET /admin/usage (UsageQuery): the account's lines, or the request log's
 // for what only it can answer (fromLog).
 func (a API) usage(ctx context.Context, in Input) (int, any, error) {
+	if p := auth.PrincipalFrom(ctx); !auth.Unscoped(p) { // one key the caller sees (scope.go)
+		if id := in.Query.Get("key"); id == "" {
+			return 0, nil, &llm.Error{Kind: llm.Invalid, Status: http.StatusForbidden, Code: "forbidden", Type: "invalid_request_error",
+				Param: "key", Message: "Your role reads the usage of one key at a time: ?key=ID."}
+		} else if !a.keySeer(p)(ctx, id) {
+			return 0, nil, StoreError(auth.ErrNotFound)
+		}
+	}
 	if fromLog(in.Query) {
 		return a.logUsage(ctx, in.Query)
 	}

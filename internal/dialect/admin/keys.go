@@ -33,6 +33,10 @@ type Key struct {
 	MCP                *auth.MCPAccess `json:"mcp"`
 	ToolCallsPerMinute int64           `json:"tool_calls_per_minute"`
 	Capture            string          `json:"capture"` // "": the alias's, else logs.capture
+	// Team is the key's team ("": none); Owner the user who made it ("": the admin token
+	// or the file).
+	Team  string `json:"team"`
+	Owner string `json:"owner"`
 }
 
 // Encode is k as the admin API shows it.
@@ -41,6 +45,7 @@ func Encode(k *auth.Key) Key {
 		Metadata: k.Metadata, CreatedAt: k.CreatedAt, Source: "api"}
 	w.Budget, w.Guardrails = keyExtras(k)
 	w.MCP, w.ToolCallsPerMinute, w.Capture = k.MCP, k.ToolCallsPerMinute, k.Capture
+	w.Team, w.Owner = k.Team, k.Owner
 	if w.Models == nil {
 		w.Models = []string{}
 	}
@@ -76,6 +81,9 @@ type KeyInput struct {
 	// Capture is what the request log keeps of the key's requests: "metadata", "content",
 	// or "" (the alias's choice).
 	Capture *string `json:"capture"`
+	// Team is the team the key belongs to ("": none); a team_admin puts keys into their
+	// teams only (auth.Into).
+	Team *string `json:"team"`
 }
 
 // Bad is the 400 of a key body's member param.
@@ -88,16 +96,26 @@ func Bad(param, msg string) error {
 // which refuses unknown members. A lenient decoder took null for an empty object: a key for
 // every model.
 func DecodeKey(body []byte) (*KeyInput, error) {
-	if err := oai.Scan(body, func(string, json.RawMessage) error { return nil }); err != nil {
+	in := &KeyInput{}
+	if err := decodeStrict(body, in, "name, models, rpm, tpm, expires_at, metadata, budget, guardrails, mcp, tool_calls_per_minute, capture and team"); err != nil {
 		return nil, err
+	}
+	return in, nil
+}
+
+// decodeStrict decodes a body into v as strictly as /v1 decodes its bodies (oai.Scan:
+// exactly one JSON object, UTF-8, no duplicate member), refusing unknown members; shape
+// names the members in the 400.
+func decodeStrict(body []byte, v any, shape string) error {
+	if err := oai.Scan(body, func(string, json.RawMessage) error { return nil }); err != nil {
+		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
-	in := &KeyInput{}
-	if err := dec.Decode(in); err != nil {
-		return nil, Bad("", "The body must be a JSON object with name, models, rpm, tpm, expires_at, metadata, budget, guardrails, mcp, tool_calls_per_minute and capture: "+oai.JSONMsg(err))
+	if err := dec.Decode(v); err != nil {
+		return Bad("", "The body must be a JSON object with "+shape+": "+oai.JSONMsg(err))
 	}
-	return in, nil
+	return nil
 }
 
 // Apply sets the members present in in on k, and checks the result.
@@ -123,6 +141,9 @@ func (in *KeyInput) Apply(k *auth.Key, now time.Time) error {
 		}
 		k.Capture = *in.Capture
 	}
+	if in.Team != nil {
+		k.Team = *in.Team
+	}
 	if err := in.applyExtras(k); err != nil {
 		return err
 	}
@@ -143,6 +164,8 @@ func (in *KeyInput) Apply(k *auth.Key, now time.Time) error {
 	switch {
 	case len(k.Name) > 256:
 		return Bad("name", "name is longer than 256 bytes.")
+	case len(k.Team) > 256:
+		return Bad("team", "team is longer than 256 bytes.")
 	case len(k.Models) == 0 || len(k.Models) > 256:
 		return Bad("models", `models must list 1 to 256 model aliases or provider/model targets; ["*"] allows all.`)
 	case k.RPM < 0 || k.TPM < 0:

@@ -31,6 +31,13 @@ func (ks Keys) Create(ctx context.Context, _ string, body []byte) (int, any, err
 	if err := ks.apply(in, k, now); err != nil {
 		return 0, nil, err
 	}
+	p := auth.PrincipalFrom(ctx)
+	if err := verdict(auth.Into(p, k.Team), nil); err != nil {
+		return 0, nil, err
+	}
+	if p.Role != auth.RoleAdmin {
+		k.Owner = p.User // a member's keys are theirs; a team_admin's too, for the audit
+	}
 	if err := ks.Store.Create(ctx, k); err != nil {
 		return 0, nil, StoreError(err)
 	}
@@ -45,18 +52,21 @@ func (ks Keys) List(ctx context.Context, _ string, _ []byte) (int, any, error) {
 	if err != nil {
 		return 0, nil, StoreError(err)
 	}
-	data := make([]Key, len(list))
-	for i, k := range list {
-		data[i] = Encode(k)
+	p := auth.PrincipalFrom(ctx)
+	data := make([]Key, 0, len(list))
+	for _, k := range list {
+		if auth.Sees(p, auth.KeyResource(k)) { // another team's keys are not listed
+			data = append(data, Encode(k))
+		}
 	}
 	return http.StatusOK, map[string]any{"object": "list", "data": data}, nil
 }
 
 // Get serves GET /admin/keys/{id}.
 func (ks Keys) Get(ctx context.Context, id string, _ []byte) (int, any, error) {
-	k, err := ks.Store.Get(ctx, id)
+	k, err := ks.reach(ctx, http.MethodGet, id)
 	if err != nil {
-		return 0, nil, StoreError(err)
+		return 0, nil, err
 	}
 	return http.StatusOK, Encode(k), nil
 }
@@ -67,8 +77,19 @@ func (ks Keys) Patch(ctx context.Context, id string, body []byte) (int, any, err
 	if err != nil {
 		return 0, nil, err
 	}
-	now := time.Now()
-	k, err := ks.Store.Update(ctx, id, func(k *auth.Key) error { return ks.apply(in, k, now) })
+	if _, err := ks.reach(ctx, http.MethodPatch, id); err != nil {
+		return 0, nil, err
+	}
+	now, p := time.Now(), auth.PrincipalFrom(ctx)
+	k, err := ks.Store.Update(ctx, id, func(k *auth.Key) error {
+		if err := verdict(auth.Reach(p, http.MethodPatch, auth.KeyResource(k)), StoreError(auth.ErrNotFound)); err != nil {
+			return err // changed since reach: decide on what is stored
+		}
+		if err := ks.apply(in, k, now); err != nil {
+			return err
+		}
+		return verdict(auth.Into(p, k.Team), nil) // moved into a team of the caller's only
+	})
 	if err != nil {
 		return 0, nil, StoreError(err)
 	}
@@ -77,6 +98,9 @@ func (ks Keys) Patch(ctx context.Context, id string, body []byte) (int, any, err
 
 // Delete serves DELETE /admin/keys/{id}.
 func (ks Keys) Delete(ctx context.Context, id string, _ []byte) (int, any, error) {
+	if _, err := ks.reach(ctx, http.MethodDelete, id); err != nil {
+		return 0, nil, err
+	}
 	if err := ks.Store.Delete(ctx, id); err != nil {
 		return 0, nil, StoreError(err)
 	}
@@ -94,4 +118,17 @@ func (ks Keys) apply(in *KeyInput, k *auth.Key, now time.Time) error {
 		}
 	}
 	return nil
+}
+
+// reach reads the key of id and asks the policy whether the caller may do method on it:
+// 404 for a key it may not see (as for no key), 403 for one it sees but may not change.
+func (ks Keys) reach(ctx context.Context, method, id string) (*auth.Key, error) {
+	k, err := ks.Store.Get(ctx, id)
+	if err != nil {
+		return nil, StoreError(err)
+	}
+	if err := verdict(auth.Reach(auth.PrincipalFrom(ctx), method, auth.KeyResource(k)), StoreError(auth.ErrNotFound)); err != nil {
+		return nil, err
+	}
+	return k, nil
 }

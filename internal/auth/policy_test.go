@@ -1,0 +1,151 @@
+package auth
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+)
+
+var (
+	ta     = &Principal{User: "usr_ta", Role: RoleTeamAdmin, Teams: []string{"search"}}
+	viewer = &Principal{User: "usr_v", Role: RoleViewer, Teams: []string{"search"}}
+	member = &Principal{User: "usr_m", Role: RoleMember, Teams: []string{"search"}}
+)
+
+func TestRoute(t *testing.T) {
+	for _, c := range []struct {
+		p             *Principal
+		method, route string
+		want          Verdict
+	}{
+		{Bootstrap, "DELETE", "/admin/cache", Allow},
+		{nil, "GET", "/admin/keys", Forbid}, // fails closed
+		{ta, "DELETE", "/admin/cache", Forbid},
+		{ta, "GET", "/admin/stats", Forbid},
+		{ta, "GET", "/admin/health", Forbid},
+		{ta, "POST", "/admin/users", Forbid},
+		{ta, "POST", "/admin/keys", Allow},
+		{ta, "GET", "/admin/logs", Allow},
+		{viewer, "GET", "/admin/keys", Allow},
+		{viewer, "POST", "/admin/keys", Forbid},
+		{viewer, "PATCH", "/admin/keys/:id", Forbid},
+		{viewer, "DELETE", "/admin/keys/:id", Forbid},
+		{viewer, "POST", "/admin/users/:id/tokens", Forbid},
+		{member, "GET", "/admin/users", Forbid},
+		{member, "PATCH", "/admin/keys/:id", Allow},
+		{&Principal{User: "x", Role: "root"}, "GET", "/admin/keys", Forbid}, // an unknown role
+	} {
+		if got := Route(c.p, c.method, c.route); got != c.want {
+			t.Errorf("%v %s %s: got %v, want %v", c.p, c.method, c.route, got, c.want)
+		}
+	}
+}
+
+func TestReach(t *testing.T) {
+	search := Resource{Teams: []string{"search"}}
+	ads := Resource{Teams: []string{"ads"}}
+	mine := Resource{Owner: "usr_m"}
+	for _, c := range []struct {
+		name   string
+		p      *Principal
+		method string
+		r      Resource
+		want   Verdict
+	}{
+		{"admin changes another team's", Bootstrap, "DELETE", ads, Allow},
+		{"team_admin reads their team's", ta, "GET", search, Allow},
+		{"team_admin changes their team's", ta, "PATCH", search, Allow},
+		{"team_admin, another team's: hidden", ta, "GET", ads, Hide},
+		{"team_admin, another team's change: hidden", ta, "DELETE", ads, Hide},
+		{"team_admin, a member's teamless key: hidden", ta, "GET", mine, Hide},
+		{"viewer reads their team's", viewer, "GET", search, Allow},
+		{"viewer changes: forbidden", viewer, "PATCH", search, Forbid},
+		{"viewer, another team's: hidden", viewer, "GET", ads, Hide},
+		{"member, own", member, "DELETE", mine, Allow},
+		{"member, their team's: hidden", member, "GET", search, Hide},
+		{"member, another's", member, "GET", Resource{Owner: "usr_x", Teams: []string{"search"}}, Hide},
+	} {
+		if got := Reach(c.p, c.method, c.r); got != c.want {
+			t.Errorf("%s: got %v, want %v", c.name, got, c.want)
+		}
+	}
+	// Into: a team_admin creates keys into their teams only; a member into none or theirs.
+	for _, c := range []struct {
+		p    *Principal
+		team string
+		want Verdict
+	}{
+		{ta, "search", Allow}, {ta, "ads", Forbid}, {ta, "", Forbid},
+		{member, "", Allow}, {member, "ads", Forbid}, {viewer, "search", Forbid}, {Bootstrap, "ads", Allow},
+	} {
+		if got := Into(c.p, c.team); got != c.want {
+			t.Errorf("Into(%s, %q): got %v, want %v", c.p.Role, c.team, got, c.want)
+		}
+	}
+	// Tokens: one's own, not a teammate's (403: they see the user), not a stranger's (404).
+	self := &User{ID: "usr_ta", Teams: []string{"search"}}
+	mate := &User{ID: "usr_m", Teams: []string{"search"}}
+	stranger := &User{ID: "usr_z", Teams: []string{"ads"}}
+	if Tokens(ta, "POST", self) != Allow || Tokens(ta, "GET", mate) != Forbid || Tokens(ta, "GET", stranger) != Hide ||
+		Tokens(Bootstrap, "DELETE", stranger) != Allow || Tokens(viewer, "POST", &User{ID: "usr_v", Teams: []string{"search"}}) != Forbid {
+		t.Error("Tokens: want own only (viewer: read), admin all, strangers hidden")
+	}
+}
+
+func TestPersonalTokens(t *testing.T) {
+	ctx := context.Background()
+	us := &UserMemory{}
+	now := time.Now()
+	u := &User{ID: NewUserID(), Role: RoleTeamAdmin, Teams: []string{"search"}, Source: SourceAPI}
+	if err := us.CreateUser(ctx, u); err != nil {
+		t.Fatal(err)
+	}
+	tok, secret := NewUserToken(u.ID, "ci", now, now.Add(time.Hour))
+	if err := us.CreateToken(ctx, tok); err != nil {
+		t.Fatal(err)
+	}
+	if tok.Hash == secret || tok.Hash != Hash(secret) || len(secret) < len(UserPrefix)+40 || secret[:len(UserPrefix)] != UserPrefix {
+		t.Fatalf("token %+v: want the SHA-256 of a %s... secret stored", tok, UserPrefix)
+	}
+	a := NewAdmins("admin-secret", us)
+	p, err := a.Principal(ctx, secret, now)
+	if err != nil || p.User != u.ID || p.Role != RoleTeamAdmin || p.Teams[0] != "search" {
+		t.Fatalf("got %+v, %v; want the user's principal", p, err)
+	}
+	if p, err := a.Principal(ctx, "admin-secret", now); err != nil || p != Bootstrap {
+		t.Fatalf("admin token: got %+v, %v", p, err)
+	}
+	// A role changed applies at the next call.
+	if _, err := us.UpdateUser(ctx, u.ID, func(u *User) error { u.Role = RoleViewer; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if p, _ := a.Principal(ctx, secret, now); p.Role != RoleViewer {
+		t.Fatalf("got %s, want viewer after the change", p.Role)
+	}
+	// Expired, wrong, revoked, and a deleted user's.
+	if _, err := a.Principal(ctx, secret, now.Add(time.Hour)); !errors.Is(err, ErrExpired) {
+		t.Errorf("at its expiry: got %v, want ErrExpired", err)
+	}
+	if _, err := a.Principal(ctx, secret+"x", now); !errors.Is(err, ErrInvalid) {
+		t.Errorf("a wrong token: got %v, want ErrInvalid", err)
+	}
+	if err := us.DeleteToken(ctx, "usr_other", tok.ID); !errors.Is(err, ErrNotFound) {
+		t.Errorf("another user's token deleted: %v", err)
+	}
+	if err := us.DeleteToken(ctx, u.ID, tok.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Principal(ctx, secret, now); !errors.Is(err, ErrInvalid) {
+		t.Errorf("revoked: got %v, want ErrInvalid", err)
+	}
+	tok2, secret2 := NewUserToken(u.ID, "", now, now.Add(time.Hour))
+	_ = us.CreateToken(ctx, tok2)
+	_ = us.DeleteUser(ctx, u.ID)
+	if _, err := a.Principal(ctx, secret2, now); !errors.Is(err, ErrInvalid) {
+		t.Errorf("a deleted user's token: got %v, want ErrInvalid", err)
+	}
+	if !Refused(ErrExpired) || Refused(errors.New("redis down")) {
+		t.Error("Refused: the caller's errors only")
+	}
+}

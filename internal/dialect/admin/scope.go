@@ -1,0 +1,118 @@
+package admin
+
+import (
+	"context"
+	"net/http"
+	"sync"
+
+	"github.com/sluice-gw/sluice/internal/auth"
+	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/logstore"
+)
+
+// The answers of the role policy (auth.Route, auth.Reach): 403 for what the caller may see
+// but not do, 404 (the route's own not-found) for what it may not see.
+var forbidden = &llm.Error{Kind: llm.Invalid, Status: http.StatusForbidden, Code: "forbidden", Type: "invalid_request_error",
+	Message: "Your role does not allow this."}
+
+// AuthError is the answer to a caller the admin API does not know (err from
+// auth.Admins.Principal): a 401, or a 503 when the users' store could not answer.
+func AuthError(err error) error {
+	if err != nil && !auth.Refused(err) {
+		return StoreError(err)
+	}
+	return &llm.Error{Kind: llm.Unauthenticated, Code: "invalid_admin_token", Type: "invalid_request_error",
+		Message: "The admin API needs the admin token or a personal token: 'Authorization: Bearer TOKEN'."}
+}
+
+// verdict is the error of v, notFound that of a hidden resource.
+func verdict(v auth.Verdict, notFound error) error {
+	switch v {
+	case auth.Forbid:
+		return forbidden
+	case auth.Hide:
+		return notFound
+	}
+	return nil
+}
+
+// guard asks the policy whether the caller (the context's principal) may call the route at
+// all, before op runs: config-wide routes are admin only, a viewer changes nothing.
+func guard(method, path string, op Op) Op {
+	return func(ctx context.Context, in Input) (int, any, error) {
+		if err := verdict(auth.Route(auth.PrincipalFrom(ctx), method, path), nil); err != nil {
+			return 0, nil, err
+		}
+		return op(ctx, in)
+	}
+}
+
+// logsFor is the request log as the caller may read it: all of it for admin; for the others
+// only the records of keys they see (auth.Sees: their teams', or their own), whatever the
+// filter asks, in lists, exports, the live tail and a single record (404 for another's).
+func (a API) logsFor(ctx context.Context) LogStore {
+	p := auth.PrincipalFrom(ctx)
+	if auth.Unscoped(p) || a.Logs == nil {
+		return a.Logs
+	}
+	return &scopedLogs{Store: a.Logs, sees: a.keySeer(p)}
+}
+
+// keySeer reports whether p sees the key of an id, reading each key once (a page holds
+// many records of a few keys). A key that cannot be read is not seen: fail closed.
+func (a API) keySeer(p *auth.Principal) func(ctx context.Context, id string) bool {
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	return func(ctx context.Context, id string) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		if ok, done := seen[id]; done {
+			return ok
+		}
+		ok := false
+		if a.Keys.Store != nil && id != "" {
+			if k, err := a.Keys.Store.Get(ctx, id); err == nil {
+				ok = auth.Sees(p, auth.KeyResource(k))
+			}
+		}
+		seen[id] = ok
+		return ok
+	}
+}
+
+// scopedLogs is a log store narrowed to the records of the keys sees admits. A page may
+// come back shorter than its limit: its cursor still goes on from where the store stopped.
+type scopedLogs struct {
+	logstore.Store
+	sees func(ctx context.Context, keyID string) bool
+}
+
+func (s *scopedLogs) Query(ctx context.Context, f logstore.Filter) (logstore.Page, error) {
+	if f.Key != "" && !s.sees(ctx, f.Key) {
+		return logstore.Page{}, nil // another team's key: nothing, as for a key with no record
+	}
+	p, err := s.Store.Query(ctx, f)
+	if err != nil {
+		return p, err
+	}
+	kept := p.Records[:0:0]
+	for _, r := range p.Records {
+		if s.sees(ctx, r.KeyID) {
+			kept = append(kept, r)
+		}
+	}
+	p.Records = kept
+	return p, nil
+}
+
+func (s *scopedLogs) Get(ctx context.Context, id string) (*logstore.Record, error) {
+	r, err := s.Store.Get(ctx, id)
+	if err == nil && !s.sees(ctx, r.KeyID) {
+		return nil, logstore.ErrNotFound
+	}
+	return r, err
+}
+
+func (s *scopedLogs) Usage(context.Context, logstore.UsageQuery) ([]logstore.UsageRow, error) {
+	return nil, forbidden // usage goes through API.usage's own scoping (a key the caller sees)
+}
