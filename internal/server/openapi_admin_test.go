@@ -30,7 +30,7 @@ func TestOpenAPIAdminAndGate(t *testing.T) {
 	sc.call(t, "POST", "/v1/chat/completions", key, strings.Replace(chat, "default", "fast", 1), 403)
 	sc.call(t, "DELETE", "/admin/keys/"+id, "adm-token", "", 200)
 	sc.call(t, "POST", "/v1/chat/completions", key, chat, 401)
-	sc.call(t, "GET", "/admin/audit?resource_kind=key&limit=2", "adm-token", "", 200) // the changes above
+	sc.call(t, "GET", "/admin/audit?resource_kind=key&limit=2", "adm-token", "", 200)                         // the changes above
 	sc.call(t, "GET", "/admin/audit?from=2026-12-02T00:00:00Z&to=2026-12-01T00:00:00Z", "adm-token", "", 400) // from after to
 
 	// Users and personal tokens; a viewer's token reads its team's keys, changes nothing,

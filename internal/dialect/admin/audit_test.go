@@ -42,7 +42,7 @@ func TestAuditKeys(t *testing.T) {
 	mem := logstore.NewAuditMemory(0)
 	a := API{Keys: Keys{Store: auth.NewKeys(nil, &auth.Memory{})}, Audit: mem}
 	rs := a.Routes()
-	ctx := auth.WithPrincipal(context.Background(), &auth.Principal{User: "alice", Role: auth.RoleTeamAdmin})
+	ctx := auth.WithPrincipal(context.Background(), &auth.Principal{User: "alice", Role: auth.RoleMember})
 
 	st, v, err := call(t, rs, ctx, "POST", "/admin/keys", Input{Body: []byte(`{"name":"bot","rpm":10,"metadata":{"note":"sk-planted-in-metadata"}}`)})
 	if err != nil || st != 201 {
@@ -64,7 +64,11 @@ func TestAuditKeys(t *testing.T) {
 	if _, _, err := call(t, rs, ctx, "DELETE", "/admin/keys/:id", Input{ID: created.ID}); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := call(t, rs, ctx, "DELETE", "/admin/cache", Input{Query: url.Values{"alias": {"default"}}}); err != nil {
+	if _, _, err := call(t, rs, ctx, "DELETE", "/admin/cache", Input{}); err == nil { // admin only: refused, not recorded
+		t.Fatal("a member cleared the cache")
+	}
+	admin := auth.WithPrincipal(context.Background(), auth.Bootstrap)
+	if _, _, err := call(t, rs, admin, "DELETE", "/admin/cache", Input{Query: url.Values{"alias": {"default"}}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := call(t, rs, ctx, "GET", "/admin/keys", Input{}); err != nil { // a read: not recorded
@@ -77,8 +81,12 @@ func TestAuditKeys(t *testing.T) {
 	}
 	byAction := map[string]logstore.AuditEntry{}
 	for _, e := range es {
-		if e.User != "alice" || e.Role != "team_admin" || e.ID == "" || e.Time.IsZero() {
-			t.Errorf("entry %+v: want alice, team_admin, an id and a time", e)
+		who, role := "alice", "member"
+		if e.ResourceKind == "cache" {
+			who, role = "admin", "admin"
+		}
+		if e.User != who || e.Role != role || e.ID == "" || e.Time.IsZero() {
+			t.Errorf("entry %+v: want %s, %s, an id and a time", e, who, role)
 		}
 		byAction[e.Action] = e
 	}
