@@ -15,6 +15,8 @@ import (
 // the account, the statistics and the response cache. Safe for concurrent use.
 type API struct {
 	Keys Keys
+	// Teams is served when Teams.Store is set (auth on).
+	Teams Teams
 	// Usage is the account; nil: none is kept, and /admin/usage answers no lines.
 	Usage usage.Store
 	// Stats is the statistics of the last minutes (telemetry.Observer.Report).
@@ -64,6 +66,15 @@ func (a API) Routes() []Route {
 			{http.MethodPatch, "/admin/keys/:id", key(a.Keys.Patch)},
 			{http.MethodDelete, "/admin/keys/:id", key(a.Keys.Delete)},
 		}
+	}
+	if a.Teams.Store != nil {
+		rs = append(rs, []Route{
+			{http.MethodPost, "/admin/teams", key(a.Teams.Create)},
+			{http.MethodGet, "/admin/teams", key(a.Teams.List)},
+			{http.MethodGet, "/admin/teams/:id", key(a.Teams.Get)},
+			{http.MethodPatch, "/admin/teams/:id", key(a.Teams.Patch)},
+			{http.MethodDelete, "/admin/teams/:id", key(a.Teams.Delete)},
+		}...)
 	}
 	return append(rs, []Route{
 		{http.MethodGet, "/admin/usage", a.usage},

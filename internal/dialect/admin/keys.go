@@ -33,6 +33,8 @@ type Key struct {
 	MCP                *auth.MCPAccess `json:"mcp"`
 	ToolCallsPerMinute int64           `json:"tool_calls_per_minute"`
 	Capture            string          `json:"capture"` // "": the alias's, else logs.capture
+	// Team is the team the key belongs to; null: none.
+	Team *string `json:"team"`
 }
 
 // Encode is k as the admin API shows it.
@@ -41,6 +43,10 @@ func Encode(k *auth.Key) Key {
 		Metadata: k.Metadata, CreatedAt: k.CreatedAt, Source: "api"}
 	w.Budget, w.Guardrails = keyExtras(k)
 	w.MCP, w.ToolCallsPerMinute, w.Capture = k.MCP, k.ToolCallsPerMinute, k.Capture
+	if k.Team != "" {
+		team := k.Team
+		w.Team = &team
+	}
 	if w.Models == nil {
 		w.Models = []string{}
 	}
@@ -76,6 +82,8 @@ type KeyInput struct {
 	// Capture is what the request log keeps of the key's requests: "metadata", "content",
 	// or "" (the alias's choice).
 	Capture *string `json:"capture"`
+	// Team names the team the key joins (it must exist); "" or null: none.
+	Team json.RawMessage `json:"team"`
 }
 
 // Bad is the 400 of a key body's member param.
@@ -95,7 +103,7 @@ func DecodeKey(body []byte) (*KeyInput, error) {
 	dec.DisallowUnknownFields()
 	in := &KeyInput{}
 	if err := dec.Decode(in); err != nil {
-		return nil, Bad("", "The body must be a JSON object with name, models, rpm, tpm, expires_at, metadata, budget, guardrails, mcp, tool_calls_per_minute and capture: "+oai.JSONMsg(err))
+		return nil, Bad("", "The body must be a JSON object with name, models, rpm, tpm, expires_at, metadata, budget, guardrails, mcp, tool_calls_per_minute, capture and team: "+oai.JSONMsg(err))
 	}
 	return in, nil
 }
@@ -125,6 +133,16 @@ func (in *KeyInput) Apply(k *auth.Key, now time.Time) error {
 	}
 	if err := in.applyExtras(k); err != nil {
 		return err
+	}
+	if in.Team != nil {
+		var team *string
+		if json.Unmarshal(in.Team, &team) != nil {
+			return Bad("team", "team is the name of a team, or null for none.")
+		}
+		k.Team = ""
+		if team != nil {
+			k.Team = *team
+		}
 	}
 	switch {
 	case in.ExpiresAt == nil:

@@ -2,6 +2,7 @@ package admin
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"time"
 
@@ -14,6 +15,8 @@ import (
 // concurrent use.
 type Keys struct {
 	Store *auth.Keys
+	// Teams are the teams a key may join; nil: none exists, a key naming one is refused.
+	Teams *auth.Teams
 	// Guardrail reports whether a guardrail name is configured: a key may attach only those.
 	Guardrail func(name string) bool
 }
@@ -28,7 +31,7 @@ func (ks Keys) Create(ctx context.Context, _ string, body []byte) (int, any, err
 	now := time.Now()
 	secret := auth.NewSecret()
 	k := &auth.Key{ID: auth.NewID(), Hash: auth.Hash(secret), Models: []string{"*"}, CreatedAt: now.UTC().Truncate(time.Second)}
-	if err := ks.apply(in, k, now); err != nil {
+	if err := ks.apply(ctx, in, k, now); err != nil {
 		return 0, nil, err
 	}
 	if err := ks.Store.Create(ctx, k); err != nil {
@@ -68,7 +71,7 @@ func (ks Keys) Patch(ctx context.Context, id string, body []byte) (int, any, err
 		return 0, nil, err
 	}
 	now := time.Now()
-	k, err := ks.Store.Update(ctx, id, func(k *auth.Key) error { return ks.apply(in, k, now) })
+	k, err := ks.Store.Update(ctx, id, func(k *auth.Key) error { return ks.apply(ctx, in, k, now) })
 	if err != nil {
 		return 0, nil, StoreError(err)
 	}
@@ -84,7 +87,7 @@ func (ks Keys) Delete(ctx context.Context, id string, _ []byte) (int, any, error
 }
 
 // apply sets in's fields on k, whose guardrails must be configured ones.
-func (ks Keys) apply(in *KeyInput, k *auth.Key, now time.Time) error {
+func (ks Keys) apply(ctx context.Context, in *KeyInput, k *auth.Key, now time.Time) error {
 	if err := in.Apply(k, now); err != nil {
 		return err
 	}
@@ -92,6 +95,23 @@ func (ks Keys) apply(in *KeyInput, k *auth.Key, now time.Time) error {
 		if ks.Guardrail == nil || !ks.Guardrail(name) {
 			return Bad("guardrails", "guardrails names '"+name+"', which is not a configured guardrail.")
 		}
+	}
+	if in.Team != nil && k.Team != "" {
+		return ks.teamExists(ctx, k.Team)
+	}
+	return nil
+}
+
+// teamExists is nil when team exists: a key may join only a team there is (400 otherwise).
+func (ks Keys) teamExists(ctx context.Context, team string) error {
+	bad := Bad("team", "team names '"+team+"', which is not a team.")
+	if ks.Teams == nil || !auth.ValidTeamName(team) {
+		return bad
+	}
+	if _, err := ks.Teams.Get(ctx, team); errors.Is(err, auth.ErrNoTeam) {
+		return bad
+	} else if err != nil {
+		return TeamStoreError(err)
 	}
 	return nil
 }
