@@ -137,7 +137,7 @@ func (failing) Reserve(context.Context, limit.Ask) (limit.Result, error) {
 	return limit.Result{}, errors.New("down")
 }
 func (failing) Reconcile(context.Context, string, string, limit.Rule, int64) error { return nil }
-func (failing) Release(context.Context, string, string) error                    { return nil }
+func (failing) Release(context.Context, string, string) error                      { return nil }
 
 func errText(err error) string {
 	var le *llm.Error
