@@ -73,6 +73,9 @@ func (s *sqlStore) where(f Filter, a *args) string {
 	if f.Key != "" {
 		eq("key_id", f.Key)
 	}
+	if f.Team != "" {
+		eq("team", f.Team)
+	}
 	if f.Alias != "" {
 		eq("alias", f.Alias)
 	}
@@ -180,14 +183,14 @@ func scanRecord(sc scanner) (*Record, error) {
 
 // row is one record in the columns both stores write.
 type row struct {
-	id, keyID, keyName, keyMeta, alias, target, kind, cache, doc string
-	time                                                         time.Time
-	status, tokensIn, tokensOut                                  int
-	stream                                                       bool
-	costUSD, firstTokenMS                                        float64
-	req, ans                                                     *string
-	capN                                                         *int
-	trunc                                                        *bool
+	id, keyID, keyName, keyMeta, team, alias, target, kind, cache, doc string
+	time                                                               time.Time
+	status, tokensIn, tokensOut                                        int
+	stream                                                             bool
+	costUSD, firstTokenMS                                              float64
+	req, ans                                                           *string
+	capN                                                               *int
+	trunc                                                              *bool
 }
 
 // rowOf prepares r and splits it into columns: the filters' own, and the document (the
@@ -210,7 +213,7 @@ func rowOf(r Record) (row, error) {
 	if err != nil {
 		return row{}, fmt.Errorf("logstore: record %q: %w", r.ID, err)
 	}
-	w := row{id: r.ID, time: r.Time, keyID: r.KeyID, keyName: r.KeyName, keyMeta: string(meta),
+	w := row{id: r.ID, time: r.Time, keyID: r.KeyID, keyName: r.KeyName, keyMeta: string(meta), team: r.Team,
 		alias: r.Alias, target: r.Target, status: r.Status, kind: r.Kind, stream: r.Stream, cache: r.Cache,
 		tokensIn: r.TokensIn, tokensOut: r.TokensOut, costUSD: r.CostUSD, firstTokenMS: r.FirstTokenMS, doc: string(doc)}
 	if c != nil {
@@ -245,7 +248,7 @@ func (s *sqlStore) Usage(ctx context.Context, q UsageQuery) ([]UsageRow, error) 
 	switch q.GroupBy {
 	case "key":
 		group = "key_id"
-	case "alias", "target":
+	case "alias", "target", "team":
 		group = q.GroupBy
 	case "":
 	default:

@@ -65,6 +65,9 @@ var sqliteSchema = []string{
 	CREATE INDEX sluice_logs_status ON sluice_logs (status, time_us);
 	CREATE INDEX sluice_logs_kind ON sluice_logs (kind, time_us);
 	CREATE TABLE sluice_logs_meta (k TEXT PRIMARY KEY, v TEXT NOT NULL);`,
+	// The key's team (issue 37); the records before it belong to none.
+	`ALTER TABLE sluice_logs ADD COLUMN team TEXT NOT NULL DEFAULT '';
+	CREATE INDEX sluice_logs_team ON sluice_logs (team, time_us, id);`,
 }
 
 type sqliteStore struct {
@@ -192,7 +195,7 @@ func sqliteError(path string, err error) error {
 
 const sqliteInsert = `INSERT INTO sluice_logs (id, time_us, key_id, key_name, key_meta, alias, target, status, kind,
 	stream, cache, tokens_in, tokens_out, cost_usd, first_token_ms, doc, content_request, content_answer,
-	content_cap, content_truncated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	content_cap, content_truncated, team) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 	ON CONFLICT (id) DO NOTHING`
 
 // yieldEvery is how many rows a batch inserts between yields of its goroutine. An insert
@@ -225,7 +228,7 @@ func (s *sqliteStore) Write(ctx context.Context, rs []Record) error {
 		}
 		if _, err := st.ExecContext(ctx, w.id, w.time.UnixMicro(), w.keyID, w.keyName, w.keyMeta, w.alias, w.target,
 			w.status, w.kind, w.stream, w.cache, w.tokensIn, w.tokensOut, w.costUSD, w.firstTokenMS, w.doc,
-			w.req, w.ans, w.capN, w.trunc); err != nil {
+			w.req, w.ans, w.capN, w.trunc, w.team); err != nil {
 			return fmt.Errorf("logstore: sqlite write: %w", err)
 		}
 	}
