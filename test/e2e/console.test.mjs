@@ -224,6 +224,42 @@ test('keys: create one, see its secret once, use it, edit it, revoke it', async 
   assert.equal((await chat(secret, 'sim/echo', 'Still there?')).status, 401, 'a revoked key is refused');
 });
 
+test('teams: create one, see it listed, edit its limits and budget, delete it', async (t) => {
+  const page = await open(t, { hash: '#teams' });
+  await page.locator('#team-note').filter({ hasText: /teams?\./ }).waitFor();
+  await page.click('#team-new');
+  await page.fill('#team-form [name=name]', 'e2e-search');
+  await page.fill('#team-form [name=models]', 'sim/echo, demo-fallback');
+  await page.fill('#team-form [name=rpm]', '600');
+  await page.fill('#team-form [name=daily_usd]', '50');
+  await page.fill('#team-form [name=monthly_usd]', '1000');
+  await page.click('#team-save');
+  const row = page.locator('#team-table tbody tr', { hasText: 'e2e-search' });
+  await row.waitFor();
+  let cells = await row.locator('th, td').allTextContents();
+  assert.equal(cells[1], 'sim/echo, demo-fallback');
+  assert.match(cells[2], /600 rpm/);
+  assert.match(cells[3], /of \$50\.00/, `today's spend against the daily budget: ${cells[3]}`);
+  assert.match(cells[4], /of \$1,?000\.00/);
+  const listed = await (await admin('/admin/teams')).json();
+  assert.ok(listed.data.some((x) => x.name === 'e2e-search' && x.rpm === 600), 'the admin API lists the team');
+
+  await row.locator('button', { hasText: 'Edit' }).click();
+  assert.equal(await page.locator('#team-form [name=rpm]').inputValue(), '600');
+  assert.ok(await page.locator('#team-form [name=name]').isDisabled(), "a team's name cannot change");
+  await page.fill('#team-form [name=tpm]', '100000');
+  await page.click('#team-save');
+  await page.locator('#team-note', { hasText: 'Saved e2e-search' }).waitFor();
+  cells = await row.locator('th, td').allTextContents();
+  assert.match(cells[2], /100,?000 tpm/);
+  await shot(page, 'console-teams.png');
+
+  await row.locator('button', { hasText: 'Delete' }).click();
+  await row.locator('button', { hasText: 'Yes, delete' }).click();
+  await page.locator('#team-note', { hasText: 'Deleted e2e-search' }).waitFor();
+  assert.equal(await row.count(), 0);
+});
+
 test('logs: filter, and a request that fell back shows both attempts', async (t) => {
   const { secret } = await newKey({ name: 'logs-e2e', models: ['*'] });
   const r = await chat(secret, 'demo-fallback', 'Fall back, please.');
