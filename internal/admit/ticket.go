@@ -196,7 +196,7 @@ func (p *Policy) TeamOf(ctx context.Context, key *auth.Key) (*auth.Team, error) 
 	var team *auth.Team
 	err := auth.ErrNoTeam
 	if p.Teams != nil {
-		team, err = p.Teams.Get(ctx, key.Team)
+		team, err = p.Teams.Lookup(ctx, key.Team)
 	}
 	switch {
 	case errors.Is(err, auth.ErrNoTeam):

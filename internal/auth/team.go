@@ -89,7 +89,10 @@ var (
 // TeamStore holds the teams the admin API creates. Implementations are safe for concurrent
 // use, and return copies or shared read-only values (see Team).
 type TeamStore interface {
-	// Get finds a team by name: on the path of every request of a key with a team.
+	// Lookup finds a team by name on the path of every request of a key with a team; it may
+	// answer from a cache a few seconds old (as a key's Lookup).
+	Lookup(ctx context.Context, name string) (*Team, error)
+	// Get reads a team by name from the store itself (the admin API).
 	Get(ctx context.Context, name string) (*Team, error)
 	// Create stores t; ErrTeamExists when its name is taken.
 	Create(ctx context.Context, t *Team) error
@@ -110,6 +113,8 @@ type TeamMemory struct {
 }
 
 var _ TeamStore = (*TeamMemory)(nil)
+
+func (m *TeamMemory) Lookup(ctx context.Context, name string) (*Team, error) { return m.Get(ctx, name) }
 
 func (m *TeamMemory) Get(_ context.Context, name string) (*Team, error) {
 	m.mu.Lock()
@@ -202,6 +207,14 @@ func (ts *Teams) Get(ctx context.Context, name string) (*Team, error) {
 		return t, nil
 	}
 	return ts.store.Get(ctx, name)
+}
+
+// Lookup is Get for the request path: the store may answer from its cache.
+func (ts *Teams) Lookup(ctx context.Context, name string) (*Team, error) {
+	if t := ts.static[name]; t != nil {
+		return t, nil
+	}
+	return ts.store.Lookup(ctx, name)
 }
 
 // List returns the file's teams, in file order, then the store's.

@@ -17,7 +17,7 @@ import (
 // each script below touches one slot (Redis Cluster).
 const teamsByName = "sluice:{teams}:by-name"
 
-// Teams is an auth.TeamStore in Redis with a short local cache in front of Get, which every
+// Teams is an auth.TeamStore in Redis with a short local cache in front of Lookup, which every
 // request of a key with a team asks. A team changed on one replica is seen by the others
 // within CacheTTL; under redis.on_failure: open, a team this replica read within StaleTTL
 // still answers while Redis is down (its limits then fall back to this replica's, as the
@@ -95,8 +95,14 @@ func (ts *Teams) get(ctx context.Context, name string) (string, *auth.Team, erro
 	return rec, t, err
 }
 
-// Get implements auth.TeamStore.
+// Get implements auth.TeamStore: what Redis holds now.
 func (ts *Teams) Get(ctx context.Context, name string) (*auth.Team, error) {
+	_, t, err := ts.get(ctx, name)
+	return t, err
+}
+
+// Lookup implements auth.TeamStore.
+func (ts *Teams) Lookup(ctx context.Context, name string) (*auth.Team, error) {
 	ts.mu.Lock()
 	c, ok := ts.cache[name]
 	ts.mu.Unlock()
