@@ -3,12 +3,15 @@ package redisstore_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/sluice-gw/sluice/internal/auth"
 	"github.com/sluice-gw/sluice/internal/limit"
+	"github.com/sluice-gw/sluice/internal/redisstore/redistest"
+	"github.com/sluice-gw/sluice/internal/usage"
 )
 
 // Teams made on one replica are seen by the other, changes never lost between them, and a
@@ -93,4 +96,32 @@ func TestLimiterRelease(t *testing.T) {
 			t.Fatalf("got %+v, %v after the release, want admitted", r, err)
 		}
 	})
+}
+
+// The account's rows carry the team, and rows without one keep the older field format, so
+// the days written before teams read alike; a report groups by team.
+func TestUsageTeams(t *testing.T) {
+	srv := redistest.Start(t)
+	u := replica(t, srv, false, nil).Usage()
+	ctx := context.Background()
+	day := "2026-06-01"
+	for _, l := range []usage.Labels{{Key: "k1", Alias: "default", Team: "search"}, {Key: "k2", Alias: "default", Team: "search"},
+		{Key: "k3", Alias: "default"}} {
+		if err := u.Add(ctx, day, l, usage.Counts{Requests: 1, CostNano: 5}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if dump := strings.Join(srv.Dump(t), "\n"); !strings.Contains(dump, "k3\x1fdefault\x1f\x1frequests") {
+		t.Errorf("got Redis:\n%q\nwant the row without a team in the older format", dump)
+	}
+	q := usage.Query{From: time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC), To: time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC), GroupBy: usage.ByTeam}
+	lines, total, err := usage.Report(ctx, u, q)
+	if err != nil || len(lines) != 2 || lines[0].Name != "" || lines[0].Requests != 1 || lines[1].Name != "search" ||
+		lines[1].Requests != 2 || lines[1].CostNano != 10 || total.Requests != 3 {
+		t.Fatalf("got %+v, %+v, %v, want the keys without a team, then search with 2 requests", lines, total, err)
+	}
+	q.Team = "search"
+	if _, total, _ := usage.Report(ctx, u, q); total.Requests != 2 {
+		t.Errorf("got %d requests of team search, want 2", total.Requests)
+	}
 }
