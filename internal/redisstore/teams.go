@@ -146,24 +146,9 @@ func (ts *Teams) Create(ctx context.Context, t *auth.Team) error {
 
 // List implements auth.TeamStore.
 func (ts *Teams) List(ctx context.Context) ([]*auth.Team, error) {
-	var recs []string
-	err := ts.s.call(ctx, func(ctx context.Context) (err error) {
-		recs, err = ts.s.c.HVals(ctx, teamsByName).Result()
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*auth.Team, 0, len(recs))
-	for _, rec := range recs {
-		t, err := decodeTeam(rec)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, t)
-	}
+	out, err := records(ctx, ts.s, teamsByName, decodeTeam)
 	auth.SortTeams(out)
-	return out, nil
+	return out, err
 }
 
 // Update implements auth.TeamStore: read, apply fn, write if nobody wrote meanwhile, else

@@ -96,16 +96,22 @@ func Bad(param, msg string) error {
 // which refuses unknown members. A lenient decoder took null for an empty object: a key for
 // every model.
 func DecodeKey(body []byte) (*KeyInput, error) {
+	in := &KeyInput{}
+	return in, decodeStrict(body, in, "name, models, rpm, tpm, expires_at, metadata, budget, guardrails, mcp, tool_calls_per_minute, capture and team")
+}
+
+// decodeStrict decodes body into dst (a pointer to an input struct) as DecodeKey says; a
+// 400 names members, the members dst takes.
+func decodeStrict(body []byte, dst any, members string) error {
 	if err := oai.Scan(body, func(string, json.RawMessage) error { return nil }); err != nil {
-		return nil, err
+		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
-	in := &KeyInput{}
-	if err := dec.Decode(in); err != nil {
-		return nil, Bad("", "The body must be a JSON object with name, models, rpm, tpm, expires_at, metadata, budget, guardrails, mcp, tool_calls_per_minute, capture and team: "+oai.JSONMsg(err))
+	if err := dec.Decode(dst); err != nil {
+		return Bad("", "The body must be a JSON object with "+members+": "+oai.JSONMsg(err))
 	}
-	return in, nil
+	return nil
 }
 
 // Apply sets the members present in in on k, and checks the result.

@@ -1,7 +1,6 @@
 package admin
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,7 +8,6 @@ import (
 	"time"
 
 	"github.com/sluice-gw/sluice/internal/auth"
-	"github.com/sluice-gw/sluice/internal/dialect/oai"
 	"github.com/sluice-gw/sluice/internal/llm"
 )
 
@@ -62,16 +60,8 @@ type TeamInput struct {
 
 // DecodeTeam decodes the body of POST and PATCH as strictly as DecodeKey.
 func DecodeTeam(body []byte) (*TeamInput, error) {
-	if err := oai.Scan(body, func(string, json.RawMessage) error { return nil }); err != nil {
-		return nil, err
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
 	in := &TeamInput{}
-	if err := dec.Decode(in); err != nil {
-		return nil, Bad("", "The body must be a JSON object with name, models, rpm, tpm, budget and mcp: "+oai.JSONMsg(err))
-	}
-	return in, nil
+	return in, decodeStrict(body, in, "name, models, rpm, tpm, budget and mcp")
 }
 
 // Apply sets the members present in in on t, and checks the result. The name is set at
