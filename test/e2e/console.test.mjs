@@ -228,11 +228,11 @@ test('teams: create one, see it listed, edit its limits and budget, delete it', 
   const page = await open(t, { hash: '#teams' });
   await page.locator('#team-note').filter({ hasText: /teams?\./ }).waitFor();
   await page.click('#team-new');
-  await page.fill('#team-form [name=name]', 'e2e-search');
-  await page.fill('#team-form [name=models]', 'sim/echo, demo-fallback');
-  await page.fill('#team-form [name=rpm]', '600');
-  await page.fill('#team-form [name=daily_usd]', '50');
-  await page.fill('#team-form [name=monthly_usd]', '1000');
+  await page.fill('#team-form [name=team_name]', 'e2e-search');
+  await page.fill('#team-form [name=team_models]', 'sim/echo, demo-fallback');
+  await page.fill('#team-form [name=team_rpm]', '600');
+  await page.fill('#team-form [name=team_daily_usd]', '50');
+  await page.fill('#team-form [name=team_monthly_usd]', '1000');
   await page.click('#team-save');
   const row = page.locator('#team-table tbody tr', { hasText: 'e2e-search' });
   await row.waitFor();
@@ -245,19 +245,19 @@ test('teams: create one, see it listed, edit its limits and budget, delete it', 
   assert.ok(listed.data.some((x) => x.name === 'e2e-search' && x.rpm === 600), 'the admin API lists the team');
 
   await row.locator('button', { hasText: 'Edit' }).click();
-  assert.equal(await page.locator('#team-form [name=rpm]').inputValue(), '600');
-  assert.ok(await page.locator('#team-form [name=name]').isDisabled(), "a team's name cannot change");
-  await page.fill('#team-form [name=tpm]', '100000');
+  assert.equal(await page.locator('#team-form [name=team_rpm]').inputValue(), '600');
+  assert.ok(await page.locator('#team-form [name=team_name]').isDisabled(), "a team's name cannot change");
+  await page.fill('#team-form [name=team_tpm]', '100000');
   await page.click('#team-save');
-  await page.locator('#team-note', { hasText: 'Saved e2e-search' }).waitFor();
+  await page.locator('#team-table tbody tr', { hasText: /100,?000 tpm/ }).waitFor();
   cells = await row.locator('th, td').allTextContents();
-  assert.match(cells[2], /100,?000 tpm/);
+  assert.match(cells[2], /600 rpm · 100,?000 tpm/);
   await shot(page, 'console-teams.png');
 
   await row.locator('button', { hasText: 'Delete' }).click();
   await row.locator('button', { hasText: 'Yes, delete' }).click();
-  await page.locator('#team-note', { hasText: 'Deleted e2e-search' }).waitFor();
-  assert.equal(await row.count(), 0);
+  await row.waitFor({ state: 'detached' });
+  assert.match(await page.locator('#team-note').textContent(), /Deleted e2e-search/);
 });
 
 test('logs: filter, and a request that fell back shows both attempts', async (t) => {

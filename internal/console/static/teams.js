@@ -132,17 +132,17 @@ function openForm(t) {
   $('team-form-title').textContent = t ? `Edit ${t.name}` : 'New team';
   $('team-save').textContent = t ? 'Save' : 'Create';
   const e = f.elements;
-  e.name.disabled = !!t; // a team's name never changes
+  e.team_name.disabled = !!t; // a team's name never changes
   if (t) {
-    e.name.value = t.name;
-    e.models.value = (t.models || []).join(', ');
-    e.rpm.value = t.rpm || '';
-    e.tpm.value = t.tpm || '';
-    e.daily_usd.value = t.budget?.daily_usd || '';
-    e.monthly_usd.value = t.budget?.monthly_usd || '';
+    e.team_name.value = t.name;
+    e.team_models.value = (t.models || []).join(', ');
+    e.team_rpm.value = t.rpm || '';
+    e.team_tpm.value = t.tpm || '';
+    e.team_daily_usd.value = t.budget?.daily_usd || '';
+    e.team_monthly_usd.value = t.budget?.monthly_usd || '';
   }
   f.hidden = false;
-  (t ? e.models : e.name).focus();
+  (t ? e.team_models : e.team_name).focus();
 }
 
 function closeForm() {
@@ -153,11 +153,11 @@ function closeForm() {
 async function save() {
   const e = $('team-form').elements;
   const num = (el) => (el.value === '' ? 0 : Number(el.value));
-  const b = { rpm: num(e.rpm), tpm: num(e.tpm), budget: { daily_usd: num(e.daily_usd), monthly_usd: num(e.monthly_usd) } };
-  const models = list(e.models.value);
+  const b = { rpm: num(e.team_rpm), tpm: num(e.team_tpm), budget: { daily_usd: num(e.team_daily_usd), monthly_usd: num(e.team_monthly_usd) } };
+  const models = list(e.team_models.value);
   if (models.length) b.models = models;
   const t = editing;
-  if (!t) b.name = e.name.value.trim();
+  if (!t) b.name = e.team_name.value.trim();
   let r;
   try {
     r = t ? await call('PATCH', '/admin/teams/' + encodeURIComponent(t.id), b) : await call('POST', '/admin/teams', b);
