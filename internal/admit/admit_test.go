@@ -41,33 +41,33 @@ func TestReserve(t *testing.T) {
 	ctx := t.Context()
 	p := &Policy{Limiter: &limit.Memory{}}
 	key := &auth.Key{ID: "k1", Name: "ci", Hash: "secret-hash", RPM: 2, TPM: 1000}
-	h, res, err := p.Reserve(ctx, key, 900)
+	h, res, err := p.Reserve(ctx, key, nil, 900)
 	if err != nil || h == nil || res.Tokens.Remaining != 100 {
 		t.Fatalf("Reserve = %v, %+v, %v", h, res, err)
 	}
-	_, _, err = p.Reserve(ctx, key, 500)
+	_, _, err = p.Reserve(ctx, key, nil, 500)
 	if !strings.Contains(errText(err), "Rate limit reached for key 'ci' on tokens per minute: limit 1000, remaining 100") || retryAfter(err) <= 0 {
 		t.Fatalf("over tpm: %v", err)
 	}
-	p.Reconcile(ctx, key, h, 100) // the call used 100 of its 900
-	if _, res, err = p.Reserve(ctx, key, 500); err != nil || res.Requests.Remaining != 0 {
+	p.Reconcile(ctx, h, 100) // the call used 100 of its 900
+	if _, res, err = p.Reserve(ctx, key, nil, 500); err != nil || res.Requests.Remaining != 0 {
 		t.Fatalf("after Reconcile: %+v, %v", res, err)
 	}
-	_, _, err = p.Reserve(ctx, key, 1)
+	_, _, err = p.Reserve(ctx, key, nil, 1)
 	if !strings.Contains(errText(err), "on requests per minute: limit 2") {
 		t.Fatalf("over rpm: %v", err)
 	}
-	_, res, err = p.Reserve(ctx, &auth.Key{ID: "k2", Name: "big", TPM: 10}, 11)
+	_, res, err = p.Reserve(ctx, &auth.Key{ID: "k2", Name: "big", TPM: 10}, nil, 11)
 	if !res.Never || retryAfter(err) != 0 || !strings.Contains(errText(err), "Request too large for key 'big'") {
 		t.Fatalf("too large: %+v, %v", res, err)
 	}
 	if strings.Contains(errText(err), "secret") {
 		t.Fatal("a refusal quotes the key")
 	}
-	if h, _, err := (&Policy{}).Reserve(ctx, key, 1e9); h != nil || err != nil {
+	if h, _, err := (&Policy{}).Reserve(ctx, key, nil, 1e9); h != nil || err != nil {
 		t.Fatal("no limiter: something was held or refused")
 	}
-	if _, _, err := (&Policy{Limiter: failing{}}).Reserve(ctx, key, 1); llm.KindOf(err) != llm.Unavailable || llm.HTTPStatus(err) != 503 {
+	if _, _, err := (&Policy{Limiter: failing{}}).Reserve(ctx, key, nil, 1); llm.KindOf(err) != llm.Unavailable || llm.HTTPStatus(err) != 503 {
 		t.Fatalf("limiter down: %v", err)
 	}
 }
@@ -85,11 +85,12 @@ func TestBudget(t *testing.T) {
 		t.Fatalf("Estimate = %d, want %d (the dear target)", got, want)
 	}
 	key := &auth.Key{ID: "k", Name: "ci", DailyUSD: 0.01}
-	r, ok, err := p.ReserveBudget(ctx, key, chain, req, 400, time.Now())
-	if err != nil || !ok || r.Amount == 0 {
-		t.Fatalf("ReserveBudget = %+v, %v, %v", r, ok, err)
+	rs, err := p.ReserveBudget(ctx, key, nil, chain, req, 400, time.Now())
+	if err != nil || len(rs) != 1 || rs[0].Amount == 0 {
+		t.Fatalf("ReserveBudget = %+v, %v", rs, err)
 	}
-	rounds := p.Rounds(key, []usage.Reservation{r})
+	r := rs[0]
+	rounds := p.Rounds(key, nil, []usage.Reservation{r})
 	if err := rounds.Admit(ctx, req, r.Amount/2); err != nil || len(rounds.Reservations()) != 0 {
 		t.Fatalf("a round within what is held: %v, %d reservations", err, len(rounds.Reservations()))
 	}
@@ -97,14 +98,14 @@ func TestBudget(t *testing.T) {
 		t.Fatalf("a round beyond it: %v, %+v", err, rounds.Reservations())
 	}
 	_ = p.Budgets.Settle(ctx, r, int64(usage.Nano(0.02))) // the request cost more than the day's budget
-	_, _, err = p.ReserveBudget(ctx, key, chain, req, 400, time.Now())
+	_, err = p.ReserveBudget(ctx, key, nil, chain, req, 400, time.Now())
 	if le := (*llm.Error)(nil); !errors.As(err, &le) || le.Code != "budget_exceeded" || !strings.Contains(le.Message, "$0.01 for this day (UTC)") {
 		t.Fatalf("spent: %v", err)
 	}
 	if err := rounds.Admit(ctx, req, r.Amount+6); llm.KindOf(err) != llm.RateLimited {
 		t.Fatalf("a round after the budget is spent: %v", err)
 	}
-	if p.Rounds(&auth.Key{ID: "free"}, nil) != nil || p.Rounds(nil, nil) != nil {
+	if p.Rounds(&auth.Key{ID: "free"}, nil, nil) != nil || p.Rounds(nil, nil, nil) != nil {
 		t.Error("Rounds of a key with nothing to check")
 	}
 }
@@ -136,6 +137,7 @@ func (failing) Reserve(context.Context, limit.Ask) (limit.Result, error) {
 	return limit.Result{}, errors.New("down")
 }
 func (failing) Reconcile(context.Context, string, string, limit.Rule, int64) error { return nil }
+func (failing) Release(context.Context, string, string) error                      { return nil }
 
 func errText(err error) string {
 	var le *llm.Error

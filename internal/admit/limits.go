@@ -33,12 +33,45 @@ type Policy struct {
 	Store usage.Store
 	// Guards are the guardrails of the aliases and the keys (Ticket.Admit).
 	Guards guard.Catalog
+	// Teams are the keys' teams, whose model access, limits and budget a key's request
+	// passes too; nil: none, and a key naming a team is refused.
+	Teams *auth.Teams
 }
 
-// Held is what a request holds of its key's token limit until it is reconciled.
+// Held is what a request holds of its key's and its team's token limits until it is
+// reconciled: one reservation id in each scope's logs.
 type Held struct {
 	id     string
-	tokens limit.Rule
+	scopes []scope // the team's, then the key's: those with limits
+	tokens []limit.Rule
+}
+
+// scope is whose limits and budget a check counts against: a key, or the team of one.
+type scope struct {
+	what, name string // "key" or "team", and its name, for the refusals
+	log        string // its limit logs' and budget counters' name: the key's id, Team.Scope
+	rpm, tpm   int64
+	budget     usage.Budget
+	daily      float64 // USD, for the refusals
+	monthly    float64
+}
+
+func keyScope(k *auth.Key) scope {
+	return scope{what: "key", name: k.Name, log: k.ID, rpm: k.RPM, tpm: k.TPM, daily: k.DailyUSD, monthly: k.MonthlyUSD,
+		budget: usage.Budget{Daily: usage.Nano(k.DailyUSD), Monthly: usage.Nano(k.MonthlyUSD)}}
+}
+
+func teamScope(t *auth.Team) scope {
+	return scope{what: "team", name: t.Name, log: t.Scope(), rpm: t.RPM, tpm: t.TPM, daily: t.DailyUSD, monthly: t.MonthlyUSD,
+		budget: usage.Budget{Daily: usage.Nano(t.DailyUSD), Monthly: usage.Nano(t.MonthlyUSD)}}
+}
+
+// scopes are the team's scope, then the key's; team nil: the key's alone.
+func scopes(key *auth.Key, team *auth.Team) []scope {
+	if team == nil {
+		return []scope{keyScope(key)}
+	}
+	return []scope{teamScope(team), keyScope(key)}
 }
 
 // Limited reports whether key has rate limits to check.
@@ -46,31 +79,69 @@ func (p *Policy) Limited(key *auth.Key) bool {
 	return p.Limiter != nil && (key.RPM > 0 || key.TPM > 0)
 }
 
-// Reserve takes one request and cost tokens from key's limits. It returns the limiter's
-// verdict, whose statuses the x-ratelimit-* headers tell on refusals and answers alike; a
-// refusal is a RateLimited error (Refused), a limiter that cannot decide an Unavailable one.
-// Without limits it holds nothing and the verdict is the zero Result.
-func (p *Policy) Reserve(ctx context.Context, key *auth.Key, cost int64) (*Held, limit.Result, error) {
-	if !p.Limited(key) {
-		return nil, limit.Result{}, nil
-	}
-	a := p.ask(key, cost)
-	res, err := p.Limiter.Reserve(ctx, a)
-	if err != nil {
-		return nil, res, Unavailable()
-	}
-	if !res.OK {
-		return nil, res, p.refused(key, a, res)
-	}
-	return &Held{id: a.ID, tokens: a.Tokens}, res, nil
+// limited reports whether key or team (nil: none) has rate limits to check.
+func (p *Policy) limited(key *auth.Key, team *auth.Team) bool {
+	return p.Limited(key) || p.Limiter != nil && team != nil && (team.RPM > 0 || team.TPM > 0)
 }
 
-// Reconcile sets h, key's token reservation, to the tokens the call used.
-func (p *Policy) Reconcile(ctx context.Context, key *auth.Key, h *Held, used int64) {
-	if h == nil || key.TPM <= 0 {
+// Reserve takes one request and cost tokens from the limits of key and of its team (nil:
+// none). It returns the limiter's verdict, whose statuses the x-ratelimit-* headers tell on
+// refusals and answers alike (the key's, or the team's when it refused or the key has no
+// limits); a refusal is a RateLimited error naming the key or the team, a limiter that
+// cannot decide an Unavailable one. Without limits it holds nothing and the verdict is the
+// zero Result.
+//
+// The team's and the key's logs live under different hash tags (a key may change team, and
+// a team's keys are many), so one script cannot check both atomically on Redis Cluster.
+// The team is reserved first, then the key; when the key refuses, the team's reservation
+// is released (limit.Limiter.Release). Team first: under load the shared team limit is the
+// one that refuses, and its refusal leaves nothing to undo. Between the two steps the
+// team's log may hold a reservation that is then released: a concurrent request may be
+// refused for it, never one admitted over the limit.
+func (p *Policy) Reserve(ctx context.Context, key *auth.Key, team *auth.Team, cost int64) (*Held, limit.Result, error) {
+	if !p.limited(key, team) {
+		return nil, limit.Result{}, nil
+	}
+	id := newAskID()
+	h := &Held{id: id}
+	var shown limit.Result
+	for _, sc := range scopes(key, team) {
+		if sc.rpm <= 0 && sc.tpm <= 0 {
+			continue
+		}
+		a := p.ask(sc, id, cost)
+		res, err := p.Limiter.Reserve(ctx, a)
+		if err != nil || !res.OK {
+			p.release(ctx, h)
+			if err != nil {
+				return nil, res, Unavailable()
+			}
+			return nil, res, p.refused(sc, a, res)
+		}
+		h.scopes, h.tokens = append(h.scopes, sc), append(h.tokens, a.Tokens)
+		shown = res
+	}
+	return h, shown, nil
+}
+
+// release gives back what h holds: a request another scope refused.
+func (p *Policy) release(ctx context.Context, h *Held) {
+	for _, sc := range h.scopes {
+		_ = p.Limiter.Release(ctx, sc.log, h.id)
+	}
+}
+
+// Reconcile sets h, the token reservations of a key and its team, to the tokens the call
+// used.
+func (p *Policy) Reconcile(ctx context.Context, h *Held, used int64) {
+	if h == nil {
 		return
 	}
-	_ = p.Limiter.Reconcile(ctx, key.ID, h.id, h.tokens, used)
+	for i, sc := range h.scopes {
+		if sc.tpm > 0 {
+			_ = p.Limiter.Reconcile(ctx, sc.log, h.id, h.tokens[i], used)
+		}
+	}
 }
 
 // Span is the window of rpm and tpm (Window, or a minute).
@@ -81,19 +152,24 @@ func (p *Policy) Span() time.Duration {
 	return p.Window
 }
 
-// ask is a reservation of one request and cost tokens of key's limits, with a fresh id.
-func (p *Policy) ask(key *auth.Key, cost int64) limit.Ask {
+// newAskID is a reservation's id: one for the key's and the team's logs.
+func newAskID() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
-	w := p.Span()
-	return limit.Ask{Key: key.ID, ID: hex.EncodeToString(b[:]), Requests: limit.Rule{Limit: key.RPM, Window: w},
-		Tokens: limit.Rule{Limit: key.TPM, Window: w}, Cost: cost}
+	return hex.EncodeToString(b[:])
 }
 
-// refused is the 429 of a refused reservation. The message names the key and the limit,
-// never the key's secret. A request too large for the limit (res.Never) has no RetryAfter:
-// waiting cannot help.
-func (p *Policy) refused(key *auth.Key, a limit.Ask, res limit.Result) error {
+// ask is the reservation id of one request and cost tokens of sc's limits.
+func (p *Policy) ask(sc scope, id string, cost int64) limit.Ask {
+	w := p.Span()
+	return limit.Ask{Key: sc.log, ID: id, Requests: limit.Rule{Limit: sc.rpm, Window: w},
+		Tokens: limit.Rule{Limit: sc.tpm, Window: w}, Cost: cost}
+}
+
+// refused is the 429 of a refused reservation. The message names the key or the team and
+// the limit, never the key's secret. A request too large for the limit (res.Never) has no
+// RetryAfter: waiting cannot help.
+func (p *Policy) refused(sc scope, a limit.Ask, res limit.Result) error {
 	per := "per minute"
 	if w := p.Span(); w != time.Minute {
 		per = "per " + w.String()
@@ -102,14 +178,14 @@ func (p *Policy) refused(key *auth.Key, a limit.Ask, res limit.Result) error {
 	switch {
 	case res.Never:
 		e.RetryAfter = 0
-		e.Message = fmt.Sprintf("Request too large for key '%s' on tokens %s: limit %d, requested about %d. "+
-			"Send a shorter prompt or a lower max_tokens.", key.Name, per, a.Tokens.Limit, a.Cost)
+		e.Message = fmt.Sprintf("Request too large for %s '%s' on tokens %s: limit %d, requested about %d. "+
+			"Send a shorter prompt or a lower max_tokens.", sc.what, sc.name, per, a.Tokens.Limit, a.Cost)
 	case a.Requests.Limit > 0 && res.Requests.Remaining == 0:
-		e.Message = fmt.Sprintf("Rate limit reached for key '%s' on requests %s: limit %d. Try again in %s.",
-			key.Name, per, a.Requests.Limit, res.RetryAfter.Round(time.Millisecond))
+		e.Message = fmt.Sprintf("Rate limit reached for %s '%s' on requests %s: limit %d. Try again in %s.",
+			sc.what, sc.name, per, a.Requests.Limit, res.RetryAfter.Round(time.Millisecond))
 	default:
-		e.Message = fmt.Sprintf("Rate limit reached for key '%s' on tokens %s: limit %d, remaining %d, requested about %d. Try again in %s.",
-			key.Name, per, a.Tokens.Limit, res.Tokens.Remaining, a.Cost, res.RetryAfter.Round(time.Millisecond))
+		e.Message = fmt.Sprintf("Rate limit reached for %s '%s' on tokens %s: limit %d, remaining %d, requested about %d. Try again in %s.",
+			sc.what, sc.name, per, a.Tokens.Limit, res.Tokens.Remaining, a.Cost, res.RetryAfter.Round(time.Millisecond))
 	}
 	return e
 }
@@ -139,35 +215,50 @@ func Cost(bodyLen int, maxTokens, n int64, embeddings bool, tpm int64) int64 {
 	return total
 }
 
-// Budgeted reports whether key has a budget to check.
-func (p *Policy) Budgeted(key *auth.Key) bool {
-	return p.Budgets != nil && key != nil && (key.DailyUSD > 0 || key.MonthlyUSD > 0)
+// Budgeted reports whether key or its team (nil: none) has a budget to check.
+func (p *Policy) Budgeted(key *auth.Key, team *auth.Team) bool {
+	return p.Budgets != nil && key != nil && (key.DailyUSD > 0 || key.MonthlyUSD > 0 ||
+		team != nil && (team.DailyUSD > 0 || team.MonthlyUSD > 0))
 }
 
-// ReserveBudget reserves what a round of chain may cost (Estimate) against key's budget at
-// now, before any provider is called; a key whose day or month is spent gets 429
-// budget_exceeded. The caller settles the reservation with the real cost
-// (usage.Meter.Settle). ok is false when key has no budget. req is nil for embeddings.
-func (p *Policy) ReserveBudget(ctx context.Context, key *auth.Key, chain *fallback.Chain, req *llm.Request, bodyLen int,
-	now time.Time) (r usage.Reservation, ok bool, err error) {
-	if !p.Budgeted(key) {
-		return r, false, nil
+// ReserveBudget reserves what a round of chain may cost (Estimate) against the budgets of
+// key and of its team (nil: none) at now, before any provider is called; a key or team
+// whose day or month is spent gets 429 budget_exceeded. The caller settles the
+// reservations with the real cost (usage.Meter.Settle); there are none when neither has a
+// budget. req is nil for embeddings.
+func (p *Policy) ReserveBudget(ctx context.Context, key *auth.Key, team *auth.Team, chain *fallback.Chain, req *llm.Request,
+	bodyLen int, now time.Time) ([]usage.Reservation, error) {
+	if !p.Budgeted(key, team) {
+		return nil, nil
 	}
-	r = usage.NewReservation(key.ID, budget(key), p.Estimate(chain, req, bodyLen), now)
-	v, err := p.Budgets.Reserve(ctx, r)
-	if err != nil {
-		return r, false, &llm.Error{Kind: llm.Unavailable, Status: http.StatusServiceUnavailable, Code: "redis_unavailable",
-			Type: "server_error", Message: "The gateway cannot reach its shared state (Redis) to check the key's budget, " +
-				"and is configured to refuse requests meanwhile (redis.on_failure: closed). Retry shortly."}
-	}
-	if !v.OK {
-		return r, false, Exceeded(key, v)
-	}
-	return r, true, nil
+	return p.reserveBudgets(ctx, scopes(key, team), p.Estimate(chain, req, bodyLen), now)
 }
 
-func budget(key *auth.Key) usage.Budget {
-	return usage.Budget{Daily: usage.Nano(key.DailyUSD), Monthly: usage.Nano(key.MonthlyUSD)}
+// reserveBudgets reserves amount against each scope with a budget, in order: the team's,
+// then the key's, for the reasons of Reserve (their counters live under different hash
+// tags). When one refuses, those taken are settled at zero: released.
+func (p *Policy) reserveBudgets(ctx context.Context, scs []scope, amount int64, now time.Time) ([]usage.Reservation, error) {
+	var held []usage.Reservation
+	for _, sc := range scs {
+		if sc.budget == (usage.Budget{}) {
+			continue
+		}
+		r := usage.NewReservation(sc.log, sc.budget, amount, now)
+		v, err := p.Budgets.Reserve(ctx, r)
+		if err != nil || !v.OK {
+			for _, h := range held {
+				_ = p.Budgets.Settle(ctx, h, 0)
+			}
+			if err != nil {
+				return nil, &llm.Error{Kind: llm.Unavailable, Status: http.StatusServiceUnavailable, Code: "redis_unavailable",
+					Type: "server_error", Message: "The gateway cannot reach its shared state (Redis) to check the key's budget, " +
+						"and is configured to refuse requests meanwhile (redis.on_failure: closed). Retry shortly."}
+			}
+			return nil, exceeded(sc, v)
+		}
+		held = append(held, r)
+	}
+	return held, nil
 }
 
 // Estimate is what a round may cost, in nano-USD: the prompt at about four bytes a token of
@@ -194,14 +285,22 @@ func (p *Policy) Estimate(chain *fallback.Chain, req *llm.Request, bodyLen int) 
 	return most
 }
 
-// Exceeded is the 429 of a spent budget: not worth a retry before the period ends (the edge
-// sends x-should-retry: false with every RateLimited error it answers).
-func Exceeded(key *auth.Key, v usage.Verdict) error {
-	capUSD, period := key.DailyUSD, "day (UTC)"
+// Exceeded is the 429 of key's spent budget: not worth a retry before the period ends (the
+// edge sends x-should-retry: false with every RateLimited error it answers).
+func Exceeded(key *auth.Key, v usage.Verdict) error { return exceeded(keyScope(key), v) }
+
+// exceeded is the 429 of sc's spent budget ("Key 'ci' has used…", "Team 'search' has
+// used…").
+func exceeded(sc scope, v usage.Verdict) error {
+	capUSD, period := sc.daily, "day (UTC)"
 	if v.Over == "monthly" {
-		capUSD, period = key.MonthlyUSD, "month (UTC)"
+		capUSD, period = sc.monthly, "month (UTC)"
+	}
+	who := "Key"
+	if sc.what == "team" {
+		who = "Team"
 	}
 	return &llm.Error{Kind: llm.RateLimited, Code: "budget_exceeded", Type: "insufficient_quota",
-		Message: fmt.Sprintf("Key '%s' has used its budget of $%.2f for this %s ($%.4f spent or reserved). "+
-			"It is available again when the %s ends.", key.Name, capUSD, period, usage.USD(v.Spent), period)}
+		Message: fmt.Sprintf("%s '%s' has used its budget of $%.2f for this %s ($%.4f spent or reserved). "+
+			"It is available again when the %s ends.", who, sc.name, capUSD, period, usage.USD(v.Spent), period)}
 }

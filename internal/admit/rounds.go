@@ -13,8 +13,8 @@ import (
 )
 
 // Rounds checks the later rounds of one frontend run of key (runs.Admitter): each takes a
-// request from the key's rate limits and must find its token limit and its budget not yet
-// spent. For the budget, what the run's rounds cost beyond what its request reserved at the
+// request from the rate limits of the key and its team and must find their token limits
+// and budgets not yet spent. For the budget, what the run's rounds cost beyond what its request reserved at the
 // start is reserved as the run goes, so the run sees its own spending, not only other
 // requests'; the request settles those reservations (Reservations) with the run's cost when
 // it ends. It holds the key, not the request: the run may outlive the handler. Admit runs on
@@ -22,6 +22,7 @@ import (
 type Rounds struct {
 	p                 *Policy
 	key               *auth.Key
+	team              *auth.Team // nil: none
 	limited, budgeted bool
 
 	mu   sync.Mutex
@@ -29,18 +30,21 @@ type Rounds struct {
 	rsv  []usage.Reservation
 }
 
-// Rounds is the checker of key's run, whose request holds the budget reservations held
-// (they cover the first rounds' cost); nil for a key with no limits and no budget.
-func (p *Policy) Rounds(key *auth.Key, held []usage.Reservation) *Rounds {
+// Rounds is the checker of the run of key (of team, nil: none), whose request holds the
+// budget reservations held (they cover the first rounds' cost); nil for a key with no
+// limits and no budget, its team's included.
+func (p *Policy) Rounds(key *auth.Key, team *auth.Team, held []usage.Reservation) *Rounds {
 	if key == nil {
 		return nil
 	}
-	r := &Rounds{p: p, key: key, limited: p.Limited(key), budgeted: p.Budgeted(key)}
+	r := &Rounds{p: p, key: key, team: team, limited: p.limited(key, team), budgeted: p.Budgeted(key, team)}
 	if !r.limited && !r.budgeted {
 		return nil
 	}
 	for _, h := range held {
-		r.held += h.Amount
+		if h.Key == key.ID || team == nil { // each scope holds the same amount: count one
+			r.held += h.Amount
+		}
 	}
 	return r
 }
@@ -48,13 +52,8 @@ func (p *Policy) Rounds(key *auth.Key, held []usage.Reservation) *Rounds {
 // Admit is runs.Admitter; spent is what the run's rounds cost so far.
 func (r *Rounds) Admit(ctx context.Context, _ *llm.Request, spent int64) error {
 	if r.limited {
-		a := r.p.ask(r.key, 0)
-		res, err := r.p.Limiter.Reserve(ctx, a)
-		if err != nil {
-			return Unavailable()
-		}
-		if !res.OK {
-			return r.p.refused(r.key, a, res)
+		if _, _, err := r.p.Reserve(ctx, r.key, r.team, 0); err != nil {
+			return err
 		}
 	}
 	if !r.budgeted {
@@ -64,17 +63,17 @@ func (r *Rounds) Admit(ctx context.Context, _ *llm.Request, spent int64) error {
 	defer r.mu.Unlock()
 	// Reserved: the cost beyond what is held (nothing at all passes while the key has budget
 	// left, and holds none).
-	rs := usage.NewReservation(r.key.ID, budget(r.key), max(spent-r.held, 0), time.Now())
-	v, err := r.p.Budgets.Reserve(ctx, rs)
+	amount := max(spent-r.held, 0)
+	rs, err := r.p.reserveBudgets(ctx, scopes(r.key, r.team), amount, time.Now())
 	if err != nil {
-		return Unavailable()
+		if llm.KindOf(err) == llm.Unavailable {
+			return Unavailable()
+		}
+		return err
 	}
-	if !v.OK {
-		return Exceeded(r.key, v)
-	}
-	if rs.Amount > 0 {
-		r.held += rs.Amount
-		r.rsv = append(r.rsv, rs)
+	if amount > 0 {
+		r.held += amount
+		r.rsv = append(r.rsv, rs...)
 	}
 	return nil
 }

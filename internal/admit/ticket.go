@@ -44,6 +44,7 @@ type Ticket struct {
 
 	p    *Policy
 	key  *auth.Key
+	team *auth.Team // the key's team, once Admit found it; nil: none
 	held *Held
 }
 
@@ -55,22 +56,38 @@ func (p *Policy) Ticket(key *auth.Key, start time.Time) *Ticket {
 // Key is the ticket's key; nil with auth off.
 func (t *Ticket) Key() *auth.Key { return t.key }
 
-// Admit is the one admission of a decoded request, in order: the key may use the model
-// (403 model_not_allowed); its rate limits give a request and the request's estimated
-// tokens (429; Limits says the verdict, refused or not); then, for a request a round
-// follows, the input guardrails of the alias and the key (400 guardrail_blocked; a masking
-// one changes the prompt) and the key's budget for the round's estimated cost (429
-// budget_exceeded). A refusal of the first two is the gate's (Gated).
+// Team is the team of the ticket's key, once admitted; nil: none.
+func (t *Ticket) Team() *auth.Team { return t.team }
+
+// Admit is the one admission of a decoded request, in order: the key and its team (issue
+// 37) may use the model (403 model_not_allowed); the team's rate limits, then the key's,
+// give a request and the request's estimated tokens (429; Limits says the verdict, refused
+// or not); then, for a request a round follows, the input guardrails of the alias and the
+// key (400 guardrail_blocked; a masking one changes the prompt) and the team's and the
+// key's budgets for the round's estimated cost (429 budget_exceeded). A refusal of the
+// first two is the gate's (Gated).
 func (t *Ticket) Admit(ctx context.Context, a Ask) error {
 	if t.key != nil {
+		team, err := t.p.TeamOf(ctx, t.key)
+		if err != nil {
+			return gated{err}
+		}
+		t.team = team
 		if !t.key.Allows(a.Model) {
 			return gated{NotAllowed(a.Model)}
+		}
+		if team != nil && !team.Allows(a.Model) {
+			return gated{TeamNotAllowed(team, a.Model)}
 		}
 		var maxTokens, n int64
 		if a.Req != nil && a.Chain != nil { // a count's max_tokens is not an answer's
 			maxTokens, n = int64(outTokens(a.Req)), int64(a.Req.N)
 		}
-		h, res, err := t.p.Reserve(ctx, t.key, Cost(a.BodyLen, maxTokens, n, a.Embeddings, t.key.TPM))
+		tpm := t.key.TPM
+		if team != nil && team.TPM > 0 && (tpm <= 0 || team.TPM < tpm) {
+			tpm = team.TPM // the default answer is capped at the smaller limit (Cost)
+		}
+		h, res, err := t.p.Reserve(ctx, t.key, team, Cost(a.BodyLen, maxTokens, n, a.Embeddings, tpm))
 		t.Limits = res
 		if err != nil {
 			return gated{err}
@@ -96,13 +113,12 @@ func (t *Ticket) Admit(ctx context.Context, a Ask) error {
 	return t.ReserveBudget(ctx, a.Chain, req, a.BodyLen)
 }
 
-// ReserveBudget reserves the estimated cost of a round of chain against the key's budget
-// (Policy.ReserveBudget), settled with the real cost by Settle. req is nil for embeddings.
+// ReserveBudget reserves the estimated cost of a round of chain against the budgets of
+// the key and its team (Policy.ReserveBudget), settled with the real cost by Settle. req
+// is nil for embeddings.
 func (t *Ticket) ReserveBudget(ctx context.Context, chain *fallback.Chain, req *llm.Request, bodyLen int) error {
-	r, ok, err := t.p.ReserveBudget(ctx, t.key, chain, req, bodyLen, t.Start)
-	if ok {
-		t.Held = append(t.Held, r)
-	}
+	rs, err := t.p.ReserveBudget(ctx, t.key, t.team, chain, req, bodyLen, t.Start)
+	t.Held = append(t.Held, rs...)
 	return err
 }
 
@@ -147,16 +163,16 @@ func (t *Ticket) Settle(ctx context.Context, in *telemetry.Access, status int) {
 		o.Hit, o.Saved = true, int64(in.Response.Usage.TotalTokens)
 	}
 	if t.held != nil && used >= 0 {
-		t.p.Reconcile(ctx, t.key, t.held, used)
+		t.p.Reconcile(ctx, t.held, used)
 	}
 	if t.key != nil {
-		o.Key = t.key.ID
+		o.Key, o.Team = t.key.ID, t.key.Team
 	}
 	t.Close(ctx, t.p.Budgets, t.p.Store, o)
 }
 
 // Rounds is the checker of the later rounds of the ticket's frontend run (Policy.Rounds).
-func (t *Ticket) Rounds() *Rounds { return t.p.Rounds(t.key, t.Held) }
+func (t *Ticket) Rounds() *Rounds { return t.p.Rounds(t.key, t.team, t.Held) }
 
 // gated is a refusal of the key's model access or rate limits: the client's SDK may retry it
 // as its policy says (it honours Retry-After), unlike a failure of the chain.
@@ -168,4 +184,32 @@ func (g gated) Unwrap() error { return g.error }
 func Gated(err error) bool {
 	var g gated
 	return errors.As(err, &g)
+}
+
+// TeamOf is the team of key: nil when it has none. A team that does not exist (deleted
+// while a key still named it) refuses the key's requests rather than let them pass
+// unchecked (403); a store that cannot answer is Unavailable.
+func (p *Policy) TeamOf(ctx context.Context, key *auth.Key) (*auth.Team, error) {
+	if key == nil || key.Team == "" {
+		return nil, nil
+	}
+	var team *auth.Team
+	err := auth.ErrNoTeam
+	if p.Teams != nil {
+		team, err = p.Teams.Lookup(ctx, key.Team)
+	}
+	switch {
+	case errors.Is(err, auth.ErrNoTeam):
+		return nil, &llm.Error{Kind: llm.Invalid, Status: http.StatusForbidden, Code: "team_not_found", Type: "invalid_request_error",
+			Message: "The API key belongs to team '" + key.Team + "', which does not exist."}
+	case err != nil:
+		return nil, Unavailable()
+	}
+	return team, nil
+}
+
+// TeamNotAllowed is the 403 of a key whose team may not use model.
+func TeamNotAllowed(team *auth.Team, model string) error {
+	return &llm.Error{Kind: llm.Invalid, Status: http.StatusForbidden, Param: "model", Code: "model_not_allowed",
+		Type: "invalid_request_error", Message: "The team '" + team.Name + "' of this API key is not allowed to use the model '" + model + "'."}
 }

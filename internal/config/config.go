@@ -140,6 +140,11 @@ func (c *Config) resolve() {
 			k.Models = []string{"*"}
 		}
 	}
+	for i := range c.Teams {
+		if t := &c.Teams[i]; t.Models == nil {
+			t.Models = []string{"*"}
+		}
+	}
 	if pii, ok := c.Redaction.Detectors["pii"]; ok {
 		c.Redaction.PII = pii
 		delete(c.Redaction.Detectors, "pii")

@@ -16,6 +16,7 @@ type Config struct {
 	Redaction         Redaction            `yaml:"redaction"`
 	Guardrails        map[string]Guardrail `yaml:"guardrails"`
 	Keys              []Key                `yaml:"keys"`
+	Teams             []Team               `yaml:"teams"` // teams.go
 	Prices            map[string]Price     `yaml:"prices"`
 	Tools             map[string]Tool      `yaml:"tools"`
 	Runs              Runs                 `yaml:"runs"`
@@ -314,6 +315,8 @@ type Key struct {
 	// Capture is what the request log keeps of the key's requests: metadata | content;
 	// absent: the alias's capture, else logs.capture.
 	Capture string `yaml:"capture"`
+	// Team names the team in teams: the key belongs to; absent: none.
+	Team string `yaml:"team"`
 }
 
 // KeyMCP names the MCP servers (names in Config.Tools, or "*") and tools (server__tool

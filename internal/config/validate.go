@@ -296,6 +296,7 @@ func (v *validator) guardrail(path string, g Guardrail) {
 }
 
 func (v *validator) keys(c *Config) {
+	teams := v.teams(c)
 	names, hashes := map[string]bool{}, map[string]bool{}
 	for i, k := range c.Keys {
 		path := fmt.Sprintf("keys[%d]", i)
@@ -310,43 +311,57 @@ func (v *validator) keys(c *Config) {
 			v.errorf(path+".hash", "want the hex SHA-256 of the key (printf %%s \"$KEY\" | sha256sum), never the key itself")
 		}
 		names[k.Name], hashes[k.Hash] = true, true
-		for j, m := range k.Models {
-			p := fmt.Sprintf("%s.models[%d]", path, j)
-			_, isAlias := c.Models[m]
-			_, isEmbedding := c.Embeddings[m]
-			switch prov, _, ok := SplitTarget(m); {
-			case m == "*" || isAlias || isEmbedding:
-			case ok:
-				if _, known := c.Providers[prov]; !known {
-					v.errorf(p, "unknown provider %q", prov)
-				}
-			default:
-				v.errorf(p, "unknown model alias %q", m)
-			}
-		}
+		v.models(c, path, k.Models)
 		v.metadata(path+".metadata", k.Metadata)
 		v.nonNegative(path+".limits.rpm", k.Limits.RPM)
 		v.nonNegative(path+".limits.tpm", k.Limits.TPM)
 		v.nonNegative(path+".limits.tool_calls_per_minute", k.Limits.ToolCallsPerMinute)
-		if m := k.MCP; m != nil {
-			for j, name := range m.Servers {
-				if t, ok := c.Tools[name]; name != "*" && (!ok || t.MCP == nil) {
-					v.errorf(fmt.Sprintf("%s.mcp.servers[%d]", path, j), "unknown MCP server %q (a name in tools: with mcp)", name)
-				}
-			}
-			for j, p := range m.Tools {
-				if _, err := pathpkg.Match(p, ""); err != nil || p == "" {
-					v.errorf(fmt.Sprintf("%s.mcp.tools[%d]", path, j), "%q is not a server__tool name or pattern (path.Match)", p)
-				}
-			}
-		}
+		v.mcpAccess(c, path, k.MCP)
 		if k.Budget.DailyUSD < 0 || k.Budget.MonthlyUSD < 0 {
 			v.errorf(path+".budget", "must not be negative")
+		}
+		if k.Team != "" && !teams[k.Team] {
+			v.errorf(path+".team", "unknown team %q (a name in teams:)", k.Team)
 		}
 		for j, g := range k.Guardrails {
 			if _, ok := c.Guardrails[g]; !ok {
 				v.errorf(fmt.Sprintf("%s.guardrails[%d]", path, j), "unknown guardrail %q", g)
 			}
+		}
+	}
+}
+
+// models checks a key's or team's models: aliases, embedding models, provider/model, "*".
+func (v *validator) models(c *Config, path string, models []string) {
+	for j, m := range models {
+		p := fmt.Sprintf("%s.models[%d]", path, j)
+		_, isAlias := c.Models[m]
+		_, isEmbedding := c.Embeddings[m]
+		switch prov, _, ok := SplitTarget(m); {
+		case m == "*" || isAlias || isEmbedding:
+		case ok:
+			if _, known := c.Providers[prov]; !known {
+				v.errorf(p, "unknown provider %q", prov)
+			}
+		default:
+			v.errorf(p, "unknown model alias %q", m)
+		}
+	}
+}
+
+// mcpAccess checks a key's or team's access to the MCP gateway.
+func (v *validator) mcpAccess(c *Config, path string, m *KeyMCP) {
+	if m == nil {
+		return
+	}
+	for j, name := range m.Servers {
+		if t, ok := c.Tools[name]; name != "*" && (!ok || t.MCP == nil) {
+			v.errorf(fmt.Sprintf("%s.mcp.servers[%d]", path, j), "unknown MCP server %q (a name in tools: with mcp)", name)
+		}
+	}
+	for j, p := range m.Tools {
+		if _, err := pathpkg.Match(p, ""); err != nil || p == "" {
+			v.errorf(fmt.Sprintf("%s.mcp.tools[%d]", path, j), "%q is not a server__tool name or pattern (path.Match)", p)
 		}
 	}
 }

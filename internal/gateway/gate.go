@@ -22,8 +22,9 @@ import (
 func gateFromConfig(c *config.Config, log *slog.Logger) (g server.Gate, health fallback.Health, rs *redisstore.Store, err error) {
 	g = server.Gate{Window: time.Minute, AdminToken: c.Auth.AdminToken}
 	var (
-		store auth.Store    = &auth.Memory{}
-		lim   limit.Limiter = &limit.Memory{}
+		store auth.Store     = &auth.Memory{}
+		teams auth.TeamStore = &auth.TeamMemory{}
+		lim   limit.Limiter  = &limit.Memory{}
 	)
 	health = &fallback.Memory{}
 	if c.Redis.Enabled() {
@@ -31,12 +32,13 @@ func gateFromConfig(c *config.Config, log *slog.Logger) (g server.Gate, health f
 		if err != nil {
 			return g, nil, nil, err
 		}
-		store, lim, health = rs.Keys(), rs.Limiter(), rs.Health()
+		store, teams, lim, health = rs.Keys(), rs.Teams(), rs.Limiter(), rs.Health()
 		g.Shared, g.FailOpen, g.Closer = rs, rs.FailOpen(), rs
 	}
 	g.Limiter = lim
 	if c.AuthEnabled() {
 		g.Keys = auth.NewKeys(staticKeys(c.Keys), store)
+		g.Teams = auth.NewTeams(staticTeams(c.Teams), teams)
 	}
 	switch {
 	case c.Auth.AdminToken != "":
@@ -126,9 +128,22 @@ func staticKeys(ks []config.Key) []*auth.Key {
 		out[i] = &auth.Key{ID: "cfg_" + k.Hash[:16], Name: k.Name, Hash: k.Hash, Models: k.Models,
 			RPM: k.Limits.RPM, TPM: k.Limits.TPM, ExpiresAt: k.ExpiresAt.Time, Metadata: k.Metadata,
 			DailyUSD: k.Budget.DailyUSD, MonthlyUSD: k.Budget.MonthlyUSD, Guardrails: k.Guardrails,
-			ToolCallsPerMinute: k.Limits.ToolCallsPerMinute, Capture: k.Capture}
+			ToolCallsPerMinute: k.Limits.ToolCallsPerMinute, Capture: k.Capture, Team: k.Team}
 		if k.MCP != nil {
 			out[i].MCP = &auth.MCPAccess{Servers: k.MCP.Servers, Tools: k.MCP.Tools}
+		}
+	}
+	return out
+}
+
+// staticTeams are the teams of the file.
+func staticTeams(ts []config.Team) []*auth.Team {
+	out := make([]*auth.Team, len(ts))
+	for i, t := range ts {
+		out[i] = &auth.Team{Name: t.Name, Models: t.Models, RPM: t.Limits.RPM, TPM: t.Limits.TPM,
+			DailyUSD: t.Budget.DailyUSD, MonthlyUSD: t.Budget.MonthlyUSD}
+		if t.MCP != nil {
+			out[i].MCP = &auth.MCPAccess{Servers: t.MCP.Servers, Tools: t.MCP.Tools}
 		}
 	}
 	return out

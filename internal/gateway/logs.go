@@ -103,7 +103,7 @@ func (l *requestLog) Close() error {
 func (l *requestLog) build(in *telemetry.Access) logstore.Record {
 	end := in.Start.Add(in.Duration)
 	r := logstore.Record{ID: in.ID, Time: in.Start, Replica: l.replica, KeyID: in.KeyID, KeyName: in.KeyName,
-		KeyMeta: maps.Clone(in.KeyMeta), Wire: in.Wire, Method: in.Method, Path: in.Path, Alias: in.Model,
+		KeyMeta: maps.Clone(in.KeyMeta), Team: in.Team, Wire: in.Wire, Method: in.Method, Path: in.Path, Alias: in.Model,
 		Target: in.Target, Status: in.Status, Kind: kindName(in.Kind), Stream: in.Stream,
 		FirstEventMS: ms(in.FirstEvent), FirstTokenMS: ms(in.FirstText), DurationMS: ms(in.Duration),
 		OverheadMS: ms(in.Overhead), CostUSD: in.CostUSD, Cache: in.Cache, Redactions: in.Redactions,

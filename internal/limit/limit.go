@@ -48,4 +48,8 @@ type Limiter interface {
 	// Reconcile sets the reservation id of key to the tokens the call really used. A
 	// reservation that left the window, or never passed, is ignored.
 	Reconcile(ctx context.Context, key, id string, tokens Rule, used int64) error
+	// Release removes the reservation id of key, its request and its tokens: a call that
+	// another limit refused after this one passed (a key's, after its team's). A reservation
+	// that left the window is ignored.
+	Release(ctx context.Context, key, id string) error
 }

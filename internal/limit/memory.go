@@ -120,6 +120,26 @@ func (m *Memory) Reserve(_ context.Context, a Ask) (Result, error) {
 	return res, nil
 }
 
+// Release implements Limiter.
+func (m *Memory) Release(_ context.Context, key, id string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, name := range []string{key + ":rpm", key + ":tpm"} {
+		w := m.logs[name]
+		if w == nil {
+			continue
+		}
+		for i := len(w.entries) - 1; i >= 0; i-- { // from the newest, as Reconcile
+			if e := w.entries[i]; e.id == id {
+				w.sum -= e.cost
+				w.entries = append(w.entries[:i], w.entries[i+1:]...)
+				break
+			}
+		}
+	}
+	return nil
+}
+
 // Reconcile implements Limiter.
 func (m *Memory) Reconcile(_ context.Context, key, id string, _ Rule, used int64) error {
 	m.mu.Lock()

@@ -101,3 +101,23 @@ func TestMemoryBoth(t *testing.T) {
 		t.Errorf("got %+v, want refused by tokens with 9 requests and 40 tokens left", r)
 	}
 }
+
+// Release gives back a reservation's request and tokens.
+func TestMemoryRelease(t *testing.T) {
+	ctx := context.Background()
+	m := &Memory{}
+	a := Ask{Key: "k", ID: "1", Requests: Rule{Limit: 1, Window: time.Minute}, Tokens: Rule{Limit: 100, Window: time.Minute}, Cost: 100}
+	if r, _ := m.Reserve(ctx, a); !r.OK {
+		t.Fatal("first refused")
+	}
+	a.ID = "2"
+	if r, _ := m.Reserve(ctx, a); r.OK {
+		t.Fatal("second admitted over the limit")
+	}
+	if err := m.Release(ctx, "k", "1"); err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := m.Reserve(ctx, a); !r.OK || r.Requests.Remaining != 0 || r.Tokens.Remaining != 0 {
+		t.Fatalf("got %+v after the release, want admitted", r)
+	}
+}

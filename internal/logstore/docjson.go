@@ -30,6 +30,8 @@ func appendDoc(b []byte, r *Record) []byte {
 	b = jsonstr.Append(b, r.KeyName)
 	b = append(b, `,"key_meta":`...)
 	b = appendMeta(b, r.KeyMeta)
+	b = append(b, `,"team":`...)
+	b = jsonstr.Append(b, r.Team)
 	b = append(b, `,"wire":`...)
 	b = jsonstr.Append(b, r.Wire)
 	b = append(b, `,"method":`...)

@@ -21,6 +21,7 @@ type Filter struct {
 	From, To time.Time
 	// Key is a key id.
 	Key    string
+	Team   string // a team's name (issue 37)
 	Alias  string
 	Target string
 	Status int
@@ -46,13 +47,13 @@ const (
 )
 
 // params are the query parameters ParseFilter knows, in the order Values writes them.
-var params = []string{"from", "to", "key", "alias", "target", "status", "kind", "stream", "cache", "q", "limit", "cursor"}
+var params = []string{"from", "to", "key", "team", "alias", "target", "status", "kind", "stream", "cache", "q", "limit", "cursor"}
 
 // cacheOutcomes are the values Record.Cache takes besides "".
 var cacheOutcomes = []string{"hit", "miss", "bypass", "coalesced"}
 
 // ParseFilter reads a filter from query parameters (GET /admin/logs and its export and
-// tail): from and to (RFC 3339; default to now, from 24 h before to), key, alias, target,
+// tail): from and to (RFC 3339; default to now, from 24 h before to), key, team, alias, target,
 // status, kind, stream (true or false), cache, q, limit (1 to 1000, default 100) and cursor.
 // An empty value is the parameter left out. Anything else, an unknown parameter or one given
 // twice included, is an *llm.Error (Invalid, 400, code invalid_filter) whose Param and
@@ -86,7 +87,7 @@ func ParseFilter(v url.Values, now time.Time) (Filter, error) {
 		name string
 		dst  *string
 		max  int
-	}{{"key", &f.Key, maxText}, {"alias", &f.Alias, maxText}, {"target", &f.Target, maxText}, {"q", &f.Q, maxQ}} {
+	}{{"key", &f.Key, maxText}, {"team", &f.Team, maxText}, {"alias", &f.Alias, maxText}, {"target", &f.Target, maxText}, {"q", &f.Q, maxQ}} {
 		s := get(p.name)
 		if err := checkText(p.name, s, p.max); err != nil {
 			return Filter{}, err
@@ -149,6 +150,7 @@ func (f Filter) Values() url.Values {
 	set("from", f.From.UTC().Format(time.RFC3339Nano))
 	set("to", f.To.UTC().Format(time.RFC3339Nano))
 	set("key", f.Key)
+	set("team", f.Team)
 	set("alias", f.Alias)
 	set("target", f.Target)
 	if f.Status != 0 {

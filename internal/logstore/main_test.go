@@ -65,6 +65,7 @@ func rec(i int, at time.Time) Record {
 	default:
 		r.Attempts = []Attempt{{Target: r.Target, MS: 20, Status: 200}}
 	}
+	r.Team = []string{"search", "infra", ""}[i%3]
 	if i%6 == 0 {
 		r.Capture = "content"
 		r.Content = &Content{Request: fmt.Sprintf("question %d about Zebras", i), Answer: "answer " + fmt.Sprint(i), Cap: 32768}

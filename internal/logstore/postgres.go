@@ -91,6 +91,10 @@ var pgSchema = [][]string{
 		`CREATE INDEX sluice_audit_user ON sluice_audit (user_id, time, id)`,
 		`CREATE INDEX sluice_audit_resource ON sluice_audit (resource_kind, resource_id, time, id)`,
 	},
+	{ // the key's team (issue 37); the records before it belong to none
+		`ALTER TABLE sluice_logs ADD COLUMN team text NOT NULL DEFAULT ''`,
+		`CREATE INDEX sluice_logs_team ON sluice_logs (team, time, id)`,
+	},
 }
 
 type pgStore struct {
@@ -258,10 +262,10 @@ func containsDay(days []time.Time, d time.Time) bool {
 
 const pgInsert = `INSERT INTO sluice_logs (id, time, key_id, key_name, key_meta, alias, target, status, kind,
 	stream, cache, tokens_in, tokens_out, cost_usd, first_token_ms, doc, content_request, content_answer,
-	content_cap, content_truncated)
+	content_cap, content_truncated, team)
 	SELECT * FROM unnest($1::text[], $2::timestamptz[], $3::text[], $4::text[], $5::text[]::jsonb[], $6::text[],
 		$7::text[], $8::integer[], $9::text[], $10::boolean[], $11::text[], $12::bigint[], $13::bigint[],
-		$14::float8[], $15::float8[], $16::text[], $17::text[], $18::text[], $19::integer[], $20::boolean[])
+		$14::float8[], $15::float8[], $16::text[], $17::text[], $18::text[], $19::integer[], $20::boolean[], $21::text[])
 	ON CONFLICT DO NOTHING`
 
 // Write inserts the batch in one statement (columns as arrays, unnest), after making the
@@ -278,6 +282,7 @@ func (s *pgStore) Write(ctx context.Context, rs []Record) error {
 	var (
 		ids, keyIDs, keyNames, metas, aliases, targets, kinds, caches, docs = make([]string, n), make([]string, n),
 			make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		teams       = make([]string, n)
 		times       = make([]time.Time, n)
 		statuses    = make([]int32, n)
 		streams     = make([]bool, n)
@@ -292,6 +297,7 @@ func (s *pgStore) Write(ctx context.Context, rs []Record) error {
 		ids[i], times[i], keyIDs[i], keyNames[i], metas[i], aliases[i], targets[i] = w.id, w.time, w.keyID, w.keyName, w.keyMeta, w.alias, w.target
 		statuses[i], kinds[i], streams[i], caches[i], tin[i], tout[i] = int32(w.status), w.kind, w.stream, w.cache, int64(w.tokensIn), int64(w.tokensOut)
 		costs[i], ftms[i], docs[i], reqs[i], anss[i], truncs[i] = w.costUSD, w.firstTokenMS, w.doc, w.req, w.ans, w.trunc
+		teams[i] = w.team
 		if w.capN != nil {
 			c := int32(*w.capN)
 			caps[i] = &c
@@ -305,7 +311,7 @@ func (s *pgStore) Write(ctx context.Context, rs []Record) error {
 			return err
 		}
 		_, err := s.db.ExecContext(ctx, pgInsert, ids, times, keyIDs, keyNames, metas, aliases, targets, statuses,
-			kinds, streams, caches, tin, tout, costs, ftms, docs, reqs, anss, caps, truncs)
+			kinds, streams, caches, tin, tout, costs, ftms, docs, reqs, anss, caps, truncs, teams)
 		return err
 	}
 	err = insert()

@@ -21,6 +21,8 @@ type Record struct {
 	KeyID   string            `json:"key_id"`
 	KeyName string            `json:"key_name"`
 	KeyMeta map[string]string `json:"key_meta"`
+	// Team is the key's team (issue 37), "" for none.
+	Team string `json:"team"`
 
 	// Wire is the client wire: chat, responses, messages, embeddings, ui, mcp, models...
 	Wire   string `json:"wire"`
@@ -118,7 +120,7 @@ func prepare(r Record) (Record, error) {
 	for _, p := range []*float64{&r.FirstEventMS, &r.FirstTokenMS, &r.DurationMS, &r.OverheadMS, &r.CostUSD} {
 		*p = finite(*p)
 	}
-	for _, p := range []*string{&r.ID, &r.Replica, &r.KeyID, &r.KeyName, &r.Wire, &r.Method, &r.Path,
+	for _, p := range []*string{&r.ID, &r.Replica, &r.KeyID, &r.KeyName, &r.Team, &r.Wire, &r.Method, &r.Path,
 		&r.Alias, &r.Target, &r.Kind, &r.Cache, &r.UserAgent, &r.TraceID, &r.Error, &r.Capture} {
 		*p = clean(*p)
 	}

@@ -80,6 +80,9 @@ func (s *sqlStore) where(f Filter, a *args) string {
 	if f.Key != "" {
 		eq("key_id", f.Key)
 	}
+	if f.Team != "" {
+		eq("team", f.Team)
+	}
 	if f.Alias != "" {
 		eq("alias", f.Alias)
 	}
@@ -187,14 +190,14 @@ func scanRecord(sc scanner) (*Record, error) {
 
 // row is one record in the columns both stores write.
 type row struct {
-	id, keyID, keyName, keyMeta, alias, target, kind, cache, doc string
-	time                                                         time.Time
-	status, tokensIn, tokensOut                                  int
-	stream                                                       bool
-	costUSD, firstTokenMS                                        float64
-	req, ans                                                     *string
-	capN                                                         *int
-	trunc                                                        *bool
+	id, keyID, keyName, keyMeta, team, alias, target, kind, cache, doc string
+	time                                                               time.Time
+	status, tokensIn, tokensOut                                        int
+	stream                                                             bool
+	costUSD, firstTokenMS                                              float64
+	req, ans                                                           *string
+	capN                                                               *int
+	trunc                                                              *bool
 }
 
 // rowsOf prepares a batch and splits each record into columns: the filters' own, and the
@@ -227,7 +230,7 @@ func rowsOf(rs []Record) ([]row, error) {
 		r.Content = nil
 		b = appendDoc(b, &r)
 		cuts = append(cuts, len(b))
-		w := row{id: r.ID, time: r.Time, keyID: r.KeyID, keyName: r.KeyName,
+		w := row{id: r.ID, time: r.Time, keyID: r.KeyID, keyName: r.KeyName, team: r.Team,
 			alias: r.Alias, target: r.Target, status: r.Status, kind: r.Kind, stream: r.Stream, cache: r.Cache,
 			tokensIn: r.TokensIn, tokensOut: r.TokensOut, costUSD: r.CostUSD, firstTokenMS: r.FirstTokenMS}
 		if c != nil {
@@ -262,7 +265,7 @@ func (s *sqlStore) Usage(ctx context.Context, q UsageQuery) ([]UsageRow, error) 
 	switch q.GroupBy {
 	case "key":
 		group = "key_id"
-	case "alias", "target":
+	case "alias", "target", "team":
 		group = q.GroupBy
 	case "":
 	default:

@@ -149,3 +149,28 @@ func TestOpenBadURL(t *testing.T) {
 		})
 	}
 }
+
+// The team filter (issue 37) is served by its index, not a scan of the table.
+func TestSQLiteTeamIndex(t *testing.T) {
+	st := openSQLiteTemp(t, 0).(*sqliteStore)
+	a := &args{}
+	q := "EXPLAIN QUERY PLAN SELECT " + readCols + " FROM " + table + " WHERE " +
+		st.where(Filter{Team: "search", From: time.Unix(0, 0), To: time.Now()}, a) + " ORDER BY time_us DESC, id DESC LIMIT 101"
+	rows, err := st.db.QueryContext(context.Background(), q, a.list...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, notused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	if p := strings.Join(plan, "; "); !strings.Contains(p, "sluice_logs_team") {
+		t.Errorf("got plan %q, want the index sluice_logs_team", p)
+	}
+}

@@ -193,10 +193,10 @@ func checkUsage(q UsageQuery) error {
 		return bad("bucket", "bucket %q is not one of hour, day", q.Bucket)
 	}
 	switch q.GroupBy {
-	case "", "key", "alias", "target":
+	case "", "key", "alias", "target", "team":
 	default:
 		if _, ok := metaField(q.GroupBy); !ok {
-			return bad("group_by", "group_by %q is not one of key, alias, target, meta.<name> (letters, digits, _ - .)", q.GroupBy)
+			return bad("group_by", "group_by %q is not one of key, alias, target, team, meta.<name> (letters, digits, _ - .)", q.GroupBy)
 		}
 	}
 	return nil

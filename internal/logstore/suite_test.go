@@ -54,7 +54,7 @@ func TestSuite(t *testing.T) {
 func full(at time.Time) Record {
 	return Record{
 		ID: "req_full", Time: at, Replica: "replica-1", KeyID: "key_1", KeyName: "team key",
-		KeyMeta: map[string]string{"team": "red", "env": "prod"}, Wire: "responses", Method: "POST",
+		KeyMeta: map[string]string{"team": "red", "env": "prod"}, Team: "search", Wire: "responses", Method: "POST",
 		Path: "/v1/responses", Alias: "smart", Target: "anthropic/claude",
 		Attempts: []Attempt{{Target: "openai/gpt-4o", Kind: "timeout", MS: 1500.5, Status: 0},
 			{Target: "anthropic/claude", Kind: "", MS: 800.25, Status: 200}},
@@ -122,7 +122,7 @@ func TestJSONNames(t *testing.T) {
 	sort.Strings(got)
 	want := strings.Fields(`alias attempts cache capture content cost_usd duration_ms error first_event_ms
 		first_token_ms guardrails id key_id key_meta key_name kind method overhead_ms path redactions
-		replica status stream target time tokens_cached tokens_estimated tokens_in tokens_out
+		replica status stream target team time tokens_cached tokens_estimated tokens_in tokens_out
 		tokens_reasoning tools trace_id user_agent wire`)
 	if !slices.Equal(got, want) {
 		t.Errorf("got fields %v, want %v", got, want)
@@ -181,6 +181,7 @@ func testFilters(t *testing.T, open openFunc) {
 	}{
 		{"all", func(f *Filter) {}, func(r Record) bool { return true }},
 		{"key", func(f *Filter) { f.Key = "key_b" }, func(r Record) bool { return r.KeyID == "key_b" }},
+		{"team", func(f *Filter) { f.Team = "search" }, func(r Record) bool { return r.Team == "search" }},
 		{"alias", func(f *Filter) { f.Alias = "smart" }, func(r Record) bool { return r.Alias == "smart" }},
 		{"target", func(f *Filter) { f.Target = "anthropic/claude" }, func(r Record) bool { return r.Target == "anthropic/claude" }},
 		{"status", func(f *Filter) { f.Status = 502 }, func(r Record) bool { return r.Status == 502 }},

@@ -35,6 +35,8 @@ func usageWant(set []Record, q UsageQuery) []UsageRow {
 		switch q.GroupBy {
 		case "key":
 			key.g = r.KeyID
+		case "team":
+			key.g = r.Team
 		case "alias":
 			key.g = r.Alias
 		case "target":
@@ -104,6 +106,7 @@ func testUsage(t *testing.T, open openFunc) {
 		{From: from, To: to, Bucket: Day, GroupBy: "key"},
 		{From: from, To: to, Bucket: Hour, GroupBy: "alias"},
 		{From: from, To: to, GroupBy: "target", Key: "key_a"},
+		{From: from, To: to, Bucket: Day, GroupBy: "team"},
 		{From: base.Add(time.Hour), To: base.Add(3 * time.Hour), Bucket: Hour, GroupBy: "meta.missing"},
 	} {
 		t.Run(fmt.Sprintf("%s-%s-%s", q.Bucket, q.GroupBy, q.Key), func(t *testing.T) {

@@ -128,23 +128,29 @@ func (ks *Keys) Create(ctx context.Context, k *auth.Key) error {
 
 // List implements auth.Store.
 func (ks *Keys) List(ctx context.Context) ([]*auth.Key, error) {
+	out, err := records(ctx, ks.s, keysByHash, decodeKey)
+	auth.SortKeys(out)
+	return out, err
+}
+
+// records decodes every record of the hash (the keys', the teams').
+func records[T any](ctx context.Context, s *Store, hash string, decode func(string) (T, error)) ([]T, error) {
 	var recs []string
-	err := ks.s.retry(ctx, func(ctx context.Context) (err error) {
-		recs, err = ks.s.c.HVals(ctx, keysByHash).Result()
+	err := s.retry(ctx, func(ctx context.Context) (err error) {
+		recs, err = s.c.HVals(ctx, hash).Result()
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*auth.Key, 0, len(recs))
+	out := make([]T, 0, len(recs))
 	for _, rec := range recs {
-		k, err := decodeKey(rec)
+		v, err := decode(rec)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, k)
+		out = append(out, v)
 	}
-	auth.SortKeys(out)
 	return out, nil
 }
 

@@ -60,6 +60,20 @@ func (l *Limiter) Reserve(ctx context.Context, a limit.Ask) (limit.Result, error
 	return res, nil
 }
 
+// Release implements limit.Limiter. A reservation taken locally during an outage is
+// released locally; under open, a release Redis missed is dropped (the request stays
+// counted until it leaves the window: never more admitted than the limit).
+func (l *Limiter) Release(ctx context.Context, key, id string) error {
+	_ = l.local.Release(ctx, key, id)
+	err := l.s.call(ctx, func(ctx context.Context) error {
+		return releaseScript.Run(ctx, l.s.c, logKeys(key), id).Err()
+	})
+	if err != nil && l.s.open {
+		return nil
+	}
+	return err
+}
+
 // Reconcile implements limit.Limiter. A reservation taken locally during an outage is
 // reconciled locally; under open, a reconciliation Redis missed is dropped (the estimate
 // stays counted).

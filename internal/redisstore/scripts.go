@@ -124,6 +124,19 @@ redis.call('INCRBY', KEYS[2], tonumber(ARGV[2]) - tonumber(old))
 return 1
 `)
 
+// releaseScript removes a reservation from both logs: a call another limit refused.
+// KEYS: requests log, tokens log, tokens costs, tokens sum. ARGV: id. Returns 1.
+var releaseScript = redis.NewScript(`
+redis.call('ZREM', KEYS[1], ARGV[1])
+local c = redis.call('HGET', KEYS[3], ARGV[1])
+if c then
+  redis.call('HDEL', KEYS[3], ARGV[1])
+  redis.call('ZREM', KEYS[2], ARGV[1])
+  redis.call('DECRBY', KEYS[4], c)
+end
+return 1
+`)
+
 // createKeyScript stores a record under its id and hash unless either is taken.
 // KEYS: by-id, by-hash. ARGV: id, hash, record. Returns 1, or 0 when taken.
 var createKeyScript = redis.NewScript(`

@@ -11,7 +11,9 @@ import (
 )
 
 // Usage is a usage.Store in Redis: one hash per UTC day, sluice:{usage:<day>}, whose fields
-// are a row's labels and one counter, "<key>\x1f<alias>\x1f<target>\x1f<counter>", added to
+// are a row's labels and one counter, "<key>\x1f<alias>\x1f<target>\x1f<counter>", or
+// "<key>\x1f<alias>\x1f<target>\x1f<team>\x1f<counter>" for a key with a team (the older
+// form stays the one of rows without a team, so the days written before teams read alike), added to
 // with HINCRBY, so every replica adds to the same rows. A day expires after
 // usage.Retention. A record Redis cannot take is spooled and written once it answers
 // (spool.go), exactly once: each record has an id, remembered for recordTTL by the script
@@ -51,6 +53,9 @@ return 1
 // A record Redis cannot take is spooled (no error); an error means it is lost.
 func (u *Usage) Add(ctx context.Context, day string, l usage.Labels, c usage.Counts) error {
 	prefix := label(l.Key) + sep + label(l.Alias) + sep + label(l.Target) + sep
+	if l.Team != "" {
+		prefix += label(l.Team) + sep
+	}
 	k := usageKey(day)
 	args := []any{int64(usage.Retention / time.Second), recordTTL}
 	for i, v := range values(&c) {
@@ -84,10 +89,13 @@ func (u *Usage) Rows(ctx context.Context, days []string, fn func(day string, r u
 		for field, v := range cmd.Val() {
 			parts := strings.Split(field, sep)
 			n, err := strconv.ParseInt(v, 10, 64)
-			if len(parts) != 4 || err != nil {
+			if len(parts) != 4 && len(parts) != 5 || err != nil {
 				continue // not a field of this format: ignored
 			}
 			l := usage.Labels{Key: parts[0], Alias: parts[1], Target: parts[2]}
+			if len(parts) == 5 {
+				l.Team = parts[3]
+			}
 			c := rows[l]
 			if c == nil {
 				c = &usage.Counts{}
@@ -95,7 +103,7 @@ func (u *Usage) Rows(ctx context.Context, days []string, fn func(day string, r u
 				order = append(order, l)
 			}
 			for j, name := range counters {
-				if name == parts[3] {
+				if name == parts[len(parts)-1] {
 					*values(c)[j] += n
 				}
 			}

@@ -16,6 +16,8 @@ import (
 type Gate struct {
 	// Keys authenticates callers; nil: auth off.
 	Keys *auth.Keys
+	// Teams are the keys' teams (issue 37); nil: none.
+	Teams *auth.Teams
 	// Limiter enforces the keys' rpm and tpm; nil: no limits.
 	Limiter limit.Limiter
 	// Window is the span of rpm and tpm: a minute (tests lengthen it so that nothing leaves

@@ -138,7 +138,7 @@ func (s *Server) gate(next echo.HandlerFunc) echo.HandlerFunc {
 			return s.deny(c, admit.AuthError(err, s.o.Gate.FailOpen))
 		}
 		x.key, x.access.KeyID, x.access.KeyName, x.access.KeyMeta = key, key.ID, key.Name, key.Metadata
-		x.access.Capture = key.Capture // "": the alias's, else logs.capture
+		x.access.Capture, x.access.Team = key.Capture, key.Team // capture "": the alias's, else logs.capture
 		return next(c)
 	}
 }

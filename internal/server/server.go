@@ -132,7 +132,7 @@ func New(o Options) *Server {
 	}
 	s := &Server{o: o, echo: echo.New(), obs: observer(o),
 		adm: admit.Policy{Limiter: o.Gate.Limiter, Window: o.Gate.Window, Budgets: o.Usage.Budgets, Prices: o.Usage.Prices,
-			Store: o.Usage.Store, Guards: o.Guards}}
+			Store: o.Usage.Store, Guards: o.Guards, Teams: o.Gate.Teams}}
 	if s.o.UI.Runs == nil {
 		s.o.UI.Runs = runs.NewManager(runs.Options{Log: o.Log})
 	}

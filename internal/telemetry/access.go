@@ -44,6 +44,8 @@ type Access struct {
 	// KeyID and KeyName name the caller's virtual key (never the key itself); empty when auth
 	// is off or the caller had no valid key.
 	KeyID, KeyName string
+	// Team is the key's team (issue 37), for the request log; "" for none.
+	Team string
 	// Usage is the answer's token usage, set by the handler that knows it; nil otherwise. The
 	// rate limiter reconciles its token reservation with it.
 	Usage *Usage

@@ -2,6 +2,7 @@ package usage
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/sluice-gw/sluice/internal/llm"
@@ -43,14 +44,16 @@ func (m *Meter) Charge(target, model string, u llm.Usage) {
 	m.Target, m.Charged = target, true
 }
 
-// Settle replaces the request's reservations with its real cost: the first takes the whole
-// cost, the others nothing, so the counters end holding exactly the cost. A failure is the
-// budgets' to count and log.
+// Settle replaces the request's reservations with its real cost: the first of each budget
+// (a key's, its team's) takes the whole cost, the others nothing, so each budget's
+// counters end holding exactly the cost. A failure is the budgets' to count and log.
 func (m *Meter) Settle(ctx context.Context, b Budgets) {
-	for i, r := range m.Held {
+	var charged []string // a request holds one or two budgets: no map
+	for _, r := range m.Held {
 		cost := int64(0)
-		if i == 0 {
+		if !slices.Contains(charged, r.Key) {
 			cost = m.Cost
+			charged = append(charged, r.Key)
 		}
 		_ = b.Settle(ctx, r, cost)
 	}

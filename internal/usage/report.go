@@ -15,15 +15,17 @@ const (
 	ByAlias  Group = "alias"
 	ByTarget Group = "target"
 	ByDay    Group = "day"
+	ByTeam   Group = "team" // "" is the requests of keys without a team
 )
 
 // MaxDays bounds the span of one report.
 const MaxDays = 366
 
 // Query selects the rows of a report: the days From to To (UTC, both included), of one key
-// when Key is set, summed by GroupBy.
+// when Key is set and of one team when Team is, summed by GroupBy.
 type Query struct {
 	Key      string
+	Team     string
 	From, To time.Time
 	GroupBy  Group
 }
@@ -53,7 +55,7 @@ func Report(ctx context.Context, s Store, q Query) ([]Line, Counts, error) {
 	sums := map[string]*Counts{}
 	var total Counts
 	err := s.Rows(ctx, q.Days(), func(day string, r Row) {
-		if q.Key != "" && r.Key != q.Key {
+		if q.Key != "" && r.Key != q.Key || q.Team != "" && r.Team != q.Team {
 			return
 		}
 		name := day
@@ -64,6 +66,8 @@ func Report(ctx context.Context, s Store, q Query) ([]Line, Counts, error) {
 			name = r.Alias
 		case ByTarget:
 			name = r.Target
+		case ByTeam:
+			name = r.Team
 		}
 		c := sums[name]
 		if c == nil {

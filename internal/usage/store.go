@@ -7,10 +7,11 @@ import (
 )
 
 // Labels say whose and what a call was: the key's id ("" when auth is off), the model the
-// client asked for (an alias, or provider/model), and the target that served it ("" when none
-// did).
+// client asked for (an alias, or provider/model), the target that served it ("" when none
+// did), and the key's team ("" for none, issue 37).
 type Labels struct {
 	Key, Alias, Target string
+	Team               string
 }
 
 // Counts are the counters of one row of the account. CostNano is in nano-USD; the tokens are

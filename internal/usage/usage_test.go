@@ -95,7 +95,7 @@ func TestReport(t *testing.T) {
 	m := &Memory{}
 	add := func(day, key, alias, target string, c Counts) {
 		t.Helper()
-		if err := m.Add(ctx, day, Labels{key, alias, target}, c); err != nil {
+		if err := m.Add(ctx, day, Labels{Key: key, Alias: alias, Target: target}, c); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -270,6 +270,42 @@ test('audit: a key changed on the Keys page is on the Audit page, with who and i
   await admin('/admin/keys/' + id, { method: 'DELETE' });
 });
 
+test('teams: create one, see it listed, edit its limits and budget, delete it', async (t) => {
+  const page = await open(t, { hash: '#teams' });
+  await page.locator('#team-note').filter({ hasText: /teams?\./ }).waitFor();
+  await page.click('#team-new');
+  await page.fill('#team-form [name=team_name]', 'e2e-search');
+  await page.fill('#team-form [name=team_models]', 'sim/echo, demo-fallback');
+  await page.fill('#team-form [name=team_rpm]', '600');
+  await page.fill('#team-form [name=team_daily_usd]', '50');
+  await page.fill('#team-form [name=team_monthly_usd]', '1000');
+  await page.click('#team-save');
+  const row = page.locator('#team-table tbody tr', { hasText: 'e2e-search' });
+  await row.waitFor();
+  let cells = await row.locator('th, td').allTextContents();
+  assert.equal(cells[1], 'sim/echo, demo-fallback');
+  assert.match(cells[2], /600 rpm/);
+  assert.match(cells[3], /of \$50\.00/, `today's spend against the daily budget: ${cells[3]}`);
+  assert.match(cells[4], /of \$1,?000\.00/);
+  const listed = await (await admin('/admin/teams')).json();
+  assert.ok(listed.data.some((x) => x.name === 'e2e-search' && x.rpm === 600), 'the admin API lists the team');
+
+  await row.locator('button', { hasText: 'Edit' }).click();
+  assert.equal(await page.locator('#team-form [name=team_rpm]').inputValue(), '600');
+  assert.ok(await page.locator('#team-form [name=team_name]').isDisabled(), "a team's name cannot change");
+  await page.fill('#team-form [name=team_tpm]', '100000');
+  await page.click('#team-save');
+  await page.locator('#team-table tbody tr', { hasText: /100,?000 tpm/ }).waitFor();
+  cells = await row.locator('th, td').allTextContents();
+  assert.match(cells[2], /600 rpm · 100,?000 tpm/);
+  await shot(page, 'console-teams.png');
+
+  await row.locator('button', { hasText: 'Delete' }).click();
+  await row.locator('button', { hasText: 'Yes, delete' }).click();
+  await row.waitFor({ state: 'detached' });
+  assert.match(await page.locator('#team-note').textContent(), /Deleted e2e-search/);
+});
+
 test('logs: filter, and a request that fell back shows both attempts', async (t) => {
   const { secret } = await newKey({ name: 'logs-e2e', models: ['*'] });
   const r = await chat(secret, 'demo-fallback', 'Fall back, please.');

@@ -1,16 +1,17 @@
-// The console: sign-in, the pages (Logs, Usage, Keys, Health, Audit) as tabs routed by the
-// URL's hash (#logs, #logs/<request id>, #usage, #keys, #health, #audit), so that a request's detail has a
+// The console: sign-in, the pages (Logs, Usage, Keys, Teams, Health, Audit) as tabs routed by the
+// URL's hash (#logs, #logs/<request id>, #usage, #keys, #teams, #health, #audit), so that a request's detail has a
 // link and the back button works. Each page module shows itself when its tab is selected and
 // stops its timers and streams when it is left.
 import { session, signIn, signOut, APIError } from './api.js';
 import * as logs from './logs.js';
 import * as usage from './usage.js';
 import * as keys from './keys.js';
+import * as teams from './teams.js';
 import * as health from './health.js';
 import * as audit from './audit.js';
 
 const $ = (id) => document.getElementById(id);
-const pages = { logs, usage, keys, health, audit };
+const pages = { logs, usage, keys, teams, health, audit };
 const names = Object.keys(pages);
 let current = '';
 let signedIn = false;

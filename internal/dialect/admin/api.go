@@ -19,6 +19,8 @@ type API struct {
 	Keys Keys
 	// Users are the users and their personal tokens (users.go); nil: no /admin/users.
 	Users auth.Users
+	// Teams is served when Teams.Store is set (auth on).
+	Teams Teams
 	// Usage is the account; nil: none is kept, and /admin/usage answers no lines.
 	Usage usage.Store
 	// Stats is the statistics of the last minutes (telemetry.Observer.Report).
@@ -78,6 +80,15 @@ func (a API) Routes() []Route {
 	}
 	if a.Users != nil {
 		rs = append(rs, a.userRoutes()...)
+	}
+	if a.Teams.Store != nil {
+		rs = append(rs, []Route{
+			{http.MethodPost, "/admin/teams", key(a.Teams.Create)},
+			{http.MethodGet, "/admin/teams", key(a.Teams.List)},
+			{http.MethodGet, "/admin/teams/:id", key(a.Teams.Get)},
+			{http.MethodPatch, "/admin/teams/:id", key(a.Teams.Patch)},
+			{http.MethodDelete, "/admin/teams/:id", key(a.Teams.Delete)},
+		}...)
 	}
 	rs = append(rs, []Route{
 		{http.MethodGet, "/admin/usage", a.usage},

@@ -37,18 +37,8 @@ const maxBudgetUSD = 1e9
 // applyExtras sets the budget and guardrails present in in on k, and checks them; that the
 // guardrails exist is the edge's to check.
 func (in *KeyInput) applyExtras(k *auth.Key) error {
-	if b := in.Budget; b != nil {
-		for _, v := range []*float64{b.DailyUSD, b.MonthlyUSD} {
-			if v != nil && (*v < 0 || *v > maxBudgetUSD || math.IsNaN(*v)) {
-				return Bad("budget", "budget.daily_usd and budget.monthly_usd are USD from 0 (no cap) to 1e9.")
-			}
-		}
-		if b.DailyUSD != nil {
-			k.DailyUSD = *b.DailyUSD
-		}
-		if b.MonthlyUSD != nil {
-			k.MonthlyUSD = *b.MonthlyUSD
-		}
+	if err := in.Budget.apply(&k.DailyUSD, &k.MonthlyUSD); err != nil {
+		return err
 	}
 	if err := in.applyMCP(k); err != nil {
 		return err
@@ -62,6 +52,25 @@ func (in *KeyInput) applyExtras(k *auth.Key) error {
 	return nil
 }
 
+// apply sets the members of b present on daily and monthly, and checks them; b nil: none.
+func (b *BudgetInput) apply(daily, monthly *float64) error {
+	if b == nil {
+		return nil
+	}
+	for _, v := range []*float64{b.DailyUSD, b.MonthlyUSD} {
+		if v != nil && (*v < 0 || *v > maxBudgetUSD || math.IsNaN(*v)) {
+			return Bad("budget", "budget.daily_usd and budget.monthly_usd are USD from 0 (no cap) to 1e9.")
+		}
+	}
+	if b.DailyUSD != nil {
+		*daily = *b.DailyUSD
+	}
+	if b.MonthlyUSD != nil {
+		*monthly = *b.MonthlyUSD
+	}
+	return nil
+}
+
 // applyMCP sets the key's access to the MCP gateway (/mcp) and its tool call limit. Server
 // names are not checked against the configuration: a name it does not have grants nothing.
 func (in *KeyInput) applyMCP(k *auth.Key) error {
@@ -71,14 +80,20 @@ func (in *KeyInput) applyMCP(k *auth.Key) error {
 		}
 		k.ToolCallsPerMinute = *v
 	}
+	return decodeMCP(in.MCP, &k.MCP)
+}
+
+// decodeMCP sets *dst from raw, a key's or team's "mcp" member: absent leaves it, null
+// removes it.
+func decodeMCP(raw json.RawMessage, dst **auth.MCPAccess) error {
 	switch {
-	case in.MCP == nil:
+	case raw == nil:
 		return nil
-	case string(in.MCP) == "null":
-		k.MCP = nil
+	case string(raw) == "null":
+		*dst = nil
 		return nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(in.MCP))
+	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	var m auth.MCPAccess
 	if dec.Decode(&m) != nil {
@@ -97,6 +112,6 @@ func (in *KeyInput) applyMCP(k *auth.Key) error {
 			return Bad("mcp", "mcp.tools holds server__tool names or patterns (path.Match): '"+p+"' is not one.")
 		}
 	}
-	k.MCP = &m
+	*dst = &m
 	return nil
 }

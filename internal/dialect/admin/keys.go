@@ -33,9 +33,9 @@ type Key struct {
 	MCP                *auth.MCPAccess `json:"mcp"`
 	ToolCallsPerMinute int64           `json:"tool_calls_per_minute"`
 	Capture            string          `json:"capture"` // "": the alias's, else logs.capture
-	// Team is the key's team ("": none); Owner the user who made it ("": the admin token
-	// or the file).
-	Team  string `json:"team"`
+	// Team is the team the key belongs to; null: none.
+	Team *string `json:"team"`
+	// Owner is the user who made the key ("": the admin token or the file).
 	Owner string `json:"owner"`
 }
 
@@ -45,7 +45,11 @@ func Encode(k *auth.Key) Key {
 		Metadata: k.Metadata, CreatedAt: k.CreatedAt, Source: "api"}
 	w.Budget, w.Guardrails = keyExtras(k)
 	w.MCP, w.ToolCallsPerMinute, w.Capture = k.MCP, k.ToolCallsPerMinute, k.Capture
-	w.Team, w.Owner = k.Team, k.Owner
+	w.Owner = k.Owner
+	if k.Team != "" {
+		team := k.Team
+		w.Team = &team
+	}
 	if w.Models == nil {
 		w.Models = []string{}
 	}
@@ -81,9 +85,8 @@ type KeyInput struct {
 	// Capture is what the request log keeps of the key's requests: "metadata", "content",
 	// or "" (the alias's choice).
 	Capture *string `json:"capture"`
-	// Team is the team the key belongs to ("": none); a team_admin puts keys into their
-	// teams only (auth.Into).
-	Team *string `json:"team"`
+	// Team names the team the key joins (it must exist); "" or null: none.
+	Team json.RawMessage `json:"team"`
 }
 
 // Bad is the 400 of a key body's member param.
@@ -141,11 +144,18 @@ func (in *KeyInput) Apply(k *auth.Key, now time.Time) error {
 		}
 		k.Capture = *in.Capture
 	}
-	if in.Team != nil {
-		k.Team = *in.Team
-	}
 	if err := in.applyExtras(k); err != nil {
 		return err
+	}
+	if in.Team != nil {
+		var team *string
+		if json.Unmarshal(in.Team, &team) != nil {
+			return Bad("team", "team is the name of a team, or null for none.")
+		}
+		k.Team = ""
+		if team != nil {
+			k.Team = *team
+		}
 	}
 	switch {
 	case in.ExpiresAt == nil:

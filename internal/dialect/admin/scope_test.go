@@ -40,7 +40,8 @@ func policyAPI(t *testing.T) (API, map[string]func(method, path string, in req) 
 		t.Fatal(err)
 	}
 	users := &auth.UserMemory{}
-	a := API{Keys: Keys{Store: keys}, Logs: st, Users: users}
+	teams := auth.NewTeams([]*auth.Team{{Name: "search"}, {Name: "ads"}}, &auth.TeamMemory{})
+	a := API{Keys: Keys{Store: keys, Teams: teams}, Logs: st, Users: users}
 	ops := map[string]func(method, path string, in req) (int, any, error){}
 	call := func(method, path string, in req) (int, any, error) {
 		for _, r := range a.Routes() {
@@ -102,7 +103,7 @@ func TestRolePolicyOnRoutes(t *testing.T) {
 		t.Errorf("creating into another team: got %v, want 403", err)
 	}
 	_, v, err = call("POST", "/admin/keys", as(ta, Input{Body: []byte(`{"name":"x","team":"search"}`)}))
-	if err != nil || v.(Key).Team != "search" || v.(Key).Owner != "usr_ta" {
+	if err != nil || v.(Key).Team == nil || *v.(Key).Team != "search" || v.(Key).Owner != "usr_ta" {
 		t.Errorf("creating into their team: got %+v, %v", v, err)
 	}
 	// Config-wide routes: 403.

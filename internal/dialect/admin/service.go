@@ -2,6 +2,7 @@ package admin
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"time"
 
@@ -14,6 +15,8 @@ import (
 // concurrent use.
 type Keys struct {
 	Store *auth.Keys
+	// Teams are the teams a key may join; nil: none exists, a key naming one is refused.
+	Teams *auth.Teams
 	// Guardrail reports whether a guardrail name is configured: a key may attach only those.
 	Guardrail func(name string) bool
 }
@@ -28,7 +31,7 @@ func (ks Keys) Create(ctx context.Context, _ string, body []byte) (int, any, err
 	now := time.Now()
 	secret := auth.NewSecret()
 	k := &auth.Key{ID: auth.NewID(), Hash: auth.Hash(secret), Models: []string{"*"}, CreatedAt: now.UTC().Truncate(time.Second)}
-	if err := ks.apply(in, k, now); err != nil {
+	if err := ks.apply(ctx, in, k, now); err != nil {
 		return 0, nil, err
 	}
 	p := auth.PrincipalFrom(ctx)
@@ -85,7 +88,7 @@ func (ks Keys) Patch(ctx context.Context, id string, body []byte) (int, any, err
 		if err := verdict(auth.Reach(p, http.MethodPatch, auth.KeyResource(k)), StoreError(auth.ErrNotFound)); err != nil {
 			return err // changed since reach: decide on what is stored
 		}
-		if err := ks.apply(in, k, now); err != nil {
+		if err := ks.apply(ctx, in, k, now); err != nil {
 			return err
 		}
 		return verdict(auth.Into(p, k.Team), nil) // moved into a team of the caller's only
@@ -108,7 +111,7 @@ func (ks Keys) Delete(ctx context.Context, id string, _ []byte) (int, any, error
 }
 
 // apply sets in's fields on k, whose guardrails must be configured ones.
-func (ks Keys) apply(in *KeyInput, k *auth.Key, now time.Time) error {
+func (ks Keys) apply(ctx context.Context, in *KeyInput, k *auth.Key, now time.Time) error {
 	if err := in.Apply(k, now); err != nil {
 		return err
 	}
@@ -116,6 +119,23 @@ func (ks Keys) apply(in *KeyInput, k *auth.Key, now time.Time) error {
 		if ks.Guardrail == nil || !ks.Guardrail(name) {
 			return Bad("guardrails", "guardrails names '"+name+"', which is not a configured guardrail.")
 		}
+	}
+	if in.Team != nil && k.Team != "" {
+		return ks.teamExists(ctx, k.Team)
+	}
+	return nil
+}
+
+// teamExists is nil when team exists: a key may join only a team there is (400 otherwise).
+func (ks Keys) teamExists(ctx context.Context, team string) error {
+	bad := Bad("team", "team names '"+team+"', which is not a team.")
+	if ks.Teams == nil || !auth.ValidTeamName(team) {
+		return bad
+	}
+	if _, err := ks.Teams.Get(ctx, team); errors.Is(err, auth.ErrNoTeam) {
+		return bad
+	} else if err != nil {
+		return TeamStoreError(err)
 	}
 	return nil
 }

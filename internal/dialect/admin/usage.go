@@ -35,6 +35,7 @@ type usageLine struct {
 	Alias  *string `json:"alias,omitempty"`
 	Target *string `json:"target,omitempty"`
 	Day    *string `json:"day,omitempty"`
+	Team   *string `json:"team,omitempty"` // "": keys without a team
 	usageSums
 }
 
@@ -44,6 +45,7 @@ type usageAnswer struct {
 	To      string      `json:"to"`
 	GroupBy string      `json:"group_by"`
 	Key     *string     `json:"key"`
+	Team    *string     `json:"team,omitempty"`
 	Data    []usageLine `json:"data"`
 	Total   usageSums   `json:"total"`
 }
@@ -56,6 +58,9 @@ func Report(q usage.Query, lines []usage.Line, total usage.Counts) any {
 	if q.Key != "" {
 		ans.Key = &q.Key
 	}
+	if q.Team != "" {
+		ans.Team = &q.Team
+	}
 	for _, l := range lines {
 		name := l.Name
 		line := usageLine{usageSums: sums(l.Counts)}
@@ -66,6 +71,8 @@ func Report(q usage.Query, lines []usage.Line, total usage.Counts) any {
 			line.Alias = &name
 		case usage.ByTarget:
 			line.Target = &name
+		case usage.ByTeam:
+			line.Team = &name
 		default:
 			line.Day = &name
 		}
@@ -74,18 +81,18 @@ func Report(q usage.Query, lines []usage.Line, total usage.Counts) any {
 	return ans
 }
 
-// UsageQuery reads the query of GET /admin/usage?key=&from=&to=&group_by=key|alias|target|day:
-// the UTC days from..to (both included; default: this month so far), of one key (its id) or
-// all, summed by key (default), alias, target or day.
+// UsageQuery reads the query of GET /admin/usage?key=&team=&from=&to=&group_by=key|alias|target|day|team:
+// the UTC days from..to (both included; default: this month so far), of one key (its id),
+// one team or all, summed by key (default), alias, target, day or team.
 func UsageQuery(v url.Values, now time.Time) (usage.Query, error) {
 	today := now.UTC().Truncate(24 * time.Hour)
-	q := usage.Query{Key: v.Get("key"), GroupBy: usage.Group(v.Get("group_by")), To: today}
+	q := usage.Query{Key: v.Get("key"), Team: v.Get("team"), GroupBy: usage.Group(v.Get("group_by")), To: today}
 	switch q.GroupBy {
 	case "":
 		q.GroupBy = usage.ByKey
-	case usage.ByKey, usage.ByAlias, usage.ByTarget, usage.ByDay:
+	case usage.ByKey, usage.ByAlias, usage.ByTarget, usage.ByDay, usage.ByTeam:
 	default:
-		return q, badUsage("group_by", "group_by is key, alias, target or day.")
+		return q, badUsage("group_by", "group_by is key, alias, target, day or team.")
 	}
 	var err error
 	if s := v.Get("to"); s != "" {
