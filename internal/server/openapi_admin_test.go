@@ -36,6 +36,8 @@ func TestOpenAPIAdminAndGate(t *testing.T) {
 	// Users and personal tokens; a viewer's token reads its team's keys, changes nothing,
 	// and is refused config-wide routes; another team's key is a 404.
 	var u, tok struct{ ID, Token string }
+	sc.call(t, "POST", "/admin/teams", "adm-token", `{"name":"a"}`, 201) // keys join teams there are
+	sc.call(t, "POST", "/admin/teams", "adm-token", `{"name":"b"}`, 201)
 	decode(t, sc.call(t, "POST", "/admin/users", "adm-token", `{"email":"v@example.com","role":"viewer","teams":["a"]}`, 201).body, &u)
 	sc.call(t, "GET", "/admin/users", "adm-token", "", 200)
 	sc.call(t, "GET", "/admin/users/"+u.ID, "adm-token", "", 200)
