@@ -3,7 +3,7 @@
 // Dex's users, who have no groups, to member (default_role). TestConsoleDex starts both.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { chromium } from 'playwright-core';
+import { launch } from './chromium.mjs';
 
 const base = process.env.SLUICE_URL;
 const ADMIN = process.env.SLUICE_ADMIN;
@@ -11,12 +11,7 @@ const ISSUER = process.env.DEX_ISSUER;
 let browser;
 
 before(async () => {
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync'],
-    timeout: 30_000,
-  });
+  browser = await launch();
 });
 
 after(async () => {

@@ -65,12 +65,7 @@ func TestConsoleDex(t *testing.T) {
 		t.Skip("bin/dex is missing (make dex)")
 	}
 	bin := node(t)
-	if _, err := os.Stat(chromiumPath); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("chromium is not installed; .ci/run installs it")
-		}
-		t.Skip("chromium is not installed (apt-get install chromium)")
-	}
+	needChromium(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 
