@@ -17,8 +17,10 @@ vet:
 	@test -z "$$(gofmt -l .)" || { echo "gofmt would change:"; gofmt -l .; exit 1; }
 	$(GO) vet ./...
 
+# SLUICE_DEX: the console's sign-in through a real Dex (test/e2e), skipped without bin/dex
+# outside CI; .ci/run builds it first (make dex).
 test: vet
-	$(GO) test -race -count=1 ./...
+	SLUICE_DEX=$(DEX) $(GO) test -race -count=1 ./...
 
 # make fleet: the production shape on loopback (deploy/fleet.sh): redis-server, the mock, N=3
 # gateway replicas and nginx with the compose configuration; Ctrl-C or make fleet-stop ends it.
@@ -73,7 +75,8 @@ $(JAEGER): tools/jaeger/go.mod tools/jaeger/go.sum
 	cd tools/jaeger && $(GO) build -trimpath -ldflags='-s -w' -o $(JAEGER) github.com/jaegertracing/jaeger/cmd/jaeger
 
 # Dex (the OpenID provider of the sign-in's worked example and of its browser test) is built
-# from its own tools module (tools/dex: never in the gateway's go.mod) into bin/, once.
+# from its own tools module (tools/dex: never in the gateway's go.mod) into bin/, once;
+# .ci/run makes it before make test.
 DEX ?= $(CURDIR)/bin/dex
 .PHONY: dex
 dex: $(DEX)

@@ -8,7 +8,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { chromium } from 'playwright-core';
+import { launch } from './chromium.mjs';
 
 const base = process.env.SLUICE_URL;
 const ADMIN = process.env.SLUICE_ADMIN;
@@ -22,12 +22,7 @@ const admin = (p, init = {}) => fetch(base + p, { ...init, headers: { Authorizat
 before(async () => {
   logsServed = (await admin('/admin/logs?limit=1')).status !== 404;
   assert.ok(logsServed, 'the gateway must keep a request log (TestConsole configures one)');
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync'],
-    timeout: 30_000,
-  });
+  browser = await launch();
 });
 
 after(async () => {

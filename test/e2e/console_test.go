@@ -22,12 +22,7 @@ import (
 // fails in CI. With -update it writes the screenshots of real data to docs/img/.
 func TestConsole(t *testing.T) {
 	bin := node(t)
-	if _, err := os.Stat(chromiumPath); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("chromium is not installed; .ci/run installs it")
-		}
-		t.Skip("chromium is not installed (apt-get install chromium)")
-	}
+	needChromium(t)
 	const admin = "console-admin-e2e"
 	cfg := config.Default()
 	cfg.Auth.AdminToken = admin

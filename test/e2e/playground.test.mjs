@@ -4,7 +4,7 @@
 // the screenshot goes.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { chromium } from 'playwright-core';
+import { launch } from './chromium.mjs';
 
 const base = process.env.SLUICE_URL;
 const KEY = process.env.SLUICE_KEY;
@@ -13,12 +13,7 @@ const SECRET = 'sk-proj-Xq7Rt2Lm9Vb4Nc8Zd1Wf6Gh3Jk5Pa0Se7'; // planted in the de
 let browser;
 
 before(async () => {
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync'],
-    timeout: 30_000,
-  });
+  browser = await launch();
 });
 
 after(async () => {

@@ -23,6 +23,17 @@ var update = flag.Bool("update", false, "rewrite docs/playground.png with the br
 // chromiumPath is Debian's Chromium, which .ci/run installs.
 const chromiumPath = "/usr/bin/chromium"
 
+// needChromium skips the test without Chromium, and fails it in CI.
+func needChromium(t *testing.T) {
+	t.Helper()
+	if _, err := os.Stat(chromiumPath); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("chromium is not installed; .ci/run installs it")
+		}
+		t.Skip("chromium is not installed (apt-get install chromium)")
+	}
+}
+
 // TestPlaygroundStream runs the page's protocol code under node, without a browser.
 func TestPlaygroundStream(t *testing.T) {
 	bin := node(t)
@@ -43,12 +54,7 @@ func TestPlaygroundStream(t *testing.T) {
 // Chromium the test is skipped, and fails in CI.
 func TestPlayground(t *testing.T) {
 	bin := node(t)
-	if _, err := os.Stat(chromiumPath); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("chromium is not installed; .ci/run installs it")
-		}
-		t.Skip("chromium is not installed (apt-get install chromium)")
-	}
+	needChromium(t)
 	const key, admin = "sk-sluice-playground-e2e-0123456789", "playground-admin-e2e"
 	cfg := config.Default()
 	cfg.Logs.URL = "sqlite://" + filepath.Join(t.TempDir(), "logs.db") // not the default's ./data
