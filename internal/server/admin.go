@@ -18,14 +18,7 @@ func (s *Server) adminRoutes(e *echo.Echo) {
 	if (s.o.Gate.AdminToken == "" || s.o.Gate.Keys == nil) && s.o.Gate.Console == nil {
 		return
 	}
-	a := s.o.Admin
-	if s.o.Gate.Keys != nil { // else auth is off: no key to manage (admin.API.Routes)
-		a.Keys = admin.Keys{Store: s.o.Gate.Keys, Teams: s.o.Gate.Teams, Guardrail: func(name string) bool { return s.o.Guards.ByName[name] != nil }}
-		if s.o.Gate.Teams != nil {
-			a.Teams = admin.Teams{Store: s.o.Gate.Teams, Keys: s.o.Gate.Keys}
-		}
-	}
-	a.Users = s.o.Gate.Users
+	a := s.o.Admin.WithStores(s.o.Gate.Keys, s.o.Gate.Teams, s.o.Gate.Users, func(name string) bool { return s.o.Guards.ByName[name] != nil })
 	a.Usage, a.Stats = s.o.Usage.Store, s.obs.Report
 	if s.o.Cache != nil {
 		a.Clear = s.o.Cache.Clear

@@ -239,3 +239,17 @@ func unreachable(msg string) error {
 	return &llm.Error{Kind: llm.Unavailable, Status: http.StatusServiceUnavailable, Code: "redis_unavailable",
 		Type: "server_error", Message: msg}
 }
+
+// WithStores is a with the stores of the key, team and user routes: keys nil (auth off) has
+// no key or team to manage; teams nil, no team routes; users nil, no user routes.
+// guardrail reports whether a guardrail name is configured.
+func (a API) WithStores(keys *auth.Keys, teams *auth.Teams, users auth.Users, guardrail func(string) bool) API {
+	if keys != nil {
+		a.Keys = Keys{Store: keys, Teams: teams, Guardrail: guardrail}
+		if teams != nil {
+			a.Teams = Teams{Store: teams, Keys: keys}
+		}
+	}
+	a.Users = users
+	return a
+}
