@@ -96,7 +96,18 @@ func measure(ctx context.Context, o options) (*report, error) {
 	}
 	if c.peer != nil {
 		rep.peer = "Bifrost"
-		rep.notes = append(rep.notes, "Peer: "+o.peer.bin+" (config.json written by the bench: provider openai at the mock, logging and stores off).")
+		logging := "request logging and stores off"
+		if os.Getenv("SLUICE_BENCH_LOGS") != "" {
+			logging = "request logging on, to its own SQLite logs store, without content; the config store off"
+		}
+		rep.notes = append(rep.notes, "Peer: "+o.peer.bin+" (config.json written by the bench: provider openai at the mock, "+logging+").")
+	}
+	if u := os.Getenv("SLUICE_BENCH_LOGS"); u != "" {
+		kind := "a store" // the URL itself may hold a password
+		if p, err := url.Parse(u); err == nil {
+			kind = p.Scheme
+		}
+		rep.notes = append(rep.notes, "Gateway request log on ("+kind+", metadata only).")
 	}
 	err = b.scenarios(ctx, rep)
 	b.load.close()
