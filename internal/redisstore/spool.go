@@ -160,43 +160,49 @@ func (s *Store) run(ctx context.Context, w write) error {
 // replicated runs w on the master of its keys, followed by WAIT 1 on the same connection:
 // the write is taken once a replica has it too. Replication is asynchronous: a master
 // killed after its answer and before its replica had the write would lose a record the
-// gateway counts as written; with WAIT it is lost only with no replica at all. A WAIT that
-// no replica answered within a tenth of the timeout is taken as done (a master without a
-// replica, just promoted, can do no better), and that master's writes skip WAIT for a
-// second: a lost replica slows the account a little, never stops it.
+// gateway counts as written. A WAIT that no replica answered within a tenth of the timeout
+// is taken as done for the caller (a master without a replica, just promoted, can do no
+// better), and that master's writes skip WAIT for a second: a lost replica slows the
+// account a little, never stops it. A write taken without a replica's confirmation is kept
+// and confirmed later (confirm.go): it is the one a Sentinel switch-over would lose.
 func (s *Store) replicated(ctx context.Context, w write) error {
-	node, addr := redis.Cmdable(s.c), ""
-	if cc, ok := s.c.(*redis.ClusterClient); ok {
-		m, err := cc.MasterForKey(ctx, w.keys[0])
-		if err != nil {
-			return err
-		}
-		node, addr = m, m.Options().Addr
+	node, addr, err := s.master(ctx, w.keys[0])
+	if err != nil {
+		return err
 	}
 	skip, _ := s.lonely.Load(addr)
 	wait := skip == nil || time.Now().After(skip.(time.Time))
 	var script *redis.Cmd
 	var acks *redis.Cmd
-	_, err := node.Pipelined(ctx, func(p redis.Pipeliner) error {
+	_, err = node.Pipelined(ctx, func(p redis.Pipeliner) error {
 		script = w.script.Eval(ctx, p, w.keys, w.args...) // EVAL: a pipeline cannot fall back from EVALSHA
 		if wait {
 			acks = p.Do(ctx, "WAIT", 1, max(s.timeout.Milliseconds()/10, 1))
 		}
 		return nil
 	})
-	if acks != nil && acks.Err() == nil {
-		if n, _ := acks.Int64(); n == 0 {
-			s.lonely.Store(addr, time.Now().Add(time.Second))
-		}
-	}
 	if err == nil || errors.Is(err, redis.Nil) {
+		confirmed := false
+		if acks != nil {
+			n, _ := acks.Int64()
+			if confirmed = n > 0; !confirmed {
+				s.lonely.Store(addr, time.Now().Add(time.Second))
+			}
+		}
+		if !confirmed {
+			s.unsure(w)
+		}
 		return nil
 	}
 	if e := script.Err(); e != nil && slotMoving(e) {
 		// The slot map was stale (a resharding, a failover): the cluster client follows
 		// MOVED and ASK, and retries TRYAGAIN, by itself. This write goes without WAIT.
 		reload(s.c)
-		return w.script.Run(ctx, s.c, w.keys, w.args...).Err()
+		if err := w.script.Run(ctx, s.c, w.keys, w.args...).Err(); err != nil && !errors.Is(err, redis.Nil) {
+			return err
+		}
+		s.unsure(w)
+		return nil
 	}
 	if script.Err() != nil {
 		return script.Err()
@@ -218,14 +224,15 @@ func slotMoving(err error) bool {
 	return false
 }
 
-// drain writes the spooled records, oldest first, until none is left (true) or Redis fails
-// (false: the record stays at the head, for the next pass).
+// drain writes the spooled records, oldest first, until none is left, then confirms the
+// writes no replica confirmed (confirm.go): true once both are done, false when Redis
+// fails (the record stays at the head, for the next pass) or a write is still unconfirmed.
 func (s *Store) drain(ctx context.Context) bool {
 	defer s.logDropped(true)
 	for {
 		w, ok := s.spool.peek()
 		if !ok {
-			return true
+			return s.confirm(ctx)
 		}
 		err := s.run(ctx, w)
 		if err != nil && !isReply(err) {

@@ -39,7 +39,8 @@ type Options struct {
 	// Timeout bounds every call (default 250ms).
 	Timeout time.Duration
 	// Spool bounds the records of the account kept while Redis is down (default
-	// DefaultSpool).
+	// DefaultSpool), and, apart, those a master took and no replica confirmed yet
+	// (confirm.go).
 	Spool int
 	Log   *slog.Logger
 	// LogEvery is the least time between two log lines about failures (default 10s).
@@ -67,6 +68,8 @@ type Store struct {
 	br       *breaker
 	spool    spool
 	lonely   sync.Map // master address -> time.Time: until then, no WAIT (replicated)
+	// unconfirmed are the writes a master took that no replica confirmed (confirm.go).
+	unconfirmed unconfirmed
 
 	failures    atomic.Int64
 	waited      atomic.Int64 // calls that waited for the timeout
@@ -74,6 +77,8 @@ type Store struct {
 	retries     atomic.Int64 // calls run again after a broken connection
 	lastLog     atomic.Int64 // unix nanoseconds of the last failure line
 	lastDropLog atomic.Int64 // and of the last line about dropped records
+	// lastForgotLog is that of the last line about unconfirmed writes forgotten.
+	lastForgotLog atomic.Int64
 }
 
 var quietOnce sync.Once
@@ -105,7 +110,7 @@ func New(o Options) (*Store, error) {
 	}
 	quietOnce.Do(func() { redis.SetLogger(quiet{}) })
 	s := &Store{c: dial(0), form: f, dial: dial, open: o.FailOpen, timeout: o.Timeout, log: o.Log,
-		logEvery: o.LogEvery, spool: spool{max: o.Spool}}
+		logEvery: o.LogEvery, spool: spool{max: o.Spool}, unconfirmed: unconfirmed{max: o.Spool}}
 	s.br = newBreaker(probeEvery, s.probe, s.drain, s.changed)
 	return s, nil
 }
@@ -169,7 +174,7 @@ func (s *Store) Failures() int64 { return s.failures.Load() }
 // breaker, about one per outage and replica.
 func (s *Store) Waited() int64 { return s.waited.Load() }
 
-// Retries is the number of calls run a second time after a broken connection (retry).
+// Retries is the number of calls run again after a broken connection or TRYAGAIN (retry).
 func (s *Store) Retries() int64 { return s.retries.Load() }
 
 // Probes is the number of probes the breaker made.
@@ -201,7 +206,8 @@ func (s *Store) retry(ctx context.Context, fn func(ctx context.Context) error) e
 }
 
 // callAt is call with the timeout d; again runs fn a second time after a broken
-// connection, within the same timeout (a hung Redis still costs one timeout, no more).
+// connection, and again after TRYAGAIN, within the same timeout (a hung Redis still costs
+// one timeout, no more).
 func (s *Store) callAt(ctx context.Context, d time.Duration, again bool, fn func(ctx context.Context) error) error {
 	if s.br.isDown() {
 		return s.fail(ctx, errDown)
@@ -213,7 +219,32 @@ func (s *Store) callAt(ctx context.Context, d time.Duration, again bool, fn func
 		s.retries.Add(1)
 		err = fn(cctx) // go-redis dropped the broken connection: another one, or a new dial
 	}
+	// TRYAGAIN is a multi-key call meeting a slot half moved by a resharding (some of its
+	// keys migrated, some not yet): Redis asks to try again once the slot has moved. go-redis
+	// does, three times within about 60 ms; redis-cli can take longer to move the rest of a
+	// slot on a busy machine, and the breaker then refused a second of calls (380 of them
+	// in one TestClusterReshard, issue 34). So a call safe to run twice tries again, backing
+	// off from 10 ms, until its timeout.
+	for wait := 10 * time.Millisecond; again && err != nil && redis.IsTryAgainError(err); wait *= 2 {
+		if pause(cctx, wait) != nil {
+			break
+		}
+		s.retries.Add(1)
+		err = fn(cctx)
+	}
 	return s.result(ctx, err)
+}
+
+// pause waits d, or less if ctx ends first (its error then).
+func pause(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
 
 // broken reports whether err is a connection closed under a command (reset, broken pipe,

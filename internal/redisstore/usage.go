@@ -39,11 +39,16 @@ func values(c *usage.Counts) [len(counters)]*int64 {
 // label keeps a label from breaking the field format.
 func label(s string) string { return strings.ReplaceAll(s, sep, " ") }
 
-// addUsageScript adds one record to a day's rows, unless its id was seen.
+// addUsageScript adds one record to a day's rows, unless its id was seen; then it renews
+// the id's TTL instead: a run that writes nothing would move no replication offset, and a
+// WAIT after it would confirm nothing (confirm.go writes records again to confirm them).
 // KEYS: the day, the record's id. ARGV: retention s, id TTL s, then field, amount pairs.
 // Returns 1, or 0 for a record already added.
 var addUsageScript = redis.NewScript(`
-if not redis.call('SET', KEYS[2], 1, 'NX', 'EX', ARGV[2]) then return 0 end
+if not redis.call('SET', KEYS[2], 1, 'NX', 'EX', ARGV[2]) then
+  redis.call('EXPIRE', KEYS[2], ARGV[2])
+  return 0
+end
 for i = 3, #ARGV, 2 do redis.call('HINCRBY', KEYS[1], ARGV[i], ARGV[i + 1]) end
 redis.call('EXPIRE', KEYS[1], ARGV[1])
 return 1

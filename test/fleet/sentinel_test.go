@@ -29,10 +29,9 @@ models:
 // requests a second with a key of its own while the master changes: an operator's SENTINEL
 // FAILOVER, then, with new keys, the new master killed with SIGKILL. With open no request
 // fails; with closed the failures are 503 redis_unavailable, and requests are served again
-// without a restart. After the kill the account holds every request served, once. After the
-// switch-over it holds none twice, but not all: writes the old master took after its replica
-// was promoted are lost when it is turned into a replica (see the README's Redis section);
-// the test logs how many.
+// without a restart. After either move the account holds every request served, once: the
+// writes the old master took after its replica was promoted, lost when Sentinel turns it
+// into a replica, are written again on the new master (redisstore's confirm.go).
 func TestFleetSentinel(t *testing.T) {
 	if os.Getenv("SLUICE_FLEET_TEST") == "" {
 		t.Skip("the fleet tests run with make test-fleet")
@@ -53,12 +52,11 @@ func TestFleetSentinel(t *testing.T) {
 	}
 	open, closed := start("open"), start("closed")
 	for _, step := range []struct {
-		name  string
-		move  func() error
-		exact bool // the account holds every request served
+		name string
+		move func() error
 	}{
-		{"SENTINEL FAILOVER", set.Failover, false},
-		{"master killed", func() error { set.Master.Kill(); return set.WaitPromoted() }, true},
+		{"SENTINEL FAILOVER", set.Failover},
+		{"master killed", func() error { set.Master.Kill(); return set.WaitPromoted() }},
 	} {
 		t.Run(step.name, func(t *testing.T) {
 			openID, openKey := open.keyID(t, `{"name":"sentinel-open"}`)
@@ -92,10 +90,13 @@ func TestFleetSentinel(t *testing.T) {
 				id     string
 				served int64
 			}{{open, openID, lo.served.Load()}, {closed, closedID, lc.served.Load()}} {
+				// Unconfirmed writes are written again within a second or two of the old master
+				// replicating from the new one: wait for them, then for the account to hold still.
+				c.f.usage(t, c.id, func(u usageTotal) bool { return u.Requests-u.Errors >= c.served })
 				u := c.f.settled(t, c.id)
 				counted := u.Requests - u.Errors
 				t.Logf("the account of %s: %d requests counted of %d served", c.id, counted, c.served)
-				if counted > c.served || (step.exact && counted != c.served) {
+				if counted != c.served {
 					t.Errorf("the account of %s: got %+v, want %d requests counted (served), once each", c.id, u, c.served)
 				}
 			}

@@ -316,16 +316,11 @@ func (c *Cluster) Dump() ([]string, error) {
 // Reshard moves n slots from the master of from to the master of to with redis-cli
 // --cluster reshard, as an operator does, while clients keep running.
 func (c *Cluster) Reshard(from, to *Node, slots int) error {
-	id := func(n *Node) (string, error) {
-		cl := n.client()
-		defer cl.Close()
-		return cl.Do(context.Background(), "CLUSTER", "MYID").Text()
-	}
-	fid, err := id(from)
+	fid, err := from.id()
 	if err != nil {
 		return err
 	}
-	tid, err := id(to)
+	tid, err := to.id()
 	if err != nil {
 		return err
 	}
@@ -340,3 +335,79 @@ func (c *Cluster) Reshard(from, to *Node, slots int) error {
 // Restart starts a node Kill took down, with its cluster configuration (nodes.conf): a
 // master killed comes back as a replica of the one promoted in its place.
 func (n *Node) Restart() error { return n.start() }
+
+// id is the node's cluster id (CLUSTER MYID).
+func (n *Node) id() (string, error) {
+	cl := n.client()
+	defer cl.Close()
+	return cl.Do(context.Background(), "CLUSTER", "MYID").Text()
+}
+
+// HalfMoved begins to move the slot of key from its master to the master to, as redis-cli
+// --cluster reshard does, and stops there: the slot is MIGRATING on its master and
+// IMPORTING on to, its keys not moved yet, so a command with several keys of the slot, some
+// of which exist, is answered TRYAGAIN (the state a resharding leaves a slot in while it
+// moves its keys). finish moves the keys and gives the slot to to, on every master.
+func (c *Cluster) HalfMoved(key string, to *Node) (finish func() error, err error) {
+	ctx := context.Background()
+	from, err := c.MasterOf(key)
+	if err != nil {
+		return nil, err
+	}
+	if from == to {
+		return nil, fmt.Errorf("%s serves the slot of %s already", to.Addr, key)
+	}
+	fid, err := from.id()
+	if err != nil {
+		return nil, err
+	}
+	tid, err := to.id()
+	if err != nil {
+		return nil, err
+	}
+	fc, tc := from.client(), to.client()
+	defer fc.Close()
+	defer tc.Close()
+	slot, err := fc.ClusterKeySlot(ctx, key).Result()
+	if err == nil {
+		err = tc.Do(ctx, "CLUSTER", "SETSLOT", slot, "IMPORTING", fid).Err()
+	}
+	if err == nil {
+		err = fc.Do(ctx, "CLUSTER", "SETSLOT", slot, "MIGRATING", tid).Err()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("CLUSTER SETSLOT %d: %w", slot, err)
+	}
+	host, port, _ := net.SplitHostPort(to.Addr)
+	masters := append([]*Node{to, from}, c.Masters()...)
+	return func() error {
+		fc, tc := from.client(), to.client()
+		defer fc.Close()
+		defer tc.Close()
+		for {
+			keys, err := fc.ClusterGetKeysInSlot(ctx, int(slot), 100).Result()
+			if err != nil || len(keys) == 0 {
+				if err != nil {
+					return fmt.Errorf("CLUSTER GETKEYSINSLOT %d: %w", slot, err)
+				}
+				break
+			}
+			args := []any{"MIGRATE", host, port, "", 0, 5000, "KEYS"}
+			for _, k := range keys {
+				args = append(args, k)
+			}
+			if err := fc.Do(ctx, args...).Err(); err != nil {
+				return fmt.Errorf("MIGRATE: %w", err)
+			}
+		}
+		for _, m := range masters { // to first, then from, as redis-cli does
+			cl := m.client()
+			err := cl.Do(ctx, "CLUSTER", "SETSLOT", slot, "NODE", tid).Err()
+			cl.Close()
+			if err != nil {
+				return fmt.Errorf("CLUSTER SETSLOT %d NODE on %s: %w", slot, m.Addr, err)
+			}
+		}
+		return nil
+	}, nil
+}
