@@ -57,7 +57,7 @@ func TestKeyCallerTeam(t *testing.T) {
 	}
 	// The key allows only calc, the team everything: the key's rule still holds.
 	narrow := &auth.Key{ID: "k2", Name: "narrow", MCP: &auth.MCPAccess{Servers: []string{"calc"}}}
-	if KeyCaller(narrow, &auth.Team{Name: "t", MCP: &auth.MCPAccess{Servers: []string{"*"}}}, nil, nil, time.Minute).allows("docs", "docs__search") {
+	if nc := KeyCaller(narrow, &auth.Team{Name: "t", MCP: &auth.MCPAccess{Servers: []string{"*"}}}, nil, nil, time.Minute); nc.allows("docs", "docs__search") {
 		t.Error("the team's access widened the key's")
 	}
 
