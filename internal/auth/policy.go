@@ -33,6 +33,14 @@ var scoped = map[string][]Role{
 	"GET /admin/logs/:id":    {RoleTeamAdmin, RoleViewer, RoleMember},
 	"GET /admin/usage":       {RoleTeamAdmin, RoleViewer, RoleMember},
 
+	// Their own teams (team_admin, viewer: others are a 404), and their members; a
+	// team_admin adds and removes members. A team's limits, budgets, model and MCP access,
+	// and teams' creation and deletion, stay admin only (issue 37).
+	"GET /admin/teams":               {RoleTeamAdmin, RoleViewer},
+	"GET /admin/teams/:id":           {RoleTeamAdmin, RoleViewer},
+	"GET /admin/teams/:id/members":   {RoleTeamAdmin, RoleViewer},
+	"PATCH /admin/teams/:id/members": {RoleTeamAdmin},
+
 	// The members of their teams (team_admin, viewer), or themselves; their own tokens.
 	"GET /admin/users":                      {RoleTeamAdmin, RoleViewer},
 	"GET /admin/users/:id":                  {RoleTeamAdmin, RoleViewer, RoleMember},
@@ -71,6 +79,9 @@ func KeyResource(k *Key) Resource {
 	}
 	return r
 }
+
+// TeamResource is the resource of a team: itself, which no user owns.
+func TeamResource(name string) Resource { return Resource{Teams: []string{name}} }
 
 // Sees reports whether p may know that r exists: admin sees all; team_admin and viewer what
 // belongs to one of their teams, and their own; member their own only.

@@ -34,6 +34,18 @@ func TestRoute(t *testing.T) {
 		{viewer, "POST", "/admin/users/:id/tokens", Forbid},
 		{member, "GET", "/admin/users", Forbid},
 		{member, "PATCH", "/admin/keys/:id", Allow},
+		// Teams: their own read by team_admin and viewer; members changed by a team_admin;
+		// the team itself by admin only.
+		{ta, "GET", "/admin/teams", Allow},
+		{viewer, "GET", "/admin/teams/:id", Allow},
+		{viewer, "GET", "/admin/teams/:id/members", Allow},
+		{ta, "PATCH", "/admin/teams/:id/members", Allow},
+		{viewer, "PATCH", "/admin/teams/:id/members", Forbid},
+		{ta, "PATCH", "/admin/teams/:id", Forbid},
+		{ta, "POST", "/admin/teams", Forbid},
+		{ta, "DELETE", "/admin/teams/:id", Forbid},
+		{member, "GET", "/admin/teams", Forbid},
+		{ta, "GET", "/admin/audit", Forbid},
 		{&Principal{User: "x", Role: "root"}, "GET", "/admin/keys", Forbid}, // an unknown role
 	} {
 		if got := Route(c.p, c.method, c.route); got != c.want {

@@ -35,6 +35,29 @@ type Filter struct {
 	Limit int
 	// Cursor is Page.NextCursor of the page before: the records after it, in the same order.
 	Cursor string
+	// Scope, when set, narrows the records to what a caller who is not admin may read
+	// (issue 37), whatever the other fields ask: it is a condition of the query itself, so
+	// pages are full and the cursor exact. The admin API sets it from the caller's role;
+	// ParseFilter and Values never carry it. nil: every record.
+	Scope *Scope
+}
+
+// Scope is the records of Teams (Record.Team, the key's team when the request was made),
+// and those of Keys (key ids: a caller's own keys, teamless ones included). An empty Scope
+// selects nothing: a scope fails closed.
+type Scope struct {
+	Teams, Keys []string
+}
+
+// maxScope bounds each list of a Scope: past it a query's placeholders would outgrow what
+// the stores take (SQLite: 32,766 in all); a caller with more teams or keys than this reads
+// the first ones'.
+const maxScope = 1000
+
+// Holds reports whether s (nil: no scope) holds r: the check of one record (GET
+// /admin/logs/{id}), the same rule as the query's.
+func (s *Scope) Holds(r *Record) bool {
+	return s == nil || r.Team != "" && slices.Contains(s.Teams, r.Team) || slices.Contains(s.Keys, r.KeyID)
 }
 
 const (

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -101,12 +102,39 @@ func (s *sqlStore) where(f Filter, a *args) string {
 	if f.Cache != "" {
 		eq("cache", f.Cache)
 	}
+	if f.Scope != nil {
+		conds = append(conds, s.scope(f.Scope, a))
+	}
 	if f.Q != "" {
 		pat := "%" + escapeLike(f.Q) + "%"
 		conds = append(conds, fmt.Sprintf(`(content_request %[1]s %[2]s ESCAPE '\' OR content_answer %[1]s %[3]s ESCAPE '\')`,
 			s.d.like, a.add(pat), a.add(pat)))
 	}
 	return strings.Join(conds, " AND ")
+}
+
+// scope is the condition of sc: the record's team is one of sc.Teams, or its key one of
+// sc.Keys; FALSE when both are empty. Both columns are indexed with the time (team, time,
+// id; key_id, time, id), so the store can walk a scope's records in the page's order.
+func (s *sqlStore) scope(sc *Scope, a *args) string {
+	var or []string
+	in := func(col string, vs []string) {
+		vs = vs[:min(len(vs), maxScope)]
+		if len(vs) == 0 {
+			return
+		}
+		ps := make([]string, len(vs))
+		for i, v := range vs {
+			ps[i] = a.add(v)
+		}
+		or = append(or, col+" IN ("+strings.Join(ps, ", ")+")")
+	}
+	in("team", slices.DeleteFunc(slices.Clone(sc.Teams), func(t string) bool { return t == "" })) // "": no team, never a scope
+	in("key_id", sc.Keys)
+	if len(or) == 0 {
+		return "FALSE"
+	}
+	return "(" + strings.Join(or, " OR ") + ")"
 }
 
 func escapeLike(s string) string {

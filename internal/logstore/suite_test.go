@@ -197,6 +197,17 @@ func testFilters(t *testing.T, open openFunc) {
 		{"combined", func(f *Filter) { f.Key, f.Alias, f.Stream = "key_a", "fast", &yes },
 			func(r Record) bool { return r.KeyID == "key_a" && r.Alias == "fast" && r.Stream }},
 		{"none", func(f *Filter) { f.Key = "key_zzz" }, func(r Record) bool { return false }},
+		// A caller's scope (issue 37): their teams' records or their own keys', ANDed with
+		// the rest; an empty one, or one of the empty team name, selects nothing.
+		{"scope team", func(f *Filter) { f.Scope = &Scope{Teams: []string{"search"}} }, func(r Record) bool { return r.Team == "search" }},
+		{"scope teams or keys", func(f *Filter) { f.Scope = &Scope{Teams: []string{"infra"}, Keys: []string{"key_b"}} },
+			func(r Record) bool { return r.Team == "infra" || r.KeyID == "key_b" }},
+		{"scope and key", func(f *Filter) { f.Scope, f.Key = &Scope{Teams: []string{"search"}}, "key_b" },
+			func(r Record) bool { return r.Team == "search" && r.KeyID == "key_b" }},
+		{"scope and another team", func(f *Filter) { f.Scope, f.Team = &Scope{Teams: []string{"search"}}, "infra" },
+			func(r Record) bool { return false }},
+		{"scope empty", func(f *Filter) { f.Scope = &Scope{} }, func(r Record) bool { return false }},
+		{"scope of no team", func(f *Filter) { f.Scope = &Scope{Teams: []string{""}} }, func(r Record) bool { return false }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -210,6 +221,18 @@ func testFilters(t *testing.T, open openFunc) {
 			}
 			if got := ids(all(t, st, f)); !slices.Equal(got, want) {
 				t.Errorf("got %v, want %v", got, want)
+			}
+			if f.Scope != nil { // pages of a scope are full: the scope is in the query
+				f.Limit = 7
+				p, err := st.Query(context.Background(), f)
+				if err != nil || len(p.Records) != min(7, len(want)) {
+					t.Errorf("a first page of 7: got %d records (%v), want %d", len(p.Records), err, min(7, len(want)))
+				}
+				for i := range p.Records {
+					if !f.Scope.Holds(&p.Records[i]) {
+						t.Errorf("the scope does not hold %s, which its query returned", p.Records[i].ID)
+					}
+				}
 			}
 		})
 	}

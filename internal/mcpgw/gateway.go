@@ -77,6 +77,10 @@ type Caller struct {
 	// server's own filter.
 	All            bool
 	Servers, Tools []string
+	// Team, when set, is the MCP access of the key's team (auth.Team.AllowsMCP): a tool
+	// must pass it as well as Servers and Tools, in the listing and in a call (issue 37).
+	// nil: the key has no team, or its team restricts nothing.
+	Team func(server, name string) bool
 	// Admit is asked before each tools/call (the key's rpm and tool_calls_per_minute); a
 	// *Refusal it returns is the caller's answer, any other error an unavailable gateway.
 	// nil: no limits.
@@ -95,13 +99,14 @@ type Refusal struct {
 
 func (r *Refusal) Error() string { return r.Message }
 
-// allows reports whether the caller may use the tool server__tool of server.
+// allows reports whether the caller may use the tool server__tool of server: the one rule
+// of both tools/list and tools/call, so a tool hidden from a caller cannot be called.
 func (c *Caller) allows(server, name string) bool {
 	if c.All {
 		return true
 	}
 	servers := len(c.Servers) == 0 && len(c.Tools) > 0 || slices.Contains(c.Servers, "*") || slices.Contains(c.Servers, server)
-	if !servers {
+	if !servers || c.Team != nil && !c.Team(server, name) {
 		return false
 	}
 	return len(c.Tools) == 0 || tools.MatchAny(c.Tools, name)

@@ -16,14 +16,15 @@ import (
 
 // Limit is one limit a tool call counts against: one request of Rule in the log Log.
 type Limit struct {
-	Log  string // whose log: a key's id (its rpm), or id + ":mcp" (its tool_calls_per_minute)
-	What string // what the refusal calls it: "requests", "tool calls"
-	Rule limit.Rule
+	Log   string // whose log: a key's id (its rpm), id + ":mcp" (its tool_calls_per_minute), a team's Scope
+	What  string // what the refusal calls it: "requests", "tool calls"
+	Whose string // whom the refusal names: "key 'ci'", "team 'search'" (never the key itself)
+	Rule  limit.Rule
 }
 
 // Admit is a Caller.Admit that reserves one request of each limit with a positive Rule, in
-// order, under lim; key names the key in a refusal (never the key itself).
-func Admit(lim limit.Limiter, key string, limits ...Limit) func(ctx context.Context) error {
+// order, under lim.
+func Admit(lim limit.Limiter, limits ...Limit) func(ctx context.Context) error {
 	return func(ctx context.Context) error {
 		for _, l := range limits {
 			if l.Rule.Limit <= 0 {
@@ -37,27 +38,66 @@ func Admit(lim limit.Limiter, key string, limits ...Limit) func(ctx context.Cont
 			}
 			if !res.OK {
 				return &Refusal{Limited: true, RetryAfter: res.RetryAfter,
-					Message: fmt.Sprintf("Rate limit reached for key '%s' on %s per %s: limit %d. Try again in %s.",
-						key, l.What, l.Rule.Window, l.Rule.Limit, res.RetryAfter.Round(time.Millisecond))}
+					Message: fmt.Sprintf("Rate limit reached for %s on %s per %s: limit %d. Try again in %s.",
+						l.Whose, l.What, l.Rule.Window, l.Rule.Limit, res.RetryAfter.Round(time.Millisecond))}
 			}
 		}
 		return nil
 	}
 }
 
-// KeyCaller is the Caller of key: its MCP servers and tools, its guardrails gs on the
-// arguments, and under lim (nil: no limits) each call a request of its rpm, then one of its
-// tool_calls_per_minute, both over window.
-func KeyCaller(key *auth.Key, gs guard.Set, lim limit.Limiter, window time.Duration) Caller {
+// KeyCaller is the Caller of key and of its team (nil: none): the key's MCP servers and
+// tools, and the team's MCP access on top (both must allow a tool, issue 37); the
+// guardrails gs on the arguments; and under lim (nil: no limits) each call a request of
+// the team's rpm, then of the key's, then one of the key's tool_calls_per_minute, all
+// over window. The team first, as admission orders a model request's limits.
+func KeyCaller(key *auth.Key, team *auth.Team, gs guard.Set, lim limit.Limiter, window time.Duration) Caller {
 	c := Caller{Key: key.ID, KeyName: key.Name, Check: Screen(gs)}
+	var limits []Limit
+	if team != nil {
+		if team.MCP != nil {
+			c.Team = team.AllowsMCP
+		}
+		limits = append(limits, Limit{Log: team.Scope(), What: "requests", Whose: "team '" + team.Name + "'",
+			Rule: limit.Rule{Limit: team.RPM, Window: window}})
+	}
+	whose := "key '" + key.Name + "'"
+	limits = append(limits, Limit{Log: key.ID, What: "requests", Whose: whose, Rule: limit.Rule{Limit: key.RPM, Window: window}},
+		Limit{Log: key.ID + ":mcp", What: "tool calls", Whose: whose, Rule: limit.Rule{Limit: key.ToolCallsPerMinute, Window: window}})
 	if lim != nil {
-		c.Admit = Admit(lim, key.Name, Limit{Log: key.ID, What: "requests", Rule: limit.Rule{Limit: key.RPM, Window: window}},
-			Limit{Log: key.ID + ":mcp", What: "tool calls", Rule: limit.Rule{Limit: key.ToolCallsPerMinute, Window: window}})
+		c.Admit = Admit(lim, limits...)
 	}
 	if key.MCP != nil {
 		c.Servers, c.Tools = key.MCP.Servers, key.MCP.Tools
 	}
 	return c
+}
+
+// Policy is what the edge holds of the keys' MCP access besides the keys themselves.
+type Policy struct {
+	// TeamOf is the team of a key (admit.Policy.TeamOf): nil and no error when it has none;
+	// an error when its team does not exist or cannot be read.
+	TeamOf  func(ctx context.Context, key *auth.Key) (*auth.Team, error)
+	Guards  guard.Catalog
+	Limiter limit.Limiter
+	Window  time.Duration
+}
+
+// Caller is the Caller of key (nil: auth off, every tool). An error of TeamOf is returned
+// as is, for the edge to refuse the request with: a key whose team is gone or unreadable
+// uses no tool, as it calls no model.
+func (p Policy) Caller(ctx context.Context, key *auth.Key) (Caller, error) {
+	if key == nil {
+		return Caller{All: true}, nil
+	}
+	var team *auth.Team
+	if p.TeamOf != nil {
+		var err error
+		if team, err = p.TeamOf(ctx, key); err != nil {
+			return Caller{}, err
+		}
+	}
+	return KeyCaller(key, team, p.Guards.Of("", key.Guardrails), p.Limiter, p.Window), nil
 }
 
 // Screen is a Caller.Check that runs the input guardrails of gs on a call's arguments, as

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -176,42 +175,22 @@ func (ks *Keys) Get(ctx context.Context, id string) (*auth.Key, error) {
 	return k, err
 }
 
-// Update implements auth.Store: read, apply fn, write if nobody wrote meanwhile, else again.
+// Update implements auth.Store: read, apply fn, write if nobody wrote meanwhile, else again
+// (casUpdate). The id, hash and creation time stay as they were.
 func (ks *Keys) Update(ctx context.Context, id string, fn func(*auth.Key) error) (*auth.Key, error) {
-	for try := range 64 {
-		if try > 0 {
-			// Another writer won the race: back off a little, with jitter, and read again.
-			time.Sleep(time.Duration(rand.Int64N(int64(time.Millisecond) * int64(min(try, 10)))))
-		}
-		old, k, err := ks.get(ctx, id)
-		if err != nil {
-			return nil, err
-		}
+	k, err := casUpdate(ctx, ks.s, updateKeyScript, []string{keysByID, keysByHash}, id, ks.get, func(k *auth.Key) error {
 		id, hash, created := k.ID, k.Hash, k.CreatedAt
 		if err := fn(k); err != nil {
-			return nil, err
+			return err
 		}
 		k.ID, k.Hash, k.CreatedAt = id, hash, created
-		rec, err := json.Marshal(k)
-		if err != nil {
-			return nil, err
-		}
-		var n int64
-		err = ks.s.call(ctx, func(ctx context.Context) (err error) {
-			n, err = updateKeyScript.Run(ctx, ks.s.c, []string{keysByID, keysByHash}, id, old, rec).Int64()
-			return err
-		})
-		switch {
-		case err != nil:
-			return nil, err
-		case n < 0:
-			return nil, auth.ErrNotFound
-		case n > 0:
-			ks.remember(hash, nil)
-			return k, nil
-		}
+		return nil
+	}, auth.ErrNotFound, "key")
+	if err != nil {
+		return nil, err
 	}
-	return nil, errors.New("redisstore: the key kept changing during the update")
+	ks.remember(k.Hash, nil)
+	return k, nil
 }
 
 // Delete implements auth.Store. The key's limit logs expire on their own.

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -152,41 +151,21 @@ func (ts *Teams) List(ctx context.Context) ([]*auth.Team, error) {
 }
 
 // Update implements auth.TeamStore: read, apply fn, write if nobody wrote meanwhile, else
-// again (as Keys.Update).
+// again (casUpdate, as Keys.Update). The name and creation time stay as they were.
 func (ts *Teams) Update(ctx context.Context, name string, fn func(*auth.Team) error) (*auth.Team, error) {
-	for try := range 64 {
-		if try > 0 {
-			time.Sleep(time.Duration(rand.Int64N(int64(time.Millisecond) * int64(min(try, 10)))))
-		}
-		old, t, err := ts.get(ctx, name)
-		if err != nil {
-			return nil, err
-		}
+	t, err := casUpdate(ctx, ts.s, updateTeamScript, []string{teamsByName}, name, ts.get, func(t *auth.Team) error {
 		created := t.CreatedAt
 		if err := fn(t); err != nil {
-			return nil, err
+			return err
 		}
 		t.Name, t.CreatedAt = name, created
-		rec, err := json.Marshal(t)
-		if err != nil {
-			return nil, err
-		}
-		var n int64
-		err = ts.s.call(ctx, func(ctx context.Context) (err error) {
-			n, err = updateTeamScript.Run(ctx, ts.s.c, []string{teamsByName}, name, old, rec).Int64()
-			return err
-		})
-		switch {
-		case err != nil:
-			return nil, err
-		case n < 0:
-			return nil, auth.ErrNoTeam
-		case n > 0:
-			ts.remember(name, nil)
-			return t, nil
-		}
+		return nil
+	}, auth.ErrNoTeam, "team")
+	if err != nil {
+		return nil, err
 	}
-	return nil, errors.New("redisstore: the team kept changing during the update")
+	ts.remember(name, nil)
+	return t, nil
 }
 
 // Delete implements auth.TeamStore. The team's limit logs and budget counters expire on

@@ -44,16 +44,18 @@ func (s *Server) model(c echo.Context) error {
 	return c.JSONBlob(http.StatusOK, s.apiOf(c).Described(name))
 }
 
-// mcp serves the MCP gateway (package mcpgw) with what the caller's key may do: its MCP
-// servers and tools, its limits (each tool call is a request of its rpm, and of its
-// tool_calls_per_minute) and its input guardrails (on the arguments).
+// mcp serves the MCP gateway (package mcpgw) with what the caller's key and its team may do:
+// their MCP servers and tools (both must allow one), their limits (each tool call is a
+// request of the team's and the key's rpm, and of the key's tool_calls_per_minute) and the
+// key's input guardrails (on the arguments).
 func (s *Server) mcp(c echo.Context) error {
 	if s.o.MCP == nil {
 		return c.JSONBlob(http.StatusNotFound, []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32601,"message":"The MCP gateway is off: no MCP server is configured (tools: with mcp)."}}`))
 	}
-	caller := mcpgw.Caller{All: true}
-	if key := callerKey(c); key != nil {
-		caller = mcpgw.KeyCaller(key, s.o.Guards.Of("", key.Guardrails), s.adm.Limiter, s.adm.Span())
+	mp := mcpgw.Policy{TeamOf: s.adm.TeamOf, Guards: s.o.Guards, Limiter: s.adm.Limiter, Window: s.adm.Span()}
+	caller, err := mp.Caller(c.Request().Context(), callerKey(c))
+	if err != nil {
+		return s.deny(c, err) // the key's team is gone (403) or unreadable (503): no tool, as no model
 	}
 	s.o.MCP.Serve(c.Response(), c.Request(), caller)
 	return nil

@@ -68,8 +68,12 @@ function providers(list) {
 }
 
 // whoami shows whom the session acts for: its user, role and teams.
+// The role is on the body too: controls of what only admin may do (a team's creation,
+// limits, deletion) are hidden from the others (console.css, .admin-only); the admin API
+// refuses them all the same.
 function whoami(w) {
   $('who').textContent = w ? `${w.user} · ${w.role}${(w.teams || []).length ? ' · ' + w.teams.join(', ') : ''}` : '';
+  document.body.dataset.role = w ? w.role : '';
 }
 
 function showConsole() {

@@ -80,7 +80,7 @@ function limits(t) {
 
 function row(t, daily, monthly) {
   const fromFile = t.source === 'config';
-  const actions = h('td', { className: 'actions' });
+  const actions = h('td', { className: 'actions admin-only' });
   const tr = h('tr', { 'data-id': t.id },
     h('th', { scope: 'row' }, t.name, fromFile ? h('span', { className: 'badge' }, 'config') : null),
     h('td', { className: 'models' }, (t.models || []).join(', ')),

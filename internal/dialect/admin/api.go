@@ -89,6 +89,12 @@ func (a API) Routes() []Route {
 			{http.MethodPatch, "/admin/teams/:id", key(a.Teams.Patch)},
 			{http.MethodDelete, "/admin/teams/:id", key(a.Teams.Delete)},
 		}...)
+		if a.Teams.Users != nil {
+			rs = append(rs, []Route{
+				{http.MethodGet, "/admin/teams/:id/members", key(a.Teams.Members)}, // members.go
+				{http.MethodPatch, "/admin/teams/:id/members", key(a.Teams.PatchMembers)},
+			}...)
+		}
 	}
 	rs = append(rs, []Route{
 		{http.MethodGet, "/admin/usage", a.usage},
@@ -247,7 +253,7 @@ func (a API) WithStores(keys *auth.Keys, teams *auth.Teams, users auth.Users, gu
 	if keys != nil {
 		a.Keys = Keys{Store: keys, Teams: teams, Guardrail: guardrail}
 		if teams != nil {
-			a.Teams = Teams{Store: teams, Keys: keys}
+			a.Teams = Teams{Store: teams, Keys: keys, Users: users}
 		}
 	}
 	a.Users = users

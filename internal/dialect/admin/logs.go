@@ -88,7 +88,11 @@ func (a API) logs(ctx context.Context, in Input) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	p, err := a.logsFor(ctx).Query(ctx, f)
+	st, err := a.logsFor(ctx)
+	if err != nil {
+		return 0, nil, err
+	}
+	p, err := st.Query(ctx, f)
 	if err != nil {
 		return 0, nil, unreachableLogs(err)
 	}
@@ -111,7 +115,11 @@ func (a API) log(ctx context.Context, in Input) (int, any, error) {
 	if a.Logs == nil {
 		return 0, nil, logsOff
 	}
-	r, err := a.logsFor(ctx).Get(ctx, in.ID)
+	st, err := a.logsFor(ctx)
+	if err != nil {
+		return 0, nil, err
+	}
+	r, err := st.Get(ctx, in.ID)
 	if errors.Is(err, logstore.ErrNotFound) {
 		return 0, nil, &llm.Error{Kind: llm.NotFound, Code: "log_not_found", Type: "invalid_request_error", Param: "id",
 			Message: "No request with this id in the log (it may be older than logs.retention, or not written yet)."}
@@ -132,7 +140,10 @@ func (a API) export(ctx context.Context, in Input) (int, any, error) {
 	if err := a.Logs.Ping(ctx); err != nil {
 		return 0, nil, unreachableLogs(err)
 	}
-	st := a.logsFor(ctx)
+	st, err := a.logsFor(ctx)
+	if err != nil {
+		return 0, nil, err
+	}
 	switch in.Query.Get("format") {
 	case "", "jsonl":
 		return http.StatusOK, Download{Type: "application/x-ndjson", Name: "sluice-logs.jsonl",
@@ -156,7 +167,10 @@ func (a API) tail(ctx context.Context, in Input) (int, any, error) {
 		return 0, nil, &llm.Error{Kind: llm.Invalid, Code: "invalid_filter", Type: "invalid_request_error", Param: "from",
 			Message: "A tail starts now: from and cursor are for GET /admin/logs."}
 	}
-	st := a.logsFor(ctx)
+	st, err := a.logsFor(ctx)
+	if err != nil {
+		return 0, nil, err
+	}
 	f.From = time.Now() // now, before the client sees the stream open: a request made then is shown
 	return http.StatusOK, Events{Send: func(ctx context.Context, send func([]byte) error) error {
 		return logstore.Tail(ctx, st, f, TailEvery, func(r logstore.Record) error {

@@ -48,18 +48,35 @@ func guard(method, path string, op Op) Op {
 }
 
 // logsFor is the request log as the caller may read it: all of it for admin; for the others
-// only the records of keys they see (auth.Sees: their teams', or their own), whatever the
-// filter asks, in lists, exports, the live tail and a single record (404 for another's).
-func (a API) logsFor(ctx context.Context) LogStore {
+// the records of their teams (team_admin, viewer; the team the record names, the key's when
+// the request was made) and of their own keys (logstore.Scope), whatever the filter asks, in
+// lists, exports, the live tail and a single record (404 for another's). The scope is a
+// condition of the store's query, so pages are full and cursors exact.
+func (a API) logsFor(ctx context.Context) (LogStore, error) {
 	p := auth.PrincipalFrom(ctx)
 	if auth.Unscoped(p) || a.Logs == nil {
-		return a.Logs
+		return a.Logs, nil
 	}
-	return &scopedLogs{Store: a.Logs, sees: a.keySeer(p)}
+	sc := &logstore.Scope{}
+	if p != nil && (p.Role == auth.RoleTeamAdmin || p.Role == auth.RoleViewer) {
+		sc.Teams = p.Teams // the policy's Sees: a member sees their own keys' only
+	}
+	if p != nil && a.Keys.Store != nil {
+		ks, err := a.Keys.Store.List(ctx)
+		if err != nil {
+			return nil, StoreError(err) // fail closed: no scope, no records
+		}
+		for _, k := range ks {
+			if k.Owner != "" && k.Owner == p.User {
+				sc.Keys = append(sc.Keys, k.ID)
+			}
+		}
+	}
+	return &scopedLogs{Store: a.Logs, scope: sc}, nil
 }
 
-// keySeer reports whether p sees the key of an id, reading each key once (a page holds
-// many records of a few keys). A key that cannot be read is not seen: fail closed.
+// keySeer reports whether p sees the key of an id, reading each key once. A key that
+// cannot be read is not seen: fail closed.
 func (a API) keySeer(p *auth.Principal) func(ctx context.Context, id string) bool {
 	var mu sync.Mutex
 	seen := map[string]bool{}
@@ -80,34 +97,21 @@ func (a API) keySeer(p *auth.Principal) func(ctx context.Context, id string) boo
 	}
 }
 
-// scopedLogs is a log store narrowed to the records of the keys sees admits. A page may
-// come back shorter than its limit: its cursor still goes on from where the store stopped.
+// scopedLogs is a log store narrowed to scope: every query carries it (replacing any the
+// caller's filter might hold), and a single record outside it is not found.
 type scopedLogs struct {
 	logstore.Store
-	sees func(ctx context.Context, keyID string) bool
+	scope *logstore.Scope
 }
 
 func (s *scopedLogs) Query(ctx context.Context, f logstore.Filter) (logstore.Page, error) {
-	if f.Key != "" && !s.sees(ctx, f.Key) {
-		return logstore.Page{}, nil // another team's key: nothing, as for a key with no record
-	}
-	p, err := s.Store.Query(ctx, f)
-	if err != nil {
-		return p, err
-	}
-	kept := p.Records[:0:0]
-	for _, r := range p.Records {
-		if s.sees(ctx, r.KeyID) {
-			kept = append(kept, r)
-		}
-	}
-	p.Records = kept
-	return p, nil
+	f.Scope = s.scope
+	return s.Store.Query(ctx, f)
 }
 
 func (s *scopedLogs) Get(ctx context.Context, id string) (*logstore.Record, error) {
 	r, err := s.Store.Get(ctx, id)
-	if err == nil && !s.sees(ctx, r.KeyID) {
+	if err == nil && !s.scope.Holds(r) {
 		return nil, logstore.ErrNotFound
 	}
 	return r, err

@@ -33,7 +33,7 @@ func policyAPI(t *testing.T) (API, map[string]func(method, path string, in req) 
 		if err := keys.Create(ctx, k); err != nil {
 			t.Fatal(err)
 		}
-		recs = append(recs, logstore.Record{ID: "req_" + team, Time: now.Add(-time.Minute), KeyID: k.ID, KeyName: team,
+		recs = append(recs, logstore.Record{ID: "req_" + team, Time: now.Add(-time.Minute), KeyID: k.ID, KeyName: team, Team: team,
 			Wire: "chat", Method: "POST", Path: "/v1/chat/completions", Alias: "default", Status: 200})
 	}
 	if err := st.Write(ctx, recs); err != nil {
@@ -41,7 +41,8 @@ func policyAPI(t *testing.T) (API, map[string]func(method, path string, in req) 
 	}
 	users := &auth.UserMemory{}
 	teams := auth.NewTeams([]*auth.Team{{Name: "search"}, {Name: "ads"}}, &auth.TeamMemory{})
-	a := API{Keys: Keys{Store: keys, Teams: teams}, Logs: st, Users: users}
+	a := API{Keys: Keys{Store: keys, Teams: teams}, Teams: Teams{Store: teams, Keys: keys, Users: users}, Logs: st, Users: users,
+		Audit: logstore.NewAuditMemory(0)}
 	ops := map[string]func(method, path string, in req) (int, any, error){}
 	call := func(method, path string, in req) (int, any, error) {
 		for _, r := range a.Routes() {

@@ -105,12 +105,16 @@ func (in *TeamInput) Apply(t *auth.Team) error {
 }
 
 // Teams is the team management of the admin API (/admin/teams): config teams are read-only,
-// API teams are stored (in Redis with one). Each method serves one route as Keys' do. Safe
-// for concurrent use.
+// API teams are stored (in Redis with one). Each method serves one route as Keys' do. An
+// admin sees every team; a team_admin or viewer theirs only (another's is a 404, as no
+// team), and only an admin changes a team itself (the route policy, auth.Route). Safe for
+// concurrent use.
 type Teams struct {
 	Store *auth.Teams
 	// Keys are the keys, whose team a team lists and whose presence refuses its deletion.
 	Keys *auth.Keys
+	// Users are the users, a team's members (members.go); nil: no member routes.
+	Users auth.Users
 }
 
 // Create serves POST /admin/teams.
@@ -135,18 +139,20 @@ func (ts Teams) List(ctx context.Context, _ string, _ []byte) (int, any, error) 
 	if err != nil {
 		return 0, nil, TeamStoreError(err)
 	}
-	data := make([]Team, len(list))
-	for i, t := range list {
-		data[i] = EncodeTeam(t)
+	p, data := auth.PrincipalFrom(ctx), []Team{}
+	for _, t := range list {
+		if auth.Sees(p, auth.TeamResource(t.Name)) {
+			data = append(data, EncodeTeam(t))
+		}
 	}
 	return http.StatusOK, map[string]any{"object": "list", "data": data}, nil
 }
 
 // Get serves GET /admin/teams/{id}: the team and its keys' ids and names.
 func (ts Teams) Get(ctx context.Context, id string, _ []byte) (int, any, error) {
-	t, err := ts.Store.Get(ctx, id)
+	t, err := ts.team(ctx, http.MethodGet, id)
 	if err != nil {
-		return 0, nil, TeamStoreError(err)
+		return 0, nil, err
 	}
 	w := EncodeTeam(t)
 	w.Keys = []TeamKey{}
@@ -160,6 +166,19 @@ func (ts Teams) Get(ctx context.Context, id string, _ []byte) (int, any, error) 
 		}
 	}
 	return http.StatusOK, w, nil
+}
+
+// team reads the team of id and asks the policy whether the caller may do method on it:
+// another team's is a 404, as no team, so that its existence is not told.
+func (ts Teams) team(ctx context.Context, method, id string) (*auth.Team, error) {
+	t, err := ts.Store.Get(ctx, id)
+	if err != nil {
+		return nil, TeamStoreError(err)
+	}
+	if err := verdict(auth.Reach(auth.PrincipalFrom(ctx), method, auth.TeamResource(t.Name)), TeamStoreError(auth.ErrNoTeam)); err != nil {
+		return nil, err
+	}
+	return t, nil
 }
 
 // Patch serves PATCH /admin/teams/{id}: the body's fields change, the others stay.
