@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"strings"
 	"sync"
 	"time"
@@ -260,16 +261,27 @@ func containsDay(days []time.Time, d time.Time) bool {
 	return false
 }
 
+// pgInsert takes the batch as one array a column (unnest: one statement, one round trip, the
+// plan cached on the connection). Each array is of a type pgx encodes without reflection
+// ([]string, []int32...: a slice of pointers would cost a reflect call an element): a record
+// without content has noContent for its cap, and NULL in its four content columns.
 const pgInsert = `INSERT INTO sluice_logs (id, time, key_id, key_name, key_meta, alias, target, status, kind,
 	stream, cache, tokens_in, tokens_out, cost_usd, first_token_ms, doc, content_request, content_answer,
 	content_cap, content_truncated, team)
-	SELECT * FROM unnest($1::text[], $2::timestamptz[], $3::text[], $4::text[], $5::text[]::jsonb[], $6::text[],
-		$7::text[], $8::integer[], $9::text[], $10::boolean[], $11::text[], $12::bigint[], $13::bigint[],
-		$14::float8[], $15::float8[], $16::text[], $17::text[], $18::text[], $19::integer[], $20::boolean[], $21::text[])
+	SELECT id, time, key_id, key_name, key_meta::jsonb, alias, target, status, kind, stream, cache, tokens_in,
+		tokens_out, cost_usd, first_token_ms, doc, CASE WHEN cap <> -2147483648 THEN req END,
+		CASE WHEN cap <> -2147483648 THEN ans END, nullif(cap, -2147483648), CASE WHEN cap <> -2147483648 THEN trunc END, team
+	FROM unnest($1::text[], $2::timestamptz[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+		$8::integer[], $9::text[], $10::boolean[], $11::text[], $12::bigint[], $13::bigint[], $14::float8[],
+		$15::float8[], $16::text[], $17::text[], $18::text[], $19::integer[], $20::boolean[], $21::text[])
+		AS u(id, time, key_id, key_name, key_meta, alias, target, status, kind, stream, cache, tokens_in,
+			tokens_out, cost_usd, first_token_ms, doc, req, ans, cap, trunc, team)
 	ON CONFLICT DO NOTHING`
 
-// Write inserts the batch in one statement (columns as arrays, unnest), after making the
-// partitions of its days.
+// noContent is pgInsert's cap of a record without content (no cap is that).
+const noContent = math.MinInt32
+
+// Write inserts the batch in one statement, after making the partitions of its days.
 func (s *pgStore) Write(ctx context.Context, rs []Record) error {
 	if len(rs) == 0 {
 		return nil
@@ -279,28 +291,28 @@ func (s *pgStore) Write(ctx context.Context, rs []Record) error {
 		return err
 	}
 	n := len(rows)
-	var (
-		ids, keyIDs, keyNames, metas, aliases, targets, kinds, caches, docs = make([]string, n), make([]string, n),
-			make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-		teams       = make([]string, n)
-		times       = make([]time.Time, n)
-		statuses    = make([]int32, n)
-		streams     = make([]bool, n)
-		tin, tout   = make([]int64, n), make([]int64, n)
-		costs, ftms = make([]float64, n), make([]float64, n)
-		reqs, anss  = make([]*string, n), make([]*string, n)
-		caps        = make([]*int32, n)
-		truncs      = make([]*bool, n)
-		days        []time.Time
-	)
+	// The text columns share one backing array, as do the others of a type.
+	strs := make([]string, 12*n)
+	col := func(i int) []string { return strs[i*n : (i+1)*n : (i+1)*n] }
+	ids, keyIDs, keyNames, metas, aliases, targets, kinds := col(0), col(1), col(2), col(3), col(4), col(5), col(6)
+	caches, docs, reqs, anss, teams := col(7), col(8), col(9), col(10), col(11)
+	ints := make([]int32, 2*n)
+	statuses, caps := ints[:n:n], ints[n:]
+	bigs := make([]int64, 2*n)
+	tin, tout := bigs[:n:n], bigs[n:]
+	floats := make([]float64, 2*n)
+	costs, ftms := floats[:n:n], floats[n:]
+	bools := make([]bool, 2*n)
+	streams, truncs := bools[:n:n], bools[n:]
+	times := make([]time.Time, n)
+	var days []time.Time
 	for i, w := range rows {
 		ids[i], times[i], keyIDs[i], keyNames[i], metas[i], aliases[i], targets[i] = w.id, w.time, w.keyID, w.keyName, w.keyMeta, w.alias, w.target
 		statuses[i], kinds[i], streams[i], caches[i], tin[i], tout[i] = int32(w.status), w.kind, w.stream, w.cache, int64(w.tokensIn), int64(w.tokensOut)
-		costs[i], ftms[i], docs[i], reqs[i], anss[i], truncs[i] = w.costUSD, w.firstTokenMS, w.doc, w.req, w.ans, w.trunc
-		teams[i] = w.team
+		costs[i], ftms[i], docs[i], teams[i] = w.costUSD, w.firstTokenMS, w.doc, w.team
+		caps[i] = noContent
 		if w.capN != nil {
-			c := int32(*w.capN)
-			caps[i] = &c
+			reqs[i], anss[i], caps[i], truncs[i] = *w.req, *w.ans, int32(*w.capN), *w.trunc
 		}
 		if d := day(w.time); !containsDay(days, d) {
 			days = append(days, d)

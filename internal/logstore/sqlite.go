@@ -83,6 +83,29 @@ var sqliteSchema = []string{
 	// The key's team (issue 37); the records before it belong to none.
 	`ALTER TABLE sluice_logs ADD COLUMN team TEXT NOT NULL DEFAULT '';
 	CREATE INDEX sluice_logs_team ON sluice_logs (team, time_us, id);`,
+	// 4: four B-trees a record instead of nine. Every index is a B-tree insert a record, and
+	// those inserts were most of the writer's CPU (the pure-Go SQLite shares the request
+	// path's cores). The console's filters are served by:
+	//   - the time index, which now carries the columns of the filters with few values
+	//     (alias, target, team, status, kind, stream, cache): a filtered page walks it newest
+	//     first and tests them in the index, reading the table only for the rows that match
+	//     (SQLite defers a table's seek until it needs a column the index lacks);
+	//   - the key index (migration 1), for the filter with many values: a key is a small part
+	//     of the log, too small to find by walking the time index;
+	//   - two partial indexes for the records that went wrong, rare and the ones looked for:
+	//     a served record costs them a test of their WHERE, no insert. SQLite uses one only
+	//     when the query's WHERE holds the index's own term, so sqlStore.where adds it.
+	// The table and the id's unique index (the primary key: each record once, and Get) are
+	// the other two. TestSQLitePlans holds every filter to an index.
+	`DROP INDEX sluice_logs_time;
+	DROP INDEX sluice_logs_alias;
+	DROP INDEX sluice_logs_target;
+	DROP INDEX sluice_logs_team;
+	DROP INDEX sluice_logs_status;
+	DROP INDEX sluice_logs_kind;
+	CREATE INDEX sluice_logs_time ON sluice_logs (time_us, id, alias, target, team, status, kind, stream, cache);
+	CREATE INDEX sluice_logs_status ON sluice_logs (status, time_us, id) WHERE status <> 200;
+	CREATE INDEX sluice_logs_kind ON sluice_logs (kind, time_us, id) WHERE kind <> '';`,
 }
 
 type sqliteStore struct {
@@ -90,6 +113,7 @@ type sqliteStore struct {
 	path      string
 	retention time.Duration
 	opt       Options
+	insert    *sql.Stmt // sqliteInsertFull
 }
 
 var _ Store = (*sqliteStore)(nil)
@@ -153,6 +177,10 @@ func openSQLite(ctx context.Context, opt Options) (Store, error) {
 	db.SetConnMaxIdleTime(5 * time.Minute)
 	s := &sqliteStore{sqlStore: sqlStore{db: db, d: sqliteDialect}, path: abs, retention: opt.Retention, opt: opt}
 	if err := s.migrate(ctx); err != nil {
+		db.Close()
+		return nil, sqliteError(abs, err)
+	}
+	if s.insert, err = db.PrepareContext(ctx, sqliteInsertFull); err != nil {
 		db.Close()
 		return nil, sqliteError(abs, err)
 	}
@@ -250,12 +278,11 @@ func (s *sqliteStore) Write(ctx context.Context, rs []Record) error {
 		return fmt.Errorf("logstore: sqlite write: %w", err)
 	}
 	defer tx.Rollback()
-	full, err := tx.PrepareContext(ctx, sqliteInsertFull)
-	if err != nil {
-		return fmt.Errorf("logstore: sqlite write: %w", err)
-	}
+	// The statement prepared at Open, on this transaction's connection: database/sql keeps
+	// it prepared on each connection it has used, so a batch does not compile 336 parameters.
+	full := tx.StmtContext(ctx, s.insert)
 	defer full.Close()
-	args := make([]any, 0, 20*insertRows)
+	args := make([]any, 0, 21*insertRows)
 	for i := 0; i < len(rows); i += insertRows {
 		if i > 0 {
 			runtime.Gosched() // see yieldEvery
@@ -263,9 +290,15 @@ func (s *sqliteStore) Write(ctx context.Context, rs []Record) error {
 		chunk := rows[i:min(i+insertRows, len(rows))]
 		args = args[:0]
 		for _, w := range chunk {
+			// driver.Value's own types (int64, a nil any): database/sql converts others, a nil
+			// pointer through reflection.
+			var req, ans, capN, trunc any
+			if w.req != nil {
+				req, ans, capN, trunc = *w.req, *w.ans, int64(*w.capN), *w.trunc
+			}
 			args = append(args, w.id, w.time.UnixMicro(), w.keyID, w.keyName, w.keyMeta, w.alias, w.target,
-				w.status, w.kind, w.stream, w.cache, w.tokensIn, w.tokensOut, w.costUSD, w.firstTokenMS, w.doc,
-				w.req, w.ans, w.capN, w.trunc, w.team)
+				int64(w.status), w.kind, w.stream, w.cache, int64(w.tokensIn), int64(w.tokensOut), w.costUSD,
+				w.firstTokenMS, w.doc, req, ans, capN, trunc, w.team)
 		}
 		if len(chunk) == insertRows {
 			_, err = full.ExecContext(ctx, args...)
@@ -304,7 +337,10 @@ func (s *sqliteStore) Retain(ctx context.Context, now time.Time) error {
 	return nil
 }
 
-func (s *sqliteStore) Close() error { return s.db.Close() }
+func (s *sqliteStore) Close() error {
+	s.insert.Close()
+	return s.db.Close()
+}
 
 // p95 is the sluice_p95 aggregate: percentile_cont(0.95) of the values > 0 (NULL and 0, "no
 // first token", are left out), NULL when there are none.

@@ -150,27 +150,112 @@ func TestOpenBadURL(t *testing.T) {
 	}
 }
 
-// The team filter (issue 37) is served by its index, not a scan of the table.
-func TestSQLiteTeamIndex(t *testing.T) {
+// TestSQLitePlans: every filter of the console is served by an index (migration 4 left four
+// B-trees), newest first without a sort, whatever else is set.
+func TestSQLitePlans(t *testing.T) {
 	st := openSQLiteTemp(t, 0).(*sqliteStore)
-	a := &args{}
-	q := "EXPLAIN QUERY PLAN SELECT " + readCols + " FROM " + table + " WHERE " +
-		st.where(Filter{Team: "search", From: time.Unix(0, 0), To: time.Now()}, a) + " ORDER BY time_us DESC, id DESC LIMIT 101"
-	rows, err := st.db.QueryContext(context.Background(), q, a.list...)
+	yes := true
+	cursor := encodeCursor(keyset{Time: time.Now(), ID: "req_00001"})
+	for _, c := range []struct {
+		name  string
+		f     Filter
+		index string
+	}{
+		{"time", Filter{}, "sluice_logs_time"},
+		{"key", Filter{Key: "key_a"}, "sluice_logs_key"},
+		{"key, next page", Filter{Key: "key_a", Cursor: cursor}, "sluice_logs_key"},
+		{"team", Filter{Team: "search"}, "sluice_logs_time"},
+		{"alias", Filter{Alias: "fast"}, "sluice_logs_time"},
+		{"target", Filter{Target: "openai/gpt-4o-mini"}, "sluice_logs_time"},
+		{"status 502", Filter{Status: 502}, "sluice_logs_status"},
+		{"status 502 and alias", Filter{Status: 502, Alias: "fast"}, "sluice_logs_status"},
+		{"status 200", Filter{Status: 200}, "sluice_logs_time"},
+		{"kind", Filter{Kind: "unavailable"}, "sluice_logs_kind"},
+		{"stream", Filter{Stream: &yes}, "sluice_logs_time"},
+		{"cache", Filter{Cache: "hit"}, "sluice_logs_time"},
+		{"next page", Filter{Cursor: cursor}, "sluice_logs_time"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := c.f
+			f.From, f.To = time.Now().Add(-24*time.Hour), time.Now()
+			q, list, err := st.pageSQL(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rows, err := st.db.QueryContext(context.Background(), "EXPLAIN QUERY PLAN "+q, list...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rows.Close()
+			var plan []string
+			for rows.Next() {
+				var id, parent, notused int
+				var detail string
+				if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
+					t.Fatal(err)
+				}
+				plan = append(plan, detail)
+			}
+			p := strings.Join(plan, "; ")
+			if !strings.HasPrefix(p, "SEARCH sluice_logs USING INDEX "+c.index+" (") || strings.Contains(p, "TEMP B-TREE") {
+				t.Errorf("got plan %q, want a search of the index %s and no sort", p, c.index)
+			}
+		})
+	}
+}
+
+// TestSQLiteMigrate: a file written by a gateway before migration 4 (three migrations, the
+// old indexes, records in it) opens, keeps its records and finds them through the new
+// indexes; a second Open finds nothing to do.
+func TestSQLiteMigrate(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "logs.db")
+	old, err := sql.Open("sqlite", path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rows.Close()
-	var plan []string
-	for rows.Next() {
-		var id, parent, notused int
-		var detail string
-		if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
+	for i, m := range sqliteSchema[:3] {
+		if _, err := old.ExecContext(ctx, m); err != nil {
+			t.Fatalf("migration %d: %v", i+1, err)
+		}
+	}
+	set := recs(40, time.Now())
+	rows, err := rowsOf(set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range rows {
+		// As the gateway before migration 4 wrote them, one row at a time.
+		if _, err := old.ExecContext(ctx, sqliteInsert(1), w.id, w.time.UnixMicro(), w.keyID, w.keyName, w.keyMeta,
+			w.alias, w.target, w.status, w.kind, w.stream, w.cache, w.tokensIn, w.tokensOut, w.costUSD, w.firstTokenMS,
+			w.doc, w.req, w.ans, w.capN, w.trunc, w.team); err != nil {
 			t.Fatal(err)
 		}
-		plan = append(plan, detail)
 	}
-	if p := strings.Join(plan, "; "); !strings.Contains(p, "sluice_logs_team") {
-		t.Errorf("got plan %q, want the index sluice_logs_team", p)
+	if _, err := old.ExecContext(ctx, "PRAGMA user_version = 3"); err != nil {
+		t.Fatal(err)
+	}
+	old.Close()
+	for range 2 {
+		st := mustOpen(t, "sqlite://"+path, 0).(*sqliteStore)
+		var v int
+		if err := st.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil || v != len(sqliteSchema) {
+			t.Fatalf("got schema version %d (%v), want %d", v, err, len(sqliteSchema))
+		}
+		f := wide()
+		f.Status = 502
+		want := 0
+		for _, r := range set {
+			if r.Status == 502 {
+				want++
+			}
+		}
+		if got := len(all(t, st, f)); got != want || want == 0 {
+			t.Errorf("got %d records of status 502, want %d", got, want)
+		}
+		if n := count(t, st); n != len(set) {
+			t.Errorf("got %d records, want %d", n, len(set))
+		}
+		st.Close()
 	}
 }
