@@ -7,7 +7,7 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// Cache is an alias's response cache (issue 24, README "Caching"): absent, the alias caches
+// Cache is an alias's response cache (issue 24, docs/caching.md): absent, the alias caches
 // nothing.
 type Cache struct {
 	TTL Duration `yaml:"ttl"`
@@ -33,7 +33,7 @@ type CacheStore struct {
 }
 
 // ResponsesStore is where the gateway keeps the responses asked with store: true (top-level
-// responses:; README "Responses"): in Redis when redis: is set, each for its alias's ttl;
+// responses:; docs/responses.md): in Redis when redis: is set, each for its alias's ttl;
 // else in this process, within MemoryBytes (default 64MiB), least recently used first out.
 type ResponsesStore struct {
 	MemoryBytes Bytes `yaml:"memory_bytes"`

@@ -15,7 +15,7 @@ type (
 )
 
 // JSON-RPC error codes: the standard ones, and the gateway's own (the -32000 to -32099
-// range JSON-RPC leaves to servers; documented in README "MCP gateway").
+// range JSON-RPC leaves to servers; documented in docs/mcp-gateway.md).
 const (
 	codeParse          = -32700
 	codeInvalidRequest = -32600
