@@ -23,24 +23,36 @@ type Limit struct {
 }
 
 // Admit is a Caller.Admit that reserves one request of each limit with a positive Rule, in
-// order, under lim.
+// order, under lim. When one refuses (or the limiter fails), the requests already reserved
+// are released (limit.Limiter.Release), as admission does for a model request: a key at its
+// tool_calls_per_minute must not use up its team's rpm, nor its own, with calls it was refused.
 func Admit(lim limit.Limiter, limits ...Limit) func(ctx context.Context) error {
 	return func(ctx context.Context) error {
+		var b [8]byte
+		_, _ = rand.Read(b[:])
+		id := hex.EncodeToString(b[:]) // one id for every log: what is released is this call's
+		var held []string
+		release := func() {
+			for _, log := range held {
+				_ = lim.Release(ctx, log, id)
+			}
+		}
 		for _, l := range limits {
 			if l.Rule.Limit <= 0 {
 				continue
 			}
-			var b [8]byte
-			_, _ = rand.Read(b[:])
-			res, err := lim.Reserve(ctx, limit.Ask{Key: l.Log, ID: hex.EncodeToString(b[:]), Requests: l.Rule})
+			res, err := lim.Reserve(ctx, limit.Ask{Key: l.Log, ID: id, Requests: l.Rule})
 			if err != nil {
+				release()
 				return errors.New("the limiter cannot be reached")
 			}
 			if !res.OK {
+				release()
 				return &Refusal{Limited: true, RetryAfter: res.RetryAfter,
 					Message: fmt.Sprintf("Rate limit reached for %s on %s per %s: limit %d. Try again in %s.",
 						l.Whose, l.What, l.Rule.Window, l.Rule.Limit, res.RetryAfter.Round(time.Millisecond))}
 			}
+			held = append(held, l.Log)
 		}
 		return nil
 	}

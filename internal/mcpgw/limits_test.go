@@ -75,3 +75,30 @@ func TestKeyCallerTeam(t *testing.T) {
 		t.Fatalf("third call of the team's keys: got %v, want the team's rpm", err)
 	}
 }
+
+// TestAdmitReleases: a call one limit refuses holds nothing of the limits before it: a key
+// at its tool_calls_per_minute does not use up its team's rpm (nor its own) with the calls
+// it was refused, as admission releases a model request's team reservation.
+func TestAdmitReleases(t *testing.T) {
+	lim := &limit.Memory{}
+	team := &auth.Team{Name: "search", RPM: 3}
+	busy := KeyCaller(&auth.Key{ID: "k", Name: "busy", RPM: 10, ToolCallsPerMinute: 1}, team, nil, lim, time.Minute)
+	other := KeyCaller(&auth.Key{ID: "k2", Name: "other"}, team, nil, lim, time.Minute)
+	if err := busy.Admit(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	var r *Refusal
+	for range 3 {
+		if err := busy.Admit(t.Context()); !errors.As(err, &r) || !strings.Contains(r.Message, "key 'busy' on tool calls") {
+			t.Fatalf("got %v, want the key's tool calls refused", err)
+		}
+	}
+	for i := range 2 {
+		if err := other.Admit(t.Context()); err != nil {
+			t.Fatalf("call %d of the team's other key: %v (refused calls held the team's rpm)", i, err)
+		}
+	}
+	if err := other.Admit(t.Context()); !errors.As(err, &r) || !strings.Contains(r.Message, "team 'search'") {
+		t.Fatalf("got %v, want the team's rpm reached at 3", err)
+	}
+}

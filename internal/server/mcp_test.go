@@ -154,9 +154,14 @@ func TestMCPKeys(t *testing.T) {
 	if e, _ := m["error"].(map[string]any); rpcCode(m) != -32029 || !strings.Contains(e["message"].(string), "tool calls") {
 		t.Errorf("got %v, want tool_calls_per_minute (2) reached", m)
 	}
-	// The calls (3, the refused one included) count against rpm: a model call is refused too.
+	// The two admitted calls count against rpm (3), shared with model calls; the call its
+	// tool_calls_per_minute refused holds nothing (released, as admission releases a model
+	// request's team reservation): one model call runs, the next is refused.
+	if r := do(t, "POST", url+"/v1/chat/completions", mcpAll, chatBody("default", false, "")); r.status != http.StatusOK {
+		t.Errorf("got %d, want the key's third request of its rpm (3) served", r.status)
+	}
 	if r := do(t, "POST", url+"/v1/chat/completions", mcpAll, chatBody("default", false, "")); r.status != http.StatusTooManyRequests {
-		t.Errorf("got %d, want the key's rpm (3) spent by its tool calls", r.status)
+		t.Errorf("got %d, want the key's rpm (3) spent by two tool calls and a model call", r.status)
 	}
 	if strings.Contains(string(r.body), "upstream-secret") {
 		t.Error("the server's credentials reached the client")
