@@ -120,8 +120,10 @@ func (s *sqlStore) where(f Filter, a *args) string {
 }
 
 // scope is the condition of sc: the record's team is one of sc.Teams, or its key one of
-// sc.Keys; FALSE when both are empty. Both columns are indexed with the time (team, time,
-// id; key_id, time, id), so the store can walk a scope's records in the page's order.
+// sc.Keys; FALSE when both are empty. Either way the store walks an index in the page's
+// order: the key's (key_id, time, id) in both stores, the team's (team, time, id) in
+// PostgreSQL; SQLite's schema 4 keeps the team in its time index instead (time_us, id, ...,
+// team, ...), which a team scope walks newest first, reading the table only for its rows.
 func (s *sqlStore) scope(sc *Scope, a *args) string {
 	var or []string
 	in := func(col string, vs []string) {
