@@ -27,7 +27,9 @@ func casUpdate[T any](ctx context.Context, s *Store, script *redis.Script, keys 
 	for try := range casTries {
 		if try > 0 {
 			// Another writer won the race: back off a little, with jitter, and read again.
-			time.Sleep(time.Duration(rand.Int64N(int64(time.Millisecond) * int64(min(try, 10)))))
+			if err := pause(ctx, time.Duration(rand.Int64N(int64(time.Millisecond)*int64(min(try, 10))))); err != nil {
+				return zero, err
+			}
 		}
 		old, v, err := get(ctx, id)
 		if err != nil {
