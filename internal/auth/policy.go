@@ -116,18 +116,20 @@ func Reach(p *Principal, method string, r Resource) Verdict {
 	return Forbid
 }
 
-// Into is the verdict on p putting a key into team (creating it there, or moving it): a
-// team_admin only into their teams; a member into none or one of theirs (the key is
-// theirs); a viewer never.
+// Into is the verdict on p putting a key into team (creating it there, or moving it, "":
+// none): admin anywhere, or nowhere; a team_admin or a member only into one of their teams,
+// never into none, since a request must pass the key's team's models, limits and budget and
+// a teamless key has none: a member's key out of every team escaped them all (issue 37). A
+// non-admin in no team therefore makes no key. A viewer never.
 func Into(p *Principal, team string) Verdict {
 	switch {
 	case p == nil:
 		return Forbid
 	case p.Role == RoleAdmin:
 		return Allow
-	case p.Role == RoleTeamAdmin && team != "" && slices.Contains(p.Teams, team):
-		return Allow
-	case p.Role == RoleMember && (team == "" || slices.Contains(p.Teams, team)):
+	case p.Role != RoleTeamAdmin && p.Role != RoleMember:
+		return Forbid
+	case team != "" && slices.Contains(p.Teams, team):
 		return Allow
 	}
 	return Forbid

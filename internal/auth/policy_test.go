@@ -82,19 +82,6 @@ func TestReach(t *testing.T) {
 			t.Errorf("%s: got %v, want %v", c.name, got, c.want)
 		}
 	}
-	// Into: a team_admin creates keys into their teams only; a member into none or theirs.
-	for _, c := range []struct {
-		p    *Principal
-		team string
-		want Verdict
-	}{
-		{ta, "search", Allow}, {ta, "ads", Forbid}, {ta, "", Forbid},
-		{member, "", Allow}, {member, "ads", Forbid}, {viewer, "search", Forbid}, {Bootstrap, "ads", Allow},
-	} {
-		if got := Into(c.p, c.team); got != c.want {
-			t.Errorf("Into(%s, %q): got %v, want %v", c.p.Role, c.team, got, c.want)
-		}
-	}
 	// Tokens: one's own, not a teammate's (403: they see the user), not a stranger's (404).
 	self := &User{ID: "usr_ta", Teams: []string{"search"}}
 	mate := &User{ID: "usr_m", Teams: []string{"search"}}
@@ -102,6 +89,41 @@ func TestReach(t *testing.T) {
 	if Tokens(ta, "POST", self) != Allow || Tokens(ta, "GET", mate) != Forbid || Tokens(ta, "GET", stranger) != Hide ||
 		Tokens(Bootstrap, "DELETE", stranger) != Allow || Tokens(viewer, "POST", &User{ID: "usr_v", Teams: []string{"search"}}) != Forbid {
 		t.Error("Tokens: want own only (viewer: read), admin all, strangers hidden")
+	}
+}
+
+// TestInto: a key a non-admin makes or moves lands in one of their teams, never in none
+// (the team's models, limits and budget must hold over it); admin puts it anywhere.
+func TestInto(t *testing.T) {
+	loner := &Principal{User: "usr_l", Role: RoleMember}
+	lonerTA := &Principal{User: "usr_lt", Role: RoleTeamAdmin}
+	for _, c := range []struct {
+		name string
+		p    *Principal
+		team string
+		want Verdict
+	}{
+		{"admin, any team", Bootstrap, "ads", Allow},
+		{"admin, no team", Bootstrap, "", Allow},
+		{"team_admin, their team", ta, "search", Allow},
+		{"team_admin, another team", ta, "ads", Forbid},
+		{"team_admin, no team", ta, "", Forbid},
+		{"team_admin in no team", lonerTA, "", Forbid},
+		{"member, their team", member, "search", Allow},
+		{"member, another team", member, "ads", Forbid},
+		{"member, no team: out of the team's budget", member, "", Forbid},
+		{"member in no team", loner, "", Forbid},
+		{"member in no team, a team named", loner, "search", Forbid},
+		{"viewer, their team", viewer, "search", Forbid},
+		{"viewer, no team", viewer, "", Forbid},
+		{"no principal", nil, "search", Forbid},
+		{"an unknown role", &Principal{User: "x", Role: "root", Teams: []string{"search"}}, "search", Forbid},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := Into(c.p, c.team); got != c.want {
+				t.Errorf("Into(%q): got %v, want %v", c.team, got, c.want)
+			}
+		})
 	}
 }
 

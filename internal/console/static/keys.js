@@ -148,6 +148,7 @@ function openForm(k) {
   if (k) {
     const e = f.elements;
     e.name.value = k.name || '';
+    e.team.value = k.team || '';
     e.models.value = (k.models || []).join(', ');
     e.rpm.value = k.rpm || '';
     e.tpm.value = k.tpm || '';
@@ -183,6 +184,11 @@ function body() {
     tool_calls_per_minute: num(e.tool_calls_per_minute),
     metadata: {},
   };
+  // A key that a non-admin makes must name one of their teams (the admin API's 403 lists
+  // them); editing with the team emptied takes the key out of its team (admin only).
+  const team = e.team.value.trim();
+  if (team) b.team = team;
+  else if (editing) b.team = null;
   const models = list(e.models.value);
   if (models.length) b.models = models;
   else if (!editing) b.models = ['*'];

@@ -40,11 +40,12 @@ func entries(t *testing.T, st AuditStore) []logstore.AuditEntry {
 // after; a failed change is not; the created key's secret is in no entry.
 func TestAuditKeys(t *testing.T) {
 	mem := logstore.NewAuditMemory(0)
-	a := API{Keys: Keys{Store: auth.NewKeys(nil, &auth.Memory{})}, Audit: mem}
+	teams := auth.NewTeams([]*auth.Team{{Name: "search"}}, &auth.TeamMemory{})
+	a := API{Keys: Keys{Store: auth.NewKeys(nil, &auth.Memory{}), Teams: teams}, Audit: mem}
 	rs := a.Routes()
-	ctx := auth.WithPrincipal(context.Background(), &auth.Principal{User: "alice", Role: auth.RoleMember})
+	ctx := auth.WithPrincipal(context.Background(), &auth.Principal{User: "alice", Role: auth.RoleMember, Teams: []string{"search"}})
 
-	st, v, err := call(t, rs, ctx, "POST", "/admin/keys", Input{Body: []byte(`{"name":"bot","rpm":10,"metadata":{"note":"sk-planted-in-metadata"}}`)})
+	st, v, err := call(t, rs, ctx, "POST", "/admin/keys", Input{Body: []byte(`{"name":"bot","team":"search","rpm":10,"metadata":{"note":"sk-planted-in-metadata"}}`)})
 	if err != nil || st != 201 {
 		t.Fatalf("create: %d %v", st, err)
 	}

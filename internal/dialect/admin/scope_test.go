@@ -172,13 +172,13 @@ func TestUsersAndTokens(t *testing.T) {
 	if err != nil || p.User != ann.ID {
 		t.Fatal(p, err)
 	}
-	_, v, err = call("POST", "/admin/keys", req{p, Input{Body: []byte(`{"name":"mine"}`)}})
+	_, v, err = call("POST", "/admin/keys", req{p, Input{Body: []byte(`{"name":"mine","team":"search"}`)}})
 	if err != nil || v.(Key).Owner != ann.ID {
 		t.Fatalf("member's key: %+v, %v", v, err)
 	}
 	_, v, _ = call("GET", "/admin/keys", req{p, Input{}})
 	if ks := v.(map[string]any)["data"].([]Key); len(ks) != 1 || ks[0].Name != "mine" {
-		t.Errorf("member's keys: got %+v, want their own only", ks)
+		t.Errorf("member's keys: got %+v, want their own only (not their team's)", ks)
 	}
 	// Expiry: not in the past, not beyond a year.
 	for _, body := range []string{`{"expires_at":"2020-01-01T00:00:00Z"}`, `{"expires_at":"` + time.Now().Add(400*24*time.Hour).Format(time.RFC3339) + `"}`} {

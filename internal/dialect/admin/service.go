@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/sluice-gw/sluice/internal/auth"
+	"github.com/sluice-gw/sluice/internal/llm"
 )
 
 // Keys is the key management of the admin API (/admin/keys) over a key store. Each method
@@ -34,11 +36,7 @@ func (ks Keys) Create(ctx context.Context, _ string, body []byte) (int, any, err
 	if err := ks.apply(ctx, in, k, now); err != nil {
 		return 0, nil, err
 	}
-	p := auth.PrincipalFrom(ctx)
-	if err := verdict(auth.Into(p, k.Team), nil); err != nil {
-		return 0, nil, err
-	}
-	if p.Role != auth.RoleAdmin {
+	if p := auth.PrincipalFrom(ctx); p.Role != auth.RoleAdmin {
 		k.Owner = p.User // a member's keys are theirs; a team_admin's too, for the audit
 	}
 	if err := ks.Store.Create(ctx, k); err != nil {
@@ -88,10 +86,7 @@ func (ks Keys) Patch(ctx context.Context, id string, body []byte) (int, any, err
 		if err := verdict(auth.Reach(p, http.MethodPatch, auth.KeyResource(k)), StoreError(auth.ErrNotFound)); err != nil {
 			return err // changed since reach: decide on what is stored
 		}
-		if err := ks.apply(ctx, in, k, now); err != nil {
-			return err
-		}
-		return verdict(auth.Into(p, k.Team), nil) // moved into a team of the caller's only
+		return ks.apply(ctx, in, k, now)
 	})
 	if err != nil {
 		return 0, nil, StoreError(err)
@@ -110,9 +105,15 @@ func (ks Keys) Delete(ctx context.Context, id string, _ []byte) (int, any, error
 	return http.StatusOK, map[string]any{"id": id, "object": "key.deleted", "deleted": true}, nil
 }
 
-// apply sets in's fields on k, whose guardrails must be configured ones.
+// apply sets in's fields on k, whose guardrails must be configured ones, and whose team
+// must be one the caller may put it in (into): a key made or moved by a non-admin lands in
+// one of their teams, never in none. The policy is asked before the team's existence, so a
+// member learns nothing of teams not theirs.
 func (ks Keys) apply(ctx context.Context, in *KeyInput, k *auth.Key, now time.Time) error {
 	if err := in.Apply(k, now); err != nil {
+		return err
+	}
+	if err := into(auth.PrincipalFrom(ctx), k.Team); err != nil {
 		return err
 	}
 	for _, name := range k.Guardrails {
@@ -124,6 +125,26 @@ func (ks Keys) apply(ctx context.Context, in *KeyInput, k *auth.Key, now time.Ti
 		return ks.teamExists(ctx, k.Team)
 	}
 	return nil
+}
+
+// into is the answer to p putting a key into team (auth.Into): nil, or a 403 that says
+// why. A non-admin's key must name one of their teams, which the caller cannot guess from a
+// bare "forbidden"; one in no team can make no key at all, and is told whom to ask.
+func into(p *auth.Principal, team string) error {
+	if auth.Into(p, team) == auth.Allow {
+		return nil
+	}
+	if p == nil || (p.Role != auth.RoleTeamAdmin && p.Role != auth.RoleMember) {
+		return forbidden // a viewer's, or no principal's: the role alone refuses
+	}
+	msg := "A key you make must belong to one of your teams (" + strings.Join(p.Teams, ", ") +
+		"), so that the team's models, limits and budget apply to it: set team to one of them."
+	if len(p.Teams) == 0 {
+		msg = "You belong to no team, and a key you make must belong to one of your teams, so that the team's " +
+			"models, limits and budget apply to it: ask an admin to add you to a team."
+	}
+	return &llm.Error{Kind: llm.Invalid, Status: http.StatusForbidden, Code: "forbidden", Type: "invalid_request_error",
+		Param: "team", Message: msg}
 }
 
 // teamExists is nil when team exists: a key may join only a team there is (400 otherwise).
