@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+
+	"github.com/sluice-gw/sluice/internal/auth"
 )
 
 // Console is the operator console's sign-in: OpenID Connect issuers beside the admin token.
@@ -22,9 +24,12 @@ type OIDC struct {
 	Scopes       []string `yaml:"scopes"`        // besides openid; default email, profile, groups
 	GroupsClaim  string   `yaml:"groups_claim"`  // default groups
 	// Roles map the claim's groups to roles and teams; DefaultRole is the role of a user
-	// whose groups match none ("": the sign-in is refused).
+	// whose groups match none ("": the sign-in is refused), DefaultTeam their team. A
+	// team_admin's or member's key must belong to one of their teams (issue 37): without a
+	// team, a user signed in by default_role alone makes no key.
 	Roles       []RoleMap `yaml:"roles"`
 	DefaultRole string    `yaml:"default_role"`
+	DefaultTeam string    `yaml:"default_team"`
 }
 
 // RoleMap gives the members of Group a role, in Team for team_admin, viewer and member.
@@ -56,6 +61,13 @@ func (v *validator) console(c Console) {
 		}
 		if o.DefaultRole != "" && !oneOf(o.DefaultRole, "admin", "team_admin", "viewer", "member") {
 			v.errorf(path+".default_role", "want admin, team_admin, viewer or member")
+		}
+		switch {
+		case o.DefaultTeam == "":
+		case o.DefaultRole == "" || o.DefaultRole == "admin":
+			v.errorf(path+".default_team", "want default_role team_admin, viewer or member with it (an admin acts in every team)")
+		case !auth.ValidTeamName(o.DefaultTeam):
+			v.errorf(path+".default_team", "want a team's name: 1 to 64 of a-z, 0-9, '.', '_' and '-', starting with a letter or digit")
 		}
 		if len(o.Roles) == 0 && o.DefaultRole == "" {
 			v.errorf(path+".roles", "map at least one group to a role (or set default_role)")

@@ -28,6 +28,7 @@ type OIDC struct {
 	GroupsClaim                    string // the claim that lists the user's groups; default "groups"
 	Roles                          []RoleMap
 	DefaultRole                    string // the role of a user no mapping matches; "": refused
+	DefaultTeam                    string // their team; "": none (a non-admin then makes no key)
 	// Client reaches the issuer (tests: a loopback one); nil: http.DefaultClient.
 	Client *http.Client
 }
@@ -330,7 +331,7 @@ func groupsOf(claims map[string]any, name string) []string {
 }
 
 // mapGroups is the role and teams the groups give: the strongest role of the mappings that
-// match, and the teams of all of them (DefaultRole when none matches).
+// match, and the teams of all of them (DefaultRole in DefaultTeam when none matches).
 func (o *OIDC) mapGroups(groups []string) (role string, teams []string) {
 	for _, m := range o.Roles {
 		if !slices.Contains(groups, m.Group) {
@@ -343,8 +344,11 @@ func (o *OIDC) mapGroups(groups []string) (role string, teams []string) {
 			teams = append(teams, m.Team)
 		}
 	}
-	if role == "" {
+	if role == "" && o.DefaultRole != "" {
 		role = o.DefaultRole
+		if o.DefaultTeam != "" {
+			teams = []string{o.DefaultTeam}
+		}
 	}
 	return role, teams
 }

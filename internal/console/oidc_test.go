@@ -296,3 +296,32 @@ func TestOIDCSessionFixation(t *testing.T) {
 		t.Error("a change without the session's CSRF token passed")
 	}
 }
+
+// TestMapGroups: the strongest matching role and every match's team; default_role, in
+// default_team, only when no group matches (a member needs a team to make keys).
+func TestMapGroups(t *testing.T) {
+	o := &OIDC{Roles: []RoleMap{{Group: "search-admins", Role: "team_admin", Team: "search"},
+		{Group: "ads-viewers", Role: "viewer", Team: "ads"}, {Group: "staff", Role: "member"}},
+		DefaultRole: "member", DefaultTeam: "everyone"}
+	for _, c := range []struct {
+		name   string
+		o      *OIDC
+		groups []string
+		role   string
+		teams  string
+	}{
+		{"one match", o, []string{"ads-viewers"}, "viewer", "ads"},
+		{"the strongest role, every team", o, []string{"ads-viewers", "search-admins"}, "team_admin", "search,ads"},
+		{"a match without team: no default team", o, []string{"staff"}, "member", ""},
+		{"no match: the default role in the default team", o, []string{"other"}, "member", "everyone"},
+		{"no groups: the same", o, nil, "member", "everyone"},
+		{"no default role: refused, whatever the default team", &OIDC{Roles: o.Roles, DefaultTeam: "everyone"}, nil, "", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			role, teams := c.o.mapGroups(c.groups)
+			if role != c.role || strings.Join(teams, ",") != c.teams {
+				t.Errorf("got %q in %q, want %q in %q", role, teams, c.role, c.teams)
+			}
+		})
+	}
+}

@@ -70,7 +70,8 @@ func oidcIssuers(os []config.OIDC) []console.OIDC {
 	var out []console.OIDC
 	for _, o := range os {
 		ci := console.OIDC{Name: o.Name, Issuer: o.Issuer, ClientID: o.ClientID, ClientSecret: o.ClientSecret,
-			RedirectURL: o.RedirectURL, Scopes: o.Scopes, GroupsClaim: o.GroupsClaim, DefaultRole: o.DefaultRole}
+			RedirectURL: o.RedirectURL, Scopes: o.Scopes, GroupsClaim: o.GroupsClaim, DefaultRole: o.DefaultRole,
+			DefaultTeam: o.DefaultTeam}
 		if ci.Scopes == nil {
 			ci.Scopes = []string{"email", "profile", "groups"}
 		}

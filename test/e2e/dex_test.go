@@ -35,9 +35,12 @@ staticPasswords:
 `
 
 // gatewayConfig is the gateway's: the admin token and Dex as the console's issuer, whose
-// users (without groups) sign in as members.
+// users (without groups) sign in as members of the team dex-users: a member's key must
+// belong to one of their teams (issue 37), so without default_team they could make none.
 const gatewayConfig = `auth:
   admin_token: ${SLUICE_ADMIN_TOKEN}
+teams:
+  - {name: dex-users, budget: {daily_usd: 5}}
 console:
   oidc:
     - name: dex
@@ -46,12 +49,14 @@ console:
       client_secret: ${DEX_CLIENT_SECRET}
       redirect_url: ${SLUICE_CALLBACK}
       default_role: member
+      default_team: dex-users
 `
 
 // TestConsoleDex signs in to the console through a real OpenID provider: Dex (bin/dex, built
 // by make dex from tools/dex) with its password DB, the gateway's console.oidc pointing at it,
 // Chromium filling Dex's own login form (dex.test.mjs). Dex's static users carry no groups, so
-// default_role maps them: the session is a member's. Without the Dex binary the test is
+// default_role and default_team map them: the session is a member's of dex-users, who makes
+// keys in that team and in no other, nor outside teams. Without the Dex binary the test is
 // skipped, and fails in CI (.ci/run builds it).
 func TestConsoleDex(t *testing.T) {
 	dex := os.Getenv("SLUICE_DEX")
