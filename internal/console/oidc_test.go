@@ -1,14 +1,11 @@
 package console
 
 import (
-	"crypto"
+	"context"
 	"crypto/rand"
 	"crypto/rsa"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"io"
-	"math/big"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -18,105 +15,17 @@ import (
 	"testing"
 	"time"
 
-	"context"
+	"github.com/sluice-gw/sluice/internal/console/oidctest"
 )
 
-// idp is an OpenID provider in this process: discovery, keys, an authorization endpoint
-// that approves at once, and a token endpoint that checks PKCE and signs an ID token with
-// RS256. tweak changes the ID token's claims; signer, when set, signs it with another key.
-type idp struct {
-	srv    *httptest.Server
-	key    *rsa.PrivateKey
-	mu     sync.Mutex
-	codes  map[string][2]string // code -> nonce, code_challenge
-	tweak  func(claims map[string]any)
-	signer *rsa.PrivateKey
-	nonces []string // the nonces asked, in order
-	groups []string
-}
-
-func newIDP(t *testing.T) *idp {
-	t.Helper()
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &idp{key: key, codes: map[string][2]string{}, groups: []string{"search-admins"}}
-	m := http.NewServeMux()
-	m.HandleFunc("GET /.well-known/openid-configuration", func(w http.ResponseWriter, r *http.Request) {
-		u := p.srv.URL
-		_ = json.NewEncoder(w).Encode(map[string]any{"issuer": u, "authorization_endpoint": u + "/auth",
-			"token_endpoint": u + "/token", "jwks_uri": u + "/keys", "response_types_supported": []string{"code"},
-			"subject_types_supported": []string{"public"}, "id_token_signing_alg_values_supported": []string{"RS256"}})
-	})
-	m.HandleFunc("GET /keys", func(w http.ResponseWriter, r *http.Request) {
-		b64 := base64.RawURLEncoding.EncodeToString
-		_ = json.NewEncoder(w).Encode(map[string]any{"keys": []map[string]string{{"kty": "RSA", "kid": "k1", "alg": "RS256",
-			"use": "sig", "n": b64(key.N.Bytes()), "e": b64(big.NewInt(int64(key.E)).Bytes())}}})
-	})
-	m.HandleFunc("GET /auth", func(w http.ResponseWriter, r *http.Request) {
-		q := r.URL.Query()
-		if q.Get("code_challenge_method") != "S256" || q.Get("code_challenge") == "" || q.Get("nonce") == "" {
-			http.Error(w, "want PKCE S256 and a nonce", http.StatusBadRequest)
-			return
-		}
-		code := random(16)
-		p.mu.Lock()
-		p.codes[code] = [2]string{q.Get("nonce"), q.Get("code_challenge")}
-		p.nonces = append(p.nonces, q.Get("nonce"))
-		p.mu.Unlock()
-		http.Redirect(w, r, q.Get("redirect_uri")+"?code="+code+"&state="+url.QueryEscape(q.Get("state")), http.StatusFound)
-	})
-	m.HandleFunc("POST /token", func(w http.ResponseWriter, r *http.Request) {
-		_ = r.ParseForm()
-		p.mu.Lock()
-		c, ok := p.codes[r.Form.Get("code")]
-		delete(p.codes, r.Form.Get("code"))
-		p.mu.Unlock()
-		sum := sha256.Sum256([]byte(r.Form.Get("code_verifier")))
-		if !ok || base64.RawURLEncoding.EncodeToString(sum[:]) != c[1] {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusBadRequest)
-			_, _ = io.WriteString(w, `{"error":"invalid_grant"}`)
-			return
-		}
-		now := time.Now()
-		claims := map[string]any{"iss": p.srv.URL, "aud": "sluice", "sub": "ann", "iat": now.Unix(),
-			"exp": now.Add(time.Hour).Unix(), "nonce": c[0], "email": "ann@example.com", "name": "Ann", "groups": p.groups}
-		if p.tweak != nil {
-			p.tweak(claims)
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{"access_token": "at", "token_type": "Bearer", "expires_in": 3600,
-			"id_token": p.sign(claims)})
-	})
-	p.srv = httptest.NewServer(m)
-	t.Cleanup(p.srv.Close)
-	return p
-}
-
-func (p *idp) sign(claims map[string]any) string {
-	b64 := base64.RawURLEncoding.EncodeToString
-	h, _ := json.Marshal(map[string]string{"alg": "RS256", "kid": "k1", "typ": "JWT"})
-	c, _ := json.Marshal(claims)
-	in := b64(h) + "." + b64(c)
-	sum := sha256.Sum256([]byte(in))
-	key := p.key
-	if p.signer != nil {
-		key = p.signer
-	}
-	sig, _ := rsa.SignPKCS1v15(rand.Reader, key, crypto.SHA256, sum[:])
-	return in + "." + b64(sig)
-}
-
 // oidcConsole is a console signing in with p, served on loopback, and what it provisioned.
-func oidcConsole(t *testing.T, p *idp) (*httptest.Server, *[]Identity, *MemoryStore) {
+func oidcConsole(t *testing.T, p *oidctest.Provider) (*httptest.Server, *[]Identity, *MemoryStore) {
 	t.Helper()
 	var ids []Identity
 	var mu sync.Mutex
 	store := NewMemoryStore()
 	srv := httptest.NewUnstartedServer(nil)
-	c := New(Options{Check: check, Store: store, OIDC: []OIDC{{Name: "test", Issuer: p.srv.URL, ClientID: "sluice",
+	c := New(Options{Check: check, Store: store, OIDC: []OIDC{{Name: "test", Issuer: p.URL, ClientID: oidctest.ClientID,
 		ClientSecret: "s3cret", RedirectURL: "http://" + srv.Listener.Addr().String() + "/console/oidc/test/callback",
 		Scopes: []string{"email", "groups"},
 		Roles:  []RoleMap{{Group: "search-admins", Role: "team_admin", Team: "search"}, {Group: "ads-viewers", Role: "viewer", Team: "ads"}}}},
@@ -150,7 +59,7 @@ func get(t *testing.T, c *http.Client, u string) (*http.Response, string) {
 }
 
 func TestOIDCSignIn(t *testing.T) {
-	p := newIDP(t)
+	p := oidctest.New(t)
 	srv, ids, _ := oidcConsole(t, p)
 	b := browser(t)
 	res, body := get(t, b, srv.URL+"/console/session")
@@ -167,7 +76,7 @@ func TestOIDCSignIn(t *testing.T) {
 	if !st.SignedIn || st.Who == nil || st.Who.Role != "team_admin" || len(st.Who.Teams) != 1 || st.Who.Teams[0] != "search" {
 		t.Fatalf("session %s: want a team_admin of search", body)
 	}
-	if len(*ids) != 1 || (*ids)[0].Email != "ann@example.com" || (*ids)[0].Issuer != p.srv.URL || (*ids)[0].Subject != "ann" {
+	if len(*ids) != 1 || (*ids)[0].Email != "ann@example.com" || (*ids)[0].Issuer != p.URL || (*ids)[0].Subject != "ann" {
 		t.Fatalf("provisioned %+v", *ids)
 	}
 	// The flow is used once: its cookie is gone, a second callback is refused.
@@ -181,12 +90,12 @@ func TestOIDCSignIn(t *testing.T) {
 
 // TestOIDCRefused: every ID token or callback that must not sign in, with its answer.
 func TestOIDCRefused(t *testing.T) {
-	p := newIDP(t)
+	p := oidctest.New(t)
 	srv, _, _ := oidcConsole(t, p)
 	other, _ := rsa.GenerateKey(rand.Reader, 2048)
 	// A first sign-in, whose nonce is replayed below.
 	get(t, browser(t), srv.URL+"/console/oidc/test/login")
-	first := p.nonces[0]
+	first := p.Nonces()[0]
 	for _, c := range []struct {
 		name   string
 		tweak  func(map[string]any)
@@ -202,9 +111,7 @@ func TestOIDCRefused(t *testing.T) {
 		{"no mapped group", func(c map[string]any) { c["groups"] = []string{"interns"} }, nil, 403},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			p.mu.Lock()
-			p.tweak, p.signer = c.tweak, c.signer
-			p.mu.Unlock()
+			p.Set(c.tweak, c.signer)
 			b := browser(t)
 			res, body := get(t, b, srv.URL+"/console/oidc/test/login")
 			if res.StatusCode != c.status || res.Request.URL.Path != "/console/oidc/test/callback" {
@@ -215,7 +122,7 @@ func TestOIDCRefused(t *testing.T) {
 			}
 		})
 	}
-	p.tweak, p.signer = nil, nil
+	p.Set(nil, nil)
 
 	t.Run("a wrong state", func(t *testing.T) {
 		b := browser(t)
@@ -263,7 +170,7 @@ func TestOIDCRefused(t *testing.T) {
 // TestOIDCSessionFixation: a session id planted in the browser before the sign-in is never
 // the one signed in, and is ended; the new session's changes need its CSRF token.
 func TestOIDCSessionFixation(t *testing.T) {
-	p := newIDP(t)
+	p := oidctest.New(t)
 	srv, _, store := oidcConsole(t, p)
 	c := New(Options{Check: check, Store: store})
 	// The attacker signs in (with a token here) and plants that session's cookie.
