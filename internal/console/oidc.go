@@ -50,8 +50,10 @@ type RoleMap struct {
 }
 
 // Identity is who an issuer signed in: the user to create at their first sign-in (or
-// update: the issuer's groups decide their role and teams at each).
+// update: the issuer's groups decide their role and teams at each). Provider is the
+// issuer's name in the configuration (OIDC.Name), Issuer its URL.
 type Identity struct {
+	Provider                     string
 	Issuer, Subject, Email, Name string
 	Role                         string
 	Teams                        []string
@@ -293,7 +295,7 @@ func (c *Console) identify(ctx context.Context, o *issuer, code string, f *flow)
 	if err := idt.Claims(&claims); err != nil {
 		return nil, signInError("the ID token's claims are not JSON.")
 	}
-	id := Identity{Issuer: idt.Issuer, Subject: idt.Subject}
+	id := Identity{Provider: o.Name, Issuer: idt.Issuer, Subject: idt.Subject}
 	id.Email, _ = claims["email"].(string)
 	id.Name, _ = claims["name"].(string)
 	id.Role, id.Teams = o.mapGroups(groupsOf(claims, o.GroupsClaim))

@@ -40,29 +40,38 @@ func gateFromConfig(c *config.Config, log *slog.Logger) (g server.Gate, health f
 		g.Keys = auth.NewKeys(staticKeys(c.Keys), store)
 		g.Teams = auth.NewTeams(staticTeams(c.Teams), teams)
 	}
-	switch {
-	case c.Auth.AdminToken != "":
+	if c.Auth.AdminToken != "" {
 		// Users and their personal tokens exist beside the admin token, the bootstrap admin.
 		g.Users = &auth.UserMemory{}
 		if rs != nil {
 			g.Users = rs.Users()
 		}
+	}
+	return g, health, rs, nil
+}
+
+// consoleFromConfig builds the console (nil: none) over the gate's users; signedIn records
+// in the audit log what an OpenID Connect sign-in made or changed of a user, so the console
+// is built once the audit log's store is open.
+func consoleFromConfig(c *config.Config, users auth.Users, rs *redisstore.Store, signedIn recordSignIn) *console.Console {
+	switch {
+	case c.Auth.AdminToken != "":
 		// The console signs in with the admin token or OpenID Connect; its sessions live in
 		// Redis when there is one, so any replica serves them and a sign-out ends them
 		// everywhere.
 		co := console.Options{Check: auth.NewToken(c.Auth.AdminToken).Matches, OIDC: oidcIssuers(c.Console.OIDC),
-			Provision: provision(g.Users)}
+			Provision: provision(users, signedIn)}
 		if rs != nil {
 			co.Store = rs.ConsoleSessions()
 		}
-		g.Console = console.New(co)
+		return console.New(co)
 	case !c.AuthEnabled() && c.Logs.URL != "" && c.LoopbackOnly():
 		// Auth is off on loopback (make run): the gateway is open to this machine and to it
 		// only, so its console is too, to show the request log: it signs in with no token (a
 		// session still carries its CSRF token). The key routes stay off: there are no keys.
-		g.Console = console.New(console.Options{Open: true})
+		return console.New(console.Options{Open: true})
 	}
-	return g, health, rs, nil
+	return nil
 }
 
 // oidcIssuers are the console's OpenID Connect issuers of the file.
@@ -83,13 +92,21 @@ func oidcIssuers(os []config.OIDC) []console.OIDC {
 	return out
 }
 
+// recordSignIn records what the sign-in through the issuer named issuer made (before nil)
+// or changed of a user (admin.API.SignedIn).
+type recordSignIn func(ctx context.Context, issuer string, before, after *auth.User)
+
 // provision makes the user an issuer signed in at their first sign-in (source oidc, an id
 // derived from the issuer and subject: the same on every replica), and sets their role and
-// teams from the issuer's groups at every sign-in after: the issuer is the authority.
-func provision(users auth.Users) func(context.Context, console.Identity) (*console.Who, error) {
+// teams from the issuer's groups at every sign-in after: the issuer is the authority. What it
+// made or changed goes to the audit log through signedIn (issue 37), as a change of a user
+// through the admin API does.
+func provision(users auth.Users, signedIn recordSignIn) func(context.Context, console.Identity) (*console.Who, error) {
 	return func(ctx context.Context, id console.Identity) (*console.Who, error) {
 		uid := auth.OIDCUserID(id.Issuer, id.Subject)
+		var before *auth.User // the user as stored, before set: nil when made here
 		set := func(u *auth.User) error {
+			before = u.Clone() // the store may call set again (a concurrent change): the last call's
 			u.Email, u.Name, u.Role, u.Teams = id.Email, id.Name, auth.Role(id.Role), id.Teams
 			return nil
 		}
@@ -97,12 +114,16 @@ func provision(users auth.Users) func(context.Context, console.Identity) (*conso
 		if errors.Is(err, auth.ErrNoUser) {
 			u = &auth.User{ID: uid, CreatedAt: time.Now().UTC().Truncate(time.Second), Source: auth.SourceOIDC}
 			_ = set(u)
+			before = nil
 			if err = users.CreateUser(ctx, u); errors.Is(err, auth.ErrExists) { // another replica, at once
 				u, err = users.UpdateUser(ctx, uid, set)
 			}
 		}
 		if err != nil {
 			return nil, err
+		}
+		if signedIn != nil {
+			signedIn(ctx, id.Provider, before, u)
 		}
 		return &console.Who{User: u.ID, Role: string(u.Role), Teams: u.Teams}, nil
 	}

@@ -25,7 +25,8 @@ type AuditEntry struct {
 	// ID is time-ordered (telemetry.RequestID), unique.
 	ID   string    `json:"id"`
 	Time time.Time `json:"time"`
-	// User and Role are the principal's (auth.Principal).
+	// User and Role are the principal's (auth.Principal), or "system:oidc" in no role for a
+	// user an OpenID Connect sign-in made or changed (admin.OIDCActor).
 	User string `json:"user"`
 	Role string `json:"role"`
 	// Action is the method and the route's pattern: "PATCH /admin/keys/{id}".

@@ -84,15 +84,47 @@ func (a API) record(rt Route, get Op) Op {
 		if !named {
 			e.ResourceID = createdID(e.After) // a creation names its resource in its answer
 		}
-		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), auditWriteTimeout)
-		defer cancel()
-		if werr := a.Audit.WriteAudit(wctx, e); werr != nil {
-			a.logger().ErrorContext(ctx, "audit: the change was made but its audit entry was not written",
-				"action", action, "resource_kind", kind, "resource_id", e.ResourceID, "error", werr)
-			telemetry.AuditDropped(ctx, 1)
-		}
+		a.write(ctx, e)
 		return status, v, err
 	}
+}
+
+// write records e in a.Audit within auditWriteTimeout, even after the caller left. A
+// failure is logged and counted, not returned: the change it records is made.
+func (a API) write(ctx context.Context, e logstore.AuditEntry) {
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), auditWriteTimeout)
+	defer cancel()
+	if err := a.Audit.WriteAudit(wctx, e); err != nil {
+		a.logger().ErrorContext(ctx, "audit: the change was made but its audit entry was not written",
+			"action", e.Action, "resource_kind", e.ResourceKind, "resource_id", e.ResourceID, "error", err)
+		telemetry.AuditDropped(ctx, 1)
+	}
+}
+
+// OIDCActor is who the audit log names for the users an OpenID Connect sign-in makes or
+// changes: the issuer's groups decide their role and teams, not the user nor an admin.
+const OIDCActor = "system:oidc"
+
+// SignedIn records what the console's sign-in through the issuer named issuer made of user
+// after (before nil: it was made) or changed of it (before: the user as it was), as the
+// admin API records a change of a user (issue 37): kind user, by OIDCActor in no role, the
+// action the issuer's callback, status 201 for a creation and 200 for a change. A sign-in
+// that changed nothing is not recorded. Like a change of the admin API, the sign-in stands
+// if the write fails.
+func (a API) SignedIn(ctx context.Context, issuer string, before, after *auth.User) {
+	if a.Audit == nil || after == nil {
+		return
+	}
+	e := logstore.AuditEntry{ID: telemetry.RequestID(""), Time: time.Now(), User: OIDCActor,
+		Action: "GET /console/oidc/" + issuer + "/callback", ResourceKind: "user", ResourceID: after.ID,
+		Status: http.StatusCreated, Before: json.RawMessage("null"), After: Strip(encodeUser(after))}
+	if before != nil {
+		e.Status, e.Before = http.StatusOK, Strip(encodeUser(before))
+		if bytes.Equal(e.Before, e.After) {
+			return
+		}
+	}
+	a.write(ctx, e)
 }
 
 func (a API) logger() *slog.Logger {
