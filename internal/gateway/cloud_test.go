@@ -19,11 +19,21 @@ import (
 	"github.com/sluice-gw/sluice/internal/gateway"
 	"github.com/sluice-gw/sluice/internal/mockllm"
 	"github.com/sluice-gw/sluice/internal/provider/bedrock/bedrocktest"
+	"github.com/sluice-gw/sluice/internal/server"
 )
 
 // serve builds the gateway yaml describes (${VAR} from vars only) and serves it on
 // loopback; the log goes to log.
 func serve(t *testing.T, yaml string, vars map[string]string, log io.Writer) *httptest.Server {
+	t.Helper()
+	s := httptest.NewServer(build(t, yaml, vars, log))
+	t.Cleanup(s.Close)
+	return s
+}
+
+// build is the gateway yaml describes (${VAR} from vars only), closed when the test ends;
+// the log goes to log.
+func build(t *testing.T, yaml string, vars map[string]string, log io.Writer) *server.Server {
 	t.Helper()
 	cfg, err := config.ParseWith([]byte(yaml), "test.yaml", func(k string) (string, bool) {
 		v, ok := vars[k]
@@ -36,9 +46,8 @@ func serve(t *testing.T, yaml string, vars map[string]string, log io.Writer) *ht
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := httptest.NewServer(h)
-	t.Cleanup(s.Close)
-	return s
+	t.Cleanup(func() { _ = h.Close() })
+	return h
 }
 
 // chat posts a streamed chat request for model and returns the served target, the text of

@@ -3,7 +3,6 @@ package gateway_test
 import (
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -11,10 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluice-gw/sluice/internal/config"
 	"github.com/sluice-gw/sluice/internal/console/oidctest"
 	"github.com/sluice-gw/sluice/internal/dialect/admin"
-	"github.com/sluice-gw/sluice/internal/gateway"
 	"github.com/sluice-gw/sluice/internal/logstore"
 )
 
@@ -39,23 +36,11 @@ console:
 // before and after; a sign-in that changes nothing adds no entry (issue 37).
 func TestSignInAudited(t *testing.T) {
 	p := oidctest.New(t)
-	var h http.Handler = http.NotFoundHandler()
-	gw := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, r) }))
-	vars := map[string]string{"ISSUER": p.URL, "CALLBACK": "http://" + gw.Listener.Addr().String() + "/console/oidc/test/callback"}
-	cfg, err := config.ParseWith([]byte(signInConfig), "test.yaml", func(k string) (string, bool) {
-		v, ok := vars[k]
-		return v, ok
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := gateway.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	h = srv
+	gw := httptest.NewUnstartedServer(nil) // its address first: the config names its callback
+	gw.Config.Handler = build(t, signInConfig, map[string]string{"ISSUER": p.URL,
+		"CALLBACK": "http://" + gw.Listener.Addr().String() + "/console/oidc/test/callback"}, io.Discard)
 	gw.Start()
-	t.Cleanup(func() { gw.Close(); _ = srv.Close() })
+	t.Cleanup(gw.Close)
 
 	signIn := func() {
 		t.Helper()
