@@ -35,6 +35,7 @@ type options struct {
 	quick      bool
 	cpuprofile string
 	memprofile string  // the gateway's allocation profile, written after the scenarios
+	heldprof   string  // the gateway's heap profile while the memory scenario's streams are open
 	inproc     bool    // servers in this process (the test); memory needs child processes
 	rateScale  float64 // multiplies the open-loop rates (0: 1)
 	ceilingN   int     // requests per rate of the ceiling scenario (0: ceilingN)
@@ -353,8 +354,12 @@ func (b *bench) saturation(ctx context.Context, rep *report) error {
 type memStat struct {
 	baseRSS, openRSS     int64 // KiB
 	baseG, openG, afterG int
+	base, open           memSplit // zero for a server without the harness's admin (Bifrost)
 	res                  result
 }
+
+// memSplit is what a server's runtime says it holds: goroutine stacks and live heap objects.
+type memSplit struct{ stack, heap int64 } // bytes
 
 func (m memStat) perStream(n int) float64 { return float64(m.openRSS-m.baseRSS) / float64(n) }
 
@@ -400,6 +405,11 @@ func (b *bench) memory(ctx context.Context, rep *report) error {
 	rep.rows = append(rep.rows, row{scenario: name, metric: "errors", proxy: fmt.Sprint(p.res.errs),
 		peer: map[bool]string{true: fmt.Sprint(f.res.errs)}[t.peered], gateway: fmt.Sprint(g.res.errs),
 		target: "0", holds: yesNo(g.res.errs == 0)})
+	split := func(m memStat) string {
+		return fmt.Sprintf("stacks %.1f KiB, live heap %.1f KiB", float64(m.open.stack-m.base.stack)/1024/float64(n),
+			float64(m.open.heap-m.base.heap)/1024/float64(n))
+	}
+	rep.notes = append(rep.notes, fmt.Sprintf("Memory per stream as the runtime counts it: proxy %s; gateway %s.", split(p), split(g)))
 	rep.notes = append(rep.notes, fmt.Sprintf("Memory: `%s`, opened at %d/s; RSS is VmRSS of the server process after debug.FreeOSMemory, before and once every stream has its headers; first content is measured from each stream's scheduled opening.", mscript, openRate))
 	return nil
 }
@@ -442,13 +452,28 @@ func (b *bench) hold(ctx context.Context, p *proc, c call, n int) (memStat, erro
 	if st.baseRSS, err = rssKiB(p.pid); err != nil {
 		return st, err
 	}
+	if st.base, err = b.memSplit(p); err != nil {
+		return st, err
+	}
 	var merr error
 	st.res = b.load.hold(ctx, c, n, openRate, func() {
 		time.Sleep(500 * time.Millisecond)
 		if st.openRSS, merr = rssKiB(p.pid); merr != nil {
 			return
 		}
-		st.openG, merr = b.goroutines(p)
+		if st.openG, merr = b.goroutines(p); merr != nil {
+			return
+		}
+		if st.open, merr = b.memSplit(p); merr != nil || b.o.heldprof == "" || p != b.c.gateway {
+			return
+		}
+		// After a collection, the profile's in-use figures are what the open streams hold.
+		var abs string
+		if abs, merr = filepath.Abs(b.o.heldprof); merr == nil {
+			if merr = b.post(p.admin + "/freeos"); merr == nil {
+				merr = b.post(p.admin + "/memprofile?path=" + url.QueryEscape(abs))
+			}
+		}
 	})
 	if merr != nil {
 		return st, merr
@@ -483,6 +508,21 @@ func (b *bench) post(url string) error {
 }
 
 // goroutines is p's goroutine count; 0 for a server without the bench's admin port (Bifrost).
+// memSplit asks a server with the harness's admin for its stacks and live heap.
+func (b *bench) memSplit(p *proc) (memSplit, error) {
+	var m memSplit
+	if p.admin == "" {
+		return m, nil
+	}
+	resp, err := b.admin.Get(p.admin + "/memstats")
+	if err != nil {
+		return m, err
+	}
+	defer resp.Body.Close()
+	_, err = fmt.Fscan(resp.Body, &m.stack, &m.heap)
+	return m, err
+}
+
 func (b *bench) goroutines(p *proc) (int, error) {
 	if p.admin == "" {
 		return 0, nil

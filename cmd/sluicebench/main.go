@@ -4,7 +4,7 @@
 // the targets of issue 5. Loopback only, bounded in time.
 //
 //	sluicebench [-duration 10s] [-scenarios nonstream,stream,saturation,memory,redis-hung,redis-cluster] [-streams 2000]
-//	            [-quick] [-cpuprofile FILE] [-memprofile FILE]
+//	            [-quick] [-cpuprofile FILE] [-memprofile FILE] [-heldprofile FILE]
 //
 // Each server runs in its own process (this binary re-executed with -serve), so none shares a
 // Go runtime with the load generator. The exit code is 0 when a target does not hold: the
@@ -37,6 +37,7 @@ func main() {
 	flag.IntVar(&o.streams, "streams", 2000, "concurrent open streams of the memory scenario")
 	flag.BoolVar(&o.quick, "quick", false, "smoke mode: 2 s per scenario, 200 streams unless -streams is given")
 	flag.StringVar(&profile, "cpuprofile", "", "write a CPU profile of the gateway over the selected scenarios to `file`")
+	flag.StringVar(&o.heldprof, "heldprofile", "", "write a heap profile of the gateway to `file` while the memory scenario's streams are open (go tool pprof -sample_index=inuse_space)")
 	flag.StringVar(&o.memprofile, "memprofile", "", "write an allocation profile of the gateway (since its start) to `file` after the scenarios")
 	flag.StringVar(&serve, "serve", "", "internal: serve mock, gateway or proxy in this process")
 	flag.StringVar(&addr, "addr", "127.0.0.1:0", "internal: listen address of -serve")

@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -195,6 +196,14 @@ func (l *listener) admin() http.Handler {
 		fmt.Fprintln(w, runtime.NumGoroutine())
 	})
 	mux.HandleFunc("POST /freeos", func(w http.ResponseWriter, r *http.Request) { debug.FreeOSMemory() })
+	// What the memory scenario splits RSS into: goroutine stacks and live heap objects,
+	// after a collection (so dead objects do not count); the harness reads RSS before.
+	mux.HandleFunc("GET /memstats", func(w http.ResponseWriter, r *http.Request) {
+		runtime.GC()
+		ms := []metrics.Sample{{Name: "/memory/classes/heap/stacks:bytes"}, {Name: "/memory/classes/heap/objects:bytes"}}
+		metrics.Read(ms)
+		fmt.Fprintln(w, ms[0].Value.Uint64(), ms[1].Value.Uint64())
+	})
 	mux.HandleFunc("POST /closeidle", func(w http.ResponseWriter, r *http.Request) {
 		// SetKeepAlivesEnabled(false) closes the idle connections (net/http, server.go).
 		l.hs.SetKeepAlivesEnabled(false)
