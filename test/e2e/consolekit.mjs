@@ -4,7 +4,7 @@
 // request outside the gateway, script error, CSP or Trusted Types violation, or dialog.
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { launch } from './chromium.mjs';
+import { launch, guarded } from './chromium.mjs';
 
 export const base = process.env.SLUICE_URL;
 export const ADMIN = process.env.SLUICE_ADMIN;
@@ -18,8 +18,6 @@ export async function start() {
 export async function stop() {
   await browser?.close();
 }
-
-export const newContext = (options) => browser.newContext(options);
 
 // admin calls the admin API with the admin token.
 export const admin = (p, init = {}) => fetch(base + p, { ...init, headers: { Authorization: 'Bearer ' + ADMIN, 'Content-Type': 'application/json', ...init.headers } });
@@ -56,32 +54,11 @@ export async function shot(page, name) {
   if (SHOTS) await page.screenshot({ path: path.join(SHOTS, name), fullPage: true });
 }
 
-// open loads the console in a fresh browser context (no cookie) and, unless signIn is false,
+// open loads the console in a fresh, guarded page (chromium.mjs) and, unless signIn is false,
 // signs in with token (the admin token by default; a user's personal token signs in as
-// them). Any request that is not to the gateway fails the test, and so do a script error,
-// a CSP or Trusted Types violation and any dialog (alert(1) would be one).
+// them).
 export async function open(t, { width = 1280, height = 860, signIn = true, hash = '', token = ADMIN } = {}) {
-  const context = await browser.newContext({ viewport: { width, height } });
-  const page = await context.newPage();
-  page.setDefaultTimeout(20_000);
-  const problems = [];
-  page.on('pageerror', (e) => problems.push('page error: ' + e.message));
-  page.on('console', (m) => {
-    if (m.type() === 'error' && /Content Security Policy|Trusted Type/i.test(m.text())) problems.push('CSP: ' + m.text());
-  });
-  page.on('dialog', (d) => {
-    problems.push('a dialog: ' + d.message());
-    return d.dismiss();
-  });
-  await context.route((u) => !u.href.startsWith(base + '/'), (route) => {
-    problems.push('a request outside the gateway: ' + route.request().url());
-    return route.abort();
-  });
-  t.after(async () => {
-    await context.close();
-    assert.deepEqual(problems, []);
-  });
-  page.problems = problems;
+  const page = await guarded(browser, t, base, { width, height });
   await page.goto(base + '/console/' + hash);
   if (signIn) {
     await page.locator('#sign-in').waitFor({ state: 'visible' });

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/sluice-gw/sluice/internal/auth"
-	"github.com/sluice-gw/sluice/internal/logstore"
 	"github.com/sluice-gw/sluice/internal/usage"
 )
 
@@ -22,15 +21,7 @@ func TestUsageScope(t *testing.T) {
 	call := ops["call"]
 	ctx := context.Background()
 	now := time.Now().UTC()
-	// A member's own key, teamless, beside the fixture's key_search and key_ads.
-	own := &auth.Key{ID: "key_mine", Name: "mine", Hash: auth.Hash("mine"), Models: []string{"*"}, Owner: "usr_m", CreatedAt: now}
-	if err := a.Keys.Store.Create(ctx, own); err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Logs.Write(ctx, []logstore.Record{{ID: "req_mine", Time: now.Add(-time.Minute), KeyID: own.ID, KeyName: "mine",
-		Wire: "chat", Method: "POST", Path: "/v1/chat/completions", Alias: "default", Status: 200}}); err != nil {
-		t.Fatal(err)
-	}
+	member := memberKey(t, a, now.Add(-time.Minute)) // their own key, teamless, beside key_search and key_ads
 	// The account: as many requests as the log holds of each key (one), and more of ads',
 	// so a total that took another team's rows would show.
 	for _, r := range []struct {
@@ -42,7 +33,6 @@ func TestUsageScope(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	member := &auth.Principal{User: "usr_m", Role: auth.RoleMember, Teams: []string{"search"}}
 	tests := []struct {
 		name   string
 		who    *auth.Principal
