@@ -10,6 +10,7 @@ const RED = 'e2e-red'; // the team_admin's
 const BLUE = 'e2e-blue'; // another team's
 let user;
 let token;
+let viewer; // a viewer of BLUE, and their token
 let blue;
 
 // made calls the admin API and returns the answer's body, asserting its status.
@@ -25,6 +26,8 @@ before(async () => {
   user = await made('/admin/users', { email: 'ann@example.com', role: 'team_admin', teams: [RED] });
   token = (await made(`/admin/users/${user.id}/tokens`, { name: 'console e2e' })).token;
   assert.match(token, /^sk-sluice-user-/);
+  const v = await made('/admin/users', { email: 'vic@example.com', role: 'viewer', teams: [BLUE] });
+  viewer = { ...v, token: (await made(`/admin/users/${v.id}/tokens`, { name: 'console e2e' })).token };
   blue = await newKey({ name: 'blue-bot', models: ['*'], team: BLUE });
   const r = await chat(blue.secret, 'sim/echo', 'A request of the blue team.');
   assert.equal(r.status, 200);
@@ -36,7 +39,7 @@ after(async () => {
   await stop();
   const { data } = await (await admin('/admin/keys')).json();
   for (const k of data.filter((k) => k.team === RED || k.team === BLUE)) await admin('/admin/keys/' + k.id, { method: 'DELETE' });
-  if (user) await admin('/admin/users/' + user.id, { method: 'DELETE' });
+  for (const u of [user, viewer]) if (u) await admin('/admin/users/' + u.id, { method: 'DELETE' });
   for (const name of [RED, BLUE]) await admin('/admin/teams/' + name, { method: 'DELETE' });
 });
 
@@ -110,4 +113,20 @@ test('a team_admin: creates a key into their team, sees their team\'s usage and 
   assert.equal((await as('/admin/usage?key=' + blue.id)).status, 404);
   const mine = await (await as('/admin/usage?group_by=team')).json();
   assert.deepEqual(mine.data.map((l) => l.team), [RED]);
+});
+
+test('a viewer: their team\'s usage and spend, nothing to change', async (t) => {
+  const page = await open(t, { hash: '#usage', token: viewer.token });
+  assert.equal(await page.locator('#who').textContent(), `${viewer.id} · viewer · ${BLUE}`);
+  const usage = page.locator('#usage-table tbody tr');
+  await usage.filter({ hasText: 'blue-bot' }).waitFor();
+  assert.equal(await usage.filter({ hasText: 'red-bot' }).count(), 0, 'another team\'s usage is not shown');
+  await page.click('#tab-teams');
+  const teams = page.locator('#team-table tbody tr');
+  await teams.filter({ hasText: BLUE }).waitFor();
+  assert.deepEqual(await teams.locator('th').allTextContents(), [BLUE]);
+  assert.match(await teams.first().locator('td').nth(2).textContent(), /^\$/, 'today\'s spend, read (not —)');
+  await page.click('#tab-keys');
+  await page.locator('#key-table tbody tr', { hasText: 'blue-bot' }).waitFor();
+  assert.equal(await page.locator('#key-new').isVisible(), false, 'a viewer is offered no change');
 });

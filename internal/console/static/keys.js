@@ -94,7 +94,7 @@ function expiry(k) {
 
 function row(k, daily, monthly) {
   const fromFile = k.source === 'config';
-  const actions = h('td', { className: 'actions' });
+  const actions = h('td', { className: 'actions writer' });
   const tr = h('tr', { 'data-id': k.id },
     h('th', { scope: 'row' }, k.name || '(no name)', fromFile ? h('span', { className: 'badge' }, 'config') : null),
     h('td', {}, h('code', {}, k.id)),
