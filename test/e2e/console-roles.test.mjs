@@ -21,6 +21,16 @@ async function made(path, body, status = 201) {
   return b;
 }
 
+// onlyTeam opens the Teams page and checks it lists name alone, with its spend read (a
+// figure, not '—': GET /admin/usage answered the caller).
+async function onlyTeam(page, name) {
+  await page.click('#tab-teams');
+  const teams = page.locator('#team-table tbody tr');
+  await teams.filter({ hasText: name }).waitFor();
+  assert.deepEqual(await teams.locator('th').allTextContents(), [name]);
+  assert.match(await teams.first().locator('td').nth(2).textContent(), /^\$/, 'today\'s spend, read');
+}
+
 before(async () => {
   for (const name of [RED, BLUE]) await made('/admin/teams', { name, models: ['*'] });
   user = await made('/admin/users', { email: 'ann@example.com', role: 'team_admin', teams: [RED] });
@@ -88,12 +98,7 @@ test('a team_admin: creates a key into their team, sees their team\'s usage and 
   assert.deepEqual(await usage.locator('th').allTextContents(), [RED]);
   await shot(page, 'fixture-usage-team-admin.png');
 
-  // Teams: theirs only, with its spend.
-  await page.click('#tab-teams');
-  const teams = page.locator('#team-table tbody tr');
-  await teams.filter({ hasText: RED }).waitFor();
-  assert.deepEqual(await teams.locator('th').allTextContents(), [RED]);
-  assert.match(await teams.first().locator('td').nth(2).textContent(), /^\$/, 'today\'s spend, read');
+  await onlyTeam(page, RED);
 
   // Logs: the team column; filtered to the other team, nothing.
   await page.click('#tab-logs');
@@ -121,11 +126,7 @@ test('a viewer: their team\'s usage and spend, nothing to change', async (t) => 
   const usage = page.locator('#usage-table tbody tr');
   await usage.filter({ hasText: 'blue-bot' }).waitFor();
   assert.equal(await usage.filter({ hasText: 'red-bot' }).count(), 0, 'another team\'s usage is not shown');
-  await page.click('#tab-teams');
-  const teams = page.locator('#team-table tbody tr');
-  await teams.filter({ hasText: BLUE }).waitFor();
-  assert.deepEqual(await teams.locator('th').allTextContents(), [BLUE]);
-  assert.match(await teams.first().locator('td').nth(2).textContent(), /^\$/, 'today\'s spend, read (not —)');
+  await onlyTeam(page, BLUE);
   await page.click('#tab-keys');
   await page.locator('#key-table tbody tr', { hasText: 'blue-bot' }).waitFor();
   assert.equal(await page.locator('#key-new').isVisible(), false, 'a viewer is offered no change');
