@@ -78,6 +78,11 @@ function acting(w) {
   teamList = null;
 }
 
+// forgetTeams drops the team names read: the Teams page made or deleted one.
+export function forgetTeams() {
+  teamList = null;
+}
+
 // admin reports whether the session is admin's (or open: auth off, no roles): the pages
 // offer what only admin may do, such as a key without a team, to admin alone. The admin
 // API decides all the same.
