@@ -55,6 +55,10 @@ type Options struct {
 	// whom the session acts for (nil: OpenID Connect is refused).
 	OIDC      []OIDC
 	Provision func(ctx context.Context, id Identity) (*Who, error)
+	// Personal is whom a user's personal API token acts for, so that a user without an
+	// OpenID provider signs in too: nil and no error when token is not a live one, an
+	// error when the users' store did not answer. Nil: only the admin token signs in.
+	Personal func(ctx context.Context, token string) (*Who, error)
 }
 
 // Console serves the console and checks its sessions. Safe for concurrent use.
@@ -68,11 +72,12 @@ type Console struct {
 
 	oidc      []*issuer
 	provision func(context.Context, Identity) (*Who, error)
+	personal  func(context.Context, string) (*Who, error)
 }
 
 // New makes a Console.
 func New(o Options) *Console {
-	c := &Console{check: o.Check, open: o.Open, store: o.Store, ttl: o.TTL, now: o.Now, provision: o.Provision}
+	c := &Console{check: o.Check, open: o.Open, store: o.Store, ttl: o.TTL, now: o.Now, provision: o.Provision, personal: o.Personal}
 	for _, oi := range o.OIDC {
 		c.oidc = append(c.oidc, &issuer{OIDC: oi})
 	}

@@ -2,6 +2,7 @@ package console
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -164,7 +165,7 @@ func (c *Console) status(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// signIn answers POST /console/session {"token": "<admin token>"}: a new session, whatever
+// signIn answers POST /console/session {"token": "<admin or personal token>"}: a new session, whatever
 // the request held before (an id is never taken from the client, so none can be fixed on
 // it), and the previous one deleted.
 func (c *Console) signIn(w http.ResponseWriter, r *http.Request) {
@@ -187,13 +188,37 @@ func (c *Console) signIn(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusBadRequest, "invalid_body", `The body must be {"token": "<admin token>"}.`)
 		return
 	}
-	if !c.open && (in.Token == "" || !c.check(in.Token)) {
-		fail(w, http.StatusUnauthorized, "invalid_admin_token", "The admin token is not right.")
-		return
+	who := &Who{User: Admin.User, Role: Admin.Role}
+	if !c.open {
+		var err error
+		if who, err = c.signer(r.Context(), in.Token); err != nil {
+			storeDown(w)
+			return
+		}
+		if who == nil {
+			fail(w, http.StatusUnauthorized, "invalid_admin_token", "The token is neither the admin token nor a live personal token.")
+			return
+		}
 	}
-	if s := c.start(w, r, Admin); s != nil {
+	if s := c.start(w, r, *who); s != nil {
 		answer(w, http.StatusOK, signedIn(s))
 	}
+}
+
+// signer is whom token signs in as: the bootstrap admin for the admin token, a user for
+// their personal token (Options.Personal); nil for any other. The session acts for the
+// user with the role and teams they had at sign-in, as an OpenID Connect one does, until
+// it ends or they sign out.
+func (c *Console) signer(ctx context.Context, token string) (*Who, error) {
+	switch {
+	case token == "":
+		return nil, nil
+	case c.check != nil && c.check(token):
+		return &Who{User: Admin.User, Role: Admin.Role}, nil
+	case c.personal != nil:
+		return c.personal(ctx, token)
+	}
+	return nil, nil
 }
 
 // start makes a new session for who and sets its cookie: a new random id, whatever the

@@ -371,3 +371,50 @@ func TestMemoryStoreExpiry(t *testing.T) {
 
 // ok is whether Authorize let the request through.
 func ok(_ Who, b bool) bool { return b }
+
+// A user signs in with their personal token (Options.Personal): the session acts for them,
+// not for admin; a token Personal does not know is a 401 and a users' store that fails a
+// 503, neither with a session.
+func TestSignInPersonal(t *testing.T) {
+	ann := &Who{User: "usr_ann", Role: "team_admin", Teams: []string{"search"}}
+	personal := func(_ context.Context, tok string) (*Who, error) {
+		switch tok {
+		case "sk-sluice-user-ann":
+			return ann, nil
+		case "sk-sluice-user-down":
+			return nil, errors.New("the users' store is down")
+		}
+		return nil, nil
+	}
+	tests := []struct {
+		name, token string
+		status      int
+		who         Who
+	}{
+		{"a personal token", "sk-sluice-user-ann", 200, *ann},
+		{"the admin token", adminToken, 200, Admin},
+		{"a token of no one", "sk-sluice-user-nobody", 401, Who{}},
+		{"the users' store down", "sk-sluice-user-down", 503, Who{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			store := NewMemoryStore()
+			c := New(Options{Check: check, Store: store, Personal: personal})
+			w := httptest.NewRecorder()
+			c.Handler().ServeHTTP(w, request("POST", "/console/session", `{"token":"`+tt.token+`"}`, "Content-Type", "application/json"))
+			if w.Code != tt.status {
+				t.Fatalf("got %d %s, want %d", w.Code, w.Body, tt.status)
+			}
+			if tt.status != 200 {
+				if len(w.Result().Cookies()) != 0 || store.Len() != 0 {
+					t.Error("a refused sign-in set a cookie or stored a session")
+				}
+				return
+			}
+			got, authorized := c.Authorize(with("GET", "/admin/keys", w.Result().Cookies()[0], ""))
+			if !authorized || got.User != tt.who.User || got.Role != tt.who.Role || strings.Join(got.Teams, ",") != strings.Join(tt.who.Teams, ",") {
+				t.Errorf("the session acts for %+v (%v), want %+v", got, authorized, tt.who)
+			}
+		})
+	}
+}

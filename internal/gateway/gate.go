@@ -56,11 +56,12 @@ func gateFromConfig(c *config.Config, log *slog.Logger) (g server.Gate, health f
 func consoleFromConfig(c *config.Config, users auth.Users, rs *redisstore.Store, signedIn recordSignIn) *console.Console {
 	switch {
 	case c.Auth.AdminToken != "":
-		// The console signs in with the admin token or OpenID Connect; its sessions live in
+		// The console signs in with the admin token, a user's personal token or OpenID
+		// Connect; its sessions live in
 		// Redis when there is one, so any replica serves them and a sign-out ends them
 		// everywhere.
 		co := console.Options{Check: auth.NewToken(c.Auth.AdminToken).Matches, OIDC: oidcIssuers(c.Console.OIDC),
-			Provision: provision(users, signedIn)}
+			Provision: provision(users, signedIn), Personal: personal(users)}
 		if rs != nil {
 			co.Store = rs.ConsoleSessions()
 		}
@@ -126,6 +127,22 @@ func provision(users auth.Users, signedIn recordSignIn) func(context.Context, co
 			signedIn(ctx, id.Provider, before, u)
 		}
 		return &console.Who{User: u.ID, Role: string(u.Role), Teams: u.Teams}, nil
+	}
+}
+
+// personal is whom a user's personal token signs in to the console as: the user, with the
+// role and teams they have now. The admin token is not one (Check answers for it).
+func personal(users auth.Users) func(context.Context, string) (*console.Who, error) {
+	tokens := auth.NewAdmins("", users)
+	return func(ctx context.Context, token string) (*console.Who, error) {
+		p, err := tokens.Principal(ctx, token, time.Now())
+		if auth.Refused(err) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		return &console.Who{User: p.User, Role: string(p.Role), Teams: p.Teams}, nil
 	}
 }
 

@@ -330,6 +330,12 @@ func (s *sqlStore) Usage(ctx context.Context, q UsageQuery) ([]UsageRow, error) 
 	if q.Key != "" {
 		sel += " AND key_id = " + a.add(q.Key)
 	}
+	if q.Team != "" {
+		sel += " AND team = " + a.add(q.Team)
+	}
+	if q.Scope != nil {
+		sel += " AND " + s.scope(q.Scope, a)
+	}
 	sel += " GROUP BY 1, 2 ORDER BY 1, 2"
 	rows, err := s.db.QueryContext(ctx, sel, a.list...)
 	if err != nil {

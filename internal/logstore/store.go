@@ -74,14 +74,19 @@ const (
 )
 
 // UsageQuery selects what Usage sums: records with From <= time < To, of one key when Key
-// is set, bucketed by Bucket and grouped by GroupBy: "" (everything), "key", "alias",
-// "target", or "meta.<name>" (a field of the key's metadata; records without it make the
-// group "").
+// is set and of one team when Team is, bucketed by Bucket and grouped by GroupBy: ""
+// (everything), "key", "alias", "target", "team", or "meta.<name>" (a field of the key's
+// metadata; records without it make the group "").
 type UsageQuery struct {
 	From, To time.Time
 	Bucket   Bucket
 	GroupBy  string
 	Key      string
+	Team     string
+	// Scope narrows the sums to what a caller who is not admin may read, as Filter.Scope
+	// does a page of records: a condition of the query, so no other team's record is in
+	// any sum. nil: every record.
+	Scope *Scope
 }
 
 // UsageRow is one bucket of one group. Errors counts requests that ended in an error other

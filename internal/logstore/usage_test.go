@@ -22,7 +22,8 @@ func usageWant(set []Record, q UsageQuery) []UsageRow {
 	rows := map[k]*UsageRow{}
 	ftms := map[k][]float64{}
 	for _, r := range set {
-		if r.Time.Before(q.From) || !r.Time.Before(q.To) || q.Key != "" && r.KeyID != q.Key {
+		if r.Time.Before(q.From) || !r.Time.Before(q.To) || q.Key != "" && r.KeyID != q.Key || q.Team != "" && r.Team != q.Team ||
+			!q.Scope.Holds(&r) {
 			continue
 		}
 		key := k{b: q.From.UTC()}
@@ -108,8 +109,13 @@ func testUsage(t *testing.T, open openFunc) {
 		{From: from, To: to, GroupBy: "target", Key: "key_a"},
 		{From: from, To: to, Bucket: Day, GroupBy: "team"},
 		{From: base.Add(time.Hour), To: base.Add(3 * time.Hour), Bucket: Hour, GroupBy: "meta.missing"},
+		// One team, and a caller's scope (issue 37): the sums hold no record outside them.
+		{From: from, To: to, Bucket: Day, GroupBy: "key", Team: "search"},
+		{From: from, To: to, GroupBy: "team", Scope: &Scope{Teams: []string{"infra"}, Keys: []string{"key_a"}}},
+		{From: from, To: to, Bucket: Hour, GroupBy: "key", Team: "search", Scope: &Scope{Teams: []string{"infra"}}},
+		{From: from, To: to, GroupBy: "team", Scope: &Scope{}},
 	} {
-		t.Run(fmt.Sprintf("%s-%s-%s", q.Bucket, q.GroupBy, q.Key), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s-%s-%s-%s-%v", q.Bucket, q.GroupBy, q.Key, q.Team, q.Scope), func(t *testing.T) {
 			got, err := st.Usage(ctx, q)
 			if err != nil {
 				t.Fatalf("Usage: %v", err)

@@ -22,12 +22,28 @@ const (
 const MaxDays = 366
 
 // Query selects the rows of a report: the days From to To (UTC, both included), of one key
-// when Key is set and of one team when Team is, summed by GroupBy.
+// when Key is set and of one team when Team is, within Scope, summed by GroupBy.
 type Query struct {
 	Key      string
 	Team     string
 	From, To time.Time
 	GroupBy  Group
+	// Scope narrows the rows to what a caller who is not admin may read (issue 37): a row
+	// outside it is never summed, into a line or the total. nil: every row.
+	Scope *Scope
+}
+
+// Scope is the rows of Teams (a row's team, the key's when the request was made) and those
+// of Keys (key ids: a caller's own keys, teamless ones included). An empty Scope selects
+// nothing, and so does the empty team name: a scope fails closed. The request log's
+// logstore.Scope is the same rule over its records.
+type Scope struct {
+	Teams, Keys []string
+}
+
+// Holds reports whether s (nil: no scope) holds the row of l.
+func (s *Scope) Holds(l Labels) bool {
+	return s == nil || l.Team != "" && slices.Contains(s.Teams, l.Team) || slices.Contains(s.Keys, l.Key)
 }
 
 // Line is one line of a report: the value of the grouping label and its sums.
@@ -55,7 +71,7 @@ func Report(ctx context.Context, s Store, q Query) ([]Line, Counts, error) {
 	sums := map[string]*Counts{}
 	var total Counts
 	err := s.Rows(ctx, q.Days(), func(day string, r Row) {
-		if q.Key != "" && r.Key != q.Key || q.Team != "" && r.Team != q.Team {
+		if q.Key != "" && r.Key != q.Key || q.Team != "" && r.Team != q.Team || !q.Scope.Holds(r.Labels) {
 			return
 		}
 		name := day

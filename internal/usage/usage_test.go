@@ -104,6 +104,13 @@ func TestReport(t *testing.T) {
 	add("2026-06-02", "k1", "fast", "sim/echo", Counts{Requests: 1, Fallbacks: 1, Estimated: 1})
 	add("2026-06-02", "k2", "default", "anthropic/claude-sonnet-4-5", Counts{Requests: 1, CostNano: 7})
 	add("2026-06-05", "k2", "default", "anthropic/claude-sonnet-4-5", Counts{Requests: 1, CostNano: 1000})
+	if err := m.Add(ctx, "2026-06-10", Labels{Key: "k3", Alias: "default", Target: "sim/echo", Team: "search"}, Counts{Requests: 2, CostNano: 50}); err != nil {
+		t.Fatal(err)
+	}
+	june := func(q Query) Query {
+		q.From, q.To = time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 6, 30, 0, 0, 0, 0, time.UTC)
+		return q
+	}
 	day := func(s string) time.Time { d, _ := time.Parse(DayLayout, s); return d }
 	tests := []struct {
 		name  string
@@ -119,6 +126,14 @@ func TestReport(t *testing.T) {
 			Counts{Requests: 3, CostNano: 1007, Fallbacks: 1, Estimated: 1}},
 		{"by alias", Query{From: day("2026-06-01"), To: day("2026-06-05"), GroupBy: ByAlias}, []string{"default", "fast"},
 			Counts{Requests: 5, InputTokens: 20, OutputTokens: 10, CostNano: 1207, Errors: 1, Fallbacks: 1, Estimated: 1}},
+		// A caller's scope (issue 37): their teams' rows and their own keys', in the lines and
+		// the total alike; an empty scope, or one of the empty team name, sums nothing.
+		{"scope of a team", june(Query{GroupBy: ByKey, Scope: &Scope{Teams: []string{"search"}}}), []string{"k3"}, Counts{Requests: 2, CostNano: 50}},
+		{"scope of a team and a key", june(Query{GroupBy: ByTeam, Scope: &Scope{Teams: []string{"search"}, Keys: []string{"k2"}}}),
+			[]string{"", "search"}, Counts{Requests: 4, CostNano: 1057}},
+		{"scope and another team", june(Query{Team: "ads", GroupBy: ByKey, Scope: &Scope{Teams: []string{"search"}}}), nil, Counts{}},
+		{"scope empty", june(Query{GroupBy: ByKey, Scope: &Scope{}}), nil, Counts{}},
+		{"scope of no team", june(Query{GroupBy: ByKey, Scope: &Scope{Teams: []string{""}}}), nil, Counts{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

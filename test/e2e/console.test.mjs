@@ -7,102 +7,18 @@
 // real records.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import path from 'node:path';
-import { launch } from './chromium.mjs';
+import { base, ADMIN, start, stop, admin, newKey, chat, logged, shot, open, session } from './consolekit.mjs';
 
-const base = process.env.SLUICE_URL;
-const ADMIN = process.env.SLUICE_ADMIN;
-const SHOTS = process.env.SLUICE_SHOTS || '';
 const HOSTILE = ['<img src=x onerror=alert(1)>', '</script><script>alert(1)</script>'];
-let browser;
 let logsServed = false;
-
-const admin = (p, init = {}) => fetch(base + p, { ...init, headers: { Authorization: 'Bearer ' + ADMIN, 'Content-Type': 'application/json', ...init.headers } });
 
 before(async () => {
   logsServed = (await admin('/admin/logs?limit=1')).status !== 404;
   assert.ok(logsServed, 'the gateway must keep a request log (TestConsole configures one)');
-  browser = await launch();
+  await start();
 });
 
-after(async () => {
-  await browser?.close();
-});
-
-// newKey creates a key with the admin API and returns its secret and id.
-async function newKey(body) {
-  const r = await admin('/admin/keys', { method: 'POST', body: JSON.stringify(body) });
-  assert.equal(r.status, 201);
-  const k = await r.json();
-  return { secret: k.key, id: k.id };
-}
-
-// chat makes one chat completion with key; id is the X-Request-Id the client got.
-async function chat(key, model, content) {
-  const r = await fetch(base + '/v1/chat/completions', {
-    method: 'POST', headers: { Authorization: 'Bearer ' + key, 'Content-Type': 'application/json' },
-    body: JSON.stringify({ model, messages: [{ role: 'user', content }] }),
-  });
-  await r.text();
-  return { status: r.status, id: r.headers.get('x-request-id') };
-}
-
-// logged waits for the request log to hold request id (its writer batches).
-async function logged(id) {
-  for (let i = 0; i < 100; i++) {
-    const r = await admin('/admin/logs/' + encodeURIComponent(id));
-    if (r.ok) return r.json();
-    await new Promise((res) => setTimeout(res, 100));
-  }
-  assert.fail(`request ${id} never reached the log`);
-}
-
-async function shot(page, name) {
-  if (SHOTS) await page.screenshot({ path: path.join(SHOTS, name), fullPage: true });
-}
-
-// open loads the console in a fresh browser context (no cookie) and, unless signIn is false,
-// signs in. Any request that is not to the gateway fails the test, and so do a script
-// error, a CSP or Trusted Types violation and any dialog (alert(1) would be one).
-async function open(t, { width = 1280, height = 860, signIn = true, hash = '' } = {}) {
-  const context = await browser.newContext({ viewport: { width, height } });
-  const page = await context.newPage();
-  page.setDefaultTimeout(20_000);
-  const problems = [];
-  page.on('pageerror', (e) => problems.push('page error: ' + e.message));
-  page.on('console', (m) => {
-    if (m.type() === 'error' && /Content Security Policy|Trusted Type/i.test(m.text())) problems.push('CSP: ' + m.text());
-  });
-  page.on('dialog', (d) => {
-    problems.push('a dialog: ' + d.message());
-    return d.dismiss();
-  });
-  await context.route((u) => !u.href.startsWith(base + '/'), (route) => {
-    problems.push('a request outside the gateway: ' + route.request().url());
-    return route.abort();
-  });
-  t.after(async () => {
-    await context.close();
-    assert.deepEqual(problems, []);
-  });
-  page.problems = problems;
-  await page.goto(base + '/console/' + hash);
-  if (signIn) {
-    await page.locator('#sign-in').waitFor({ state: 'visible' });
-    await page.fill('#token', ADMIN);
-    await page.press('#token', 'Enter');
-    await page.locator('#pages').waitFor({ state: 'visible' });
-  }
-  return page;
-}
-
-// cookie is the session cookie as a Cookie header, and the session's CSRF token.
-async function session(page) {
-  const [c] = (await page.context().cookies(base)).filter((c) => c.name.includes('sluice_console'));
-  const header = `${c.name}=${c.value}`;
-  const s = await (await fetch(base + '/console/session', { headers: { Cookie: header } })).json();
-  return { cookie: c, header, csrf: s.csrf };
-}
+after(stop);
 
 test('the console: public files under a strict CSP, nothing without a session', async () => {
   const r = await fetch(base + '/console/');
@@ -124,7 +40,7 @@ test('sign in: an HttpOnly, SameSite=Strict, expiring cookie; the token kept now
   await page.locator('#sign-in').waitFor({ state: 'visible' });
   await page.fill('#token', 'not-the-token');
   await page.press('#token', 'Enter');
-  await page.locator('#sign-in-error', { hasText: 'not the admin token' }).waitFor();
+  await page.locator('#sign-in-error', { hasText: 'neither the admin token nor a live personal token' }).waitFor();
   await page.fill('#token', ADMIN);
   await page.press('#token', 'Enter');
   await page.locator('#pages').waitFor({ state: 'visible' });
@@ -175,11 +91,12 @@ test('keys: create one, see its secret once, use it, edit it, revoke it', async 
   const row = page.locator('#key-table tbody tr', { hasText: 'console-e2e' });
   await row.waitFor();
   const cells = await row.locator('th, td').allTextContents();
-  assert.equal(cells[2], 'sim/echo, demo-fallback');
-  assert.match(cells[3], /60 rpm/);
-  assert.match(cells[3], /MCP: docs/);
-  assert.match(cells[4], /\$0 of \$1\.00/, `today's spend against the daily budget: ${cells[4]}`);
-  assert.match(cells[5], /of \$20\.00/);
+  assert.equal(cells[2], '—', 'made by admin without a team');
+  assert.equal(cells[3], 'sim/echo, demo-fallback');
+  assert.match(cells[4], /60 rpm/);
+  assert.match(cells[4], /MCP: docs/);
+  assert.match(cells[5], /\$0 of \$1\.00/, `today's spend against the daily budget: ${cells[5]}`);
+  assert.match(cells[6], /of \$20\.00/);
 
   const used = await chat(secret, 'sim/echo', 'Hello from the console test.');
   assert.equal(used.status, 200, 'the new key works');
@@ -311,7 +228,7 @@ test('logs: filter, and a request that fell back shows both attempts', async (t)
   await page.click('#log-filters button[type=submit]');
   const row = page.locator(`#log-table tbody tr[data-id="${r.id}"]`);
   await row.waitFor();
-  for (const alias of await page.locator('#log-table tbody tr td:nth-child(4)').allTextContents()) assert.equal(alias, 'demo-fallback');
+  for (const alias of await page.locator('#log-table tbody tr td:nth-child(5)').allTextContents()) assert.equal(alias, 'demo-fallback');
   await shot(page, 'console-logs.png');
   await row.locator('a').click();
   await page.locator('.timeline').waitFor();
@@ -350,7 +267,7 @@ test('captured hostile content is shown as text and runs no script', async (t) =
   // holds, for the table and the detail: this part runs whether or not the log is served.
   await t.test('a canned record with hostile text in every field', async (t) => {
     const rec = {
-      id: 'req_fixture_xss', time: new Date().toISOString(), replica: 'e2e', key_id: 'key_fixture', key_name: HOSTILE[0],
+      id: 'req_fixture_xss', time: new Date().toISOString(), replica: 'e2e', key_id: 'key_fixture', key_name: HOSTILE[0], team: HOSTILE[0],
       key_meta: { team: HOSTILE[1] }, wire: 'openai', method: 'POST', path: '/v1/chat/completions', alias: HOSTILE[1], target: 'sim/echo',
       attempts: [{ target: 'sim/text?fail=500', kind: 'unavailable', ms: 12, status: 500 }, { target: 'sim/echo', kind: 'none', ms: 40, status: 200 }],
       status: 200, kind: 'none', stream: true, first_event_ms: 44, first_token_ms: 47, duration_ms: 60, overhead_ms: 1.4,
@@ -360,28 +277,19 @@ test('captured hostile content is shown as text and runs no script', async (t) =
       capture: 'content',
       content: { request: JSON.stringify({ model: 'sim/echo', messages: [{ role: 'user', content: prompt }] }), answer: prompt, cap: 32768, truncated: false },
     };
-    const context = await browser.newContext({ viewport: { width: 1280, height: 1100 } });
-    t.after(() => context.close());
-    const page = await context.newPage();
-    const problems = [];
-    page.on('pageerror', (e) => problems.push('page error: ' + e.message));
-    page.on('console', (m) => m.type() === 'error' && /Content Security Policy|Trusted Type/i.test(m.text()) && problems.push(m.text()));
-    page.on('dialog', (d) => {
-      problems.push('a dialog: ' + d.message());
-      return d.dismiss();
-    });
+    const page = await open(t, { height: 1100, signIn: false }); // guarded: a script run, a dialog, fail the test
     const json = (body) => (route) => route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify(body) });
     await page.route((u) => u.pathname === '/admin/logs', json({ object: 'list', data: [rec], next_cursor: null }));
     await page.route((u) => u.pathname === '/admin/logs/' + rec.id, json(rec));
-    await page.goto(base + '/console/');
     await page.fill('#token', ADMIN);
     await page.press('#token', 'Enter');
     const row = page.locator(`#log-table tbody tr[data-id="${rec.id}"]`);
     await row.waitFor();
     const cells = await row.locator('td').allTextContents();
     assert.equal(cells[2], HOSTILE[0]);
-    assert.equal(cells[3], HOSTILE[1]);
-    assert.equal(cells[5], '2 (fallback)');
+    assert.equal(cells[3], HOSTILE[0], 'the team column, as text');
+    assert.equal(cells[4], HOSTILE[1]);
+    assert.equal(cells[6], '2 (fallback)');
     await shot(page, 'fixture-logs.png');
     await row.locator('a').click();
     const req = page.locator('#log-detail pre.captured[data-part=request]');
@@ -394,7 +302,6 @@ test('captured hostile content is shown as text and runs no script', async (t) =
     assert.equal(await page.locator('script').count(), 1, 'the page module only');
     assert.equal(await page.locator('.timeline tbody tr').count(), 2);
     await shot(page, 'fixture-detail.png');
-    assert.deepEqual(problems, []);
   });
 });
 

@@ -18,7 +18,8 @@ import (
 // TestConsole drives the operator console (/console/) in Chromium against a gateway on
 // loopback serving the embedded default configuration with an admin token: sign-in, the
 // Logs page, keys created, used, edited and revoked, captured hostile content shown as text,
-// Usage, Health, sign-out (console.test.mjs). Without Chromium the test is skipped, and
+// Usage, Health, sign-out (console.test.mjs); a team_admin's keys, usage, teams and logs
+// (console-roles.test.mjs). Without Chromium the test is skipped, and
 // fails in CI. With -update it writes the screenshots of real data to docs/img/.
 func TestConsole(t *testing.T) {
 	bin := node(t)
@@ -43,7 +44,8 @@ func TestConsole(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "--test", "--test-reporter=spec", "--test-concurrency=1", "console.test.mjs")
+	// console-roles.test.mjs signs in as a team_admin (issue 37): one gateway, both files.
+	cmd := exec.CommandContext(ctx, bin, "--test", "--test-reporter=spec", "--test-concurrency=1", "console.test.mjs", "console-roles.test.mjs")
 	cmd.Env = append(os.Environ(), "SLUICE_URL="+gw.URL, "SLUICE_ADMIN="+admin, "SLUICE_SHOTS="+shots,
 		"CHROMIUM="+chromiumPath, "NODE_NO_WARNINGS=1")
 	cmd.WaitDelay = 10 * time.Second // Chromium left running must not hold the test

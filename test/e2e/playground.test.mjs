@@ -4,7 +4,7 @@
 // the screenshot goes.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch } from './chromium.mjs';
+import { launch, guarded } from './chromium.mjs';
 
 const base = process.env.SLUICE_URL;
 const KEY = process.env.SLUICE_KEY;
@@ -21,25 +21,10 @@ after(async () => {
 });
 
 // open loads the page in a fresh tab (its own sessionStorage), gives it the key, and waits
-// for the model picker. Any request that is not to the gateway fails the test, and so does
-// any script error or CSP violation.
+// for the model picker. The page is guarded (chromium.mjs): a request outside the gateway,
+// a script error, a CSP violation or a dialog fails the test.
 async function open(t, { width = 1200, height = 820, key = true } = {}) {
-  const context = await browser.newContext({ viewport: { width, height } });
-  const page = await context.newPage();
-  page.setDefaultTimeout(20_000);
-  const problems = [];
-  page.on('pageerror', (e) => problems.push('page error: ' + e.message));
-  page.on('console', (m) => {
-    if (m.type() === 'error' && /Content Security Policy|Trusted Type/i.test(m.text())) problems.push('CSP: ' + m.text());
-  });
-  await context.route((u) => !u.href.startsWith(base + '/'), (route) => {
-    problems.push('a request outside the gateway: ' + route.request().url());
-    return route.abort();
-  });
-  t.after(async () => {
-    await context.close();
-    assert.deepEqual(problems, []);
-  });
+  const page = await guarded(browser, t, base, { width, height });
   await page.goto(base + '/');
   if (key) {
     await page.locator('#key-form').waitFor({ state: 'visible' }); // auth is on: the page asks

@@ -5,6 +5,8 @@
 // anywhere: it is sent once, to sign in.
 
 let csrf = '';
+let me = null; // whom the session acts for: { user, role, teams }
+let teamList = null; // the caller's team names, once read
 
 // APIError is an answer that was not a success: status 0 when the gateway did not answer,
 // param the member or filter the admin API named as wrong.
@@ -51,12 +53,14 @@ export const get = (path) => call('GET', path);
 export async function session() {
   const s = await call('GET', '/console/session');
   csrf = s.signed_in ? s.csrf : '';
+  acting(s.signed_in ? s.who : null);
   return s;
 }
 
 export async function signIn(token) {
   const s = await call('POST', '/console/session', { token });
   csrf = s.csrf;
+  acting(s.who);
   return s;
 }
 
@@ -65,7 +69,43 @@ export async function signOut() {
     await call('DELETE', '/console/session');
   } finally {
     csrf = '';
+    acting(null);
   }
+}
+
+function acting(w) {
+  me = w || null;
+  teamList = null;
+}
+
+// forgetTeams drops the team names read: the Teams page made or deleted one.
+export function forgetTeams() {
+  teamList = null;
+}
+
+// admin reports whether the session is admin's (or open: auth off, no roles): the pages
+// offer what only admin may do, such as a key without a team, to admin alone. The admin
+// API decides all the same.
+export function admin() {
+  return !me || me.role === 'admin';
+}
+
+// teams are the names of the teams the caller acts in: admin's are every team (GET
+// /admin/teams; none when the gateway has no team routes), the others' those of their
+// session, which the admin API scopes them to. Read once a session.
+export async function teams() {
+  if (teamList) return teamList;
+  if (!admin()) {
+    teamList = [...(me.teams || [])].sort();
+    return teamList;
+  }
+  try {
+    const r = await get('/admin/teams');
+    teamList = (r.data || []).map((t) => t.name).sort();
+  } catch {
+    return []; // no team routes (auth off), or not now: asked again next time
+  }
+  return teamList;
 }
 
 // query is the search string of params, without the empty ones.

@@ -2,7 +2,8 @@
 // URL's hash (#logs, #logs/<request id>, #usage, #keys, #teams, #health, #audit), so that a request's detail has a
 // link and the back button works. Each page module shows itself when its tab is selected and
 // stops its timers and streams when it is left.
-import { session, signIn, signOut, APIError } from './api.js';
+import { h } from '/playground/dom.js';
+import { session, signIn, signOut, teams as teamNames, APIError } from './api.js';
 import * as logs from './logs.js';
 import * as usage from './usage.js';
 import * as keys from './keys.js';
@@ -76,6 +77,13 @@ function whoami(w) {
   document.body.dataset.role = w ? w.role : '';
 }
 
+// suggest offers the caller's teams in the team filters of Logs and Usage (a datalist: any
+// name may still be typed, and one the caller does not see answers nothing).
+async function suggest() {
+  const names = await teamNames();
+  $('team-names').replaceChildren(...names.map((n) => h('option', { value: n })));
+}
+
 function showConsole() {
   signedIn = true;
   $('sign-in').hidden = true;
@@ -83,6 +91,7 @@ function showConsole() {
   $('sign-out').hidden = false;
   notice('');
   render();
+  suggest();
 }
 
 function tabs() {
@@ -115,7 +124,7 @@ async function main() {
       input.value = ''; // the token is not kept: the cookie holds the session
       showConsole();
     } catch (err) {
-      $('sign-in-error').textContent = err.status === 401 ? 'This is not the admin token.' : err.message;
+      $('sign-in-error').textContent = err.status === 401 ? 'This is neither the admin token nor a live personal token.' : err.message;
       input.select();
     }
   });

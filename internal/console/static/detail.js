@@ -61,6 +61,7 @@ export function render(rec) {
     rec.error ? h('p', { className: 'error' }, rec.error) : '',
     pairs('summary', [
       ['Key', rec.key_name ? `${rec.key_name} (${rec.key_id})` : rec.key_id || '—'],
+      ['Team', rec.team || '—'],
       ['Key metadata', meta || '—'],
       ['Wire', rec.wire || '—'],
       ['Alias', rec.alias || '—'],

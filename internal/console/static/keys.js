@@ -2,8 +2,10 @@
 // against their budgets (GET /admin/usage per key), a form to create (POST) or edit (PATCH)
 // one, and revoke (DELETE) with a confirmation in place. A new key's secret is in the
 // creation's answer only: it is shown once, and dropped from the page when dismissed.
+// The form's team is one of the caller's: required for all but admin, since the admin API
+// puts a key of anyone else into one of their teams only (auth.Into).
 import { h, clear } from '/playground/dom.js';
-import { get, call, query } from './api.js';
+import { get, call, query, admin, teams } from './api.js';
 import { int, usd, time, day, localInput, fromLocalInput } from './fmt.js';
 
 const $ = (id) => document.getElementById(id);
@@ -50,7 +52,7 @@ async function load(said = '') {
   const body = $('key-table').tBodies[0];
   clear(body);
   for (const k of list.data || []) body.append(row(k, daily, monthly));
-  if (!(list.data || []).length) body.append(h('tr', {}, h('td', { colSpan: 8 }, 'No key yet: the gateway is open, or keys live in the configuration file only.')));
+  if (!(list.data || []).length) body.append(h('tr', {}, h('td', { colSpan: 9 }, 'No key yet: the gateway is open, or keys live in the configuration file only.')));
   const n = (list.data || []).length;
   note(`${said ? said + ' ' : ''}${int(n)} key${n === 1 ? '' : 's'}.`);
 }
@@ -92,10 +94,11 @@ function expiry(k) {
 
 function row(k, daily, monthly) {
   const fromFile = k.source === 'config';
-  const actions = h('td', { className: 'actions' });
+  const actions = h('td', { className: 'actions writer' });
   const tr = h('tr', { 'data-id': k.id },
     h('th', { scope: 'row' }, k.name || '(no name)', fromFile ? h('span', { className: 'badge' }, 'config') : null),
     h('td', {}, h('code', {}, k.id)),
+    h('td', {}, k.team || '—'),
     h('td', { className: 'models' }, (k.models || []).join(', ')),
     h('td', {}, limits(k)),
     h('td', {}, daily ? budget(daily.get(k.id) || 0, k.budget?.daily_usd) : '—'),
@@ -138,13 +141,30 @@ async function revoke(k, actions, back) {
 
 const list = (s) => (s || '').split(',').map((x) => x.trim()).filter(Boolean);
 
-function openForm(k) {
+// teamPicker fills the form's team list with the caller's teams, and the key's own (k) if
+// it is in another (admin moved it): admin may leave a key without a team, the others
+// must pick one.
+async function teamPicker(k) {
+  const sel = $('key-team');
+  const names = [...(await teams())];
+  if (k?.team && !names.includes(k.team)) names.unshift(k.team);
+  clear(sel);
+  const anyone = admin();
+  if (anyone) sel.append(h('option', { value: '' }, '(no team)'));
+  else if (names.length !== 1) sel.append(h('option', { value: '', disabled: true }, names.length ? 'Pick a team' : 'You are in no team'));
+  for (const n of names) sel.append(h('option', { value: n }, n));
+  sel.required = !anyone;
+  sel.value = k ? k.team || '' : (!anyone && names.length === 1 ? names[0] : '');
+}
+
+async function openForm(k) {
   editing = k;
   const f = $('key-form');
   f.reset();
   $('key-error').textContent = '';
   $('key-form-title').textContent = k ? `Edit ${k.name || k.id}` : 'New key';
   $('key-save').textContent = k ? 'Save' : 'Create';
+  await teamPicker(k);
   if (k) {
     const e = f.elements;
     e.name.value = k.name || '';
@@ -160,6 +180,7 @@ function openForm(k) {
     e.mcp_tools.value = (k.mcp?.tools || []).join(', ');
     e.tool_calls_per_minute.value = k.tool_calls_per_minute || '';
     e.metadata.value = Object.entries(k.metadata || {}).map(([n, v]) => `${n}=${v}`).join('\n');
+    e.capture.value = k.capture || '';
   }
   f.hidden = false;
   f.elements.name.focus();
@@ -182,13 +203,13 @@ function body() {
     budget: { daily_usd: num(e.daily_usd), monthly_usd: num(e.monthly_usd) },
     guardrails: list(e.guardrails.value),
     tool_calls_per_minute: num(e.tool_calls_per_minute),
+    capture: e.capture.value, // '': the alias's choice, else logs.capture
     metadata: {},
   };
-  // A key that a non-admin makes must name one of their teams (the admin API's 403 lists
-  // them); editing with the team emptied takes the key out of its team (admin only).
-  const team = e.team.value.trim();
-  if (team) b.team = team;
-  else if (editing) b.team = null;
+  // The team goes when it is chosen or changed: an edit that leaves it alone asks the
+  // policy nothing about teams. Emptied on an edit, it takes the key out of its team (admin
+  // only: a non-admin's key stays in one of their teams, and the admin API's 403 says so).
+  if (editing ? (editing.team || '') !== e.team.value : e.team.value) b.team = e.team.value || null;
   const models = list(e.models.value);
   if (models.length) b.models = models;
   else if (!editing) b.models = ['*'];

@@ -120,7 +120,7 @@ function empty() {
   const body = $('log-table').tBodies[0];
   const placeholder = body.querySelector('.empty');
   if (ids.size && placeholder) placeholder.remove();
-  if (!ids.size && !placeholder) body.append(h('tr', { className: 'empty' }, h('td', { colSpan: 12 }, 'No request matches.')));
+  if (!ids.size && !placeholder) body.append(h('tr', { className: 'empty' }, h('td', { colSpan: 13 }, 'No request matches.')));
 }
 
 // add puts a record's row at the end of the table (a page) or at the top (the tail).
@@ -150,6 +150,7 @@ function row(rec) {
     h('td', {}, h('a', { href: '#logs/' + encodeURIComponent(rec.id) }, time(rec.time))),
     h('td', { className: 'status' }, statusText(rec)),
     h('td', {}, rec.key_name || rec.key_id || '—'),
+    h('td', {}, rec.team || '—'), // the key's team when the request was made
     h('td', {}, rec.alias || '—'),
     h('td', {}, shortTarget(rec.target) || '—'),
     h('td', {}, attempts > 1 ? `${attempts} (fallback)` : String(attempts || '—')),

@@ -4,7 +4,7 @@
 // in place; the admin API refuses to delete a team that still has keys (409), and the
 // page says so. Config teams are read-only.
 import { h, clear } from '/playground/dom.js';
-import { get, call, query } from './api.js';
+import { get, call, query, forgetTeams } from './api.js';
 import { int, usd, day } from './fmt.js';
 
 const $ = (id) => document.getElementById(id);
@@ -119,6 +119,7 @@ async function remove(t, back) {
     note(`Deleting ${t.name} failed: ${err.message}`);
     return;
   }
+  forgetTeams(); // the key form offers it no more
   load(`Deleted ${t.name}.`);
 }
 
@@ -166,5 +167,6 @@ async function save() {
     return;
   }
   closeForm();
+  forgetTeams(); // the key form offers a new team at once
   load(t ? `Saved ${r.name}.` : `Created ${r.name}.`);
 }

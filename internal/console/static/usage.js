@@ -1,6 +1,7 @@
 // The Usage page: GET /admin/usage over a range of UTC days, by day or hour, per key, alias,
 // target, model or key metadata field: charts of requests, tokens, cost, errors and p95 TTFT,
-// the totals, and a table per group.
+// the totals, and a table per group; of one key or team, or of all the caller sees (the
+// admin API scopes a team_admin or viewer to their teams, a member to their own keys).
 //
 // Two shapes of answer are read. A gateway with a request log answers lines that carry both
 // a time bucket (day or hour) and the group: the charts draw a line per group. A gateway
@@ -53,7 +54,7 @@ function note(text) {
 function params() {
   const f = Object.fromEntries(new FormData($('usage-form')));
   const group = f.group === 'meta' ? 'meta.' + (f.meta || '').trim() : f.group;
-  return { from: f.from, to: f.to, bucket: f.bucket, key: f.key, group };
+  return { from: f.from, to: f.to, bucket: f.bucket, key: f.key, team: (f.team || '').trim(), group };
 }
 
 // timeOf is a line's time bucket, when the answer has one.
@@ -91,7 +92,7 @@ async function load() {
   let names = new Map();
   try {
     [rep, names] = await Promise.all([
-      get('/admin/usage?' + query({ from: p.from, to: p.to, group_by: p.group, bucket: p.bucket, key: p.key })),
+      get('/admin/usage?' + query({ from: p.from, to: p.to, group_by: p.group, bucket: p.bucket, key: p.key, team: p.team })),
       keyNames(),
     ]);
   } catch (err) {
@@ -186,7 +187,7 @@ function perGroup(el, data, group, name) {
 async function overTime(el, p, mine) {
   let rep;
   try {
-    rep = await get('/admin/usage?' + query({ from: p.from, to: p.to, group_by: p.bucket, key: p.key }));
+    rep = await get('/admin/usage?' + query({ from: p.from, to: p.to, group_by: p.bucket, key: p.key, team: p.team }));
   } catch (err) {
     if (mine !== seq) return;
     const why = err instanceof APIError && err.status === 400 ? `this gateway reports usage by day only (${err.message})` : err.message;

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"time"
 
 	"github.com/sluice-gw/sluice/internal/auth"
@@ -114,22 +115,33 @@ func (a API) Routes() []Route {
 }
 
 // usage serves GET /admin/usage (UsageQuery): the account's lines, or the request log's
-// for what only it can answer (fromLog).
+// for what only it can answer (fromLog). A caller other than admin reads the sums of
+// readScope, as their request log: without key= their teams' (team_admin, viewer) or their
+// own keys' (member); key= and team= narrow it, and one they do not see is a 404, as one
+// that does not exist (no existence leak).
 func (a API) usage(ctx context.Context, in Input) (int, any, error) {
-	if p := auth.PrincipalFrom(ctx); !auth.Unscoped(p) { // one key the caller sees (scope.go)
-		if id := in.Query.Get("key"); id == "" {
-			return 0, nil, &llm.Error{Kind: llm.Invalid, Status: http.StatusForbidden, Code: "forbidden", Type: "invalid_request_error",
-				Param: "key", Message: "Your role reads the usage of one key at a time: ?key=ID."}
-		} else if !a.keySeer(p)(ctx, id) {
+	sc, err := a.readScope(ctx)
+	if err != nil {
+		return 0, nil, err
+	}
+	if sc != nil {
+		p := auth.PrincipalFrom(ctx)
+		if id := in.Query.Get("key"); id != "" && !a.keySeer(p)(ctx, id) {
 			return 0, nil, StoreError(auth.ErrNotFound)
+		}
+		if t := in.Query.Get("team"); t != "" && (p == nil || !slices.Contains(p.Teams, t)) {
+			return 0, nil, TeamStoreError(auth.ErrNoTeam)
 		}
 	}
 	if fromLog(in.Query) {
-		return a.logUsage(ctx, in.Query)
+		return a.logUsage(ctx, in.Query, sc)
 	}
 	q, err := UsageQuery(in.Query, time.Now())
 	if err != nil {
 		return 0, nil, err
+	}
+	if sc != nil {
+		q.Scope = &usage.Scope{Teams: sc.Teams, Keys: sc.Keys}
 	}
 	var lines []usage.Line
 	var total usage.Counts

@@ -199,16 +199,17 @@ func fromLog(v url.Values) bool {
 	return g == "hour" || strings.HasPrefix(g, "meta.") || v.Has("bucket")
 }
 
-// logUsage serves those reports from the request log: the same days and key as the
-// account's report (UsageQuery), each line a bucket of a group, with its errors and p95
-// time to first token.
-func (a API) logUsage(ctx context.Context, v url.Values) (int, any, error) {
-	if a.Logs == nil {
+// logUsage serves those reports from the request log: the same days, key and team as the
+// account's report (UsageQuery), within the caller's scope sc (readScope), each line a
+// bucket of a group, with its errors and p95 time to first token.
+func (a API) logUsage(ctx context.Context, v url.Values, sc *logstore.Scope) (int, any, error) {
+	st := a.logsIn(sc)
+	if st == nil {
 		return 0, nil, &llm.Error{Kind: llm.Invalid, Code: "logs_off", Type: "invalid_request_error", Param: "group_by",
 			Message: "Reports by hour, by bucket or by key metadata come from the request log, which is off (logs.url)."}
 	}
 	g, b := v.Get("group_by"), logstore.Bucket(v.Get("bucket"))
-	w := url.Values{"key": v["key"], "from": v["from"], "to": v["to"]}
+	w := url.Values{"key": v["key"], "team": v["team"], "from": v["from"], "to": v["to"]}
 	if g == "hour" {
 		g, b = "", logstore.Hour
 	}
@@ -221,17 +222,20 @@ func (a API) logUsage(ctx context.Context, v url.Values) (int, any, error) {
 	default:
 		return 0, nil, badUsage("bucket", "bucket is hour or day.")
 	}
-	lq := logstore.UsageQuery{From: q.From, To: q.To.Add(24 * time.Hour), Bucket: b, GroupBy: g, Key: q.Key}
-	rows, err := a.Logs.Usage(ctx, lq)
+	lq := logstore.UsageQuery{From: q.From, To: q.To.Add(24 * time.Hour), Bucket: b, GroupBy: g, Key: q.Key, Team: q.Team}
+	rows, err := st.Usage(ctx, lq)
 	if err != nil {
 		return 0, nil, unreachableLogs(err)
 	}
 	if rows == nil {
 		rows = []logstore.UsageRow{}
 	}
-	var key *string
+	var key, team *string
 	if q.Key != "" {
 		key = &q.Key
+	}
+	if q.Team != "" {
+		team = &q.Team
 	}
 	return http.StatusOK, struct {
 		Object  string              `json:"object"`
@@ -241,6 +245,7 @@ func (a API) logUsage(ctx context.Context, v url.Values) (int, any, error) {
 		GroupBy string              `json:"group_by"`
 		Bucket  string              `json:"bucket"`
 		Key     *string             `json:"key"`
+		Team    *string             `json:"team,omitempty"`
 		Data    []logstore.UsageRow `json:"data"`
-	}{"usage", "logs", q.From.Format(usage.DayLayout), q.To.Format(usage.DayLayout), v.Get("group_by"), string(b), key, rows}, nil
+	}{"usage", "logs", q.From.Format(usage.DayLayout), q.To.Format(usage.DayLayout), v.Get("group_by"), string(b), key, team, rows}, nil
 }

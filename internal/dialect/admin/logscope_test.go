@@ -31,16 +31,7 @@ func TestLogScopePages(t *testing.T) {
 	if err := a.Logs.Write(ctx, recs); err != nil {
 		t.Fatal(err)
 	}
-	// A member's own key, teamless: theirs only.
-	own := &auth.Key{ID: "key_mine", Name: "mine", Hash: auth.Hash("mine"), Models: []string{"*"}, Owner: "usr_m", CreatedAt: now}
-	if err := a.Keys.Store.Create(ctx, own); err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Logs.Write(ctx, []logstore.Record{{ID: "req_mine", Time: now.Add(-90 * time.Second), KeyID: own.ID, KeyName: "mine",
-		Wire: "chat", Method: "POST", Path: "/v1/chat/completions", Alias: "default", Status: 200}}); err != nil {
-		t.Fatal(err)
-	}
-	member := &auth.Principal{User: "usr_m", Role: auth.RoleMember, Teams: []string{"search"}}
+	member := memberKey(t, a, now.Add(-90*time.Second)) // a member's own key, teamless: theirs only
 
 	walk := func(p *auth.Principal, q url.Values) (pages [][]string) {
 		t.Helper()
@@ -102,6 +93,22 @@ func TestLogScopePages(t *testing.T) {
 	if n := strings.Count(sb.String(), "\n"); n != 21 || strings.Contains(sb.String(), `"team":"ads"`) {
 		t.Errorf("the team_admin's export: got %d lines (ads' records: %v), want 21 of search only", n, strings.Contains(sb.String(), `"team":"ads"`))
 	}
+}
+
+// memberKey adds to the fixture a member of search (usr_m), their own key without a team
+// (key_mine) and one request of it logged at at (req_mine), and returns the member.
+func memberKey(t *testing.T, a API, at time.Time) *auth.Principal {
+	t.Helper()
+	ctx := context.Background()
+	own := &auth.Key{ID: "key_mine", Name: "mine", Hash: auth.Hash("mine"), Models: []string{"*"}, Owner: "usr_m", CreatedAt: at}
+	if err := a.Keys.Store.Create(ctx, own); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Logs.Write(ctx, []logstore.Record{{ID: "req_mine", Time: at, KeyID: own.ID, KeyName: "mine",
+		Wire: "chat", Method: "POST", Path: "/v1/chat/completions", Alias: "default", Status: 200}}); err != nil {
+		t.Fatal(err)
+	}
+	return &auth.Principal{User: "usr_m", Role: auth.RoleMember, Teams: []string{"search"}}
 }
 
 func cloneValues(v url.Values) url.Values {

@@ -48,14 +48,33 @@ func guard(method, path string, op Op) Op {
 }
 
 // logsFor is the request log as the caller may read it: all of it for admin; for the others
-// the records of their teams (team_admin, viewer; the team the record names, the key's when
-// the request was made) and of their own keys (logstore.Scope), whatever the filter asks, in
-// lists, exports, the live tail and a single record (404 for another's). The scope is a
-// condition of the store's query, so pages are full and cursors exact.
+// the records of readScope, whatever the filter asks, in lists, exports, the live tail, a
+// single record (404 for another's) and the log's usage sums. The scope is a condition of
+// the store's query, so pages are full and cursors exact.
 func (a API) logsFor(ctx context.Context) (LogStore, error) {
+	sc, err := a.readScope(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return a.logsIn(sc), nil
+}
+
+// logsIn is the request log narrowed to sc (nil: all of it); nil when no log is kept.
+func (a API) logsIn(sc *logstore.Scope) LogStore {
+	if a.Logs == nil || sc == nil {
+		return a.Logs
+	}
+	return &scopedLogs{Store: a.Logs, scope: sc}
+}
+
+// readScope is what the caller may read of the request log and the usage account: nil
+// (everything) for admin; for the others their teams' (team_admin, viewer; the team the
+// record names, the key's when the request was made) and their own keys'. One rule for
+// both, so the Logs and Usage pages of one caller add up.
+func (a API) readScope(ctx context.Context) (*logstore.Scope, error) {
 	p := auth.PrincipalFrom(ctx)
-	if auth.Unscoped(p) || a.Logs == nil {
-		return a.Logs, nil
+	if auth.Unscoped(p) {
+		return nil, nil
 	}
 	sc := &logstore.Scope{}
 	if p != nil && (p.Role == auth.RoleTeamAdmin || p.Role == auth.RoleViewer) {
@@ -72,7 +91,7 @@ func (a API) logsFor(ctx context.Context) (LogStore, error) {
 			}
 		}
 	}
-	return &scopedLogs{Store: a.Logs, scope: sc}, nil
+	return sc, nil
 }
 
 // keySeer reports whether p sees the key of an id, reading each key once. A key that
@@ -117,6 +136,7 @@ func (s *scopedLogs) Get(ctx context.Context, id string) (*logstore.Record, erro
 	return r, err
 }
 
-func (s *scopedLogs) Usage(context.Context, logstore.UsageQuery) ([]logstore.UsageRow, error) {
-	return nil, forbidden // usage goes through API.usage's own scoping (a key the caller sees)
+func (s *scopedLogs) Usage(ctx context.Context, q logstore.UsageQuery) ([]logstore.UsageRow, error) {
+	q.Scope = s.scope
+	return s.Store.Usage(ctx, q)
 }
