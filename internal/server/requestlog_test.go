@@ -36,7 +36,11 @@ type logRecord struct {
 		Target, Kind string
 		Status       int
 	} `json:"attempts"`
-	Content *struct{ Request, Answer string } `json:"content"`
+	Content *struct {
+		Request, Answer string
+		Cap             int
+		Truncated       bool
+	} `json:"content"`
 }
 
 const logsAdmin = "admin-token-for-logs"
@@ -86,6 +90,24 @@ func waitLogs(t *testing.T, url, query string, n int) []logRecord {
 		t.Fatalf("got %d records for %q, want %d", len(page.Data), query, n)
 	}
 	return page.Data
+}
+
+// waitRecord polls GET /admin/logs/{id} until the record is there, and returns it.
+func waitRecord(t *testing.T, url, id string) logRecord {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		r := do(t, "GET", url+"/admin/logs/"+id, logsAdmin, "")
+		if r.status == http.StatusOK {
+			var rec logRecord
+			if err := json.Unmarshal(r.body, &rec); err != nil || rec.ID != id {
+				t.Fatalf("GET /admin/logs/%s: %v, got %s", id, err, r.body)
+			}
+			return rec
+		}
+		if r.status != http.StatusNotFound || time.Now().After(deadline) {
+			t.Fatalf("GET /admin/logs/%s: got %d %s, want the record", id, r.status, r.body)
+		}
+	}
 }
 
 // Every request of the route table gets one record, with who asked, what served, the
