@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/sluice-gw/sluice/internal/logstore/pgtest"
+	"github.com/sluice-gw/sluice/internal/mockllm"
 )
 
 // logRecord is what the tests read of a request log record.
@@ -52,7 +54,10 @@ func logsConfig(dir string) string {
 }
 
 // logsConfigURL is logsConfig with the log's store at url.
-func logsConfigURL(url string) string {
+func logsConfigURL(url string) string { return logsYAML(url, "", "") }
+
+// logsYAML is logsConfigURL with more providers and aliases (lines of YAML, indented).
+func logsYAML(url, providers, models string) string {
 	// A live tail writes only when a record comes: its keepalives are what tell it that its
 	// client left (package presence), so they come often here.
 	return `
@@ -61,10 +66,45 @@ auth: {admin_token: ` + logsAdmin + `}
 logs: {url: "` + url + `", capture: content}
 providers:
   sim: {kind: sim}
-models:
+` + providers + `models:
   default: [sim/echo]
   flaky: ["sim/text?fail=500", sim/echo]
-`
+` + models
+}
+
+// tailLogs opens GET /admin/logs/tail?query, closed when the test ends; next returns the
+// next record and its data line as sent.
+func tailLogs(t *testing.T, url, query string) (next func() (logRecord, string)) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	t.Cleanup(cancel)
+	req, _ := http.NewRequestWithContext(ctx, "GET", url+"/admin/logs/tail?"+query, nil)
+	req.Header.Set("Authorization", "Bearer "+logsAdmin)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("tail: %d %q", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	time.Sleep(100 * time.Millisecond) // the tail starts now: the requests come after it
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	return func() (logRecord, string) {
+		t.Helper()
+		for sc.Scan() {
+			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				var rec logRecord
+				if err := json.Unmarshal([]byte(data), &rec); err != nil {
+					t.Fatal(err)
+				}
+				return rec, data
+			}
+		}
+		t.Fatalf("the tail ended (%v) before the record came", sc.Err())
+		return logRecord{}, ""
+	}
 }
 
 // waitLogs polls GET /admin/logs?query until it holds n records (the writer flushes every
@@ -138,18 +178,29 @@ func TestRequestLog(t *testing.T) {
 
 // testRequestLog runs TestRequestLog on the store at logsURL; stored returns its bytes.
 func testRequestLog(t *testing.T, logsURL string, stored func() [][]byte) {
-	url := serveGate(t, logsConfigURL(logsURL), nil, time.Minute, nil)
+	// The provider's key is planted too: the upstream quotes it back in its errors, whole.
+	ms := httptest.NewServer(mockllm.New(mockllm.Options{}))
+	t.Cleanup(ms.Close)
+	const providerKey = "sk-proj-Pk4Wd8Lq2Zr7Vn5Tm9Xb3Hc6Jf1Gs0Ya"
+	url := serveGate(t, logsYAML(logsURL, `  oai: {kind: openai, base_url: "${MOCK_URL}/v1", api_key: "${OAI_KEY}"}
+`, `  quoting: ["oai/text?fail=400&quote=all"]
+`), map[string]string{"MOCK_URL": ms.URL, "OAI_KEY": providerKey}, time.Minute, nil)
 	id, secret := createKey(t, url, logsAdmin, `{"name":"team-b-bot","metadata":{"team":"b"}}`)
 	const planted = "sk-proj-Xq7Rt2Lm9Vb4Nc8Zd1Wf6Gh3Jk5Pa0Se7"
+	tail := tailLogs(t, url, "key="+id)
 
 	plain := do(t, "POST", url+"/v1/chat/completions", secret,
 		`{"model":"default","messages":[{"role":"user","content":"my key is `+planted+` keep it"}]}`)
 	fell := do(t, "POST", url+"/v1/chat/completions", secret, chatBody("flaky", true, ""))
 	missing := do(t, "POST", url+"/v1/chat/completions", secret, chatBody("nope", false, ""))
-	if plain.status != 200 || fell.status != 200 || missing.status != 404 {
-		t.Fatalf("got %d, %d, %d; want 200, 200, 404", plain.status, fell.status, missing.status)
+	quoted := do(t, "POST", url+"/v1/chat/completions", secret, chatBody("quoting", false, ""))
+	if plain.status != 200 || fell.status != 200 || missing.status != 404 || quoted.status != 400 {
+		t.Fatalf("got %d, %d, %d, %d; want 200, 200, 404, 400", plain.status, fell.status, missing.status, quoted.status)
 	}
-	recs := waitLogs(t, url, "key="+id, 3)
+	if !strings.Contains(string(quoted.body), "[REDACTED:") {
+		t.Fatalf("the upstream's error %s, want its quote of the request there, masked", quoted.body)
+	}
+	recs := waitLogs(t, url, "key="+id, 4)
 	byID := map[string]logRecord{}
 	for _, r := range recs {
 		byID[r.ID] = r
@@ -182,23 +233,56 @@ func testRequestLog(t *testing.T, logsURL string, stored func() [][]byte) {
 		t.Errorf("status filter gave %+v", got)
 	}
 	r = do(t, "GET", url+"/admin/logs/export?format=jsonl&key="+id, logsAdmin, "")
-	if r.status != 200 || bytes.Count(r.body, []byte("\n")) != 3 || !strings.Contains(r.header.Get("Content-Disposition"), "attachment") {
+	if r.status != 200 || bytes.Count(r.body, []byte("\n")) != 4 || !strings.Contains(r.header.Get("Content-Disposition"), "attachment") {
 		t.Errorf("export: %d %q, %d lines", r.status, r.header, bytes.Count(r.body, []byte("\n")))
 	}
+	q := byID[quoted.header.Get("X-Request-Id")]
+	if q.Status != 400 || !strings.Contains(q.Error, "[REDACTED:") {
+		t.Errorf("quoted error's record %+v, want the 400 and the upstream's text, masked", q)
+	}
 
-	// Secrets: the planted one and the virtual key are in no answer and in no byte of the store.
-	for _, path := range []string{"/admin/logs?limit=1000", "/admin/logs/export?format=csv"} {
-		if b := do(t, "GET", url+path, logsAdmin, "").body; bytes.Contains(b, []byte(planted)) || bytes.Contains(b, []byte(secret)) {
-			t.Errorf("%s quotes a secret", path)
+	// Secrets: the planted one, the provider's key and the virtual key are in no answer and
+	// in no byte of the store.
+	secrets := []string{planted, providerKey, secret, logsAdmin}
+	leak := func(b []byte) string {
+		for _, s := range secrets {
+			if run := runOf(string(b), s); run != "" {
+				return run
+			}
 		}
+		return ""
+	}
+	answers := map[string][]byte{}
+	for _, path := range []string{"/admin/logs?limit=1000", "/admin/logs/export?format=csv", "/admin/logs/export?format=jsonl"} {
+		answers[path] = do(t, "GET", url+path, logsAdmin, "").body
+	}
+	for _, rec := range recs {
+		answers["/admin/logs/"+rec.ID] = do(t, "GET", url+"/admin/logs/"+rec.ID, logsAdmin, "").body
+	}
+	var tailed []byte
+	for range recs {
+		_, data := tail()
+		tailed = append(tailed, data...)
+	}
+	answers["/admin/logs/tail"] = tailed
+	for path, b := range answers {
+		if !bytes.Contains(b, []byte(q.ID)) && !bytes.Contains(b, []byte(`"id":"`)) {
+			t.Errorf("%s holds no record: %s", path, b)
+		}
+		if run := leak(b); run != "" {
+			t.Errorf("%s quotes a secret (%q)", path, run)
+		}
+	}
+	if !bytes.Contains(tailed, []byte(q.ID)) || !bytes.Contains(tailed, []byte(p.ID)) {
+		t.Errorf("the tail gave %s, want the plain call's and the quoted error's records", tailed)
 	}
 	bs := stored()
 	if len(bs) == 0 || !bytes.Contains(bytes.Join(bs, nil), []byte(f.ID)) {
 		t.Fatal("the store's bytes do not hold the records: the check below would prove nothing")
 	}
 	for _, b := range bs {
-		if bytes.Contains(b, []byte(planted)) || bytes.Contains(b, []byte(secret)) || bytes.Contains(b, []byte(logsAdmin)) {
-			t.Error("the store's bytes hold a secret")
+		if run := leak(b); run != "" {
+			t.Errorf("the store's bytes hold a secret (%q)", run)
 		}
 	}
 }
@@ -239,34 +323,11 @@ func TestRequestLogBadInput(t *testing.T) {
 func TestRequestLogTailUsageHealth(t *testing.T) {
 	url := serveGate(t, logsConfig(t.TempDir()), nil, time.Minute, nil)
 	id, secret := createKey(t, url, logsAdmin, `{"name":"k","metadata":{"team":"search"}}`)
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, "GET", url+"/admin/logs/tail?key="+id, nil)
-	req.Header.Set("Authorization", "Bearer "+logsAdmin)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
-		t.Fatalf("tail: %d %q", resp.StatusCode, resp.Header.Get("Content-Type"))
-	}
-	time.Sleep(100 * time.Millisecond) // the tail starts now: the request comes after it
+	tail := tailLogs(t, url, "key="+id)
 	call := do(t, "POST", url+"/v1/chat/completions", secret, chatBody("default", false, ""))
-	sc := bufio.NewScanner(resp.Body)
-	var got logRecord
-	for sc.Scan() {
-		if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
-			if err := json.Unmarshal([]byte(data), &got); err != nil {
-				t.Fatal(err)
-			}
-			break
-		}
-	}
-	if got.ID != call.header.Get("X-Request-Id") {
+	if got, _ := tail(); got.ID != call.header.Get("X-Request-Id") {
 		t.Fatalf("tail gave %+v, want the call's record", got)
 	}
-	cancel()
 
 	r := do(t, "GET", url+"/admin/usage?group_by=meta.team&key="+id, logsAdmin, "")
 	var u struct {
