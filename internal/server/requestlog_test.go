@@ -26,6 +26,8 @@ type logRecord struct {
 	KeyID    string            `json:"key_id"`
 	KeyName  string            `json:"key_name"`
 	KeyMeta  map[string]string `json:"key_meta"`
+	Team     string            `json:"team"`
+	Path     string            `json:"path"`
 	Alias    string            `json:"alias"`
 	Target   string            `json:"target"`
 	Status   int               `json:"status"`
@@ -34,6 +36,13 @@ type logRecord struct {
 	Error    string            `json:"error"`
 	TokensIn int               `json:"tokens_in"`
 	Capture  string            `json:"capture"`
+	Cache    string            `json:"cache"`
+	// Redactions, Guardrails and Tools are the masks, verdicts and tool calls.
+	Redactions int            `json:"redactions"`
+	Guardrails []logGuardrail `json:"guardrails"`
+	Tools      []struct {
+		Name, Server, Outcome string
+	} `json:"tools"`
 	Attempts []struct {
 		Target, Kind string
 		Status       int
@@ -44,6 +53,9 @@ type logRecord struct {
 		Truncated       bool
 	} `json:"content"`
 }
+
+// logGuardrail is a record's guardrail verdict.
+type logGuardrail struct{ Name, Stage, Verdict string }
 
 const logsAdmin = "admin-token-for-logs"
 

@@ -1,0 +1,69 @@
+package server_test
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// Records of the other routes: the Anthropic Messages wire, the Responses wire and a tool
+// call through /mcp each have their wire, the key's team and, for /mcp, the call; a request
+// whose answer was masked and judged has its redactions and guardrail verdict, and the same
+// request again its cache hit.
+func TestRequestLogRoutes(t *testing.T) {
+	url := serveGate(t, `
+auth: {admin_token: `+logsAdmin+`}
+logs: {url: "sqlite://`+filepath.Join(t.TempDir(), "logs.db")+`"}
+providers:
+  sim: {kind: sim}
+tools:
+  docs: {mcp: {url: "${DOCS}"}}
+guardrails:
+  no-condor: {stage: output, kind: terms, terms: [condor]}
+teams:
+  - {name: search}
+models:
+  default: [sim/echo]
+  judged: {targets: [sim/echo], cache: {}, guardrails: [no-condor]}
+`, map[string]string{"DOCS": mcpDocs(t)}, time.Minute, nil)
+	_, key := createKey(t, url, logsAdmin, `{"name":"bot","team":"search","mcp":{"servers":["*"]}}`)
+
+	messages := do(t, "POST", url+"/v1/messages", key, messagesBody("default", false, ""))
+	responses := do(t, "POST", url+"/v1/responses", key, respBody("default", true, ""))
+	sid := mcpInit(t, url, key)
+	call, m := mcpPost(t, url, key, sid, mcpCall("docs__search", `{"q":"go"}`))
+	const planted = "sk-proj-Xq7Rt2Lm9Vb4Nc8Zd1Wf6Gh3Jk5Pa0Se7"
+	judged := do(t, "POST", url+"/v1/chat/completions", key, say("judged", "my key is "+planted, false, ""))
+	again := do(t, "POST", url+"/v1/chat/completions", key, say("judged", "my key is "+planted, false, ""))
+	if messages.status != 200 || responses.status != 200 || m["result"] == nil || judged.status != 200 || again.status != 200 {
+		t.Fatalf("got %d, %d, %v, %d, %d; want every call served", messages.status, responses.status, m, judged.status, again.status)
+	}
+	if got := again.header.Get("X-Sluice-Cache"); got != "hit" {
+		t.Fatalf("the second judged call: got X-Sluice-Cache %q, want hit", got)
+	}
+
+	for _, tt := range []struct {
+		name  string
+		r     reply
+		check func(logRecord) bool
+	}{
+		{"messages", messages, func(r logRecord) bool { return r.Wire == "messages" && r.Path == "/v1/messages" && r.Alias == "default" }},
+		{"responses", responses, func(r logRecord) bool { return r.Wire == "responses" && r.Stream && r.Target == "sim/echo" }},
+		{"mcp", call, func(r logRecord) bool {
+			return r.Wire == "mcp" && r.Path == "/mcp" && len(r.Tools) == 1 && r.Tools[0].Name == "docs__search" &&
+				r.Tools[0].Server == "docs" && r.Tools[0].Outcome == "ok"
+		}},
+		{"masked and judged", judged, func(r logRecord) bool {
+			return r.Wire == "chat" && r.Redactions > 0 && r.Cache == "miss" && len(r.Guardrails) == 1 &&
+				r.Guardrails[0] == logGuardrail{Name: "no-condor", Stage: "output", Verdict: "pass"}
+		}},
+		{"cache hit", again, func(r logRecord) bool { return r.Cache == "hit" }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := waitRecord(t, url, tt.r.header.Get("X-Request-Id"))
+			if rec.Team != "search" || rec.KeyName != "bot" || rec.Status != 200 || !tt.check(rec) {
+				t.Errorf("got record %+v", rec)
+			}
+		})
+	}
+}
