@@ -47,7 +47,9 @@ models:
 		r     reply
 		check func(logRecord) bool
 	}{
-		{"messages", messages, func(r logRecord) bool { return r.Wire == "messages" && r.Path == "/v1/messages" && r.Alias == "default" }},
+		{"messages", messages, func(r logRecord) bool {
+			return r.Wire == "messages" && r.Path == "/v1/messages" && r.Alias == "default"
+		}},
 		{"responses", responses, func(r logRecord) bool { return r.Wire == "responses" && r.Stream && r.Target == "sim/echo" }},
 		{"mcp", call, func(r logRecord) bool {
 			return r.Wire == "mcp" && r.Path == "/mcp" && len(r.Tools) == 1 && r.Tools[0].Name == "docs__search" &&
