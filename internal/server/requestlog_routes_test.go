@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"encoding/json"
 	"path/filepath"
 	"testing"
 	"time"
@@ -67,5 +68,33 @@ models:
 				t.Errorf("got record %+v", rec)
 			}
 		})
+	}
+
+	// The team filters the log and the usage (docs/request-log.md, docs/keys.md): the four
+	// model requests count in the account, the MCP messages do not.
+	if got := waitLogs(t, url, "team=search&alias=judged", 2); got[0].Team != "search" {
+		t.Errorf("GET /admin/logs?team=search gave %+v", got)
+	}
+	waitLogs(t, url, "team=other", 0)
+	for _, tt := range []struct {
+		query string
+		want  int
+	}{{"team=search&group_by=team", 4}, {"team=other&group_by=team", 0}} {
+		r := do(t, "GET", url+"/admin/usage?"+tt.query, logsAdmin, "")
+		var u struct {
+			Data []struct {
+				Group    string
+				Requests int
+			}
+		}
+		n := 0
+		if err := json.Unmarshal(r.body, &u); err == nil {
+			for _, d := range u.Data {
+				n += d.Requests
+			}
+		}
+		if r.status != 200 || n != tt.want {
+			t.Errorf("GET /admin/usage?%s: got %d %s, want %d requests", tt.query, r.status, r.body, tt.want)
+		}
 	}
 }
