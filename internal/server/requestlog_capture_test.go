@@ -29,20 +29,27 @@ keys:
   - {name: config-content, hash: `+auth.Hash(captureKey)+`, capture: content}
 `, nil, time.Minute, nil)
 	_, none := createKey(t, url, logsAdmin, `{"name":"none"}`)
-	_, meta := createKey(t, url, logsAdmin, `{"name":"meta","capture":"metadata"}`)
+	metaID, meta := createKey(t, url, logsAdmin, `{"name":"meta","capture":"metadata"}`)
 	_, content := createKey(t, url, logsAdmin, `{"name":"content","capture":"content"}`)
 	for _, tt := range []struct {
 		name, key, alias, want string
+		patch                  string // the meta key's PATCH body, sent first ("": none)
 	}{
-		{"no key capture, no alias capture: logs.capture", none, "default", "metadata"},
-		{"no key capture: the alias's content", none, "captured", "content"},
-		{"no key capture: the alias's metadata", none, "plain", "metadata"},
-		{"the key's metadata over the alias's content", meta, "captured", "metadata"},
-		{"the key's content over the alias's metadata", content, "plain", "content"},
-		{"the key's content over logs.capture", content, "default", "content"},
-		{"a config key's content over the alias's metadata", captureKey, "plain", "content"},
+		{"no key capture, no alias capture: logs.capture", none, "default", "metadata", ""},
+		{"no key capture: the alias's content", none, "captured", "content", ""},
+		{"no key capture: the alias's metadata", none, "plain", "metadata", ""},
+		{"the key's metadata over the alias's content", meta, "captured", "metadata", ""},
+		{"the key's content over the alias's metadata", content, "plain", "content", ""},
+		{"the key's content over logs.capture", content, "default", "content", ""},
+		{"a config key's content over the alias's metadata", captureKey, "plain", "content", ""},
+		{"the key's capture patched away: the alias's content", meta, "captured", "content", `{"capture":""}`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
+			if tt.patch != "" {
+				if r := do(t, "PATCH", url+"/admin/keys/"+metaID, logsAdmin, tt.patch); r.status != 200 {
+					t.Fatalf("PATCH /admin/keys/%s: got %d %s", metaID, r.status, r.body)
+				}
+			}
 			r := do(t, "POST", url+"/v1/chat/completions", tt.key, chatBody(tt.alias, false, ""))
 			if r.status != 200 {
 				t.Fatalf("got %d %s, want 200", r.status, r.body)

@@ -3,6 +3,7 @@ package server_test
 import (
 	"encoding/json"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -14,7 +15,7 @@ import (
 func TestRequestLogRoutes(t *testing.T) {
 	url := serveGate(t, `
 auth: {admin_token: `+logsAdmin+`}
-logs: {url: "sqlite://`+filepath.Join(t.TempDir(), "logs.db")+`"}
+logs: {url: "sqlite://`+filepath.Join(t.TempDir(), "logs.db")+`", capture: content}
 providers:
   sim: {kind: sim}
 tools:
@@ -49,18 +50,22 @@ models:
 		check func(logRecord) bool
 	}{
 		{"messages", messages, func(r logRecord) bool {
-			return r.Wire == "messages" && r.Path == "/v1/messages" && r.Alias == "default"
+			return r.Wire == "messages" && r.Path == "/v1/messages" && r.Alias == "default" && echoed(r)
 		}},
-		{"responses", responses, func(r logRecord) bool { return r.Wire == "responses" && r.Stream && r.Target == "sim/echo" }},
+		{"responses", responses, func(r logRecord) bool {
+			return r.Wire == "responses" && r.Stream && r.Target == "sim/echo" && echoed(r)
+		}},
 		{"mcp", call, func(r logRecord) bool {
 			return r.Wire == "mcp" && r.Path == "/mcp" && len(r.Tools) == 1 && r.Tools[0].Name == "docs__search" &&
 				r.Tools[0].Server == "docs" && r.Tools[0].Outcome == "ok"
 		}},
 		{"masked and judged", judged, func(r logRecord) bool {
-			return r.Wire == "chat" && r.Redactions > 0 && r.Cache == "miss" && len(r.Guardrails) == 1 &&
+			return r.Wire == "chat" && r.Redactions > 0 && r.Content != nil && strings.Contains(r.Content.Answer, "my key is [REDACTED:") && r.Cache == "miss" && len(r.Guardrails) == 1 &&
 				r.Guardrails[0] == logGuardrail{Name: "no-condor", Stage: "output", Verdict: "pass"}
 		}},
-		{"cache hit", again, func(r logRecord) bool { return r.Cache == "hit" }},
+		{"cache hit", again, func(r logRecord) bool {
+			return r.Cache == "hit" && r.Content != nil && strings.Contains(r.Content.Answer, "my key is [REDACTED:")
+		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			rec := waitRecord(t, url, tt.r.header.Get("X-Request-Id"))
@@ -97,4 +102,9 @@ models:
 			t.Errorf("GET /admin/usage?%s: got %d %s, want %d requests", tt.query, r.status, r.body, tt.want)
 		}
 	}
+}
+
+// echoed reports whether a record captured the harness's prompt and sim/echo's answer to it.
+func echoed(r logRecord) bool {
+	return r.Content != nil && strings.Contains(r.Content.Request, "Hello there, gateway.") && r.Content.Answer == "Hello there, gateway."
 }
