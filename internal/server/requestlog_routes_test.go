@@ -10,13 +10,13 @@ import (
 
 // Records of the other routes: the Anthropic Messages wire, the Responses wire, Gemini's
 // (its key in the query) and a tool call through /mcp each have their wire, the key's team
-// and, for /mcp, the call, and never the key; a request
-// whose answer was masked and judged has its redactions and guardrail verdict, and the same
-// request again its cache hit.
+// and, for /mcp, the call, and never the key; a request whose answer was masked and judged
+// has its redactions and guardrail verdict, and the same request again its cache hit.
+// Content is captured by the aliases' choice, on every wire and on the hit.
 func TestRequestLogRoutes(t *testing.T) {
 	url := serveGate(t, `
 auth: {admin_token: `+logsAdmin+`}
-logs: {url: "sqlite://`+filepath.Join(t.TempDir(), "logs.db")+`", capture: content}
+logs: {url: "sqlite://`+filepath.Join(t.TempDir(), "logs.db")+`"}
 providers:
   sim: {kind: sim}
 tools:
@@ -26,8 +26,8 @@ guardrails:
 teams:
   - {name: search}
 models:
-  default: [sim/echo]
-  judged: {targets: [sim/echo], cache: {}, guardrails: [no-condor]}
+  default: {targets: [sim/echo], capture: content}
+  judged: {targets: [sim/echo], cache: {}, guardrails: [no-condor], capture: content}
 `, map[string]string{"DOCS": mcpDocs(t)}, time.Minute, nil)
 	_, key := createKey(t, url, logsAdmin, `{"name":"bot","team":"search","mcp":{"servers":["*"]}}`)
 
