@@ -195,6 +195,7 @@ func testRequestLog(t *testing.T, logsURL string, stored func() [][]byte) {
 	url := serveGate(t, logsYAML(logsURL, `  oai: {kind: openai, base_url: "${MOCK_URL}/v1", api_key: "${OAI_KEY}"}
 `, `  quoting: ["oai/text?fail=400&quote=all"]
   exhausted: ["oai/text?fail=500&quote=all", "oai/text?fail=429&quote=masked"]
+  midstream: ["oai/text?len=40&chunk=8&fail=error&after=3&quote=all"]
 `), map[string]string{"MOCK_URL": ms.URL, "OAI_KEY": providerKey}, time.Minute, nil)
 	id, secret := createKey(t, url, logsAdmin, `{"name":"team-b-bot","metadata":{"team":"b"}}`)
 	const planted = "sk-proj-Xq7Rt2Lm9Vb4Nc8Zd1Wf6Gh3Jk5Pa0Se7"
@@ -206,14 +207,15 @@ func testRequestLog(t *testing.T, logsURL string, stored func() [][]byte) {
 	missing := do(t, "POST", url+"/v1/chat/completions", secret, chatBody("nope", false, ""))
 	quoted := do(t, "POST", url+"/v1/chat/completions", secret, chatBody("quoting", false, ""))
 	exhausted := do(t, "POST", url+"/v1/chat/completions", secret, chatBody("exhausted", true, ""))
-	if plain.status != 200 || fell.status != 200 || missing.status != 404 || quoted.status != 400 || exhausted.status < 400 {
+	midstream := do(t, "POST", url+"/v1/chat/completions", secret, chatBody("midstream", true, ""))
+	if plain.status != 200 || fell.status != 200 || missing.status != 404 || quoted.status != 400 || exhausted.status < 400 || midstream.status != 200 {
 		t.Fatalf("got %d, %d, %d, %d, %d; want 200, 200, 404, 400, an error", plain.status, fell.status, missing.status,
 			quoted.status, exhausted.status)
 	}
 	if !strings.Contains(string(quoted.body), "[REDACTED:") {
 		t.Fatalf("the upstream's error %s, want its quote of the request there, masked", quoted.body)
 	}
-	recs := waitLogs(t, url, "key="+id, 5)
+	recs := waitLogs(t, url, "key="+id, 6)
 	byID := map[string]logRecord{}
 	for _, r := range recs {
 		byID[r.ID] = r
@@ -246,7 +248,7 @@ func testRequestLog(t *testing.T, logsURL string, stored func() [][]byte) {
 		t.Errorf("status filter gave %+v", got)
 	}
 	r = do(t, "GET", url+"/admin/logs/export?format=jsonl&key="+id, logsAdmin, "")
-	if r.status != 200 || bytes.Count(r.body, []byte("\n")) != 5 || !strings.Contains(r.header.Get("Content-Disposition"), "attachment") {
+	if r.status != 200 || bytes.Count(r.body, []byte("\n")) != 6 || !strings.Contains(r.header.Get("Content-Disposition"), "attachment") {
 		t.Errorf("export: %d %q, %d lines", r.status, r.header, bytes.Count(r.body, []byte("\n")))
 	}
 	q := byID[quoted.header.Get("X-Request-Id")]
@@ -255,6 +257,9 @@ func testRequestLog(t *testing.T, logsURL string, stored func() [][]byte) {
 	}
 	if x := byID[exhausted.header.Get("X-Request-Id")]; x.Status < 400 || len(x.Attempts) != 2 || x.Error == "" {
 		t.Errorf("exhausted chain's record %+v, want the error and both attempts", x)
+	}
+	if ms := byID[midstream.header.Get("X-Request-Id")]; !strings.Contains(ms.Error, "[REDACTED:") {
+		t.Errorf("in-band error's record %+v, want the upstream's text, masked", ms)
 	}
 
 	// Secrets: the planted one, the provider's key and the virtual key are in no answer and
