@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -16,9 +15,7 @@ const captureKey = "sk-capture-content-0123456789abcdefghij"
 // What a record keeps is the key's capture, else its alias's, else logs.capture; the key's
 // choice wins both ways, from the admin API and from the config.
 func TestRequestLogCapturePrecedence(t *testing.T) {
-	url := serveGate(t, `
-auth: {admin_token: `+logsAdmin+`}
-logs: {url: "sqlite://`+filepath.Join(t.TempDir(), "logs.db")+`"}
+	url := serveGate(t, sqliteLogs(t, "")+`
 providers:
   sim: {kind: sim}
 models:
@@ -80,9 +77,7 @@ func TestRequestLogCaptureCap(t *testing.T) {
 		{"configured", ", max_content_bytes: 64", 64, strings.Repeat("€", 30)},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			url := serveGate(t, `
-auth: {admin_token: `+logsAdmin+`}
-logs: {url: "sqlite://`+filepath.Join(t.TempDir(), "logs.db")+`", capture: content`+tt.logs+`}
+			url := serveGate(t, sqliteLogs(t, ", capture: content"+tt.logs)+`
 providers:
   sim: {kind: sim}
 models:

@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,9 +13,7 @@ import (
 // has its redactions and guardrail verdict, and the same request again its cache hit.
 // Content is captured by the aliases' choice, on every wire and on the hit.
 func TestRequestLogRoutes(t *testing.T) {
-	url := serveGate(t, `
-auth: {admin_token: `+logsAdmin+`}
-logs: {url: "sqlite://`+filepath.Join(t.TempDir(), "logs.db")+`"}
+	url := serveGate(t, sqliteLogs(t, "")+`
 providers:
   sim: {kind: sim}
 tools:

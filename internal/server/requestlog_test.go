@@ -63,6 +63,13 @@ func logsConfig(dir string) string {
 	return logsConfigURL("sqlite://" + filepath.Join(dir, "logs.db"))
 }
 
+// sqliteLogs is the auth: and logs: lines of a gateway with the admin token logsAdmin and
+// its request log in a SQLite file of a temporary folder; extra adds to logs: (", capture:
+// content").
+func sqliteLogs(t *testing.T, extra string) string {
+	return "auth: {admin_token: " + logsAdmin + "}\nlogs: {url: \"sqlite://" + filepath.Join(t.TempDir(), "logs.db") + "\"" + extra + "}\n"
+}
+
 // logsConfigURL is logsConfig with the log's store at url.
 func logsConfigURL(url string) string { return logsYAML(url, "", "") }
 
