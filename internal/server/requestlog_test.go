@@ -6,15 +6,15 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/sluice-gw/sluice/internal/logstore/pgtest"
+	"github.com/sluice-gw/sluice/internal/mockllm"
 )
 
 // logRecord is what the tests read of a request log record.
@@ -24,6 +24,8 @@ type logRecord struct {
 	KeyID    string            `json:"key_id"`
 	KeyName  string            `json:"key_name"`
 	KeyMeta  map[string]string `json:"key_meta"`
+	Team     string            `json:"team"`
+	Path     string            `json:"path"`
 	Alias    string            `json:"alias"`
 	Target   string            `json:"target"`
 	Status   int               `json:"status"`
@@ -32,12 +34,26 @@ type logRecord struct {
 	Error    string            `json:"error"`
 	TokensIn int               `json:"tokens_in"`
 	Capture  string            `json:"capture"`
+	Cache    string            `json:"cache"`
+	// Redactions, Guardrails and Tools are the masks, verdicts and tool calls.
+	Redactions int            `json:"redactions"`
+	Guardrails []logGuardrail `json:"guardrails"`
+	Tools      []struct {
+		Name, Server, Outcome string
+	} `json:"tools"`
 	Attempts []struct {
 		Target, Kind string
 		Status       int
 	} `json:"attempts"`
-	Content *struct{ Request, Answer string } `json:"content"`
+	Content *struct {
+		Request, Answer string
+		Cap             int
+		Truncated       bool
+	} `json:"content"`
 }
+
+// logGuardrail is a record's guardrail verdict.
+type logGuardrail struct{ Name, Stage, Verdict string }
 
 const logsAdmin = "admin-token-for-logs"
 
@@ -47,8 +63,18 @@ func logsConfig(dir string) string {
 	return logsConfigURL("sqlite://" + filepath.Join(dir, "logs.db"))
 }
 
+// sqliteLogs is the auth: and logs: lines of a gateway with the admin token logsAdmin and
+// its request log in a SQLite file of a temporary folder; extra adds to logs: (", capture:
+// content").
+func sqliteLogs(t *testing.T, extra string) string {
+	return "auth: {admin_token: " + logsAdmin + "}\nlogs: {url: \"sqlite://" + filepath.Join(t.TempDir(), "logs.db") + "\"" + extra + "}\n"
+}
+
 // logsConfigURL is logsConfig with the log's store at url.
-func logsConfigURL(url string) string {
+func logsConfigURL(url string) string { return logsYAML(url, "", "") }
+
+// logsYAML is logsConfigURL with more providers and aliases (lines of YAML, indented).
+func logsYAML(url, providers, models string) string {
 	// A live tail writes only when a record comes: its keepalives are what tell it that its
 	// client left (package presence), so they come often here.
 	return `
@@ -57,10 +83,45 @@ auth: {admin_token: ` + logsAdmin + `}
 logs: {url: "` + url + `", capture: content}
 providers:
   sim: {kind: sim}
-models:
+` + providers + `models:
   default: [sim/echo]
   flaky: ["sim/text?fail=500", sim/echo]
-`
+` + models
+}
+
+// tailLogs opens GET /admin/logs/tail?query, closed when the test ends; next returns the
+// next record and its data line as sent.
+func tailLogs(t *testing.T, url, query string) (next func() (logRecord, string)) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	t.Cleanup(cancel)
+	req, _ := http.NewRequestWithContext(ctx, "GET", url+"/admin/logs/tail?"+query, nil)
+	req.Header.Set("Authorization", "Bearer "+logsAdmin)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("tail: %d %q", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	time.Sleep(100 * time.Millisecond) // the tail starts now: the requests come after it
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	return func() (logRecord, string) {
+		t.Helper()
+		for sc.Scan() {
+			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				var rec logRecord
+				if err := json.Unmarshal([]byte(data), &rec); err != nil {
+					t.Fatal(err)
+				}
+				return rec, data
+			}
+		}
+		t.Fatalf("the tail ended (%v) before the record came", sc.Err())
+		return logRecord{}, ""
+	}
 }
 
 // waitLogs polls GET /admin/logs?query until it holds n records (the writer flushes every
@@ -86,6 +147,24 @@ func waitLogs(t *testing.T, url, query string, n int) []logRecord {
 		t.Fatalf("got %d records for %q, want %d", len(page.Data), query, n)
 	}
 	return page.Data
+}
+
+// waitRecord polls GET /admin/logs/{id} until the record is there, and returns it.
+func waitRecord(t *testing.T, url, id string) logRecord {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		r := do(t, "GET", url+"/admin/logs/"+id, logsAdmin, "")
+		if r.status == http.StatusOK {
+			var rec logRecord
+			if err := json.Unmarshal(r.body, &rec); err != nil || rec.ID != id {
+				t.Fatalf("GET /admin/logs/%s: %v, got %s", id, err, r.body)
+			}
+			return rec
+		}
+		if r.status != http.StatusNotFound || time.Now().After(deadline) {
+			t.Fatalf("GET /admin/logs/%s: got %d %s, want the record", id, r.status, r.body)
+		}
+	}
 }
 
 // Every request of the route table gets one record, with who asked, what served, the
@@ -116,18 +195,34 @@ func TestRequestLog(t *testing.T) {
 
 // testRequestLog runs TestRequestLog on the store at logsURL; stored returns its bytes.
 func testRequestLog(t *testing.T, logsURL string, stored func() [][]byte) {
-	url := serveGate(t, logsConfigURL(logsURL), nil, time.Minute, nil)
+	// The provider's key is planted too: the upstream quotes it back in its errors, whole.
+	ms := httptest.NewServer(mockllm.New(mockllm.Options{}))
+	t.Cleanup(ms.Close)
+	const providerKey = "sk-proj-Pk4Wd8Lq2Zr7Vn5Tm9Xb3Hc6Jf1Gs0Ya"
+	url := serveGate(t, logsYAML(logsURL, `  oai: {kind: openai, base_url: "${MOCK_URL}/v1", api_key: "${OAI_KEY}"}
+`, `  quoting: ["oai/text?fail=400&quote=all"]
+  exhausted: ["oai/text?fail=500&quote=all", "oai/text?fail=429&quote=masked"]
+  midstream: ["oai/text?len=40&chunk=8&fail=error&after=3&quote=all"]
+`), map[string]string{"MOCK_URL": ms.URL, "OAI_KEY": providerKey}, time.Minute, nil)
 	id, secret := createKey(t, url, logsAdmin, `{"name":"team-b-bot","metadata":{"team":"b"}}`)
 	const planted = "sk-proj-Xq7Rt2Lm9Vb4Nc8Zd1Wf6Gh3Jk5Pa0Se7"
+	tail := tailLogs(t, url, "key="+id)
 
 	plain := do(t, "POST", url+"/v1/chat/completions", secret,
 		`{"model":"default","messages":[{"role":"user","content":"my key is `+planted+` keep it"}]}`)
 	fell := do(t, "POST", url+"/v1/chat/completions", secret, chatBody("flaky", true, ""))
 	missing := do(t, "POST", url+"/v1/chat/completions", secret, chatBody("nope", false, ""))
-	if plain.status != 200 || fell.status != 200 || missing.status != 404 {
-		t.Fatalf("got %d, %d, %d; want 200, 200, 404", plain.status, fell.status, missing.status)
+	quoted := do(t, "POST", url+"/v1/chat/completions", secret, chatBody("quoting", false, ""))
+	exhausted := do(t, "POST", url+"/v1/chat/completions", secret, chatBody("exhausted", true, ""))
+	midstream := do(t, "POST", url+"/v1/chat/completions", secret, chatBody("midstream", true, ""))
+	if plain.status != 200 || fell.status != 200 || missing.status != 404 || quoted.status != 400 || exhausted.status < 400 || midstream.status != 200 {
+		t.Fatalf("got %d, %d, %d, %d, %d; want 200, 200, 404, 400, an error", plain.status, fell.status, missing.status,
+			quoted.status, exhausted.status)
 	}
-	recs := waitLogs(t, url, "key="+id, 3)
+	if !strings.Contains(string(quoted.body), "[REDACTED:") {
+		t.Fatalf("the upstream's error %s, want its quote of the request there, masked", quoted.body)
+	}
+	recs := waitLogs(t, url, "key="+id, 6)
 	byID := map[string]logRecord{}
 	for _, r := range recs {
 		byID[r.ID] = r
@@ -160,23 +255,62 @@ func testRequestLog(t *testing.T, logsURL string, stored func() [][]byte) {
 		t.Errorf("status filter gave %+v", got)
 	}
 	r = do(t, "GET", url+"/admin/logs/export?format=jsonl&key="+id, logsAdmin, "")
-	if r.status != 200 || bytes.Count(r.body, []byte("\n")) != 3 || !strings.Contains(r.header.Get("Content-Disposition"), "attachment") {
+	if r.status != 200 || bytes.Count(r.body, []byte("\n")) != 6 || !strings.Contains(r.header.Get("Content-Disposition"), "attachment") {
 		t.Errorf("export: %d %q, %d lines", r.status, r.header, bytes.Count(r.body, []byte("\n")))
 	}
+	q := byID[quoted.header.Get("X-Request-Id")]
+	if q.Status != 400 || !strings.Contains(q.Error, "[REDACTED:") {
+		t.Errorf("quoted error's record %+v, want the 400 and the upstream's text, masked", q)
+	}
+	if x := byID[exhausted.header.Get("X-Request-Id")]; x.Status < 400 || len(x.Attempts) != 2 || x.Error == "" {
+		t.Errorf("exhausted chain's record %+v, want the error and both attempts", x)
+	}
+	if ms := byID[midstream.header.Get("X-Request-Id")]; !strings.Contains(ms.Error, "[REDACTED:") {
+		t.Errorf("in-band error's record %+v, want the upstream's text, masked", ms)
+	}
 
-	// Secrets: the planted one and the virtual key are in no answer and in no byte of the store.
-	for _, path := range []string{"/admin/logs?limit=1000", "/admin/logs/export?format=csv"} {
-		if b := do(t, "GET", url+path, logsAdmin, "").body; bytes.Contains(b, []byte(planted)) || bytes.Contains(b, []byte(secret)) {
-			t.Errorf("%s quotes a secret", path)
+	// Secrets: the planted one, the provider's key and the virtual key are in no answer and
+	// in no byte of the store.
+	secrets := []string{planted, providerKey, secret, logsAdmin}
+	leak := func(b []byte) string {
+		for _, s := range secrets {
+			if run := runOf(string(b), s); run != "" {
+				return run
+			}
 		}
+		return ""
+	}
+	answers := map[string][]byte{}
+	for _, path := range []string{"/admin/logs?limit=1000", "/admin/logs/export?format=csv", "/admin/logs/export?format=jsonl"} {
+		answers[path] = do(t, "GET", url+path, logsAdmin, "").body
+	}
+	for _, rec := range recs {
+		answers["/admin/logs/"+rec.ID] = do(t, "GET", url+"/admin/logs/"+rec.ID, logsAdmin, "").body
+	}
+	var tailed []byte
+	for range recs {
+		_, data := tail()
+		tailed = append(tailed, data...)
+	}
+	answers["/admin/logs/tail"] = tailed
+	for path, b := range answers {
+		if !bytes.Contains(b, []byte(q.ID)) && !bytes.Contains(b, []byte(`"id":"`)) {
+			t.Errorf("%s holds no record: %s", path, b)
+		}
+		if run := leak(b); run != "" {
+			t.Errorf("%s quotes a secret (%q)", path, run)
+		}
+	}
+	if !bytes.Contains(tailed, []byte(q.ID)) || !bytes.Contains(tailed, []byte(p.ID)) {
+		t.Errorf("the tail gave %s, want the plain call's and the quoted error's records", tailed)
 	}
 	bs := stored()
 	if len(bs) == 0 || !bytes.Contains(bytes.Join(bs, nil), []byte(f.ID)) {
 		t.Fatal("the store's bytes do not hold the records: the check below would prove nothing")
 	}
 	for _, b := range bs {
-		if bytes.Contains(b, []byte(planted)) || bytes.Contains(b, []byte(secret)) || bytes.Contains(b, []byte(logsAdmin)) {
-			t.Error("the store's bytes hold a secret")
+		if run := leak(b); run != "" {
+			t.Errorf("the store's bytes hold a secret (%q)", run)
 		}
 	}
 }
@@ -217,34 +351,11 @@ func TestRequestLogBadInput(t *testing.T) {
 func TestRequestLogTailUsageHealth(t *testing.T) {
 	url := serveGate(t, logsConfig(t.TempDir()), nil, time.Minute, nil)
 	id, secret := createKey(t, url, logsAdmin, `{"name":"k","metadata":{"team":"search"}}`)
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, "GET", url+"/admin/logs/tail?key="+id, nil)
-	req.Header.Set("Authorization", "Bearer "+logsAdmin)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
-		t.Fatalf("tail: %d %q", resp.StatusCode, resp.Header.Get("Content-Type"))
-	}
-	time.Sleep(100 * time.Millisecond) // the tail starts now: the request comes after it
+	tail := tailLogs(t, url, "key="+id)
 	call := do(t, "POST", url+"/v1/chat/completions", secret, chatBody("default", false, ""))
-	sc := bufio.NewScanner(resp.Body)
-	var got logRecord
-	for sc.Scan() {
-		if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
-			if err := json.Unmarshal([]byte(data), &got); err != nil {
-				t.Fatal(err)
-			}
-			break
-		}
-	}
-	if got.ID != call.header.Get("X-Request-Id") {
+	if got, _ := tail(); got.ID != call.header.Get("X-Request-Id") {
 		t.Fatalf("tail gave %+v, want the call's record", got)
 	}
-	cancel()
 
 	r := do(t, "GET", url+"/admin/usage?group_by=meta.team&key="+id, logsAdmin, "")
 	var u struct {
@@ -318,61 +429,5 @@ models:
 	}
 	if status, _ := get("/admin/keys"); status != 404 {
 		t.Errorf("GET /admin/keys with auth off: %d, want 404 (no key routes)", status)
-	}
-}
-
-// Two replicas write to one PostgreSQL, which stops for 3 s while they serve: no request
-// fails, and once it is back every request has its record, exactly once (the writers'
-// spools, the store's unique ids).
-func TestRequestLogReplicasPostgres(t *testing.T) {
-	pg := pgtest.Start(t)
-	urls := []string{serveGate(t, logsConfigURL(pg.URL), nil, time.Minute, nil), serveGate(t, logsConfigURL(pg.URL), nil, time.Minute, nil)}
-	const each = 500
-	var failed atomic.Int64
-	var wg sync.WaitGroup
-	for _, url := range urls {
-		_, secret := createKey(t, url, logsAdmin, `{"name":"k"}`) // each replica's own: no Redis here
-		for w := range 4 {
-			wg.Go(func() {
-				for i := range each / 4 {
-					if w == 0 && i == each/8 && url == urls[0] {
-						pg.Stop(t) // halfway through: the store is gone for 3 s
-						time.Sleep(3 * time.Second)
-						pg.Start(t)
-					}
-					r := do(t, "POST", url+"/v1/chat/completions", secret, chatBody("default", false, ""))
-					if r.status != 200 {
-						failed.Add(1)
-					}
-				}
-			})
-		}
-	}
-	wg.Wait()
-	if n := failed.Load(); n > 0 {
-		t.Fatalf("%d requests failed while the log's store was down", n)
-	}
-	ids := map[string]int{}
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
-		r := do(t, "GET", urls[1]+"/admin/logs/export?format=jsonl", logsAdmin, "")
-		clear(ids)
-		for _, line := range bytes.Split(bytes.TrimSpace(r.body), []byte("\n")) {
-			var rec logRecord
-			if json.Unmarshal(line, &rec) == nil && rec.ID != "" {
-				ids[rec.ID]++
-			}
-		}
-		if len(ids) >= 2*each || time.Now().After(deadline) {
-			break
-		}
-	}
-	twice := 0
-	for _, n := range ids {
-		if n > 1 {
-			twice++
-		}
-	}
-	if len(ids) != 2*each || twice > 0 {
-		t.Errorf("got %d records (%d more than once), want %d, each once", len(ids), twice, 2*each)
 	}
 }

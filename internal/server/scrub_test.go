@@ -192,11 +192,20 @@ func credentialIn(s string) string {
 		return scrubTitle
 	}
 	for _, c := range scrubCreds {
-		for _, f := range []string{c, url.QueryEscape(c)} {
-			for i := 0; i+8 <= len(f); i++ {
-				if strings.Contains(s, f[i:i+8]) {
-					return f[i : i+8]
-				}
+		if run := runOf(s, c); run != "" {
+			return run
+		}
+	}
+	return ""
+}
+
+// runOf returns the first run of 8 bytes of secret (as it is or URL-escaped) that s holds;
+// "" when there is none.
+func runOf(s, secret string) string {
+	for _, f := range []string{secret, url.QueryEscape(secret)} {
+		for i := 0; i+8 <= len(f); i++ {
+			if strings.Contains(s, f[i:i+8]) {
+				return f[i : i+8]
 			}
 		}
 	}
