@@ -144,6 +144,13 @@ type reply struct {
 	body   []byte
 }
 
+// refused reports whether r is the answer of a replica whose Redis is out under on_failure
+// closed: 503 with the error code redis_unavailable.
+func refused(r reply) bool {
+	var e struct{ Error struct{ Code string } }
+	return r.status == 503 && json.Unmarshal(r.body, &e) == nil && e.Error.Code == "redis_unavailable"
+}
+
 func do(t *testing.T, method, url, key, body string) reply {
 	t.Helper()
 	req, _ := http.NewRequest(method, url, strings.NewReader(body))
