@@ -19,6 +19,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sluice-gw/sluice/internal/redisstore/redistest"
 )
 
 // fleet is a running deploy/fleet.sh.
@@ -37,7 +39,7 @@ func startFleet(t *testing.T, n int, env ...string) *fleet {
 	if os.Getenv("SLUICE_FLEET_TEST") == "" {
 		t.Skip("the fleet tests run with make test-fleet")
 	}
-	for _, bin := range []string{"redis-server", "nginx", "curl"} {
+	for _, bin := range []string{redistest.ServerBin(), "nginx", "curl"} {
 		if _, err := exec.LookPath(bin); err != nil {
 			t.Fatalf("%s is not installed; .ci/run installs it", bin)
 		}
