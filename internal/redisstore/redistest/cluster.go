@@ -111,7 +111,8 @@ type Cluster struct {
 func NewCluster(dir string) (*Cluster, error) {
 	for _, bin := range []string{ServerBin(), CLIBin()} {
 		if _, err := exec.LookPath(bin); err != nil {
-			return nil, fmt.Errorf("%w: %w", exec.ErrNotFound, err) // a path (SLUICE_REDIS_SERVER=/...) fails with fs.ErrNotExist
+			// A path (SLUICE_REDIS_SERVER=/usr/...) that is not there fails with fs.ErrNotExist.
+			return nil, fmt.Errorf("%w: %w", exec.ErrNotFound, err)
 		}
 	}
 	c := &Cluster{dir: dir}
