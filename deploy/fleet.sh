@@ -12,6 +12,7 @@
 # the one after. SLUICE_ADMIN_TOKEN defaults to "fleet-admin". Everything listens on 127.0.0.1.
 # FLEET_CONFIG (default deploy/fleet.yaml) is the replicas' configuration: test/fleet's cluster
 # form passes one naming a Redis Cluster and upstreams of its own instead of the ones started here.
+# SLUICE_REDIS_SERVER (default redis-server) is the server started, valkey-server for Valkey.
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -20,6 +21,7 @@ dir="${FLEET_DIR:-/tmp/sluice-fleet}"
 port="${FLEET_PORT:-8090}"
 token="${SLUICE_ADMIN_TOKEN:-fleet-admin}"
 config="${FLEET_CONFIG:-$here/fleet.yaml}"
+redis_server="${SLUICE_REDIS_SERVER:-redis-server}"
 
 stop() {
   [[ -d "$dir/pids" ]] || return 0
@@ -45,14 +47,14 @@ wait_http() { # url: wait until it answers 200, at most 10 s
 
 start() {
   local n="${1:-3}"
-  for bin in redis-server nginx curl; do
+  for bin in "$redis_server" nginx curl; do
     command -v "$bin" >/dev/null || { echo "fleet: $bin is not installed (apt-get install -y redis-server nginx curl)" >&2; exit 1; }
   done
   stop
   mkdir -p "$dir"/{bin,pids,logs,nginx}
   (cd "$root" && go build -o "$dir/bin/" ./cmd/gateway ./cmd/mockllm)
 
-  redis-server --port 0 --unixsocket "$dir/redis.sock" --unixsocketperm 700 --save '' \
+  "$redis_server" --port 0 --unixsocket "$dir/redis.sock" --unixsocketperm 700 --save '' \
     --appendonly no --dir "$dir" >"$dir/logs/redis.log" 2>&1 &
   echo $! >"$dir/pids/redis.pid"
   for _ in $(seq 1 100); do [[ -S "$dir/redis.sock" ]] && break; sleep 0.1; done

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/sluice-gw/sluice/internal/redisstore/redistest"
 )
 
 // redisRate is the open loop of the redis-hung scenario, per second: a steady load, not a
@@ -20,15 +22,15 @@ const redisRate = 200
 // redisTimeout is redis.timeout, the default the gateway of this scenario runs with.
 const redisTimeout = 250 * time.Millisecond
 
-// redisServer is a redis-server child on a unix socket in dir, no persistence.
+// redisServer is a redistest.ServerBin child on a unix socket in dir, no persistence.
 type redisServer struct {
 	cmd    *exec.Cmd
 	socket string
 }
 
-// startRedis starts redis-server from PATH and waits until it answers PING.
+// startRedis starts redistest.ServerBin from PATH and waits until it answers PING.
 func startRedis(dir string) (*redisServer, error) {
-	bin, err := exec.LookPath("redis-server")
+	bin, err := exec.LookPath(redistest.ServerBin())
 	if err != nil {
 		return nil, err
 	}

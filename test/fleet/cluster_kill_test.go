@@ -146,8 +146,8 @@ func masterKilled(t *testing.T, f *clusterFleet, open bool) {
 		t.Fatal(err)
 	}
 	l := startLoad(t, f.fleet, key, func(r reply) {
-		if open || r.status != 503 || !strings.Contains(string(r.body), "redis_unavailable") {
-			t.Errorf("got %d %s", r.status, r.body)
+		if open || !refused(r) {
+			t.Errorf("got %d %s, want 200 (under closed, or 503 redis_unavailable)", r.status, r.body)
 		}
 	})
 	l.until(400)
@@ -166,10 +166,15 @@ func masterKilled(t *testing.T, f *clusterFleet, open bool) {
 		t.Errorf("got %d of %d requests served (failed: %v), want every one (on_failure open)", l.served.Load(), l.sent.Load(), l.failed)
 	}
 	if !open {
+		// Every run so far refused hundreds (595, 603 and 604 of about 1,300): none would mean the
+		// kill never reached a request, and the refusal path went untested.
+		t.Logf("on_failure closed: %d requests refused with 503 redis_unavailable during the failover", l.failed[503])
+		if l.failed[503] == 0 {
+			t.Errorf("on_failure closed: no request refused while the master was down, want 503 redis_unavailable until the failover")
+		}
 		servedAgain(t, f.fleet, key, l)
 	}
-	u := f.usage(t, id, func(u usageTotal) bool { return u.Requests-u.Errors == l.served.Load() })
-	t.Logf("usage: %+v", u)
+	f.countedOnce(t, id, l.served.Load())
 	if err := victim.Restart(); err != nil { // back as a replica, for a master to fail over to
 		t.Fatal(err)
 	}
@@ -237,7 +242,7 @@ func resharded(t *testing.T, f *clusterFleet) {
 	if within := time.Since(began) < 55*time.Second; err != nil || (within && n != l.sent.Load()) || n > l.sent.Load() {
 		t.Errorf("the key's requests log: got %d, %v; want %d, one per request (all within the minute: %v)", n, err, l.sent.Load(), within)
 	}
-	f.usage(t, id, func(u usageTotal) bool { return u.Requests-u.Errors == l.served.Load() })
+	f.countedOnce(t, id, l.served.Load())
 	ok := 0 // served again once the move is done
 	for deadline := time.Now().Add(10 * time.Second); ok < 20 && time.Now().Before(deadline); {
 		if r := do(t, "POST", f.url+"/v1/chat/completions", key, chat("default", false)); r.status == 200 {

@@ -243,3 +243,35 @@ func (f *fleet) usage(t *testing.T, id string, done func(usageTotal) bool) usage
 	t.Errorf("the usage of %s: got %+v, never what was wanted", id, u.Total)
 	return u.Total
 }
+
+// settled reads the key's account through nginx until it holds still for a second (bounded:
+// records settle after the answer leaves, and a spool writes once Redis answers again).
+func (f *fleet) settled(t *testing.T, id string) usageTotal {
+	t.Helper()
+	var last usageTotal
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(time.Second) {
+		u := f.usage(t, id, func(usageTotal) bool { return true })
+		if u == last && u.Requests > 0 {
+			return u
+		}
+		last = u
+	}
+	t.Errorf("the usage of %s: still moving after 30 s (%+v)", id, last)
+	return last
+}
+
+// countedOnce waits until the key's account counts served requests (errors apart), then until
+// it holds still, and checks that it counts exactly served. usage alone returns as soon as the
+// count reaches served: a record counted twice, by the spool or by a write confirm.go runs
+// again, arrives later, and would pass.
+func (f *fleet) countedOnce(t *testing.T, id string, served int64) {
+	t.Helper()
+	// Unconfirmed writes are written again within a second or two of the old master
+	// replicating from the new one: wait for them, then for the account to hold still.
+	f.usage(t, id, func(u usageTotal) bool { return u.Requests-u.Errors >= served })
+	u := f.settled(t, id)
+	t.Logf("the account of %s: %d requests counted of %d served", id, u.Requests-u.Errors, served)
+	if u.Requests-u.Errors != served {
+		t.Errorf("the account of %s: got %+v, want %d requests counted (served), once each", id, u, served)
+	}
+}

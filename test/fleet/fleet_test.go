@@ -19,6 +19,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sluice-gw/sluice/internal/redisstore/redistest"
 )
 
 // fleet is a running deploy/fleet.sh.
@@ -37,7 +39,7 @@ func startFleet(t *testing.T, n int, env ...string) *fleet {
 	if os.Getenv("SLUICE_FLEET_TEST") == "" {
 		t.Skip("the fleet tests run with make test-fleet")
 	}
-	for _, bin := range []string{"redis-server", "nginx", "curl"} {
+	for _, bin := range []string{redistest.ServerBin(), "nginx", "curl"} {
 		if _, err := exec.LookPath(bin); err != nil {
 			t.Fatalf("%s is not installed; .ci/run installs it", bin)
 		}
@@ -142,6 +144,13 @@ type reply struct {
 	status int
 	header http.Header
 	body   []byte
+}
+
+// refused reports whether r is the answer of a replica whose Redis is out under on_failure
+// closed: 503 with the error code redis_unavailable.
+func refused(r reply) bool {
+	var e struct{ Error struct{ Code string } }
+	return r.status == 503 && json.Unmarshal(r.body, &e) == nil && e.Error.Code == "redis_unavailable"
 }
 
 func do(t *testing.T, method, url, key, body string) reply {

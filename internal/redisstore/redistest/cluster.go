@@ -39,7 +39,7 @@ func freePort() (int, error) {
 
 // start runs the node and waits until it answers PING.
 func (n *Node) start() error {
-	n.cmd = exec.Command("redis-server", n.args...)
+	n.cmd = exec.Command(ServerBin(), n.args...)
 	logf, err := os.OpenFile(filepath.Join(n.Dir, "redis.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return err
@@ -47,7 +47,7 @@ func (n *Node) start() error {
 	defer logf.Close() // the child has its own descriptor
 	n.cmd.Stdout, n.cmd.Stderr = logf, logf
 	if err := n.cmd.Start(); err != nil {
-		return fmt.Errorf("starting redis-server: %w", err)
+		return fmt.Errorf("starting %s: %w", ServerBin(), err)
 	}
 	c := redis.NewClient(&redis.Options{Addr: n.Addr, Protocol: 2, DisableIdentity: true, MaxRetries: -1})
 	defer c.Close()
@@ -107,11 +107,12 @@ type Cluster struct {
 
 // NewCluster starts six nodes in dir, joins them with redis-cli --cluster create
 // --cluster-replicas 1, and waits until every node reports cluster_state:ok. Without
-// redis-server or redis-cli it fails with exec.ErrNotFound in its chain.
+// ServerBin or CLIBin it fails with exec.ErrNotFound in its chain.
 func NewCluster(dir string) (*Cluster, error) {
-	for _, bin := range []string{"redis-server", "redis-cli"} {
+	for _, bin := range []string{ServerBin(), CLIBin()} {
 		if _, err := exec.LookPath(bin); err != nil {
-			return nil, err
+			// A path (SLUICE_REDIS_SERVER=/usr/...) that is not there fails with fs.ErrNotExist.
+			return nil, fmt.Errorf("%w: %w", exec.ErrNotFound, err)
 		}
 	}
 	c := &Cluster{dir: dir}
@@ -135,7 +136,7 @@ func NewCluster(dir string) (*Cluster, error) {
 		c.Nodes, c.Addrs = append(c.Nodes, n), append(c.Addrs, n.Addr)
 	}
 	args := append([]string{"--cluster", "create"}, c.Addrs...)
-	out, err := exec.Command("redis-cli", append(args, "--cluster-replicas", "1", "--cluster-yes")...).CombinedOutput()
+	out, err := exec.Command(CLIBin(), append(args, "--cluster-replicas", "1", "--cluster-yes")...).CombinedOutput()
 	if err != nil {
 		c.Close()
 		return nil, fmt.Errorf("redis-cli --cluster create: %w\n%s", err, out)
@@ -324,7 +325,7 @@ func (c *Cluster) Reshard(from, to *Node, slots int) error {
 	if err != nil {
 		return err
 	}
-	out, err := exec.Command("redis-cli", "--cluster", "reshard", from.Addr, "--cluster-from", fid,
+	out, err := exec.Command(CLIBin(), "--cluster", "reshard", from.Addr, "--cluster-from", fid,
 		"--cluster-to", tid, "--cluster-slots", strconv.Itoa(slots), "--cluster-yes").CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("redis-cli --cluster reshard: %w\n%s", err, out)

@@ -1,7 +1,9 @@
 // Package redistest runs a real redis-server for tests: started from PATH on a unix socket
 // in the test's temporary directory, no TCP port, no persistence but an explicit Stop, and
 // stopped at cleanup. Without redis-server the test is skipped, unless the environment sets
-// CI: then it fails, so CI cannot pass by skipping.
+// CI: then it fails, so CI cannot pass by skipping. SLUICE_REDIS_SERVER and SLUICE_REDIS_CLI
+// name another server and its client (valkey-server, valkey-cli): the same suite then runs
+// against it.
 package redistest
 
 import (
@@ -31,16 +33,29 @@ type Server struct {
 	bin string
 }
 
-// Binary is the path of redis-server. Without one the test is skipped, or fails under CI
+// ServerBin is the server the harness starts: SLUICE_REDIS_SERVER, or redis-server.
+func ServerBin() string { return envOr("SLUICE_REDIS_SERVER", "redis-server") }
+
+// CLIBin is the client that creates and reshards a cluster: SLUICE_REDIS_CLI, or redis-cli.
+func CLIBin() string { return envOr("SLUICE_REDIS_CLI", "redis-cli") }
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+// Binary is the path of ServerBin. Without one the test is skipped, or fails under CI
 // (CI must install it).
 func Binary(t testing.TB) string {
 	t.Helper()
-	bin, err := exec.LookPath("redis-server")
+	bin, err := exec.LookPath(ServerBin())
 	if err != nil {
 		if os.Getenv("CI") != "" {
-			t.Fatalf("redis-server is not installed (CI must install it): %v", err)
+			t.Fatalf("%s is not installed (CI must install it): %v", ServerBin(), err)
 		}
-		t.Skipf("redis-server is not installed: %v", err)
+		t.Skipf("%s is not installed: %v", ServerBin(), err)
 	}
 	return bin
 }
