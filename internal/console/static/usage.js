@@ -1,7 +1,8 @@
 // The Usage page: GET /admin/usage over a range of UTC days, by day or hour, per key, alias,
-// target, model or key metadata field: charts of requests, tokens, cost, errors and p95 TTFT,
-// the totals, and a table per group; of one key or team, or of all the caller sees (the
-// admin API scopes a team_admin or viewer to their teams, a member to their own keys).
+// target (the provider/model served), team or key metadata field: charts of requests,
+// tokens, cost, errors and p95 TTFT, the totals, and a table per group; of one key or team,
+// or of all the caller sees (the admin API scopes a team_admin or viewer to their teams, a
+// member to their own keys).
 //
 // Two shapes of answer are read. A gateway with a request log answers lines that carry both
 // a time bucket (day or hour) and the group: the charts draw a line per group. A gateway
