@@ -76,7 +76,9 @@ $(JAEGER): tools/jaeger/go.mod tools/jaeger/go.sum
 
 # Dex (the OpenID provider of the sign-in's worked example and of its browser test) is built
 # from its own tools module (tools/dex: never in the gateway's go.mod) into bin/, once;
-# .ci/run makes it before make test.
+# .ci/run makes it before make test. tools/dex pins the commit of v2.45.1 (Dex's v2 tags are
+# not importable by version): groups on static users, which the browser test maps, came in
+# v2.45.0.
 DEX ?= $(CURDIR)/bin/dex
 .PHONY: dex
 dex: $(DEX)

@@ -21,8 +21,9 @@ import (
 	"github.com/sluice-gw/sluice/internal/gateway"
 )
 
-// dexConfig is Dex's own configuration: the password DB with one static user, the gateway as
-// its one static client, no approval screen (the README's worked example, with ports).
+// dexConfig is Dex's own configuration: the password DB with two static users, ann in the
+// group search and bob in none (groups on static users: Dex v2.45.0, PR #4456), the gateway as
+// its one static client, no approval screen (docs/sign-in.md's worked example, with ports).
 const dexConfig = `issuer: %[1]s
 storage: {type: memory}
 web: {http: %[2]s}
@@ -31,15 +32,18 @@ oauth2: {skipApprovalScreen: true}
 staticClients:
   - {id: sluice, secret: %[3]s, name: Sluice, redirectURIs: [%[4]q]}
 staticPasswords:
-  - {email: ann@example.com, hash: %[5]q, username: ann, userID: 08a8684b-db88-4b73-90a9-3cd1661f5466}
+  - {email: ann@example.com, hash: %[5]q, username: ann, userID: 08a8684b-db88-4b73-90a9-3cd1661f5466, groups: [search]}
+  - {email: bob@example.com, hash: %[6]q, username: bob, userID: 5b0f3d1e-6c2a-4b8e-9f41-2d7c8a9e0b13}
 `
 
 // gatewayConfig is the gateway's: the admin token and Dex as the console's issuer, whose
-// users (without groups) sign in as members of the team dex-users: a member's key must
-// belong to one of their teams (issue 37), so without default_team they could make none.
+// group search maps to team_admin of the team search, and whose users in no mapped group sign
+// in as members of the team dex-users: a member's key must belong to one of their teams
+// (issue 37), so without default_team they could make none.
 const gatewayConfig = `auth:
   admin_token: ${SLUICE_ADMIN_TOKEN}
 teams:
+  - {name: search, budget: {daily_usd: 5}}
   - {name: dex-users, budget: {daily_usd: 5}}
 console:
   oidc:
@@ -48,16 +52,19 @@ console:
       client_id: sluice
       client_secret: ${DEX_CLIENT_SECRET}
       redirect_url: ${SLUICE_CALLBACK}
+      roles:
+        - {group: search, role: team_admin, team: search}
       default_role: member
       default_team: dex-users
 `
 
 // TestConsoleDex signs in to the console through a real OpenID provider: Dex (bin/dex, built
 // by make dex from tools/dex) with its password DB, the gateway's console.oidc pointing at it,
-// Chromium filling Dex's own login form (dex.test.mjs). Dex's static users carry no groups, so
-// default_role and default_team map them: the session is a member's of dex-users, who makes
-// keys in that team and in no other, nor outside teams. Without the Dex binary the test is
-// skipped, and fails in CI (.ci/run builds it).
+// Chromium filling Dex's own login form (dex.test.mjs). Dex sends ann's group in the ID token's
+// groups claim, and roles maps it: her session is a team_admin's of search, who makes keys in
+// that team and in no other, nor outside teams. bob has no group: default_role and
+// default_team make him a member of dex-users. Without the Dex binary the test is skipped,
+// and fails in CI (.ci/run builds it).
 func TestConsoleDex(t *testing.T) {
 	dex := os.Getenv("SLUICE_DEX")
 	if dex == "" {
@@ -114,9 +121,13 @@ func TestConsoleDex(t *testing.T) {
 // its client's secret once its discovery document answers.
 func startDex(ctx context.Context, t *testing.T, dex, callback string) (issuer, secret string) {
 	t.Helper()
-	hash, err := bcrypt.GenerateFromPassword([]byte("ann-password"), bcrypt.DefaultCost)
-	if err != nil {
-		t.Fatal(err)
+	var hashes [2][]byte
+	for i, password := range []string{"ann-password", "bob-password"} {
+		h, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.DefaultCost)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hashes[i] = h
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -126,7 +137,7 @@ func startDex(ctx context.Context, t *testing.T, dex, callback string) (issuer, 
 	l.Close() // Dex binds it itself; a loss of the race shows as Dex exiting below
 	issuer, secret = "http://"+addr+"/dex", "dex-client-secret-e2e"
 	file := filepath.Join(t.TempDir(), "dex.yaml")
-	if err := os.WriteFile(file, fmt.Appendf(nil, dexConfig, issuer, addr, secret, callback, hash), 0o600); err != nil {
+	if err := os.WriteFile(file, fmt.Appendf(nil, dexConfig, issuer, addr, secret, callback, hashes[0], hashes[1]), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	var log strings.Builder
