@@ -27,6 +27,7 @@ func TestKeyTeamPolicy(t *testing.T) {
 		noTeam  = "You belong to no team"
 		theirs  = "must belong to one of your teams (search)"
 		refused = "Your role does not allow this."
+		lower   = "Only an admin may lower what the request log keeps"
 	)
 	for _, c := range []struct {
 		name     string
@@ -65,12 +66,24 @@ func TestKeyTeamPolicy(t *testing.T) {
 		{"member puts a teamless key of theirs into their team", member, "PATCH", "key_loose", `{"team":"search"}`, 200, "", "search"},
 		{"member removed from every team changes their key", teamless, "PATCH", "key_mine", `{"rpm":5}`, 403, noTeam, ""},
 		{"viewer changes their team's key", viewer, "PATCH", "key_search", `{"team":null}`, 403, refused, ""},
+
+		// capture: asking for more is anyone's; only admin lowers what the log keeps.
+		{"member creates with capture content", member, "POST", "", `{"name":"x","team":"search","capture":"content"}`, 201, "", "search"},
+		{"member creates with capture metadata", member, "POST", "", `{"name":"x","team":"search","capture":"metadata"}`, 403, lower, ""},
+		{"admin creates with capture metadata", admin, "POST", "", `{"name":"x","capture":"metadata"}`, 201, "", ""},
+		{"member drops an admin's content capture", member, "PATCH", "key_recorded", `{"capture":""}`, 403, lower, ""},
+		{"member sets their recorded key to metadata", member, "PATCH", "key_recorded", `{"capture":"metadata"}`, 403, lower, ""},
+		{"member changes a recorded key, capture as it was", member, "PATCH", "key_recorded", `{"rpm":5,"capture":"content"}`, 200, "", "search"},
+		{"team_admin sets a key to metadata", ta, "PATCH", "key_search", `{"capture":"metadata"}`, 403, lower, ""},
+		{"admin sets a recorded key to metadata", admin, "PATCH", "key_recorded", `{"capture":"metadata"}`, 200, "", "search"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			a, ops := policyAPI(t)
 			ctx := context.Background()
-			// A member's key in their team, and one made before keys needed a team.
-			for _, k := range []*auth.Key{{ID: "key_mine", Owner: "usr_m", Team: "search"}, {ID: "key_loose", Owner: "usr_m"}} {
+			// A member's key in their team, one made before keys needed a team, and one whose
+			// requests an admin asked the log to keep whole.
+			for _, k := range []*auth.Key{{ID: "key_mine", Owner: "usr_m", Team: "search"}, {ID: "key_loose", Owner: "usr_m"},
+				{ID: "key_recorded", Owner: "usr_m", Team: "search", Capture: "content"}} {
 				k.Hash, k.Models, k.CreatedAt = auth.Hash(k.ID), []string{"*"}, time.Now().UTC()
 				if err := a.Keys.Store.Create(ctx, k); err != nil {
 					t.Fatal(err)

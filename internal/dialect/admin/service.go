@@ -110,10 +110,15 @@ func (ks Keys) Delete(ctx context.Context, id string, _ []byte) (int, any, error
 // one of their teams, never in none. The policy is asked before the team's existence, so a
 // member learns nothing of teams not theirs.
 func (ks Keys) apply(ctx context.Context, in *KeyInput, k *auth.Key, now time.Time) error {
+	was := k.Capture
 	if err := in.Apply(k, now); err != nil {
 		return err
 	}
-	if err := into(auth.PrincipalFrom(ctx), k.Team); err != nil {
+	p := auth.PrincipalFrom(ctx)
+	if err := into(p, k.Team); err != nil {
+		return err
+	}
+	if err := lowers(p, was, k.Capture); err != nil {
 		return err
 	}
 	for _, name := range k.Guardrails {
@@ -145,6 +150,19 @@ func into(p *auth.Principal, team string) error {
 	}
 	return &llm.Error{Kind: llm.Invalid, Status: http.StatusForbidden, Code: "forbidden", Type: "invalid_request_error",
 		Param: "team", Message: msg}
+}
+
+// lowers refuses a non-admin lowering what the request log keeps of a key's requests (was to
+// now): a key's capture wins over its alias's and logs.capture, so a member's "metadata" (or
+// a "" that drops an admin's "content") would take their requests out of a record the
+// operator asked for. Asking for more, "content", is theirs to ask.
+func lowers(p *auth.Principal, was, now string) error {
+	if now == was || now == "content" || auth.Unscoped(p) {
+		return nil
+	}
+	return &llm.Error{Kind: llm.Invalid, Status: http.StatusForbidden, Code: "forbidden", Type: "invalid_request_error",
+		Param: "capture", Message: "Only an admin may lower what the request log keeps of a key's requests: " +
+			"set capture to content, or leave it as it is."}
 }
 
 // teamExists is nil when team exists: a key may join only a team there is (400 otherwise).
