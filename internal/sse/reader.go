@@ -65,18 +65,14 @@ type Reader struct {
 }
 
 // buffers are a Reader's line and data buffers, kept in bufPool between streams: a fresh
-// line buffer, zeroed, for every upstream answer was a tenth of the gateway's allocations
-// under load.
+// 4 KiB line buffer, zeroed, for every upstream answer was a tenth of the gateway's
+// allocations under load.
 type buffers struct{ buf, data []byte }
 
 var bufPool = sync.Pool{New: func() any { return new(buffers) }}
 
 const (
-	// The first line buffer. It is held for as long as its stream is open (issue 36: the
-	// memory of thousands of held streams), and a fill reads what the HTTP body has
-	// buffered, not the socket, so 1 KiB costs no extra system call against 4 KiB; it grows
-	// only for a line longer than itself.
-	lineBuf   = 1024
+	lineBuf   = 4096     // the first line buffer
 	maxPooled = 64 << 10 // larger buffers (a rare huge event) are left to the collector
 )
 
