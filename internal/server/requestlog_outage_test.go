@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -30,9 +31,11 @@ func TestRequestLogReplicasPostgres(t *testing.T) {
 		failed int
 	)
 	// load sends requests from 4 clients per replica, each until it has sent n or, with
-	// n < 0, until stop is closed; it returns how many each replica served.
-	load := func(n int, stop <-chan struct{}) [2]int {
+	// n < 0, until stop is closed; it returns how many each replica served, and how long
+	// each request took (logged, never asserted).
+	load := func(n int, stop <-chan struct{}) ([2]int, []time.Duration) {
 		var counts [2]int
+		var took []time.Duration
 		var wg sync.WaitGroup
 		for i, url := range urls {
 			for range 4 {
@@ -43,8 +46,10 @@ func TestRequestLogReplicasPostgres(t *testing.T) {
 							return
 						default:
 						}
+						began := time.Now()
 						r := do(t, "POST", url+"/v1/chat/completions", secrets[i], chatBody("default", false, ""))
 						mu.Lock()
+						took = append(took, time.Since(began))
 						if id := r.header.Get("X-Request-Id"); r.status == http.StatusOK && id != "" {
 							served[id]++
 							counts[i]++
@@ -57,20 +62,24 @@ func TestRequestLogReplicasPostgres(t *testing.T) {
 			}
 		}
 		wg.Wait()
-		return counts
+		return counts, took
+	}
+	// lasting is a load of d.
+	lasting := func(d time.Duration) ([2]int, []time.Duration) {
+		stop := make(chan struct{})
+		timer := time.AfterFunc(d, func() { close(stop) })
+		defer timer.Stop()
+		return load(-1, stop)
 	}
 
-	load(25, nil)
+	_, before := lasting(time.Second)
 	pg.Stop(t)
 	for i, url := range urls {
 		if r := do(t, "GET", url+"/admin/health", logsAdmin, ""); !bytes.Contains(r.body, []byte(`"logs":"unreachable"`)) {
 			t.Fatalf("replica %d's health with PostgreSQL stopped: %d %s, want the log unreachable", i, r.status, r.body)
 		}
 	}
-	stop := make(chan struct{})
-	timer := time.AfterFunc(3*time.Second, func() { close(stop) })
-	defer timer.Stop()
-	during := load(-1, stop)
+	during, tookDown := lasting(3 * time.Second)
 	pg.Start(t)
 	load(25, nil)
 
@@ -82,7 +91,8 @@ func TestRequestLogReplicasPostgres(t *testing.T) {
 	if during[0] == 0 || during[1] == 0 {
 		t.Fatalf("served %v requests while the store was down, want some on each replica: the test proved nothing", during)
 	}
-	t.Logf("%d requests, %v while the store was down", len(served), during)
+	t.Logf("%d requests, %v while the store was down; latency p50/p99 with the store up %v/%v, down %v/%v",
+		len(served), during, quantile(before, 0.5), quantile(before, 0.99), quantile(tookDown, 0.5), quantile(tookDown, 0.99))
 	ids := map[string]int{}
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
 		r := do(t, "GET", urls[1]+"/admin/logs/export?format=jsonl", logsAdmin, "")
@@ -110,4 +120,13 @@ func TestRequestLogReplicasPostgres(t *testing.T) {
 		t.Errorf("got %d records for %d requests (%v while the store was down): %d missing, %d more than once; want each once",
 			len(ids), len(served), during, missing, twice)
 	}
+}
+
+// quantile is the q-quantile of ds (0 for none), rounded to 0.1 ms; it sorts ds.
+func quantile(ds []time.Duration, q float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	slices.Sort(ds)
+	return ds[int(q*float64(len(ds)-1))].Round(100 * time.Microsecond)
 }
