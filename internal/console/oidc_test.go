@@ -21,19 +21,30 @@ import (
 // oidcConsole is a console signing in with p, served on loopback, and what it provisioned.
 func oidcConsole(t *testing.T, p *oidctest.Provider) (*httptest.Server, *[]Identity, *MemoryStore) {
 	t.Helper()
+	return oidcServer(t, OIDC{Name: "test", Issuer: p.URL, ClientID: oidctest.ClientID, ClientSecret: "s3cret",
+		Scopes: []string{"email", "groups"},
+		Roles:  []RoleMap{{Group: "search-admins", Role: "team_admin", Team: "search"}, {Group: "ads-viewers", Role: "viewer", Team: "ads"}}})
+}
+
+// oidcServer is a console signing in with issuers (each's RedirectURL its callback on this
+// server), served on loopback, and what it provisioned. A user is named by the issuer and
+// the subject, as the gateway's users are (auth.OIDCUserID): the same subject at two
+// issuers is two users.
+func oidcServer(t *testing.T, issuers ...OIDC) (*httptest.Server, *[]Identity, *MemoryStore) {
+	t.Helper()
 	var ids []Identity
 	var mu sync.Mutex
 	store := NewMemoryStore()
 	srv := httptest.NewUnstartedServer(nil)
-	c := New(Options{Check: check, Store: store, OIDC: []OIDC{{Name: "test", Issuer: p.URL, ClientID: oidctest.ClientID,
-		ClientSecret: "s3cret", RedirectURL: "http://" + srv.Listener.Addr().String() + "/console/oidc/test/callback",
-		Scopes: []string{"email", "groups"},
-		Roles:  []RoleMap{{Group: "search-admins", Role: "team_admin", Team: "search"}, {Group: "ads-viewers", Role: "viewer", Team: "ads"}}}},
+	for i := range issuers {
+		issuers[i].RedirectURL = "http://" + srv.Listener.Addr().String() + "/console/oidc/" + issuers[i].Name + "/callback"
+	}
+	c := New(Options{Check: check, Store: store, OIDC: issuers,
 		Provision: func(_ context.Context, id Identity) (*Who, error) {
 			mu.Lock()
 			defer mu.Unlock()
 			ids = append(ids, id)
-			return &Who{User: "usr_" + id.Subject, Role: id.Role, Teams: id.Teams}, nil
+			return &Who{User: "usr_" + id.Provider + "_" + id.Subject, Role: id.Role, Teams: id.Teams}, nil
 		}})
 	srv.Config.Handler = c.Handler()
 	srv.Start()
@@ -202,6 +213,122 @@ func TestOIDCSessionFixation(t *testing.T) {
 	if ok(c.Authorize(with("POST", "/admin/keys", mine, ""))) || ok(c.Authorize(with("POST", "/admin/keys", mine, "wrong"))) {
 		t.Error("a change without the session's CSRF token passed")
 	}
+}
+
+// TestOIDCTwoIssuers: with two issuers configured at once, each signs in its own users with
+// its own mapping, and nothing of one passes through the other: not its callback (code and
+// state), not its code, not its tokens or keys, not its groups.
+func TestOIDCTwoIssuers(t *testing.T) {
+	corp, partners := oidctest.NewClient(t, "console-corp"), oidctest.NewClient(t, "console-partners")
+	srv, ids, _ := oidcServer(t,
+		OIDC{Name: "corp", Issuer: corp.URL, ClientID: "console-corp", ClientSecret: "corp-s3cret",
+			Roles:       []RoleMap{{Group: "platform", Role: "admin"}, {Group: "search-admins", Role: "team_admin", Team: "search"}},
+			DefaultRole: "member", DefaultTeam: "corp"},
+		OIDC{Name: "partners", Issuer: partners.URL, ClientID: "console-partners", ClientSecret: "partners-s3cret",
+			Roles: []RoleMap{{Group: "ml-leads", Role: "team_admin", Team: "ml"}}}) // no default: unmapped is refused
+	bob := func(c map[string]any) { c["sub"], c["email"] = "bob", "bob@partner.example" }
+	corpKey := corp.Key()
+
+	for _, c := range []struct {
+		name string
+		// setup sets what the issuers sign (both start with no groups, their own claims and key).
+		setup func()
+		// The sign-in starts at login; the code delivered is from a sign-in at code (in
+		// another browser when it is not login); the callback is delivered at callback's path.
+		login, code, callback string
+		status                int
+		errCode               string
+		who                   *Who // the session's; nil: none
+		issuer                string
+	}{
+		{"corp's user", func() { corp.SetGroups("platform") }, "corp", "corp", "corp",
+			303, "", &Who{User: "usr_corp_ann", Role: "admin"}, corp.URL},
+		{"partners' user", func() { partners.SetGroups("ml-leads"); partners.Set(bob, nil) }, "partners", "partners", "partners",
+			303, "", &Who{User: "usr_partners_bob", Role: "team_admin", Teams: []string{"ml"}}, partners.URL},
+		{"the same subject at partners is another user", func() { partners.SetGroups("ml-leads") }, "partners", "partners", "partners",
+			303, "", &Who{User: "usr_partners_ann", Role: "team_admin", Teams: []string{"ml"}}, partners.URL},
+		{"partners' group at corp: corp's default role", func() { corp.SetGroups("ml-leads") }, "corp", "corp", "corp",
+			303, "", &Who{User: "usr_corp_ann", Role: "member", Teams: []string{"corp"}}, corp.URL},
+		{"corp's admin group at partners: no role", func() { partners.SetGroups("platform", "search-admins") }, "partners", "partners", "partners",
+			403, "no_role", nil, ""},
+		{"corp's code and state at partners' callback", func() { corp.SetGroups("platform"); partners.SetGroups("platform") }, "corp", "corp", "partners",
+			400, "invalid_state", nil, ""},
+		{"partners' code and state at corp's callback", func() { corp.SetGroups("platform"); partners.SetGroups("ml-leads") }, "partners", "partners", "corp",
+			400, "invalid_state", nil, ""},
+		{"corp's code in partners' sign-in", func() { corp.SetGroups("platform"); partners.SetGroups("ml-leads") }, "partners", "corp", "partners",
+			401, "invalid_id_token", nil, ""},
+		{"corp's token through partners", func() {
+			partners.SetGroups("platform")
+			partners.Set(func(c map[string]any) { c["iss"], c["aud"] = corp.URL, "console-corp" }, corpKey)
+		}, "partners", "partners", "partners", 401, "invalid_id_token", nil, ""},
+		{"corp's key, partners' claims", func() { partners.SetGroups("ml-leads"); partners.Set(nil, corpKey) }, "partners", "partners", "partners",
+			401, "invalid_id_token", nil, ""},
+		{"corp's issuer claim, partners' key", func() {
+			partners.SetGroups("ml-leads")
+			partners.Set(func(c map[string]any) { c["iss"] = corp.URL }, nil)
+		}, "partners", "partners", "partners", 401, "invalid_id_token", nil, ""},
+		{"corp's audience at partners", func() {
+			partners.SetGroups("ml-leads")
+			partners.Set(func(c map[string]any) { c["aud"] = "console-corp" }, nil)
+		}, "partners", "partners", "partners", 401, "invalid_id_token", nil, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			for _, p := range []*oidctest.Provider{corp, partners} {
+				p.SetGroups()
+				p.Set(nil, nil)
+			}
+			c.setup()
+			*ids = nil
+			b := browser(t)
+			cb := approved(t, b, srv.URL, c.login)
+			if c.code != c.login {
+				q := cb.Query()
+				q.Set("code", approved(t, browser(t), srv.URL, c.code).Query().Get("code"))
+				cb.RawQuery = q.Encode()
+			}
+			cb.Path = "/console/oidc/" + c.callback + "/callback"
+			res, body := get(t, b, cb.String())
+			if res.StatusCode != c.status || !strings.Contains(body, c.errCode) {
+				t.Fatalf("got %d %s, want %d %s", res.StatusCode, body, c.status, c.errCode)
+			}
+			_, body = get(t, b, srv.URL+"/console/session")
+			var st state
+			if err := json.Unmarshal([]byte(body), &st); err != nil {
+				t.Fatalf("session %s: %v", body, err)
+			}
+			if c.who == nil {
+				if st.SignedIn || len(*ids) != 0 {
+					t.Fatalf("session %s, provisioned %+v; want neither", body, *ids)
+				}
+				return
+			}
+			if !st.SignedIn || st.Who == nil || st.Who.User != c.who.User || st.Who.Role != c.who.Role ||
+				strings.Join(st.Who.Teams, ",") != strings.Join(c.who.Teams, ",") {
+				t.Fatalf("session %s, want %+v", body, *c.who)
+			}
+			if len(*ids) != 1 || (*ids)[0].Provider != c.login || (*ids)[0].Issuer != c.issuer {
+				t.Fatalf("provisioned %+v, want one by %s (%s)", *ids, c.login, c.issuer)
+			}
+		})
+	}
+}
+
+// approved starts a sign-in at the issuer name in b, has the issuer approve it, and returns
+// the callback the issuer sends the browser to, not yet delivered: b follows no redirect
+// from then on.
+func approved(t *testing.T, b *http.Client, console, name string) *url.URL {
+	t.Helper()
+	b.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	res, body := get(t, b, console+"/console/oidc/"+name+"/login")
+	if res.StatusCode != http.StatusFound {
+		t.Fatalf("login at %s: got %d %s, want 302", name, res.StatusCode, body)
+	}
+	res, body = get(t, b, res.Header.Get("Location"))
+	cb, err := url.Parse(res.Header.Get("Location"))
+	if res.StatusCode != http.StatusFound || err != nil || cb.Path != "/console/oidc/"+name+"/callback" {
+		t.Fatalf("the issuer %s answered %d %s, want a redirect to its callback", name, res.StatusCode, body)
+	}
+	return cb
 }
 
 // TestMapGroups: the strongest matching role and every match's team; default_role, in

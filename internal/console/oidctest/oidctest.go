@@ -1,7 +1,7 @@
 // Package oidctest is an OpenID provider in this process, for tests of the console's
 // sign-in (as net/http/httptest is a server): discovery, keys, an authorization endpoint that
 // approves at once, and a token endpoint that checks PKCE and signs an ID token with RS256
-// for the client "sluice", of the user ann (ann@example.com).
+// for the client "sluice" (or the one NewClient names), of the user ann (ann@example.com).
 package oidctest
 
 import (
@@ -22,7 +22,7 @@ import (
 	"time"
 )
 
-// ClientID is the audience of the ID tokens the provider signs.
+// ClientID is the audience of the ID tokens a provider made by New signs.
 const ClientID = "sluice"
 
 // Provider is the provider. Its server stops when the test that made it ends. Safe for
@@ -31,7 +31,9 @@ type Provider struct {
 	// URL is the issuer's: its discovery is at URL/.well-known/openid-configuration.
 	URL string
 
-	key    *rsa.PrivateKey
+	clientID string
+	key      *rsa.PrivateKey
+
 	mu     sync.Mutex
 	codes  map[string][2]string // code -> nonce, code_challenge
 	tweak  func(claims map[string]any)
@@ -40,14 +42,22 @@ type Provider struct {
 	groups []string
 }
 
-// New starts a provider whose ID tokens carry the groups claim ["search-admins"].
+// New starts a provider whose ID tokens are for the client ClientID and carry the groups
+// claim ["search-admins"].
 func New(t testing.TB) *Provider {
+	t.Helper()
+	return NewClient(t, ClientID)
+}
+
+// NewClient is New for the client clientID, with a key of its own: several of them are
+// several issuers, none of which knows another's codes or keys.
+func NewClient(t testing.TB, clientID string) *Provider {
 	t.Helper()
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &Provider{key: key, codes: map[string][2]string{}, groups: []string{"search-admins"}}
+	p := &Provider{clientID: clientID, key: key, codes: map[string][2]string{}, groups: []string{"search-admins"}}
 	m := http.NewServeMux()
 	m.HandleFunc("GET /.well-known/openid-configuration", func(w http.ResponseWriter, r *http.Request) {
 		u := p.URL
@@ -99,7 +109,7 @@ func (p *Provider) token(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := time.Now()
-	claims := map[string]any{"iss": p.URL, "aud": ClientID, "sub": "ann", "iat": now.Unix(),
+	claims := map[string]any{"iss": p.URL, "aud": p.clientID, "sub": "ann", "iat": now.Unix(),
 		"exp": now.Add(time.Hour).Unix(), "nonce": c[0], "email": "ann@example.com", "name": "Ann", "groups": p.groups}
 	if p.tweak != nil {
 		p.tweak(claims)
@@ -139,6 +149,10 @@ func (p *Provider) SetGroups(groups ...string) {
 	defer p.mu.Unlock()
 	p.groups = append([]string{}, groups...)
 }
+
+// Key is the key the provider signs with, the one its discovery serves: another provider's
+// Set signs with it to pass off this issuer's tokens.
+func (p *Provider) Key() *rsa.PrivateKey { return p.key }
 
 // Nonces are the nonces the authorization endpoint was asked for, in order.
 func (p *Provider) Nonces() []string {
