@@ -507,8 +507,8 @@ func (b *bench) post(url string) error {
 	return nil
 }
 
-// goroutines is p's goroutine count; 0 for a server without the bench's admin port (Bifrost).
-// memSplit asks a server with the harness's admin for its stacks and live heap.
+// memSplit asks a server with the harness's admin for its stacks and live heap; zero for a
+// server without it (Bifrost).
 func (b *bench) memSplit(p *proc) (memSplit, error) {
 	var m memSplit
 	if p.admin == "" {
@@ -523,6 +523,7 @@ func (b *bench) memSplit(p *proc) (memSplit, error) {
 	return m, err
 }
 
+// goroutines is p's goroutine count; 0 for a server without the bench's admin port (Bifrost).
 func (b *bench) goroutines(p *proc) (int, error) {
 	if p.admin == "" {
 		return 0, nil
