@@ -57,9 +57,8 @@ func consoleFromConfig(c *config.Config, users auth.Users, rs *redisstore.Store,
 	switch {
 	case c.Auth.AdminToken != "":
 		// The console signs in with the admin token, a user's personal token or OpenID
-		// Connect; its sessions live in
-		// Redis when there is one, so any replica serves them and a sign-out ends them
-		// everywhere.
+		// Connect; its sessions live in Redis when there is one, so any replica serves them
+		// and a sign-out ends them everywhere.
 		co := console.Options{Check: auth.NewToken(c.Auth.AdminToken).Matches, OIDC: oidcIssuers(c.Console.OIDC),
 			Provision: provision(users, signedIn), Personal: personal(users)}
 		if rs != nil {

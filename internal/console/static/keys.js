@@ -168,7 +168,6 @@ async function openForm(k) {
   if (k) {
     const e = f.elements;
     e.name.value = k.name || '';
-    e.team.value = k.team || '';
     e.models.value = (k.models || []).join(', ');
     e.rpm.value = k.rpm || '';
     e.tpm.value = k.tpm || '';
