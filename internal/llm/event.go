@@ -108,10 +108,15 @@ type Usage struct {
 	CompletionTokens int
 	TotalTokens      int
 	// CachedTokens are prompt tokens read from the provider's cache; CacheWriteTokens were
-	// written to it (Anthropic reports both).
-	CachedTokens     int
-	CacheWriteTokens int
-	ReasoningTokens  int
+	// written to it (Anthropic reports both), CacheWrite1hTokens of them with the 1-hour TTL
+	// (the rest with 5 minutes). All are part of PromptTokens.
+	CachedTokens       int
+	CacheWriteTokens   int
+	CacheWrite1hTokens int
+	ReasoningTokens    int
+	// CacheDropped counts the client's cache breakpoints the adapter left out: over the
+	// provider's limit (4 for Anthropic and Bedrock), or on a block the target cannot mark.
+	CacheDropped int
 	// Estimated is set when the stream ended without a usage report.
 	Estimated bool
 }
@@ -120,7 +125,8 @@ type Usage struct {
 func (u Usage) Plus(o Usage) Usage {
 	return Usage{PromptTokens: u.PromptTokens + o.PromptTokens, CompletionTokens: u.CompletionTokens + o.CompletionTokens,
 		TotalTokens: u.TotalTokens + o.TotalTokens, CachedTokens: u.CachedTokens + o.CachedTokens,
-		CacheWriteTokens: u.CacheWriteTokens + o.CacheWriteTokens, ReasoningTokens: u.ReasoningTokens + o.ReasoningTokens,
+		CacheWriteTokens: u.CacheWriteTokens + o.CacheWriteTokens, CacheWrite1hTokens: u.CacheWrite1hTokens + o.CacheWrite1hTokens,
+		ReasoningTokens: u.ReasoningTokens + o.ReasoningTokens, CacheDropped: u.CacheDropped + o.CacheDropped,
 		Estimated: u.Estimated || o.Estimated}
 }
 
@@ -190,6 +196,10 @@ type Response struct {
 	FirstText  time.Duration
 	// Redactions counts the masks applied to the round's text, per detector.
 	Redactions map[string]int
+	// Affinity is what conversation affinity did for the round: "" (none), "new" (first
+	// turn, or its target was forgotten), "kept" (the conversation's target served),
+	// "moved" (that target was cooling or failed, and another took the conversation).
+	Affinity string
 }
 
 // Choice returns the choice with index i, adding it (and any before it) if needed.

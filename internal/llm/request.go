@@ -54,7 +54,21 @@ type Part struct {
 	// FileID is a file a provider stores (an OpenAI file id, a Gemini Files API URI);
 	// FileOf names that provider's wire ("openai", "gemini"): only its adapters can send it.
 	FileID, FileOf string
+	// Cache is the prompt-cache breakpoint the client put on this block, if any.
+	Cache *Cache
 }
+
+// Cache is a prompt-cache breakpoint a client put on a block (Anthropic's cache_control,
+// Bedrock's cachePoint): the provider may cache the prompt up to and including that block.
+// It is a pointer in every llm value so that an adapter can tell the breakpoints apart
+// (CacheKept) without changing a request whose slices it shares.
+type Cache struct {
+	// TTL is "" (the provider's default, 5 minutes) or "5m", or "1h".
+	TTL string
+}
+
+// Long reports whether c asks for the 1-hour cache.
+func (c *Cache) Long() bool { return c != nil && c.TTL == "1h" }
 
 // DataURL is a file or recording's Data as a base64 data: URL (RFC 2397).
 func (p *Part) DataURL() string {
@@ -121,6 +135,8 @@ type ToolCall struct {
 	ID        string
 	Name      string
 	Arguments string
+	// Cache is the breakpoint on the call's block (Anthropic tool_use), if any.
+	Cache *Cache
 }
 
 // Message is one turn of the conversation.
@@ -141,6 +157,9 @@ type Message struct {
 	// that wrote it (Anthropic thinking blocks with their signature, Responses reasoning items
 	// with their encrypted content); adapters of other formats drop it.
 	Reasoning []Reasoning
+	// Cache is the breakpoint on a tool message's own block (Anthropic tool_result, Bedrock
+	// toolResult), after its parts; a breakpoint on a part is the part's Cache.
+	Cache *Cache
 }
 
 // Reasoning is one block of an assistant's reasoning, as its provider wrote it.
@@ -148,8 +167,16 @@ type Reasoning struct {
 	// ID is the provider's id of the block (a Responses reasoning item id), if any.
 	ID   string
 	Text string
-	// Encrypted is the opaque part (an Anthropic signature, Responses encrypted_content).
+	// Encrypted is the opaque part (an Anthropic or Bedrock signature, Responses
+	// encrypted_content, a Gemini thoughtSignature), or a redacted block's data.
 	Encrypted string
+	// Redacted says the block is Anthropic redacted_thinking (Bedrock redactedContent):
+	// Encrypted is its data and there is no text.
+	Redacted bool
+	// Wire names the format that wrote it ("anthropic", "bedrock", "responses", "gemini"),
+	// "" when the client's wire does not say: only that format can read Encrypted back, so
+	// an adapter of another format drops the block rather than send it a foreign signature.
+	Wire string
 }
 
 // ToolKind says what a tool is. Every adapter carries functions; the other kinds come from
@@ -183,6 +210,8 @@ type Tool struct {
 	Namespace string
 	// Format is a custom tool's input format, raw (Responses {"type":"grammar",...}).
 	Format json.RawMessage
+	// Cache is the breakpoint on the tool's definition, if any.
+	Cache *Cache
 }
 
 // FlatName is the one name of a function of a Responses namespace, for wires that have no
@@ -320,6 +349,14 @@ type Request struct {
 	// decides); nil: none. An adapter whose upstream takes a budget (Anthropic, Gemini) uses
 	// it as it is; reasoning_effort in Extra says the same coarsely for the others.
 	ThinkingBudget *int
+	// Session is the stable key of the conversation the request continues, first found of:
+	// the client's prompt_cache_key, Anthropic metadata.user_id, the Chat or Responses user
+	// field, the X-Sluice-Session header; "" when the client named none. An OpenAI adapter
+	// sends it as prompt_cache_key when the client set none; affinity keeps the
+	// conversation on one target by it (else by CachePrefix).
+	Session string
+	// PromptCacheKey is the client's own prompt_cache_key (OpenAI), sent as it is.
+	PromptCacheKey string
 	// Metadata is the client's metadata object, raw.
 	Metadata json.RawMessage
 	// Extra holds the raw JSON of top-level fields the gateway does not model, passed to

@@ -1,0 +1,151 @@
+package llm
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"hash"
+)
+
+// MaxCacheMarks is the most breakpoints Anthropic (and Claude on Bedrock and Vertex) take in
+// one request; a request with more is refused with a 400 there.
+const MaxCacheMarks = 4
+
+// CacheMarks returns r's cache breakpoints in the order of the prompt a provider caches:
+// tools, then the messages (system first) block by block: a message's parts, its tool
+// calls, then the message's own block (a tool result).
+func (r *Request) CacheMarks() []*Cache {
+	var marks []*Cache
+	for i := range r.Tools {
+		if c := r.Tools[i].Cache; c != nil {
+			marks = append(marks, c)
+		}
+	}
+	for i := range r.Messages {
+		m := &r.Messages[i]
+		for j := range m.Parts {
+			if c := m.Parts[j].Cache; c != nil {
+				marks = append(marks, c)
+			}
+		}
+		for j := range m.ToolCalls {
+			if c := m.ToolCalls[j].Cache; c != nil {
+				marks = append(marks, c)
+			}
+		}
+		if m.Cache != nil {
+			marks = append(marks, m.Cache)
+		}
+	}
+	return marks
+}
+
+// CacheKept tells which of r's breakpoints an adapter whose provider takes at most max of
+// them sends: the last max in prompt order (the one on the conversation, which a multi-turn
+// session needs most, is last), and how many it leaves out. keep is false for nil.
+func (r *Request) CacheKept(max int) (keep func(*Cache) bool, dropped int) {
+	marks := r.CacheMarks()
+	if len(marks) <= max {
+		return func(c *Cache) bool { return c != nil }, 0
+	}
+	kept := make(map[*Cache]bool, max)
+	for _, c := range marks[len(marks)-max:] {
+		kept[c] = true
+	}
+	return func(c *Cache) bool { return kept[c] }, len(marks) - max
+}
+
+// AutoCache puts breakpoints on a request whose client sent none (an alias's prompt_cache:
+// auto): on the last tool, on the last system block and on the last block of the last user
+// message, the prefix a multi-turn conversation repeats. The slices it marks are copied,
+// so a clone of r that shares them is left as it was. It reports whether it marked any.
+func (r *Request) AutoCache() bool {
+	if len(r.CacheMarks()) > 0 {
+		return false
+	}
+	marked := false
+	if n := len(r.Tools); n > 0 {
+		r.Tools = append([]Tool(nil), r.Tools...)
+		r.Tools[n-1].Cache = &Cache{}
+		marked = true
+	}
+	lastSystem, lastUser := -1, -1
+	for i := range r.Messages {
+		switch r.Messages[i].Role {
+		case RoleSystem, RoleDeveloper:
+			if lastUser < 0 {
+				lastSystem = i
+			}
+		case RoleUser, RoleTool:
+			lastUser = i
+		}
+	}
+	var msgs []Message
+	for _, i := range []int{lastSystem, lastUser} {
+		if i < 0 {
+			continue
+		}
+		if msgs == nil {
+			msgs = append([]Message(nil), r.Messages...)
+		}
+		m := &msgs[i]
+		switch {
+		case m.Role == RoleTool:
+			m.Cache = &Cache{}
+		case len(m.Parts) > 0:
+			m.Parts = append([]Part(nil), m.Parts...)
+			m.Parts[len(m.Parts)-1].Cache = &Cache{}
+		default:
+			continue
+		}
+		marked = true
+	}
+	if msgs != nil {
+		r.Messages = msgs
+	}
+	return marked
+}
+
+// CachePrefix is a hash of the part of r that a provider caches first and that a
+// conversation repeats on every turn: the tools, the system blocks and the first other
+// message. Two turns of one conversation share it; affinity uses it when the client named
+// no Session. Hex, 32 characters.
+func (r *Request) CachePrefix() string {
+	h := sha256.New()
+	for i := range r.Tools {
+		t := &r.Tools[i]
+		field(h, t.Namespace)
+		field(h, t.Name)
+		field(h, t.Description)
+		field(h, string(t.Parameters))
+	}
+	first := true
+	for i := range r.Messages {
+		m := &r.Messages[i]
+		if m.Role != RoleSystem && m.Role != RoleDeveloper {
+			if !first {
+				break
+			}
+			first = false
+		}
+		field(h, string(m.Role))
+		for j := range m.Parts {
+			p := &m.Parts[j]
+			field(h, p.Text)
+			field(h, p.URL)
+			field(h, p.FileID)
+			field(h, p.Data)
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+// field writes s to h with its length, so that two fields cannot run into each other.
+func field(h hash.Hash, s string) {
+	var n [8]byte
+	l := uint64(len(s))
+	for i := range n {
+		n[i] = byte(l >> (8 * i))
+	}
+	h.Write(n[:])
+	h.Write([]byte(s))
+}
