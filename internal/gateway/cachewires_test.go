@@ -380,3 +380,60 @@ func clip(s string) string {
 	}
 	return s
 }
+
+// TestRecordedSessionsAcrossWires (issue 46): the recorded turns of a Claude Code 2.1.332
+// and a Codex 0.171.0 session (testdata/*/README.md), each sent to every target kind. No
+// turn is refused; the client's breakpoints (at most 4) reach an Anthropic, Vertex or
+// Bedrock target one for one, the conversation's own (on the last block) included;
+// signatures and encrypted reasoning go back only to the wire that wrote them; an OpenAI
+// target gets a prompt_cache_key: Codex's own, or one derived from Claude Code's session.
+func TestRecordedSessionsAcrossWires(t *testing.T) {
+	g, u := cacheGateway(t)
+	for _, s := range []struct{ dir, path, sig, readers, key string }{
+		{"claude-code-2.1.332", "/v1/messages", "RecordedSig", "anthropic vertex bedrock", "sluice-"},
+		{"codex-0.171.0", "/v1/responses", "gAAAAABrecorded-codex", "responses", "01a24922-3dbf-7813-9f06-e8376f74928c"},
+	} {
+		for turn := 1; turn <= 3; turn++ {
+			body, err := os.ReadFile(filepath.Join("testdata", s.dir, "turn"+string(rune('0'+turn))+".json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			marks := strings.Count(string(body), `"cache_control"`)
+			for _, wire := range []string{"anthropic", "vertex", "bedrock", "chat", "responses", "gemini"} {
+				t.Run(s.dir+"/turn"+string(rune('0'+turn))+"/"+wire, func(t *testing.T) {
+					status, out := postModel(t, g.URL, s.path, string(body), "to-"+wire)
+					up := u.take(wire)
+					if status != 200 || up == nil {
+						t.Fatalf("got %d %.500s; upstream body %d bytes", status, out, len(up))
+					}
+					var doc map[string]any
+					if err := json.Unmarshal(up, &doc); err != nil {
+						t.Fatal(err)
+					}
+					if strings.Contains(string(up), s.sig) != (turn > 1 && strings.Contains(s.readers, wire)) {
+						t.Errorf("the history's signatures (%s) reach %s: %v", s.sig, wire, !strings.Contains(s.readers, wire))
+					}
+					switch wire {
+					case "anthropic", "vertex":
+						if n := strings.Count(string(up), `"cache_control"`); n != min(marks, 4) {
+							t.Errorf("got %d cache_control, want the client's %d", n, marks)
+						}
+					case "bedrock":
+						if n := strings.Count(string(up), `"cachePoint"`); n != min(marks, 4) {
+							t.Errorf("got %d cachePoints, want the client's %d", n, marks)
+						}
+						msgs, _ := doc["messages"].([]any)
+						content, _ := dig(msgs[len(msgs)-1], "content").([]any)
+						if marks > 0 && (len(content) == 0 || dig(content[len(content)-1], "cachePoint") == nil) {
+							t.Errorf("the conversation's breakpoint is lost: the last message is %v", msgs[len(msgs)-1])
+						}
+					case "chat", "responses":
+						if key, _ := doc["prompt_cache_key"].(string); !strings.HasPrefix(key, s.key) {
+							t.Errorf("prompt_cache_key %q, want %s...", key, s.key)
+						}
+					}
+				})
+			}
+		}
+	}
+}
