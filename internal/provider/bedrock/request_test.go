@@ -73,7 +73,7 @@ func TestEncodeRequest(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			b, err := encodeRequest(&tt.req, tt.cache)
+			b, _, err := encodeRequest(&tt.req, tt.cache)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -109,7 +109,7 @@ func TestEncodeRequestRefuses(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := encodeRequest(&tt.req, false)
+			_, _, err := encodeRequest(&tt.req, false)
 			le := wantKind(t, err, tt.kind)
 			if le.Status != 400 || le.Param != tt.param || llm.HTTPStatus(err) != 400 {
 				t.Errorf("got status %d param %q, want 400 %q", le.Status, le.Param, tt.param)
@@ -145,7 +145,7 @@ func TestReasoningRoundTrip(t *testing.T) {
 	}
 	req := llm.Request{Messages: []llm.Message{text(llm.RoleUser, "q"),
 		{Role: llm.RoleAssistant, Reasoning: []llm.Reasoning{r}, Parts: []llm.Part{{Type: llm.PartText, Text: "a"}}}}}
-	b, err := encodeRequest(&req, false)
+	b, _, err := encodeRequest(&req, false)
 	if err != nil {
 		t.Fatal(err)
 	}
