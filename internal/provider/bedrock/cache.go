@@ -26,9 +26,9 @@ type points struct {
 type family int
 
 const (
-	noCache family = iota // Bedrock refuses a cachePoint for the model
-	nova                  // Amazon Nova: system and messages, no TTL
-	claudeCache           // Anthropic Claude: system, tools and messages
+	noCache     family = iota // Bedrock refuses a cachePoint for the model
+	nova                      // Amazon Nova: system and messages, no TTL
+	claudeCache               // Anthropic Claude: system, tools and messages
 )
 
 func cacheFamily(model string) family {
