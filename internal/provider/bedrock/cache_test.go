@@ -319,32 +319,42 @@ func TestReasoningBack(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			req := llm.Request{Model: testModel, Messages: []llm.Message{text(llm.RoleUser, "q"),
-				{Role: llm.RoleAssistant, Reasoning: []llm.Reasoning{tt.r}, Parts: []llm.Part{part("a", nil)}}}}
-			b, _, err := encodeRequest(&req, false)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var w struct {
-				Messages []struct {
-					Content []struct {
-						ReasoningContent json.RawMessage `json:"reasoningContent"`
-					} `json:"content"`
-				} `json:"messages"`
-			}
-			json.Unmarshal(b, &w)
-			if got := string(w.Messages[1].Content[0].ReasoningContent); got != tt.want {
+			sent := reasoningSent(t, tt.r)
+			if got := string(sent); got != tt.want {
 				t.Errorf("got %s, want %s", got, tt.want)
 			}
 			if tt.want == redacted {
 				var rc struct{ RedactedContent []byte }
-				json.Unmarshal(w.Messages[1].Content[0].ReasoningContent, &rc)
+				json.Unmarshal(sent, &rc)
 				if !bytes.Equal(rc.RedactedContent, secret) {
 					t.Errorf("got bytes %x, want %x", rc.RedactedContent, secret)
 				}
 			}
 		})
 	}
+}
+
+// reasoningSent is the reasoningContent Bedrock gets for r handed back before a text: its
+// first block's, or nothing.
+func reasoningSent(t *testing.T, r llm.Reasoning) json.RawMessage {
+	t.Helper()
+	req := llm.Request{Model: testModel, Messages: []llm.Message{text(llm.RoleUser, "q"),
+		{Role: llm.RoleAssistant, Reasoning: []llm.Reasoning{r}, Parts: []llm.Part{part("a", nil)}}}}
+	b, _, err := encodeRequest(&req, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var w struct {
+		Messages []struct {
+			Content []struct {
+				ReasoningContent json.RawMessage `json:"reasoningContent"`
+			} `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil || len(w.Messages) != 2 {
+		t.Fatalf("got %s", b)
+	}
+	return w.Messages[1].Content[0].ReasoningContent
 }
 
 // The plain (non-streamed) answer reports the 1h cache writes and the dropped breakpoints
