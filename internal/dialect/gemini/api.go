@@ -93,6 +93,9 @@ func Decode(body []byte, in dialect.Input) (*dialect.Decoded, error) {
 	// Gemini and Vertex targets get the client's body as it came (the model is the path's),
 	// so thoughtSignatures and members the translation does not carry reach them whole.
 	r.Req.Native = &llm.Native{Wire: "gemini", Body: body}
+	if r.CachedContent != "" {
+		r.Req.Native.Only = []string{"cachedContent"}
+	}
 	sse := query(in, "alt") == "sse"
 	return &dialect.Decoded{Model: model, Req: &r.Req, Answer: func(id string) dialect.Wire {
 		return NewWire(id, sse, r.Thoughts)

@@ -25,6 +25,10 @@ const SyntheticID = "gemini_call_"
 type Request struct {
 	Req      llm.Request
 	Thoughts bool
+	// CachedContent is the client's context cache ("cachedContents/..."), which only a
+	// Gemini target holds: the client's body (Native) carries it there, and other targets
+	// refuse the request (Native.Only) rather than answer without the cached context.
+	CachedContent string
 }
 
 // body is a GenerateContentRequest as this wire reads it: the schema's members, and model,
@@ -96,8 +100,10 @@ func strict(b []byte, v any) error {
 func translate(w *body) (*Request, error) {
 	r := &Request{}
 	q := &r.Req
-	if len(w.CachedContent) > 0 {
-		return nil, invalid("cachedContent is not served: the gateway keeps no Gemini context cache.")
+	if len(w.CachedContent) > 0 && string(w.CachedContent) != "null" {
+		if json.Unmarshal(w.CachedContent, &r.CachedContent) != nil || r.CachedContent == "" {
+			return nil, invalid("Invalid value at 'cached_content' (TYPE_STRING): a cachedContents/ name.")
+		}
 	}
 	if len(w.Contents) == 0 {
 		return nil, invalid("contents is not specified.")
@@ -193,7 +199,7 @@ func (c *calls) model(at string, parts []wire.Part) ([]llm.Message, error) {
 			return nil, invalid(pat + ": a model turn holds text and functionCall parts only.")
 		case p.Thought:
 			if p.Text != "" {
-				m.Reasoning = append(m.Reasoning, llm.Reasoning{Text: p.Text})
+				m.Reasoning = append(m.Reasoning, llm.Reasoning{Text: p.Text, Wire: "gemini"})
 			}
 		case p.Text != "":
 			m.Parts = append(m.Parts, llm.Part{Type: llm.PartText, Text: p.Text})
@@ -201,7 +207,8 @@ func (c *calls) model(at string, parts []wire.Part) ([]llm.Message, error) {
 		if p.ThoughtSignature != "" {
 			// On a call's part it is that call's (the adapter puts it back there); else it
 			// goes on the turn's first part.
-			m.Reasoning = append(m.Reasoning, llm.Reasoning{ID: id, Encrypted: p.ThoughtSignature})
+			// Wire: only a Gemini target can read the signature back (issue 46).
+			m.Reasoning = append(m.Reasoning, llm.Reasoning{ID: id, Encrypted: p.ThoughtSignature, Wire: "gemini"})
 		}
 	}
 	return []llm.Message{m}, nil

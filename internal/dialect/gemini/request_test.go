@@ -86,7 +86,8 @@ func TestDecode(t *testing.T) {
 	}
 	a := ms[2]
 	if len(a.ToolCalls) != 1 || a.ToolCalls[0].ID != SyntheticID+"0" || a.ToolCalls[0].Arguments != `{"a": 1}` ||
-		len(a.Reasoning) != 2 || a.Reasoning[0].Text != "thinking" || a.Reasoning[1] != (llm.Reasoning{ID: SyntheticID + "0", Encrypted: "sig"}) {
+		len(a.Reasoning) != 2 || a.Reasoning[0] != (llm.Reasoning{Text: "thinking", Wire: "gemini"}) ||
+		a.Reasoning[1] != (llm.Reasoning{ID: SyntheticID + "0", Encrypted: "sig", Wire: "gemini"}) {
 		t.Errorf("model: got %+v", a)
 	}
 	if tm := ms[3]; tm.Role != llm.RoleTool || tm.ToolCallID != SyntheticID+"0" || tm.Parts[0].Text != `{"ok": true}` {
@@ -138,7 +139,7 @@ func TestDecodeRefuses(t *testing.T) {
 		{"call in user turn", `{"contents":[{"parts":[{"functionCall":{"name":"f"}}]}]}`, "model turn"},
 		{"mode", `{"contents":[{"parts":[{"text":"a"}]}],"toolConfig":{"functionCallingConfig":{"mode":"VALIDATED"}}}`, "not served"},
 		{"mime", `{"contents":[{"parts":[{"text":"a"}]}],"generationConfig":{"responseMimeType":"text/x.enum"}}`, "not served"},
-		{"cached", `{"contents":[{"parts":[{"text":"a"}]}],"cachedContent":"cachedContents/x"}`, "cachedContent"},
+		{"cached content not a name", `{"contents":[{"parts":[{"text":"a"}]}],"cachedContent":7}`, "cached_content"},
 		{"temperature", `{"contents":[{"parts":[{"text":"a"}]}],"generationConfig":{"temperature":3}}`, "temperature"},
 		{"image out", `{"contents":[{"parts":[{"text":"a"}]}],"generationConfig":{"responseModalities":["TEXT","IMAGE"]}}`, "TEXT only"},
 	} {

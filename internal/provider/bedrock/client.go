@@ -38,7 +38,8 @@ type Config struct {
 	// Scrub masks the gateway's credentials in what the upstream writes in its errors.
 	Scrub llm.Scrub
 	// CachePoints puts a cachePoint block after the system prompt and after the tools, the
-	// prefix that stays the same from call to call, for models with prompt caching.
+	// prefix that stays the same from call to call, for models with prompt caching, when
+	// the client marked no block itself (the client's marks say where otherwise).
 	CachePoints bool
 	// Now is the clock of the signatures; nil means time.Now.
 	Now func() time.Time
@@ -85,7 +86,7 @@ func New(c Config) *Client {
 // credentials that cannot be had are Auth; a non-2xx answer or a connection failure is an
 // *llm.Error. The stream is the caller's to Close; canceling ctx aborts it.
 func (c *Client) Stream(ctx context.Context, req *llm.Request) (llm.Stream, error) {
-	body, err := encodeRequest(req, c.cache)
+	body, dropped, err := encodeRequest(req, c.cache)
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +113,7 @@ func (c *Client) Stream(ctx context.Context, req *llm.Request) (llm.Stream, erro
 		case a != nil:
 			return nil, o.statusError(a.Status, a.Header, a.Body)
 		}
-		return newPlainStream(ctx, o, res.Header.Get("X-Amzn-Requestid"), req.Model, res.Body), nil
+		return newPlainStream(ctx, o, res.Header.Get("X-Amzn-Requestid"), req.Model, dropped, res.Body), nil
 	}
 	res, a, err := c.ep.Open(ctx, hr)
 	switch {
@@ -123,7 +124,9 @@ func (c *Client) Stream(ctx context.Context, req *llm.Request) (llm.Stream, erro
 	case a != nil: // JSON with a 2xx: not the event stream asked for
 		return nil, o.statusError(http.StatusBadGateway, a.Header, a.Body)
 	}
-	return newStream(ctx, o, res.Header.Get("X-Amzn-Requestid"), req.Model, res.Body), nil
+	s := newStream(ctx, o, res.Header.Get("X-Amzn-Requestid"), req.Model, res.Body)
+	s.msg.dropped = dropped
+	return s, nil
 }
 
 // authorize signs hr (SigV4 over the body's hash) or sets the bearer API key, and returns

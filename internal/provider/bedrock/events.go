@@ -30,6 +30,9 @@ type message struct {
 	stopped  bool // messageStop came
 	usage    *bedrock.Usage
 	finished bool // EvDone queued
+	// dropped is the count of the client's cache breakpoints the request left out, which
+	// the usage reports (llm.Usage.CacheDropped).
+	dropped int
 }
 
 // event queues on q the llm.Events of one event frame (its :event-type, its payload), or
@@ -146,8 +149,15 @@ func (m *message) finish(q *transport.Queue) {
 	m.finished = true
 	if u := m.usage; u != nil {
 		prompt := u.InputTokens + u.CacheReadInputTokens + u.CacheWriteInputTokens
+		var long int
+		for _, d := range u.CacheDetails {
+			if d.TTL == "1h" {
+				long += d.InputTokens
+			}
+		}
 		q.Push(llm.Event{Type: llm.EvUsage, Usage: &llm.Usage{PromptTokens: prompt, CompletionTokens: u.OutputTokens,
-			TotalTokens: prompt + u.OutputTokens, CachedTokens: u.CacheReadInputTokens, CacheWriteTokens: u.CacheWriteInputTokens}})
+			TotalTokens: prompt + u.OutputTokens, CachedTokens: u.CacheReadInputTokens, CacheWriteTokens: u.CacheWriteInputTokens,
+			CacheWrite1hTokens: min(long, u.CacheWriteInputTokens), CacheDropped: m.dropped}})
 	}
 	q.Push(llm.Event{Type: llm.EvDone, Finish: finishReason(m.reason)})
 }

@@ -39,8 +39,9 @@ type converse struct {
 // llm.Stream: the whole answer goes through the stream's own code as the frames of the same
 // answer (messageStart, each block's start, delta and stop, messageStop, metadata), so that
 // the relay takes it as the stream.
-func newPlainStream(ctx context.Context, o origin, id, model string, body io.ReadCloser) *transport.Plain {
-	m := &message{origin: o, id: id, model: model}
+// dropped is the request's cache breakpoints left out, for the usage.
+func newPlainStream(ctx context.Context, o origin, id, model string, dropped int, body io.ReadCloser) *transport.Plain {
+	m := &message{origin: o, id: id, model: model, dropped: dropped}
 	return transport.NewPlain(ctx, o.name, body, func(data []byte, q *transport.Queue) error { return m.plain(data, q) })
 }
 

@@ -94,7 +94,7 @@ func TestReplay(t *testing.T) {
 			}
 		},
 		"bedrock-cache-usage": func(t *testing.T, r *llm.Response, end error) {
-			want := llm.Usage{PromptTokens: 2060, CompletionTokens: 3, TotalTokens: 2063, CachedTokens: 1800, CacheWriteTokens: 248}
+			want := llm.Usage{PromptTokens: 2060, CompletionTokens: 3, TotalTokens: 2063, CachedTokens: 1800, CacheWriteTokens: 248, CacheWrite1hTokens: 200}
 			if end != io.EOF || r.Usage != want || r.Choices[0].Finish != "length" {
 				t.Errorf("got usage %+v finish %q, want %+v length", r.Usage, r.Choices[0].Finish, want)
 			}

@@ -23,23 +23,27 @@ const (
 
 var budgets = map[string]int{"low": 1024, "medium": 4096, "high": 16384}
 
-// encodeRequest writes the ConverseStream body of req. cache places cache points after the
-// system prompt and after the tools (Config.CachePoints). What cannot be translated without
-// changing the answer's meaning is an *llm.Error with status 400 (the package comment).
-func encodeRequest(req *llm.Request, cache bool) ([]byte, error) {
+// encodeRequest writes the ConverseStream body of req, and counts the client's cache
+// breakpoints it left out (points). cache places cache points after the system prompt and
+// after the tools (Config.CachePoints) when the client marked nothing. What cannot be
+// translated without changing the answer's meaning is an *llm.Error with status 400 (the
+// package comment).
+func encodeRequest(req *llm.Request, cache bool) ([]byte, int, error) {
 	if req.N > 1 {
-		return nil, unsupported("n", "n=%d: Bedrock serves one choice per request", req.N)
+		return nil, 0, unsupported("n", "n=%d: Bedrock serves one choice per request", req.N)
 	}
 	if req.Logprobs {
-		return nil, unsupported("logprobs", "logprobs are not available from Bedrock Converse")
+		return nil, 0, unsupported("logprobs", "logprobs are not available from Bedrock Converse")
 	}
 	if translate.FormatType(req.ResponseFormat) == "json_schema" {
-		return nil, unsupported("response_format", "response_format json_schema is not supported for Bedrock targets")
+		return nil, 0, unsupported("response_format", "response_format json_schema is not supported for Bedrock targets")
 	}
 	w := bedrock.Request{}
+	pts := newPoints(req)
+	cache = cache && pts == nil // the client's own marks, when it sent any, say where
 	var err error
-	if w.System, w.Messages, err = translateMessages(req.Messages); err != nil {
-		return nil, err
+	if w.System, w.Messages, err = translateMessages(req.Messages, pts); err != nil {
+		return nil, 0, err
 	}
 	if cache && len(w.System) > 0 {
 		w.System = append(w.System, bedrock.SystemBlock{CachePoint: &bedrock.CachePoint{Type: cacheDefault}})
@@ -59,8 +63,8 @@ func encodeRequest(req *llm.Request, cache bool) ([]byte, error) {
 	}
 	forced := false
 	if len(req.Tools) > 0 {
-		if w.ToolConfig, forced, err = toolConfig(req, hasToolBlocks(w.Messages)); err != nil {
-			return nil, err
+		if w.ToolConfig, forced, err = toolConfig(req, hasToolBlocks(w.Messages), pts); err != nil {
+			return nil, 0, err
 		}
 		if cache && w.ToolConfig != nil {
 			w.ToolConfig.Tools = append(w.ToolConfig.Tools, bedrock.Tool{CachePoint: &bedrock.CachePoint{Type: cacheDefault}})
@@ -84,7 +88,16 @@ func encodeRequest(req *llm.Request, cache bool) ([]byte, error) {
 		if topK != nil {
 			extra["top_k"] = *topK
 		}
-		if b := budgets[effort]; b > 0 && !forced {
+		b := budgets[effort]
+		if tb := req.ThinkingBudget; tb != nil && *tb >= 0 {
+			// The client's own budget (Anthropic's thinking.budget_tokens, Gemini's
+			// thinkingBudget) over the effort's, as the Anthropic adapter takes it; 0 is
+			// off, -1 (the model decides) keeps the effort's (issue 46).
+			if b = *tb; b > 0 {
+				b = max(b, minBudget)
+			}
+		}
+		if b > 0 && !forced {
 			thinking(ic, extra, b)
 		}
 	}
@@ -96,9 +109,9 @@ func encodeRequest(req *llm.Request, cache bool) ([]byte, error) {
 	}
 	b, err := json.Marshal(&w)
 	if err != nil {
-		return nil, &llm.Error{Kind: llm.Internal, Message: "bedrock: cannot encode the request", Err: err}
+		return nil, 0, &llm.Error{Kind: llm.Internal, Message: "bedrock: cannot encode the request", Err: err}
 	}
-	return b, nil
+	return b, pts.left(), nil
 }
 
 // thinking turns on Claude's extended thinking with budget b, keeping the client's limit.
@@ -128,22 +141,27 @@ func claude(model string) bool { return strings.Contains(model, "anthropic.claud
 // toolConfig translates the tools and tool_choice; forced reports a tool the model must call.
 // Converse has no "none": with tool_choice none the tools are left out, unless the history
 // holds tool blocks, which Bedrock refuses without a toolConfig (the model may then call).
-func toolConfig(req *llm.Request, history bool) (*bedrock.ToolConfig, bool, error) {
+// A marked tool is followed by a cachePoint.
+func toolConfig(req *llm.Request, history bool, pts *points) (*bedrock.ToolConfig, bool, error) {
+	mode, name := translate.ToolChoice(req.ToolChoice)
+	if mode == "none" && !history {
+		return nil, false, nil
+	}
 	tc := &bedrock.ToolConfig{}
 	for _, t := range req.Tools {
 		tc.Tools = append(tc.Tools, bedrock.Tool{ToolSpec: &bedrock.ToolSpec{Name: t.Name, Description: t.Description,
 			InputSchema: bedrock.InputSchema{JSON: translate.CompactOr(t.Parameters, emptySchema)}}})
+		if cp := pts.point(t.Cache); cp != nil {
+			tc.Tools = append(tc.Tools, bedrock.Tool{CachePoint: cp})
+		}
 	}
-	switch mode, name := translate.ToolChoice(req.ToolChoice); mode {
+	switch mode {
 	case "", "auto":
 		return tc, false, nil
 	case "required":
 		tc.ToolChoice = &bedrock.ToolChoice{Any: &struct{}{}}
 		return tc, true, nil
 	case "none":
-		if !history {
-			return nil, false, nil
-		}
 		return tc, false, nil
 	case "function":
 		tc.ToolChoice = &bedrock.ToolChoice{Tool: &bedrock.ToolChoiceOf{Name: name}}
@@ -166,8 +184,9 @@ func hasToolBlocks(msgs []bedrock.Message) bool {
 
 // translateMessages turns Chat messages into the system prompt and the alternating turns
 // Converse requires: system and developer messages become system blocks, tool results
-// toolResult blocks of a user turn, and adjacent messages of one role one turn.
-func translateMessages(msgs []llm.Message) ([]bedrock.SystemBlock, []bedrock.Message, error) {
+// toolResult blocks of a user turn, and adjacent messages of one role one turn. A block the
+// client marked (llm.Cache) is followed by a cachePoint, pts permitting.
+func translateMessages(msgs []llm.Message, pts *points) ([]bedrock.SystemBlock, []bedrock.Message, error) {
 	var system []bedrock.SystemBlock
 	var turns []bedrock.Message
 	add := func(role string, blocks []bedrock.ContentBlock) {
@@ -187,19 +206,27 @@ func translateMessages(msgs []llm.Message) ([]bedrock.SystemBlock, []bedrock.Mes
 			for _, p := range m.Parts {
 				if p.Type == llm.PartText && p.Text != "" {
 					system = append(system, bedrock.SystemBlock{Text: p.Text})
+					if cp := pts.point(p.Cache); cp != nil {
+						system = append(system, bedrock.SystemBlock{CachePoint: cp})
+					}
 				}
 			}
 		case llm.RoleTool:
-			add("user", []bedrock.ContentBlock{{ToolResult: &bedrock.ToolResult{ToolUseID: toolID(m.ToolCallID),
-				Content: []bedrock.ToolResultContent{{Text: ptr(translate.Text(m.Parts))}}}}})
+			// The result is one block: a mark on it or on any of its parts is after it.
+			marks := []*llm.Cache{m.Cache}
+			for j := range m.Parts {
+				marks = append(marks, m.Parts[j].Cache)
+			}
+			add("user", withPoint([]bedrock.ContentBlock{{ToolResult: &bedrock.ToolResult{ToolUseID: toolID(m.ToolCallID),
+				Content: []bedrock.ToolResultContent{{Text: ptr(translate.Text(m.Parts))}}}}}, pts.point(marks...)))
 		case llm.RoleAssistant:
-			blocks, err := assistantBlocks(i, m)
+			blocks, err := assistantBlocks(i, m, pts)
 			if err != nil {
 				return nil, nil, err
 			}
 			add("assistant", blocks)
 		default:
-			blocks, err := userBlocks(i, m)
+			blocks, err := userBlocks(i, m, pts)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -209,23 +236,41 @@ func translateMessages(msgs []llm.Message) ([]bedrock.SystemBlock, []bedrock.Mes
 	return system, turns, nil
 }
 
-func assistantBlocks(i int, m *llm.Message) ([]bedrock.ContentBlock, error) {
+// withPoint appends cp, if any, to blocks.
+func withPoint(blocks []bedrock.ContentBlock, cp *bedrock.CachePoint) []bedrock.ContentBlock {
+	if cp == nil {
+		return blocks
+	}
+	return append(blocks, bedrock.ContentBlock{CachePoint: cp})
+}
+
+// readsReasoning reports whether Bedrock can take back reasoning a wire wrote: its own,
+// Anthropic's (Claude's signatures are the same on both), or one whose wire is unknown (the
+// stream's events do not say); a Gemini or Responses signature would be refused.
+func readsReasoning(wire string) bool {
+	return wire == "" || wire == "bedrock" || wire == "anthropic"
+}
+
+func assistantBlocks(i int, m *llm.Message, pts *points) ([]bedrock.ContentBlock, error) {
 	var out []bedrock.ContentBlock
 	for _, r := range m.Reasoning {
-		switch {
-		case r.Text != "" && r.Encrypted != "":
-			out = append(out, bedrock.ContentBlock{ReasoningContent: &bedrock.ReasoningContent{
-				ReasoningText: &bedrock.ReasoningText{Text: r.Text, Signature: r.Encrypted}}})
-		case r.Text == "" && r.Encrypted != "":
+		if r.Encrypted == "" || !readsReasoning(r.Wire) {
+			continue // without a signature, or another provider's: it cannot be handed back
+		}
+		// Redacted is said by the client's wire; a block of unknown wire with no text is
+		// redacted content, as the stream gives it (base64, no text).
+		if r.Redacted || r.Wire == "" && r.Text == "" {
 			if data, err := base64.StdEncoding.DecodeString(r.Encrypted); err == nil {
 				out = append(out, bedrock.ContentBlock{ReasoningContent: &bedrock.ReasoningContent{RedactedContent: data}})
 			}
+			continue
 		}
-		// Reasoning without a signature (another provider's) cannot be handed back: dropped.
+		out = append(out, bedrock.ContentBlock{ReasoningContent: &bedrock.ReasoningContent{
+			ReasoningText: &bedrock.ReasoningText{Text: r.Text, Signature: r.Encrypted}}})
 	}
 	for _, p := range m.Parts {
 		if p.Type == llm.PartText && p.Text != "" {
-			out = append(out, bedrock.ContentBlock{Text: ptr(p.Text)})
+			out = withPoint(append(out, bedrock.ContentBlock{Text: ptr(p.Text)}), pts.point(p.Cache))
 		}
 	}
 	if m.Refusal != "" {
@@ -236,14 +281,16 @@ func assistantBlocks(i int, m *llm.Message) ([]bedrock.ContentBlock, error) {
 		if !ok {
 			return nil, invalid("messages", "messages[%d]: the arguments of tool call %q are not a JSON object", i, tc.ID)
 		}
-		out = append(out, bedrock.ContentBlock{ToolUse: &bedrock.ToolUse{ToolUseID: toolID(tc.ID), Name: tc.Name, Input: in}})
+		out = withPoint(append(out, bedrock.ContentBlock{ToolUse: &bedrock.ToolUse{ToolUseID: toolID(tc.ID), Name: tc.Name, Input: in}}),
+			pts.point(tc.Cache))
 	}
 	return out, nil
 }
 
-func userBlocks(i int, m *llm.Message) ([]bedrock.ContentBlock, error) {
+func userBlocks(i int, m *llm.Message, pts *points) ([]bedrock.ContentBlock, error) {
 	var out []bedrock.ContentBlock
 	for _, p := range m.Parts {
+		n := len(out)
 		switch p.Type {
 		case llm.PartImage:
 			img, err := image(i, p.URL)
@@ -261,6 +308,9 @@ func userBlocks(i int, m *llm.Message) ([]bedrock.ContentBlock, error) {
 			if p.Text != "" {
 				out = append(out, bedrock.ContentBlock{Text: ptr(p.Text)})
 			}
+		}
+		if len(out) > n {
+			out = withPoint(out, pts.point(p.Cache))
 		}
 	}
 	return out, nil

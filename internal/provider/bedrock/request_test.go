@@ -73,7 +73,7 @@ func TestEncodeRequest(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			b, err := encodeRequest(&tt.req, tt.cache)
+			b, _, err := encodeRequest(&tt.req, tt.cache)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -109,7 +109,7 @@ func TestEncodeRequestRefuses(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := encodeRequest(&tt.req, false)
+			_, _, err := encodeRequest(&tt.req, false)
 			le := wantKind(t, err, tt.kind)
 			if le.Status != 400 || le.Param != tt.param || llm.HTTPStatus(err) != 400 {
 				t.Errorf("got status %d param %q, want 400 %q", le.Status, le.Param, tt.param)
@@ -143,25 +143,13 @@ func TestReasoningRoundTrip(t *testing.T) {
 			}
 		}
 	}
-	req := llm.Request{Messages: []llm.Message{text(llm.RoleUser, "q"),
-		{Role: llm.RoleAssistant, Reasoning: []llm.Reasoning{r}, Parts: []llm.Part{{Type: llm.PartText, Text: "a"}}}}}
-	b, err := encodeRequest(&req, false)
-	if err != nil {
-		t.Fatal(err)
+	var got struct {
+		ReasoningText struct{ Text, Signature string } `json:"reasoningText"`
 	}
-	var w struct {
-		Messages []struct {
-			Content []struct {
-				ReasoningContent *struct {
-					ReasoningText struct{ Text, Signature string } `json:"reasoningText"`
-				} `json:"reasoningContent"`
-			} `json:"content"`
-		} `json:"messages"`
-	}
-	json.Unmarshal(b, &w)
-	got := w.Messages[1].Content[0].ReasoningContent
-	if got == nil || !strings.HasPrefix(got.ReasoningText.Text, "Let me count the r's") || !strings.HasPrefix(got.ReasoningText.Signature, "Ep0CCkgICxAB") {
-		t.Fatalf("got %s", b)
+	sent := reasoningSent(t, r)
+	json.Unmarshal(sent, &got)
+	if !strings.HasPrefix(got.ReasoningText.Text, "Let me count the r's") || !strings.HasPrefix(got.ReasoningText.Signature, "Ep0CCkgICxAB") {
+		t.Fatalf("got %s", sent)
 	}
 }
 

@@ -17,7 +17,8 @@
 //	| user file / audio parts             | {inlineData {mimeType, data}} / {fileData {mimeType, fileUri}} | bytes inline; a URL or a Files API file as file data; another provider's stored file: Unsupported 400 |
 //	| assistant content, refusal          | {text} in a "model" turn                          | |
 //	| assistant tool_calls                | {functionCall {id, name, args}}                   | ids the adapter made up (gemini_call_...) are not sent; arguments not a JSON object: 400 |
-//	| assistant reasoning with Encrypted  | thoughtSignature on the part it came on           | ID = a tool call's id: that call's part; else the turn's first part (an empty one if none); thought text is not handed back |
+//	| assistant reasoning with Encrypted  | thoughtSignature on the part it came on           | ID = a tool call's id: that call's part; else the turn's first part (an empty one if none); thought text is not handed back; Wire gemini or "" only (an Anthropic or Responses signature: dropped) |
+//	| cache breakpoints (llm.Cache)       | -                                                 | left out (Gemini caches implicitly); a Gemini client's cachedContent goes in its own body (Native), as it came |
 //	| tool messages                       | {functionResponse {id, name, response}} in a user turn | name from the call it answers (400 if none); a JSON object result as it is, else {"result": text} |
 //	| adjacent messages of one role       | one turn                                          | |
 //	| tools                               | tools [{functionDeclarations [{name, description, parametersJsonSchema}]}] | the JSON Schema as it is |

@@ -23,6 +23,10 @@ func FuzzStream(f *testing.F) {
 	}
 	f.Add([]byte("data: {\"candidates\":[{\"index\":0,\"finishReason\":\"STOP\"}]}\n\n"))
 	f.Add([]byte("data: {\"candidates\":[{\"index\":1}]}\r\n\r\n:\r\n\r\n"))
+	// A thought, a signature on a text part and on a call, cache reads (issue 46).
+	f.Add([]byte(`data: {"candidates":[{"content":{"parts":[{"text":"t","thought":true},{"text":"a","thoughtSignature":"Cq4B+/=="},` +
+		`{"functionCall":{"id":"c1","name":"f","args":{}},"thoughtSignature":""}]},"finishReason":"STOP","index":0}],` +
+		`"usageMetadata":{"promptTokenCount":9,"cachedContentTokenCount":12}}` + "\r\n\r\n"))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		s := newStream(context.Background(), origin{name: "gemini"}, 2, io.NopCloser(bytes.NewReader(body)))
 		defer s.Close()

@@ -21,7 +21,9 @@ const syntheticID = "gemini_call_"
 var budgets = map[string]int{"none": 0, "minimal": 0, "low": 1024, "medium": 8192, "high": 24576}
 
 // encodeRequest writes the streamGenerateContent body of req. What cannot be translated
-// without changing the answer's meaning is an *llm.Error with status 400.
+// without changing the answer's meaning is an *llm.Error with status 400. The client's cache
+// breakpoints (llm.Cache) are left out: Gemini caches implicitly, or through cachedContent,
+// which only a Gemini client's own body (Native) names (issue 46).
 func encodeRequest(req *llm.Request) ([]byte, error) {
 	if req.Logprobs {
 		return nil, unsupported("logprobs", "logprobs are not available from Gemini targets")
@@ -215,8 +217,11 @@ func modelParts(i int, m *llm.Message) ([]gemini.Part, error) {
 		parts = append(parts, gemini.Part{FunctionCall: &gemini.FunctionCall{ID: realID(tc.ID), Name: tc.Name, Args: args}})
 	}
 	for _, r := range m.Reasoning {
-		if r.Encrypted == "" {
-			continue // thought summaries are not handed back
+		if r.Encrypted == "" || r.Wire != "" && r.Wire != "gemini" {
+			// Thought summaries are not handed back, nor another provider's signature (an
+			// Anthropic thinking signature, Responses encrypted content), which Gemini
+			// would refuse (issue 46).
+			continue
 		}
 		j, ok := calls[r.ID]
 		if !ok {

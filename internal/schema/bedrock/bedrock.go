@@ -32,9 +32,13 @@ type SystemBlock struct {
 	CachePoint *CachePoint `json:"cachePoint,omitempty"`
 }
 
-// CachePoint marks the end of a prompt prefix to cache; Type is "default".
+// CachePoint marks the end of a prompt prefix to cache (CachePointBlock): Type is
+// "default"; TTL is "5m" or "1h" (Claude 4.5 and later), none for the 5-minute default.
+// Bedrock refuses a later cache point with a longer TTL than an earlier one (tools, then
+// system, then messages).
 type CachePoint struct {
 	Type string `json:"type"`
+	TTL  string `json:"ttl,omitempty"`
 }
 
 // ContentBlock is a union: exactly one member is set.
@@ -254,6 +258,15 @@ type Usage struct {
 	TotalTokens           int `json:"totalTokens"`
 	CacheReadInputTokens  int `json:"cacheReadInputTokens,omitempty"`
 	CacheWriteInputTokens int `json:"cacheWriteInputTokens,omitempty"`
+	// CacheDetails splits cacheWriteInputTokens by TTL (1h before 5m); none when nothing
+	// was written.
+	CacheDetails []CacheDetail `json:"cacheDetails,omitempty"`
+}
+
+// CacheDetail is the cache writes of one TTL ("5m" or "1h").
+type CacheDetail struct {
+	TTL         string `json:"ttl"`
+	InputTokens int    `json:"inputTokens"`
 }
 
 // Exception is the payload of an exception frame, and the body of a non-2xx answer (which
