@@ -34,14 +34,14 @@ func TestDecode(t *testing.T) {
 		{Role: llm.RoleSystem, Plain: true, Parts: []llm.Part{{Type: llm.PartText, Text: "Be brief."}}},
 		{Role: llm.RoleUser, Parts: []llm.Part{{Type: llm.PartText, Text: "look"}, {Type: llm.PartImage, URL: "data:image/png;base64,iVBO"}, {Type: llm.PartImage, URL: "https://x/y.png"}}},
 		{Role: llm.RoleAssistant, Parts: []llm.Part{{Type: llm.PartText, Text: "ok"}}, ToolCalls: []llm.ToolCall{{ID: "toolu_1", Name: "Bash", Arguments: `{"command":"ls"}`}},
-			Reasoning: []llm.Reasoning{{Text: "hm", Encrypted: "c2ln"}, {Encrypted: "b3Bx"}}},
+			Reasoning: []llm.Reasoning{{Text: "hm", Encrypted: "c2ln", Wire: "anthropic"}, {Encrypted: "b3Bx", Redacted: true, Wire: "anthropic"}}},
 		{Role: llm.RoleTool, ToolCallID: "toolu_1", Parts: []llm.Part{{Type: llm.PartText, Text: "a.txt"}}},
 		{Role: llm.RoleUser, Parts: []llm.Part{{Type: llm.PartText, Text: "next"}}},
 	}
 	if !reflect.DeepEqual(q.Messages, want) {
 		t.Errorf("messages:\ngot  %+v\nwant %+v", q.Messages, want)
 	}
-	if r.Model != "claude-sonnet-4-5" || *q.MaxTokens != 2048 || !q.Stream || q.User != "u1" || *q.Temperature != 0.5 || !reflect.DeepEqual(q.Stop, []string{"END"}) {
+	if r.Model != "claude-sonnet-4-5" || *q.MaxTokens != 2048 || !q.Stream || q.User != "u1" || q.Session != "u1" || *q.Temperature != 0.5 || !reflect.DeepEqual(q.Stop, []string{"END"}) {
 		t.Errorf("options: got %+v", q)
 	}
 	if len(q.Tools) != 1 || q.Tools[0].Name != "Bash" || string(q.ToolChoice) != `{"function":{"name":"Bash"},"type":"function"}` ||
@@ -81,12 +81,16 @@ func TestDecodeSystemMessages(t *testing.T) {
 		}
 		return ps
 	}
+	marked := func(ps []llm.Part) []llm.Part {
+		ps[len(ps)-1].Cache = &llm.Cache{}
+		return ps
+	}
 	want := []llm.Message{
-		{Role: llm.RoleSystem, Parts: text("You are Claude Code.")},
+		{Role: llm.RoleSystem, Parts: marked(text("You are Claude Code."))},
 		{Role: llm.RoleUser, Parts: text("List the files.")},
 		{Role: llm.RoleSystem, Plain: true, Parts: text("MCP server everything is connected; its tools are mcp__everything__*.")},
 		{Role: llm.RoleUser, Plain: true, Parts: text("Go on.")},
-		{Role: llm.RoleSystem, Parts: text("Reminder one.", "Reminder two.")},
+		{Role: llm.RoleSystem, Parts: marked(text("Reminder one.", "Reminder two."))},
 	}
 	if !reflect.DeepEqual(r.Req.Messages, want) {
 		t.Errorf("messages:\ngot  %+v\nwant %+v", r.Req.Messages, want)
