@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -54,37 +53,6 @@ func sendCachedRaw(t *testing.T, req *llm.Request) ([]byte, map[string]any, *llm
 		t.Fatalf("upstream body %s: %v", body, err)
 	}
 	return body, m, usage
-}
-
-// cacheSites lists where a decoded Messages body has cache_control, in prompt order (tools,
-// system, messages; a tool_result's content before the tool_result), as "path=ttl" with
-// ttl "-" for none: tools.0, system.1, messages.2.content.0.content.1.
-func cacheSites(body map[string]any) []string {
-	var out []string
-	var walk func(v any, path string)
-	walk = func(v any, path string) {
-		list, _ := v.([]any)
-		for i, b := range list {
-			o, _ := b.(map[string]any)
-			at := fmt.Sprintf("%s.%d", path, i)
-			walk(o["content"], at+".content")
-			if c, ok := o["cache_control"].(map[string]any); ok {
-				ttl, _ := c["ttl"].(string)
-				if ttl == "" {
-					ttl = "-"
-				}
-				out = append(out, at+"="+ttl)
-			}
-		}
-	}
-	walk(body["tools"], "tools")
-	walk(body["system"], "system")
-	msgs, _ := body["messages"].([]any)
-	for i, m := range msgs {
-		o, _ := m.(map[string]any)
-		walk(o["content"], fmt.Sprintf("messages.%d.content", i))
-	}
-	return out
 }
 
 func mark(ttl string) *llm.Cache { return &llm.Cache{TTL: ttl} }
@@ -145,7 +113,7 @@ func TestEncodeCache(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			req := &llm.Request{Model: "claude-sonnet-4-5", Tools: tt.tools, Messages: tt.msgs}
 			body, usage := sendCached(t, req)
-			got := cacheSites(body)
+			got := providertest.CacheSites(body)
 			if strings.Join(got, " ") != strings.Join(tt.want, " ") {
 				t.Errorf("got cache_control at %v, want %v", got, tt.want)
 			}
@@ -214,7 +182,7 @@ func TestNativeCache(t *testing.T) {
 			req := testRequest()
 			req.Native = &llm.Native{Wire: "anthropic", Body: json.RawMessage(tt.body)}
 			raw, body, usage := sendCachedRaw(t, req)
-			if got := cacheSites(body); strings.Join(got, " ") != strings.Join(tt.want, " ") {
+			if got := providertest.CacheSites(body); strings.Join(got, " ") != strings.Join(tt.want, " ") {
 				t.Errorf("got cache_control at %v, want %v", got, tt.want)
 			}
 			if usage.CacheDropped != tt.dropped {
