@@ -139,6 +139,7 @@ func FuzzDecodeMessages(f *testing.F) {
 	f.Add(`{"model":"m","max_tokens":5,"system":[{"type":"text","text":"s"}],"messages":[{"role":"assistant","content":[{"type":"thinking","thinking":"t","signature":"s"},{"type":"tool_use","id":"i","name":"n","input":{}}]}]}`)
 	f.Add(`{"model":"m","max_tokens":5,"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"i","content":[{"type":"image","source":{"type":"url","url":"u"}}]}]}],"tools":[{"type":"web_search_20250305","name":"w"}]}`)
 	f.Add(`{"model":"m","max_tokens":2000,"thinking":{"type":"enabled","budget_tokens":1024},"tool_choice":{"type":"any"},"messages":[{"role":"user","content":[{"type":"document","source":{"type":"text","data":"d"}}]}]}`)
+	f.Add(`{"model":"m","max_tokens":5,"system":[{"type":"text","text":"s","cache_control":{"type":"ephemeral","ttl":"1h"}}],"tools":[{"name":"f","input_schema":{"type":"object"},"cache_control":{"type":"ephemeral"}}],"messages":[{"role":"assistant","content":[{"type":"redacted_thinking","data":"d"},{"type":"tool_use","id":"i","name":"f","input":{},"cache_control":{"type":"ephemeral","ttl":"5m"}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"i","content":[{"type":"text","text":"r","cache_control":{"type":"ephemeral"}}],"cache_control":{"type":"ephemeral","ttl":"2h"}}]}]}`)
 	f.Fuzz(func(t *testing.T, body string) {
 		r, err := Decode([]byte(body), noHeader)
 		if err != nil {
