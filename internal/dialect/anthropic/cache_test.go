@@ -3,7 +3,6 @@ package anthropic
 import (
 	"encoding/json"
 	"errors"
-	"os"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -158,29 +157,6 @@ func TestDecodeThinking(t *testing.T) {
 	}
 	if r.Req.Session != "session-9" || r.Req.User != "session-9" {
 		t.Errorf("got session %q user %q, want metadata.user_id in both", r.Req.Session, r.Req.User)
-	}
-}
-
-// The recorded Claude Code request's three breakpoints (two system blocks, the environment's
-// system message inside messages) all reach the llm request.
-func TestDecodeClaudeCodeCache(t *testing.T) {
-	body, err := os.ReadFile("testdata/claude-code-2.1.328.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := Decode(body, noHeader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := &r.Req
-	if n := len(q.CacheMarks()); n != 3 {
-		t.Fatalf("got %d breakpoints, want the request's 3", n)
-	}
-	if q.Messages[0].Parts[1].Cache == nil || q.Messages[0].Parts[2].Cache == nil || q.Messages[2].Parts[0].Cache == nil {
-		t.Errorf("want breakpoints on system blocks 1 and 2 and on the environment message")
-	}
-	if !strings.Contains(q.Session, "session_id") {
-		t.Errorf("got session %q, want Claude Code's metadata.user_id", q.Session)
 	}
 }
 

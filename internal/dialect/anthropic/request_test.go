@@ -188,4 +188,12 @@ func TestDecodeClaudeCode(t *testing.T) {
 	if r.Model != "claude-opus-5-5" || len(r.Req.Tools) == 0 || string(r.Req.Native.Body) != string(body) {
 		t.Errorf("got model %s, %d tools, want claude-opus-5-5, its tools and the body whole", r.Model, len(r.Req.Tools))
 	}
+	// Its three breakpoints (issue 46): two system blocks and the environment's message.
+	q := &r.Req
+	if n := len(q.CacheMarks()); n != 3 || q.Messages[0].Parts[1].Cache == nil || q.Messages[0].Parts[2].Cache == nil || q.Messages[2].Parts[0].Cache == nil {
+		t.Errorf("got %d breakpoints, want those on system blocks 1 and 2 and on the environment message", n)
+	}
+	if !strings.Contains(q.Session, "session_id") {
+		t.Errorf("got session %q, want Claude Code's metadata.user_id", q.Session)
+	}
 }
