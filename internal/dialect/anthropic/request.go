@@ -154,7 +154,9 @@ func (d *decoder) field(r *Request, key string, raw json.RawMessage) error {
 		if json.Unmarshal(raw, &m) != nil {
 			return invalid(key, "metadata: Input should be an object; metadata.user_id a string")
 		}
-		q.User = m.UserID
+		// The end user's id names the conversation too: Claude Code writes its session id
+		// there, which affinity and an OpenAI target's prompt_cache_key key on.
+		q.User, q.Session = m.UserID, m.UserID
 	case "stream":
 		if json.Unmarshal(raw, &q.Stream) != nil {
 			return invalid(key, "stream: Input should be a valid boolean")
@@ -235,16 +237,36 @@ func system(blocks []block, param string, plain bool) (llm.Message, error) {
 		if b.Type != "text" {
 			return m, invalid(param, "%s.%d.type: Input should be 'text'", param, i)
 		}
-		m.Parts = append(m.Parts, llm.Part{Type: llm.PartText, Text: b.Text})
+		m.Parts = append(m.Parts, llm.Part{Type: llm.PartText, Text: b.Text, Cache: b.cache})
 	}
 	return m, nil
 }
 
 // block is a content block as the dialect reads it: the members of the known types, and the
-// raw block for the others.
+// raw block for the others; cache is its cache_control, checked.
 type block struct {
 	wire.Block
-	raw json.RawMessage
+	raw   json.RawMessage
+	cache *llm.Cache
+}
+
+// cacheOf is the breakpoint of a block or tool at param whose cache_control is raw: nil when
+// there is none. Anthropic takes type ephemeral with a ttl of 5m or 1h, or none (5m), and
+// refuses anything else with a 400; so does the gateway, whatever the target, rather than
+// pass on a marker no Claude target would take.
+func cacheOf(raw json.RawMessage, param string) (*llm.Cache, error) {
+	if len(raw) == 0 || oai.IsNull(raw) {
+		return nil, nil
+	}
+	var c wire.CacheControl
+	if json.Unmarshal(raw, &c) != nil || c.Type != "ephemeral" {
+		return nil, invalid(param, "%s.cache_control: Input should be an object with type 'ephemeral'", param)
+	}
+	switch c.TTL {
+	case "", "5m", "1h":
+		return &llm.Cache{TTL: c.TTL}, nil
+	}
+	return nil, invalid(param, "%s.cache_control.ephemeral.ttl: Input should be '5m' or '1h'", param)
 }
 
 // content decodes a string or a list of blocks (a message's content, the system prompt, a
@@ -265,12 +287,20 @@ func content(raw json.RawMessage, param string) ([]block, error) {
 	out := make([]block, 0, len(list))
 	for i, b := range list {
 		var head struct {
-			Type string `json:"type"`
+			Type         string          `json:"type"`
+			CacheControl json.RawMessage `json:"cache_control"`
 		}
 		if json.Unmarshal(b, &head) != nil || head.Type == "" {
 			return nil, invalid(param, "%s.%d: Input should be an object with a type", param, i)
 		}
 		bl := block{raw: b, Block: wire.Block{Type: head.Type}}
+		if len(head.CacheControl) > 0 {
+			c, err := cacheOf(head.CacheControl, fmt.Sprintf("%s.%d", param, i))
+			if err != nil {
+				return nil, err
+			}
+			bl.cache = c
+		}
 		switch head.Type {
 		case "text", "image", "document", "tool_use", "tool_result", "thinking", "redacted_thinking":
 			var full struct {
@@ -329,7 +359,7 @@ func (d *decoder) user(blocks []block, param string, plain bool) ([]llm.Message,
 			if b.ToolUseID == "" {
 				return nil, invalid(at, "%s.tool_use_id: Field required", at)
 			}
-			t := llm.Message{Role: llm.RoleTool, ToolCallID: b.ToolUseID}
+			t := llm.Message{Role: llm.RoleTool, ToolCallID: b.ToolUseID, Cache: b.cache}
 			if len(b.raw) > 0 && !oai.IsNull(b.raw) {
 				inner, err := content(b.raw, at+".content")
 				if err != nil {
@@ -368,10 +398,20 @@ func (d *decoder) user(blocks []block, param string, plain bool) ([]llm.Message,
 	return out, nil
 }
 
-// part translates a block of user content: text, an image (base64 as a data: URL, or url),
+// part translates a block of user content with its breakpoint (see partOf); an empty part,
+// which no adapter sends, has none.
+func (d *decoder) part(b block, at string) (llm.Part, error) {
+	p, err := d.partOf(b, at)
+	if p.Type != llm.PartText || p.Text != "" {
+		p.Cache = b.cache
+	}
+	return p, err
+}
+
+// partOf translates a block of user content: text, an image (base64 as a data: URL, or url),
 // a plain-text document as text, a base64 or url document as a file (its title the file's
 // name). Anything else only Anthropic can read.
-func (d *decoder) part(b block, at string) (llm.Part, error) {
+func (d *decoder) partOf(b block, at string) (llm.Part, error) {
 	switch b.Type {
 	case "text":
 		return llm.Part{Type: llm.PartText, Text: b.Text}, nil
@@ -416,7 +456,7 @@ func (d *decoder) assistant(blocks []block, param string) (llm.Message, error) {
 		at := fmt.Sprintf("%s.%d", param, j)
 		switch b.Type {
 		case "text":
-			m.Parts = append(m.Parts, llm.Part{Type: llm.PartText, Text: b.Text})
+			m.Parts = append(m.Parts, llm.Part{Type: llm.PartText, Text: b.Text, Cache: b.cache})
 		case "tool_use":
 			if b.ID == "" || b.Name == "" {
 				return m, invalid(at, "%s: a tool_use block needs an id and a name", at)
@@ -429,11 +469,13 @@ func (d *decoder) assistant(blocks []block, param string) (llm.Message, error) {
 				}
 				args = c.String()
 			}
-			m.ToolCalls = append(m.ToolCalls, llm.ToolCall{ID: b.ID, Name: b.Name, Arguments: args})
+			m.ToolCalls = append(m.ToolCalls, llm.ToolCall{ID: b.ID, Name: b.Name, Arguments: args, Cache: b.cache})
 		case "thinking":
-			m.Reasoning = append(m.Reasoning, llm.Reasoning{Text: b.Thinking, Encrypted: b.Signature})
+			// The signature is Anthropic's (or Bedrock's or Vertex's for a Claude model: the
+			// same, Anthropic's thinking-encryption docs say): only a Claude target reads it.
+			m.Reasoning = append(m.Reasoning, llm.Reasoning{Text: b.Thinking, Encrypted: b.Signature, Wire: "anthropic"})
 		case "redacted_thinking":
-			m.Reasoning = append(m.Reasoning, llm.Reasoning{Encrypted: b.Data})
+			m.Reasoning = append(m.Reasoning, llm.Reasoning{Encrypted: b.Data, Redacted: true, Wire: "anthropic"})
 		default:
 			// server_tool_use, web_search_tool_result, ...: the record of a server tool,
 			// which only Anthropic runs.
@@ -460,6 +502,10 @@ func (d *decoder) decodeTools(q *llm.Request) error {
 		if t.Name == "" {
 			return invalid("tools", "tools.%d.name: Field required", i)
 		}
+		cache, err := cacheOf(t.CacheControl, fmt.Sprintf("tools.%d", i))
+		if err != nil {
+			return err
+		}
 		if t.Type != "" && t.Type != "custom" {
 			d.needs("server tool " + t.Type)
 			continue
@@ -471,7 +517,7 @@ func (d *decoder) decodeTools(q *llm.Request) error {
 		if json.Compact(&c, t.InputSchema) != nil || c.Bytes()[0] != '{' {
 			return invalid("tools", "tools.%d.input_schema: Input should be an object", i)
 		}
-		q.Tools = append(q.Tools, llm.Tool{Name: t.Name, Description: t.Description, Parameters: c.Bytes(), Strict: t.Strict})
+		q.Tools = append(q.Tools, llm.Tool{Name: t.Name, Description: t.Description, Parameters: c.Bytes(), Strict: t.Strict, Cache: cache})
 	}
 	return nil
 }

@@ -34,14 +34,14 @@ func TestDecode(t *testing.T) {
 		{Role: llm.RoleSystem, Plain: true, Parts: []llm.Part{{Type: llm.PartText, Text: "Be brief."}}},
 		{Role: llm.RoleUser, Parts: []llm.Part{{Type: llm.PartText, Text: "look"}, {Type: llm.PartImage, URL: "data:image/png;base64,iVBO"}, {Type: llm.PartImage, URL: "https://x/y.png"}}},
 		{Role: llm.RoleAssistant, Parts: []llm.Part{{Type: llm.PartText, Text: "ok"}}, ToolCalls: []llm.ToolCall{{ID: "toolu_1", Name: "Bash", Arguments: `{"command":"ls"}`}},
-			Reasoning: []llm.Reasoning{{Text: "hm", Encrypted: "c2ln"}, {Encrypted: "b3Bx"}}},
+			Reasoning: []llm.Reasoning{{Text: "hm", Encrypted: "c2ln", Wire: "anthropic"}, {Encrypted: "b3Bx", Redacted: true, Wire: "anthropic"}}},
 		{Role: llm.RoleTool, ToolCallID: "toolu_1", Parts: []llm.Part{{Type: llm.PartText, Text: "a.txt"}}},
 		{Role: llm.RoleUser, Parts: []llm.Part{{Type: llm.PartText, Text: "next"}}},
 	}
 	if !reflect.DeepEqual(q.Messages, want) {
 		t.Errorf("messages:\ngot  %+v\nwant %+v", q.Messages, want)
 	}
-	if r.Model != "claude-sonnet-4-5" || *q.MaxTokens != 2048 || !q.Stream || q.User != "u1" || *q.Temperature != 0.5 || !reflect.DeepEqual(q.Stop, []string{"END"}) {
+	if r.Model != "claude-sonnet-4-5" || *q.MaxTokens != 2048 || !q.Stream || q.User != "u1" || q.Session != "u1" || *q.Temperature != 0.5 || !reflect.DeepEqual(q.Stop, []string{"END"}) {
 		t.Errorf("options: got %+v", q)
 	}
 	if len(q.Tools) != 1 || q.Tools[0].Name != "Bash" || string(q.ToolChoice) != `{"function":{"name":"Bash"},"type":"function"}` ||
@@ -81,12 +81,16 @@ func TestDecodeSystemMessages(t *testing.T) {
 		}
 		return ps
 	}
+	marked := func(ps []llm.Part) []llm.Part {
+		ps[len(ps)-1].Cache = &llm.Cache{}
+		return ps
+	}
 	want := []llm.Message{
-		{Role: llm.RoleSystem, Parts: text("You are Claude Code.")},
+		{Role: llm.RoleSystem, Parts: marked(text("You are Claude Code."))},
 		{Role: llm.RoleUser, Parts: text("List the files.")},
 		{Role: llm.RoleSystem, Plain: true, Parts: text("MCP server everything is connected; its tools are mcp__everything__*.")},
 		{Role: llm.RoleUser, Plain: true, Parts: text("Go on.")},
-		{Role: llm.RoleSystem, Parts: text("Reminder one.", "Reminder two.")},
+		{Role: llm.RoleSystem, Parts: marked(text("Reminder one.", "Reminder two."))},
 	}
 	if !reflect.DeepEqual(r.Req.Messages, want) {
 		t.Errorf("messages:\ngot  %+v\nwant %+v", r.Req.Messages, want)
@@ -135,6 +139,7 @@ func FuzzDecodeMessages(f *testing.F) {
 	f.Add(`{"model":"m","max_tokens":5,"system":[{"type":"text","text":"s"}],"messages":[{"role":"assistant","content":[{"type":"thinking","thinking":"t","signature":"s"},{"type":"tool_use","id":"i","name":"n","input":{}}]}]}`)
 	f.Add(`{"model":"m","max_tokens":5,"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"i","content":[{"type":"image","source":{"type":"url","url":"u"}}]}]}],"tools":[{"type":"web_search_20250305","name":"w"}]}`)
 	f.Add(`{"model":"m","max_tokens":2000,"thinking":{"type":"enabled","budget_tokens":1024},"tool_choice":{"type":"any"},"messages":[{"role":"user","content":[{"type":"document","source":{"type":"text","data":"d"}}]}]}`)
+	f.Add(`{"model":"m","max_tokens":5,"system":[{"type":"text","text":"s","cache_control":{"type":"ephemeral","ttl":"1h"}}],"tools":[{"name":"f","input_schema":{"type":"object"},"cache_control":{"type":"ephemeral"}}],"messages":[{"role":"assistant","content":[{"type":"redacted_thinking","data":"d"},{"type":"tool_use","id":"i","name":"f","input":{},"cache_control":{"type":"ephemeral","ttl":"5m"}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"i","content":[{"type":"text","text":"r","cache_control":{"type":"ephemeral"}}],"cache_control":{"type":"ephemeral","ttl":"2h"}}]}]}`)
 	f.Fuzz(func(t *testing.T, body string) {
 		r, err := Decode([]byte(body), noHeader)
 		if err != nil {
@@ -182,5 +187,13 @@ func TestDecodeClaudeCode(t *testing.T) {
 	}
 	if r.Model != "claude-opus-5-5" || len(r.Req.Tools) == 0 || string(r.Req.Native.Body) != string(body) {
 		t.Errorf("got model %s, %d tools, want claude-opus-5-5, its tools and the body whole", r.Model, len(r.Req.Tools))
+	}
+	// Its three breakpoints (issue 46): two system blocks and the environment's message.
+	q := &r.Req
+	if n := len(q.CacheMarks()); n != 3 || q.Messages[0].Parts[1].Cache == nil || q.Messages[0].Parts[2].Cache == nil || q.Messages[2].Parts[0].Cache == nil {
+		t.Errorf("got %d breakpoints, want those on system blocks 1 and 2 and on the environment message", n)
+	}
+	if !strings.Contains(q.Session, "session_id") {
+		t.Errorf("got session %q, want Claude Code's metadata.user_id", q.Session)
 	}
 }

@@ -69,7 +69,7 @@ func (w *Wire) Body(model string, resp *llm.Response) []byte {
 		finish, stop = ch.Finish, ch.Stop
 		m.StopSequence = stopSequence(ch.StopSequence)
 		for _, r := range ch.Opaque {
-			if r.Text == "" {
+			if r.Redacted || r.Text == "" {
 				m.Content = append(m.Content, wire.RedactedThinkingBlock{Type: "redacted_thinking", Data: r.Encrypted})
 			} else {
 				m.Content = append(m.Content, wire.ThinkingBlock{Type: "thinking", Thinking: r.Text, Signature: r.Encrypted})
@@ -91,11 +91,18 @@ func (w *Wire) Body(model string, resp *llm.Response) []byte {
 	return b
 }
 
-// usage is llm's usage in Anthropic's terms: input_tokens leave out the cache's tokens,
-// which llm counts in the prompt.
+// usage is llm's usage in Anthropic's terms, whatever target served: input_tokens leave out
+// the cache's tokens, which llm counts in the prompt; cache_creation splits the cache writes
+// by TTL (the 1h ones, the rest 5m), only when there were any: a target that reports no
+// writes does not say which TTL it would have used.
 func usage(u *llm.Usage) wire.Usage {
-	return wire.Usage{InputTokens: max(u.PromptTokens-u.CachedTokens-u.CacheWriteTokens, 0),
+	w := wire.Usage{InputTokens: max(u.PromptTokens-u.CachedTokens-u.CacheWriteTokens, 0),
 		CacheCreationInputTokens: u.CacheWriteTokens, CacheReadInputTokens: u.CachedTokens, OutputTokens: u.CompletionTokens}
+	if u.CacheWriteTokens > 0 {
+		long := min(u.CacheWrite1hTokens, u.CacheWriteTokens)
+		w.CacheCreation = &wire.CacheCreation{Ephemeral5mInputTokens: u.CacheWriteTokens - long, Ephemeral1hInputTokens: long}
+	}
+	return w
 }
 
 // stopReason is Anthropic's stop_reason: an Anthropic upstream's own (stop, which says more

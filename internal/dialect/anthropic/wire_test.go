@@ -36,7 +36,7 @@ func TestWireStream(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := w.End(&llm.Usage{PromptTokens: 100, CachedTokens: 60, CacheWriteTokens: 30, CompletionTokens: 7}); err != nil {
+	if err := w.End(&llm.Usage{PromptTokens: 100, CachedTokens: 60, CacheWriteTokens: 30, CacheWrite1hTokens: 20, CompletionTokens: 7}); err != nil {
 		t.Fatal(err)
 	}
 	ew.Close()
@@ -60,7 +60,7 @@ func TestWireStream(t *testing.T) {
 		`{"type":"content_block_start","index":3,"content_block":{"type":"tool_use","id":"toolu_1","name":"Bash","input":{}}}`,
 		`{"type":"content_block_delta","index":3,"delta":{"type":"input_json_delta","partial_json":"{\"command\":\"ls\"}"}}`,
 		`{"type":"content_block_stop","index":3}`,
-		`{"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"input_tokens":10,"cache_creation_input_tokens":30,"cache_read_input_tokens":60,"output_tokens":7}}`,
+		`{"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"input_tokens":10,"cache_creation_input_tokens":30,"cache_read_input_tokens":60,"cache_creation":{"ephemeral_5m_input_tokens":10,"ephemeral_1h_input_tokens":20},"output_tokens":7}}`,
 		`{"type":"message_stop"}`,
 	}
 	if strings.Join(types, "\n") != strings.Join(want, "\n") {

@@ -78,11 +78,12 @@ func New(c Config) *Client {
 // caller to set). The stream is the caller's to Close; canceling ctx aborts it.
 func (c *Client) Stream(ctx context.Context, req *llm.Request) (llm.Stream, error) {
 	var body []byte
+	var dropped int // breakpoints left out, reported in the usage
 	var err error
 	if n := req.Native; n != nil && n.Wire == "anthropic" {
-		body, err = nativeBody(n.Body, req.Model)
+		body, dropped, err = nativeBody(n.Body, req.Model)
 	} else {
-		body, err = encodeRequest(req, c.defaultMaxTokens(req.Model))
+		body, dropped, err = encodeRequest(req, c.defaultMaxTokens(req.Model))
 	}
 	if err != nil {
 		return nil, err
@@ -99,7 +100,7 @@ func (c *Client) Stream(ctx context.Context, req *llm.Request) (llm.Stream, erro
 		case a != nil:
 			return nil, c.statusError(a.Status, a.Header, a.Body)
 		}
-		return newPlainStream(ctx, c.origin, res.Body), nil
+		return newPlainStream(ctx, c.origin, res.Body, dropped), nil
 	}
 	if n := req.Native; n != nil && n.Wire == "anthropic" {
 		for k, v := range n.Header { // the client's anthropic-version and anthropic-beta
@@ -119,7 +120,9 @@ func (c *Client) Stream(ctx context.Context, req *llm.Request) (llm.Stream, erro
 		}
 		return nil, transport.NotAStream(c.name, a.Status)
 	}
-	return newStream(ctx, c.origin, res.Body), nil
+	s := newStream(ctx, c.origin, res.Body)
+	s.msg.dropped = dropped
+	return s, nil
 }
 
 func (c *Client) defaultMaxTokens(model string) int {

@@ -20,7 +20,7 @@
 //	| user audio parts                    | -                                              | Unsupported 400: the Messages API takes no audio |
 //	| assistant content, refusal          | text blocks                                    | |
 //	| assistant tool_calls                | tool_use blocks (input = parsed arguments)     | "" -> {}; arguments that are not a JSON object (e.g. cut by max_tokens) are a 400 |
-//	| assistant reasoning (llm.Reasoning) | thinking {thinking, signature} first in turn   | Text "" + Encrypted -> redacted_thinking {data}; reasoning without a signature (another provider's) dropped |
+//	| assistant reasoning (llm.Reasoning) | thinking {thinking, signature} first in turn   | Wire anthropic, bedrock (Claude signatures are valid on every Claude platform) or "" only, others dropped (a foreign signature is a 400); Redacted -> redacted_thinking {data}, and Text "" with Wire "" by the old convention; an empty thinking with a signature (display omitted) stays thinking; without a signature dropped |
 //	| tool messages                       | tool_result blocks (tool_use_id) in a user turn | consecutive results merged into one turn, placed before any text of that turn |
 //	| adjacent messages of one role       | one turn                                       | the API requires alternation; empty messages dropped |
 //	| tool call ids                       | same ids                                       | characters outside [a-zA-Z0-9_-] become "_" (tool_use and tool_result alike) |
@@ -35,6 +35,7 @@
 //	| top_k (non-standard, Extra)         | top_k                                          | |
 //	| stop                                | stop_sequences                                 | whitespace-only sequences dropped (the API refuses them) |
 //	| user                                | metadata.user_id                               | |
+//	| cache breakpoints (llm.Cache)       | cache_control {type ephemeral, ttl} on the block | on system blocks, tools, text/image/document, tool_use, tool_result and its content; ttl as it came ("" none); the last 4 in prompt order (llm.Request.CacheKept), the others counted in Usage.CacheDropped; a 1h after a 5m (or default) one in tools-system-messages order is made 5m (Anthropic: longer TTLs must come first) |
 //	| n > 1                               | -                                              | 400: Anthropic serves one choice |
 //	| logprobs: true                      | -                                              | 400; top_logprobs alone is dropped |
 //	| response_format json_schema         | -                                              | 400: dropping it would break the client's contract silently |
@@ -74,8 +75,15 @@
 //
 // Usage: prompt_tokens = input_tokens + cache_read_input_tokens + cache_creation_input_tokens
 // (OpenAI counts cached tokens inside prompt_tokens); CachedTokens = cache_read_input_tokens;
-// CacheWriteTokens = cache_creation_input_tokens; CompletionTokens = output_tokens (thinking
-// included: Anthropic does not report it apart, so ReasoningTokens stays 0).
+// CacheWriteTokens = cache_creation_input_tokens, CacheWrite1hTokens =
+// cache_creation.ephemeral_1h_input_tokens (its 1h part); CompletionTokens = output_tokens
+// (thinking included: Anthropic does not report it apart, so ReasoningTokens stays 0);
+// CacheDropped = the request's breakpoints left out.
+//
+// A Messages client's own body (llm.Request.Native) goes as it came, its cache_control
+// included, except that beyond 4 markers the earliest are removed (counted in CacheDropped)
+// rather than have Anthropic refuse the request; only a body that names cache_control more
+// than 4 times is decoded for that.
 //
 // Tool arguments cut by max_tokens are passed on as they came (invalid JSON) with finish
 // length, never replaced by {}; a call cut before its first fragment has arguments "".

@@ -115,9 +115,12 @@ type message struct {
 	stopSeq string // the stop sequence that matched
 	stopped bool   // message_stop came
 
-	// usage as last reported; usage is set once any field came.
-	in, out, cacheRead, cacheWrite int
-	usage                          bool
+	// usage as last reported; usage is set once any field came. cacheWrite1h is the 1h part
+	// of cacheWrite (usage.cache_creation.ephemeral_1h_input_tokens).
+	in, out, cacheRead, cacheWrite, cacheWrite1h int
+	usage                                        bool
+	// dropped is the request's breakpoints the adapter left out (Usage.CacheDropped).
+	dropped int
 }
 
 // event queues on q the llm.Events of one wire event (its type from the event: line, its
@@ -264,15 +267,20 @@ func (m *message) addUsage(u *wire.DeltaUsage) {
 	set(&m.out, u.OutputTokens)
 	set(&m.cacheRead, u.CacheReadInputTokens)
 	set(&m.cacheWrite, u.CacheCreationInputTokens)
+	if c := u.CacheCreation; c != nil {
+		set(&m.cacheWrite1h, &c.Ephemeral1hInputTokens)
+	}
 }
 
 // total is the usage in Chat terms. Anthropic's input_tokens leave out the cached ones;
 // OpenAI's prompt_tokens include them, with cached_tokens a part of them, so prompt tokens
-// are the sum and a price table reads both the same way.
+// are the sum and a price table reads both the same way. Cache writes stay the total
+// cache_creation_input_tokens, their 1h part apart.
 func (m *message) total() *llm.Usage {
 	prompt := m.in + m.cacheRead + m.cacheWrite
 	return &llm.Usage{PromptTokens: prompt, CompletionTokens: m.out, TotalTokens: prompt + m.out,
-		CachedTokens: m.cacheRead, CacheWriteTokens: m.cacheWrite}
+		CachedTokens: m.cacheRead, CacheWriteTokens: m.cacheWrite, CacheWrite1hTokens: min(m.cacheWrite1h, m.cacheWrite),
+		CacheDropped: m.dropped}
 }
 
 // finishReason maps a stop_reason to a Chat finish_reason.

@@ -15,7 +15,7 @@ func TestEncodeDocuments(t *testing.T) {
 		{Type: llm.PartFile, URL: "https://example.com/a.pdf", MediaType: "application/pdf"},
 		{Type: llm.PartFile, Data: "cGxhaW4gd29yZHM=", MediaType: "text/plain", Filename: "notes.txt"},
 		{Type: llm.PartText, Text: "Summarise."}}}}}
-	got, err := encodeRequest(&req, 4096)
+	got, _, err := encodeRequest(&req, 4096)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func TestEncodeDocumentsRefused(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			req := llm.Request{Model: "m", Messages: []llm.Message{{Role: llm.RoleUser, Parts: []llm.Part{tt.part}}}}
-			_, err := encodeRequest(&req, 4096)
+			_, _, err := encodeRequest(&req, 4096)
 			le := wantKind(t, err, llm.Unsupported)
 			if le.Status != 400 || le.Param != "messages" || !strings.Contains(le.Message, tt.msg) {
 				t.Errorf("got %+v, want a 400 at messages saying %q", le, tt.msg)

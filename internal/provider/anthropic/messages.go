@@ -16,8 +16,8 @@ import (
 // translateMessages turns Chat messages into the system prompt and the alternating turns the
 // Messages API requires: system and developer messages become the system prompt, tool results
 // become tool_result blocks of a user turn, and adjacent messages of the same role are merged
-// into one turn.
-func translateMessages(msgs []llm.Message) (wire.Content, []wire.MessageParam, error) {
+// into one turn. keep says which breakpoints go as cache_control.
+func translateMessages(msgs []llm.Message, keep marks) (wire.Content, []wire.MessageParam, error) {
 	var system wire.Content
 	var turns []wire.MessageParam
 	for i := range msgs {
@@ -31,21 +31,21 @@ func translateMessages(msgs []llm.Message) (wire.Content, []wire.MessageParam, e
 			// the middle of it moves there too, in order.
 			for _, p := range m.Parts {
 				if p.Type == llm.PartText && p.Text != "" {
-					system = append(system, wire.Block{Type: "text", Text: p.Text})
+					system = append(system, wire.Block{Type: "text", Text: p.Text, CacheControl: keep.cc(p.Cache)})
 				}
 			}
 			continue
 		case llm.RoleUser:
 			role = "user"
-			blocks, err = userBlocks(m.Parts, i)
+			blocks, err = userBlocks(m.Parts, i, keep)
 		case llm.RoleTool:
 			role = "user"
 			var c wire.Content
-			c, err = userBlocks(m.Parts, i)
-			blocks = wire.Content{{Type: "tool_result", ToolUseID: toolID(m.ToolCallID), Content: c}}
+			c, err = userBlocks(m.Parts, i, keep)
+			blocks = wire.Content{{Type: "tool_result", ToolUseID: toolID(m.ToolCallID), Content: c, CacheControl: keep.cc(m.Cache)}}
 		case llm.RoleAssistant:
 			role = "assistant"
-			blocks, err = assistantBlocks(m, i)
+			blocks, err = assistantBlocks(m, i, keep)
 		default:
 			return nil, nil, invalid("messages", "messages[%d]: role %q has no Anthropic equivalent", i, m.Role)
 		}
@@ -85,29 +85,29 @@ func boolInt(b bool) int {
 
 // userBlocks translates the parts of a user or tool message. Empty text parts are left out:
 // the API refuses empty text blocks.
-func userBlocks(parts []llm.Part, i int) (wire.Content, error) {
+func userBlocks(parts []llm.Part, i int, keep marks) (wire.Content, error) {
 	var c wire.Content
 	for _, p := range parts {
+		var b wire.Block
+		var err error
 		switch p.Type {
 		case llm.PartImage:
-			b, err := imageBlock(p.URL, i)
-			if err != nil {
-				return nil, err
-			}
-			c = append(c, b)
+			b, err = imageBlock(p.URL, i)
 		case llm.PartFile:
-			b, err := documentBlock(&p, i)
-			if err != nil {
-				return nil, err
-			}
-			c = append(c, b)
+			b, err = documentBlock(&p, i)
 		case llm.PartAudio:
 			return nil, llm.PartError("anthropic", i, &p, "the Messages API takes no audio input")
 		default:
-			if p.Text != "" {
-				c = append(c, wire.Block{Type: "text", Text: p.Text})
+			if p.Text == "" {
+				continue
 			}
+			b = wire.Block{Type: "text", Text: p.Text}
 		}
+		if err != nil {
+			return nil, err
+		}
+		b.CacheControl = keep.cc(p.Cache)
+		c = append(c, b)
 	}
 	return c, nil
 }
@@ -153,16 +153,29 @@ func imageBlock(u string, i int) (wire.Block, error) {
 	return wire.Block{Type: "image", Source: &wire.Source{Type: "base64", MediaType: strings.ToLower(mt), Data: data}}, nil
 }
 
+// claudeSigned reports whether reasoning written by wire carries a signature a Claude
+// target verifies: Anthropic's and Bedrock's ("signature values are compatible across
+// platforms (Claude APIs, Amazon Bedrock, and Vertex AI)", Anthropic's thinking-encryption
+// docs), and "" from a client wire that does not say (the convention before Wire). Another
+// format's opaque content (Responses encrypted_content, a Gemini thoughtSignature) is a 400
+// there.
+func claudeSigned(wire string) bool {
+	return wire == "anthropic" || wire == "bedrock" || wire == ""
+}
+
 // assistantBlocks translates an assistant message: its reasoning first (the API wants thinking
 // blocks before the rest of the turn), then text, refusal and tool calls.
-func assistantBlocks(m *llm.Message, i int) (wire.Content, error) {
+func assistantBlocks(m *llm.Message, i int, keep marks) (wire.Content, error) {
 	var c wire.Content
 	for _, r := range m.Reasoning {
 		switch {
-		case r.Encrypted == "":
+		case r.Encrypted == "" || !claudeSigned(r.Wire):
 			// Thinking without its signature cannot be handed back (the API checks it);
 			// reasoning another provider wrote is dropped here.
-		case r.Text == "":
+		case r.Redacted || r.Wire == "" && r.Text == "":
+			// Redacted, or so by the old convention of a wire that does not say (opaque
+			// content with no text); a Claude thinking block may have empty text and a
+			// signature (display "omitted"), which stays a thinking block.
 			c = append(c, wire.Block{Type: "redacted_thinking", Data: r.Encrypted})
 		default:
 			c = append(c, wire.Block{Type: "thinking", Thinking: r.Text, Signature: r.Encrypted})
@@ -170,7 +183,7 @@ func assistantBlocks(m *llm.Message, i int) (wire.Content, error) {
 	}
 	for _, p := range m.Parts {
 		if p.Type == llm.PartText && p.Text != "" {
-			c = append(c, wire.Block{Type: "text", Text: p.Text})
+			c = append(c, wire.Block{Type: "text", Text: p.Text, CacheControl: keep.cc(p.Cache)})
 		}
 	}
 	if m.Refusal != "" {
@@ -181,7 +194,7 @@ func assistantBlocks(m *llm.Message, i int) (wire.Content, error) {
 		if err != nil {
 			return nil, invalid("messages", "messages[%d].tool_calls[%d].function.arguments: %v", i, j, err)
 		}
-		c = append(c, wire.Block{Type: "tool_use", ID: toolID(tc.ID), Name: tc.Name, Input: in})
+		c = append(c, wire.Block{Type: "tool_use", ID: toolID(tc.ID), Name: tc.Name, Input: in, CacheControl: keep.cc(tc.Cache)})
 	}
 	return c, nil
 }

@@ -15,22 +15,24 @@ import (
 // nativeBody is the body of a Messages client's own request (llm.Request.Native) for the
 // target's model, always streamed: every other member goes on as the client wrote it
 // (cache_control, thinking blocks and their signatures, server tools, members this adapter
-// does not know), which a translation through llm would lose.
-func nativeBody(body json.RawMessage, model string) ([]byte, error) {
+// does not know), which a translation through llm would lose. It also says how many
+// breakpoints it removed: the earliest, beyond Anthropic's 4 (trimNative).
+func nativeBody(body json.RawMessage, model string) ([]byte, int, error) {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(body, &m); err != nil {
-		return nil, &llm.Error{Kind: llm.Invalid, Status: 400, Type: "invalid_request_error", Message: "anthropic: the request body is not a JSON object"}
+		return nil, 0, &llm.Error{Kind: llm.Invalid, Status: 400, Type: "invalid_request_error", Message: "anthropic: the request body is not a JSON object"}
 	}
 	mb, _ := wire.Marshal(model)
 	m["model"], m["stream"] = mb, json.RawMessage("true")
+	dropped := trimNative(body, m)
 	if msgs, ok := unsigned(m["messages"]); ok {
 		m["messages"] = msgs
 	}
 	b, err := wire.Marshal(m)
 	if err != nil {
-		return nil, &llm.Error{Kind: llm.Internal, Message: "anthropic: cannot encode the request", Err: err}
+		return nil, 0, &llm.Error{Kind: llm.Internal, Message: "anthropic: cannot encode the request", Err: err}
 	}
-	return b, nil
+	return b, dropped, nil
 }
 
 // CountTokens asks the upstream's count_tokens endpoint for the input tokens of a Messages

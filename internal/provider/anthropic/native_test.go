@@ -68,7 +68,7 @@ func TestNativeBody(t *testing.T) {
 // out, as the API would refuse it; the rest of the conversation goes as it came.
 func TestNativeBodyUnsigned(t *testing.T) {
 	body := `{"model":"m","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":[{"type":"thinking","thinking":"t","signature":""},{"type":"text","text":"<ok>","cache_control":{"type":"ephemeral"}}]},{"role":"assistant","content":[{"type":"thinking","thinking":"only"}]},{"role":"user","content":"more"}]}`
-	b, err := nativeBody(json.RawMessage(body), "x")
+	b, _, err := nativeBody(json.RawMessage(body), "x")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestNativeBodyUnsigned(t *testing.T) {
 		t.Errorf("got %s, want %s", b, want)
 	}
 	signed := `{"model":"m","messages":[{"role":"assistant","content":[{"type":"thinking","thinking":"t","signature":"s"}]}]}`
-	if b, _ := nativeBody(json.RawMessage(signed), "x"); !strings.Contains(string(b), `"messages":[{"role":"assistant","content":[{"type":"thinking","thinking":"t","signature":"s"}]}]`) {
+	if b, _, _ := nativeBody(json.RawMessage(signed), "x"); !strings.Contains(string(b), `"messages":[{"role":"assistant","content":[{"type":"thinking","thinking":"t","signature":"s"}]}]`) {
 		t.Errorf("signed: got %s, want the messages untouched", b)
 	}
 }

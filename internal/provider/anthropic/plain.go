@@ -14,9 +14,10 @@ import (
 // llm.Stream: the whole message goes through the stream's own code as message_start, each
 // block's content_block_start (whole) and content_block_stop, message_delta and
 // message_stop, so that the relay takes it as the stream of the same answer. An error
-// object in a 2xx answer is the error an error event would be.
-func newPlainStream(ctx context.Context, o origin, body io.ReadCloser) *transport.Plain {
-	m := &message{origin: o}
+// object in a 2xx answer is the error an error event would be. dropped is the request's
+// breakpoints the adapter left out, reported in the usage.
+func newPlainStream(ctx context.Context, o origin, body io.ReadCloser, dropped int) *transport.Plain {
+	m := &message{origin: o, dropped: dropped}
 	return transport.NewPlain(ctx, o.name, body, func(data []byte, q *transport.Queue) error { return m.plain(data, q) })
 }
 

@@ -40,31 +40,34 @@ func claudeMajor(model string) int {
 	return 0
 }
 
-// encodeRequest writes the Messages body of req, always streamed. defaultMax is the
+// encodeRequest writes the Messages body of req, always streamed, and says how many of its
+// cache breakpoints it left out (over llm.MaxCacheMarks: the earliest go). defaultMax is the
 // max_tokens to send when the request has none. What cannot be translated without changing
 // the answer's meaning is an Invalid *llm.Error (see the package comment for the table).
-func encodeRequest(req *llm.Request, defaultMax int) ([]byte, error) {
+func encodeRequest(req *llm.Request, defaultMax int) ([]byte, int, error) {
 	if req.N > 1 {
-		return nil, unsupported("n", "n=%d: Anthropic serves one choice per request", req.N)
+		return nil, 0, unsupported("n", "n=%d: Anthropic serves one choice per request", req.N)
 	}
 	if req.Logprobs {
-		return nil, unsupported("logprobs", "logprobs are not available from Anthropic")
+		return nil, 0, unsupported("logprobs", "logprobs are not available from Anthropic")
 	}
 	if rfType(req.ResponseFormat) == "json_schema" {
-		return nil, unsupported("response_format", "response_format json_schema is not supported for Anthropic targets")
+		return nil, 0, unsupported("response_format", "response_format json_schema is not supported for Anthropic targets")
 	}
-	system, turns, err := translateMessages(req.Messages)
+	keep, dropped := req.CacheKept(llm.MaxCacheMarks)
+	system, turns, err := translateMessages(req.Messages, keep)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	w := wire.MessagesRequest{Model: req.Model, System: system, Messages: turns, Stream: !req.Plain}
 	for i := range req.Tools {
 		t, err := req.Tools[i].Function() // custom tools take one string; hosted ones cannot come
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		schema := compactOr(t.Parameters, `{"type":"object","properties":{}}`)
-		w.Tools = append(w.Tools, wire.Tool{Name: t.Name, Description: t.Description, InputSchema: schema})
+		w.Tools = append(w.Tools, wire.Tool{Name: t.Name, Description: t.Description, InputSchema: schema,
+			CacheControl: marks(keep).cc(req.Tools[i].Cache)})
 	}
 	var parallel json.RawMessage
 	var effort string
@@ -84,7 +87,7 @@ func encodeRequest(req *llm.Request, defaultMax int) ([]byte, error) {
 	if len(w.Tools) > 0 {
 		// tool_choice without tools is an API error; with none, there is nothing to choose.
 		if w.ToolChoice, err = translateToolChoice(req.ToolChoice, string(parallel) == "false"); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 	}
 	// Anthropic refuses whitespace-only stop sequences; a client's "\n" is dropped rather
@@ -106,11 +109,12 @@ func encodeRequest(req *llm.Request, defaultMax int) ([]byte, error) {
 		w.Metadata = &wire.Metadata{UserID: req.User}
 	}
 	setTokens(&w, req, defaultMax, effort)
+	orderTTLs(&w)
 	b, err := wire.Marshal(&w)
 	if err != nil {
-		return nil, &llm.Error{Kind: llm.Internal, Message: "anthropic: cannot encode the request", Err: err}
+		return nil, 0, &llm.Error{Kind: llm.Internal, Message: "anthropic: cannot encode the request", Err: err}
 	}
-	return b, nil
+	return b, dropped, nil
 }
 
 // setTokens sets max_tokens and, when reasoning_effort asks for it, extended thinking.

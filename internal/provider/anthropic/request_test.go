@@ -167,12 +167,12 @@ func TestEncodeRequest(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := encodeRequest(&tt.req, ModelMaxTokens(tt.req.Model))
+			got, _, err := encodeRequest(&tt.req, ModelMaxTokens(tt.req.Model))
 			if err != nil {
 				t.Fatalf("got error %v, want none", err)
 			}
 			wantJSON(t, got, tt.want)
-			again, _ := encodeRequest(&tt.req, ModelMaxTokens(tt.req.Model))
+			again, _, _ := encodeRequest(&tt.req, ModelMaxTokens(tt.req.Model))
 			if !bytes.Equal(got, again) {
 				t.Error("two encodings differ, want deterministic output")
 			}
@@ -221,7 +221,7 @@ func TestEncodeRequestRefuses(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := encodeRequest(&tt.req, 4096)
+			_, _, err := encodeRequest(&tt.req, 4096)
 			le := wantKind(t, err, tt.kind)
 			if le.Status != 400 || le.Param != tt.param || le.Type != "invalid_request_error" || !strings.Contains(le.Message, tt.msg) {
 				t.Errorf("got status %d param %q type %q message %q, want 400, %q, invalid_request_error, containing %q",

@@ -36,7 +36,7 @@ func TestRequestOnTheWire(t *testing.T) {
 					t.Errorf("header %s: got %q, want %q", k, got, v)
 				}
 			}
-			want, _ := encodeRequest(testRequest(), 8192)
+			want, _, _ := encodeRequest(testRequest(), 8192)
 			if string(body) != string(want) {
 				t.Errorf("body: got\n%s\nwant\n%s", body, want)
 			}

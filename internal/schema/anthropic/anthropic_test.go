@@ -120,3 +120,34 @@ func TestUsageDelta(t *testing.T) {
 		t.Errorf("got %+v, %v; want only output_tokens", d, err)
 	}
 }
+
+// A thinking block handed back keeps its thinking member even empty (display "omitted"),
+// and usage carries cache_creation, in the API's order, only when it is known.
+func TestThinkingAndCacheCreation(t *testing.T) {
+	tests := []struct {
+		name string
+		v    any
+		want string
+	}{
+		{"empty thinking", Content{{Type: "thinking", Signature: "c2ln"}}, `[{"type":"thinking","thinking":"","signature":"c2ln"}]`},
+		{"redacted", Content{{Type: "redacted_thinking", Data: "ZGF0YQ=="}}, `[{"type":"redacted_thinking","data":"ZGF0YQ=="}]`},
+		{"usage without the split", Usage{InputTokens: 1, CacheCreationInputTokens: 5, OutputTokens: 2},
+			`{"input_tokens":1,"cache_creation_input_tokens":5,"cache_read_input_tokens":0,"output_tokens":2}`},
+		{"usage with the split", Usage{InputTokens: 1, CacheCreationInputTokens: 5, CacheCreation: &CacheCreation{Ephemeral5mInputTokens: 2, Ephemeral1hInputTokens: 3}, OutputTokens: 2},
+			`{"input_tokens":1,"cache_creation_input_tokens":5,"cache_read_input_tokens":0,"cache_creation":{"ephemeral_5m_input_tokens":2,"ephemeral_1h_input_tokens":3},"output_tokens":2}`},
+		{"delta with the split", Usage{CacheCreation: &CacheCreation{Ephemeral1hInputTokens: 3}}.Delta(),
+			`{"input_tokens":0,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"cache_creation":{"ephemeral_5m_input_tokens":0,"ephemeral_1h_input_tokens":3},"output_tokens":0}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := mustMarshal(t, tt.v); got != tt.want {
+				t.Errorf("got %s, want %s", got, tt.want)
+			}
+		})
+	}
+	var u DeltaUsage
+	rec := `{"input_tokens":43,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"cache_creation":{"ephemeral_5m_input_tokens":0,"ephemeral_1h_input_tokens":7},"output_tokens":1,"service_tier":"standard"}`
+	if err := json.Unmarshal([]byte(rec), &u); err != nil || u.CacheCreation == nil || u.CacheCreation.Ephemeral1hInputTokens != 7 {
+		t.Errorf("got %+v %v, want the recorded 1h tokens", u, err)
+	}
+}

@@ -20,12 +20,22 @@ type Message struct {
 }
 
 // Usage is a message's token count. input_tokens leave out the tokens read from the prompt
-// cache (cache_read_input_tokens) and those written to it (cache_creation_input_tokens).
+// cache (cache_read_input_tokens) and those written to it (cache_creation_input_tokens);
+// cache_creation splits the written ones by TTL (nil: not known, left out).
 type Usage struct {
-	InputTokens              int `json:"input_tokens"`
-	CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
-	CacheReadInputTokens     int `json:"cache_read_input_tokens"`
-	OutputTokens             int `json:"output_tokens"`
+	InputTokens              int            `json:"input_tokens"`
+	CacheCreationInputTokens int            `json:"cache_creation_input_tokens"`
+	CacheReadInputTokens     int            `json:"cache_read_input_tokens"`
+	CacheCreation            *CacheCreation `json:"cache_creation,omitempty"`
+	OutputTokens             int            `json:"output_tokens"`
+}
+
+// CacheCreation is usage.cache_creation: the tokens written to the prompt cache with each
+// TTL (cache_control ttl 5m, the default, and 1h), which are priced apart; their sum is
+// cache_creation_input_tokens.
+type CacheCreation struct {
+	Ephemeral5mInputTokens int `json:"ephemeral_5m_input_tokens"`
+	Ephemeral1hInputTokens int `json:"ephemeral_1h_input_tokens"`
 }
 
 // DeltaUsage is the usage of message_delta: cumulative, and any member may be absent (older
@@ -33,16 +43,17 @@ type Usage struct {
 // A reader of message_start's usage may decode it as a DeltaUsage too, to tell absent from
 // zero.
 type DeltaUsage struct {
-	InputTokens              *int `json:"input_tokens,omitempty"`
-	CacheCreationInputTokens *int `json:"cache_creation_input_tokens,omitempty"`
-	CacheReadInputTokens     *int `json:"cache_read_input_tokens,omitempty"`
-	OutputTokens             *int `json:"output_tokens,omitempty"`
+	InputTokens              *int           `json:"input_tokens,omitempty"`
+	CacheCreationInputTokens *int           `json:"cache_creation_input_tokens,omitempty"`
+	CacheReadInputTokens     *int           `json:"cache_read_input_tokens,omitempty"`
+	CacheCreation            *CacheCreation `json:"cache_creation,omitempty"`
+	OutputTokens             *int           `json:"output_tokens,omitempty"`
 }
 
 // Delta returns u with every member set: what message_delta carries in current API
 // versions.
 func (u Usage) Delta() DeltaUsage {
-	return DeltaUsage{&u.InputTokens, &u.CacheCreationInputTokens, &u.CacheReadInputTokens, &u.OutputTokens}
+	return DeltaUsage{&u.InputTokens, &u.CacheCreationInputTokens, &u.CacheReadInputTokens, u.CacheCreation, &u.OutputTokens}
 }
 
 // TextBlock is a text block of an answer; content_block_start has it with empty text.

@@ -101,6 +101,29 @@ type Block struct {
 	CacheControl json.RawMessage `json:"cache_control,omitempty"`
 }
 
+// MarshalJSON implements json.Marshaler: a thinking block always has its thinking member,
+// even empty (a model asked for display "omitted" writes none, and the API requires the
+// member when the block is handed back); every other block leaves out what is not set.
+func (b Block) MarshalJSON() ([]byte, error) {
+	if b.Type == "thinking" {
+		return Marshal(struct {
+			Type      string `json:"type"`
+			Thinking  string `json:"thinking"`
+			Signature string `json:"signature"`
+		}{b.Type, b.Thinking, b.Signature})
+	}
+	type plain Block // without this method
+	return Marshal(plain(b))
+}
+
+// CacheControl is a cache_control member: {"type":"ephemeral"}, with a ttl of "5m" (the
+// default) or "1h". Block.CacheControl and Tool.CacheControl keep it raw, as the client
+// wrote it; this is its shape for those who read or write it.
+type CacheControl struct {
+	Type string `json:"type"`
+	TTL  string `json:"ttl,omitempty"`
+}
+
 // Source is an image's or a document's source: base64 (MediaType and Data), url (URL), or
 // for a document text (MediaType text/plain and Data).
 type Source struct {
