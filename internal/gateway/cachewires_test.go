@@ -201,7 +201,7 @@ const (
 // Signatures and opaque reasoning of the bodies above: each goes back only to its own wire.
 const (
 	anthSig      = "EqQBCkgIBxABGAIiQPsig-claude-code-turn-1"
-	anthRedacted = "EmwKAhgBEgy3redacted-claude-code-turn-1"
+	anthRedacted = "cmVkYWN0ZWQtY2xhdWRlLWNvZGUtdHVybi0xIQ=="
 	codexEnc     = "gAAAAcodex-encrypted-1"
 	geminiSig    = "Cg-gemini-sig-1"
 )
@@ -249,9 +249,11 @@ func TestCacheAcrossWires(t *testing.T) {
 		if status != 200 || doc["cachedContent"] != "cachedContents/abc123" {
 			t.Errorf("got %d %s; the upstream's cachedContent %v, want the client's", status, out, doc["cachedContent"])
 		}
-		status, out = postModel(t, g.URL, clients[3].path, cached, "to-anthropic")
-		if status != 400 || !strings.Contains(out, "cachedContent") || u.take("anthropic") != nil {
-			t.Errorf("to anthropic: got %d %s, want a 400 naming cachedContent and no call", status, out)
+		for _, wire := range []string{"anthropic", "vertex", "bedrock", "chat", "responses"} {
+			status, out = postModel(t, g.URL, clients[3].path, cached, "to-"+wire)
+			if status != 400 || !strings.Contains(out, "cachedContent") || u.take(wire) != nil {
+				t.Errorf("to %s: got %d %s, want a 400 naming cachedContent and no call", wire, status, out)
+			}
 		}
 	})
 }

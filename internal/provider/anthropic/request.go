@@ -45,6 +45,9 @@ func claudeMajor(model string) int {
 // max_tokens to send when the request has none. What cannot be translated without changing
 // the answer's meaning is an Invalid *llm.Error (see the package comment for the table).
 func encodeRequest(req *llm.Request, defaultMax int) ([]byte, int, error) {
+	if e := req.NativeOnly("anthropic"); e != nil { // a Gemini client's cachedContent
+		return nil, 0, e
+	}
 	if req.N > 1 {
 		return nil, 0, unsupported("n", "n=%d: Anthropic serves one choice per request", req.N)
 	}

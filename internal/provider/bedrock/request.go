@@ -29,6 +29,15 @@ var budgets = map[string]int{"low": 1024, "medium": 4096, "high": 16384}
 // translated without changing the answer's meaning is an *llm.Error with status 400 (the
 // package comment).
 func encodeRequest(req *llm.Request, cache bool) ([]byte, int, error) {
+	// What only a Gemini target can serve (a client's cachedContent: the prompt's cached
+	// part is in the client's Gemini project) is refused, so the chain moves on. What only
+	// Anthropic carries is translated as far as Converse goes, as before: Claude on Bedrock
+	// reads most of it.
+	if n := req.Native; n != nil && n.Wire != "anthropic" {
+		if e := req.NativeOnly("bedrock"); e != nil {
+			return nil, 0, e
+		}
+	}
 	if req.N > 1 {
 		return nil, 0, unsupported("n", "n=%d: Bedrock serves one choice per request", req.N)
 	}
