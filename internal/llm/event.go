@@ -57,6 +57,11 @@ type Event struct {
 	Field string
 	// Encrypted is opaque reasoning content (a signature, encrypted_content), carried through.
 	Encrypted string
+	// Redacted says Encrypted is a redacted block's data (Anthropic redacted_thinking,
+	// Bedrock redactedContent), not the signature of a thinking block: a Claude thinking
+	// block may have no text and a signature (display "omitted"), and must go back to the
+	// client as a thinking block, not a redacted one.
+	Redacted bool
 	Tool      ToolDelta
 	// Raw is the raw JSON of EvLogprobs and EvItem.
 	Raw json.RawMessage

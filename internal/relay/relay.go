@@ -231,9 +231,9 @@ func (r *round) text(ev *llm.Event) error {
 			return err
 		}
 		ch := r.resp.Choice(ev.Choice)
-		ch.Opaque = append(ch.Opaque, llm.Reasoning{ID: ev.ID, Text: cs.block.String(), Encrypted: ev.Encrypted})
+		ch.Opaque = append(ch.Opaque, llm.Reasoning{ID: ev.ID, Text: cs.block.String(), Encrypted: ev.Encrypted, Redacted: ev.Redacted})
 		cs.block.Reset()
-		r.out = llm.Event{Type: llm.EvReasoning, Choice: ev.Choice, Encrypted: ev.Encrypted, ID: ev.ID, Field: cs.field}
+		r.out = llm.Event{Type: llm.EvReasoning, Choice: ev.Choice, Encrypted: ev.Encrypted, Redacted: ev.Redacted, ID: ev.ID, Field: cs.field}
 		return r.sink.Event(&r.out)
 	}
 	return r.pass(ev.Type, ev.Choice, ev.Text, ev.Encrypted)

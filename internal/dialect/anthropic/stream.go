@@ -92,7 +92,11 @@ func (s *stream) reasoning(ev *llm.Event) error {
 	if ev.Encrypted == "" {
 		return nil
 	}
-	if s.kind == thinking {
+	if !ev.Redacted {
+		// A signature closes a thinking block, one with no text too (display "omitted").
+		if err := s.open(thinking, &wire.ThinkingBlock{Type: "thinking"}); err != nil {
+			return err
+		}
 		if err := s.delta(&wire.SignatureDelta{Type: "signature_delta", Signature: ev.Encrypted}); err != nil {
 			return err
 		}

@@ -69,7 +69,7 @@ func (w *Wire) Body(model string, resp *llm.Response) []byte {
 		finish, stop = ch.Finish, ch.Stop
 		m.StopSequence = stopSequence(ch.StopSequence)
 		for _, r := range ch.Opaque {
-			if r.Redacted || r.Text == "" {
+			if r.Redacted {
 				m.Content = append(m.Content, wire.RedactedThinkingBlock{Type: "redacted_thinking", Data: r.Encrypted})
 			} else {
 				m.Content = append(m.Content, wire.ThinkingBlock{Type: "thinking", Thinking: r.Text, Signature: r.Encrypted})

@@ -25,7 +25,7 @@ func TestWireStream(t *testing.T) {
 		{Type: llm.EvStart, ID: "up", Model: "m"},
 		{Type: llm.EvReasoning, Text: "hm"},
 		{Type: llm.EvReasoning, Encrypted: "sig"},
-		{Type: llm.EvReasoning, Encrypted: "opaque"},
+		{Type: llm.EvReasoning, Encrypted: "opaque", Redacted: true},
 		{Type: llm.EvText, Text: "hi"},
 		{Type: llm.EvUsage, Usage: &llm.Usage{PromptTokens: 100}},
 		{Type: llm.EvToolCall, Tool: llm.ToolDelta{ID: "toolu_1", Name: "Bash", Args: "{\"command\": \"ls\"}"}},
@@ -71,7 +71,7 @@ func TestWireStream(t *testing.T) {
 // The non-streamed Message: thinking, text, tool calls, in that order, and the stop reason.
 func TestWireBody(t *testing.T) {
 	resp := &llm.Response{Usage: llm.Usage{PromptTokens: 5, CompletionTokens: 2}, Choices: []llm.Choice{{
-		Text: "hi", Finish: "length", Opaque: []llm.Reasoning{{Text: "t", Encrypted: "s"}, {Encrypted: "o"}},
+		Text: "hi", Finish: "length", Opaque: []llm.Reasoning{{Text: "t", Encrypted: "s"}, {Encrypted: "o", Redacted: true}},
 		ToolCalls: []llm.ToolCall{{ID: "a", Name: "f", Arguments: "{\"x\":1"}}, // cut by max_tokens
 	}}}
 	got := string(NewWire("msg_1").Body("m", resp))
@@ -80,6 +80,36 @@ func TestWireBody(t *testing.T) {
 		`"stop_reason":"max_tokens","stop_sequence":null,"usage":{"input_tokens":5,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":2}}`
 	if got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestWireOmittedThinking (issue 46): with thinking display "omitted" (Claude Code's
+// default), Anthropic's thinking block has no text and a signature; the client must get it
+// back as a thinking block, streamed and not, never as redacted_thinking whose data is the
+// signature, which its next turn would hand back to the API.
+func TestWireOmittedThinking(t *testing.T) {
+	rec := httptest.NewRecorder()
+	sink, err := NewWire("msg_1").Open(sse.NewWriter(rec, sse.WriterOptions{}), "claude-x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range []llm.Event{
+		{Type: llm.EvReasoning, Encrypted: "EqMBsig"},
+		{Type: llm.EvText, Text: "hi"},
+		{Type: llm.EvDone, Finish: "stop"},
+	} {
+		if err := sink.Event(&ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := rec.Body.String()
+	if !strings.Contains(got, `"content_block":{"type":"thinking","thinking":"","signature":""}`) ||
+		!strings.Contains(got, `"delta":{"type":"signature_delta","signature":"EqMBsig"}`) || strings.Contains(got, "redacted_thinking") {
+		t.Errorf("streamed: got\n%s\nwant a thinking block closed by the signature", got)
+	}
+	body := string(NewWire("msg_1").Body("m", &llm.Response{Choices: []llm.Choice{{Text: "hi", Opaque: []llm.Reasoning{{Encrypted: "EqMBsig"}}}}}))
+	if !strings.Contains(body, `{"type":"thinking","thinking":"","signature":"EqMBsig"}`) {
+		t.Errorf("plain: got %s, want a thinking block with the signature", body)
 	}
 }
 

@@ -217,7 +217,7 @@ func TestEncodeReasoning(t *testing.T) {
 			{Encrypted: "cmVk", Redacted: true, Wire: "bedrock"},
 			{Text: "summary", Encrypted: "gAAAA", Wire: "responses"},
 			{Text: "thought", Encrypted: "Q2lR", Wire: "gemini"},
-			{Encrypted: "b2xk"},
+			{Encrypted: "b2xk", Redacted: true},
 			{Text: "t3", Encrypted: "bGVn"},
 		}},
 		text(llm.RoleUser, "more")}}

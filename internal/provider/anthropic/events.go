@@ -211,7 +211,7 @@ func (m *message) blockStart(q *transport.Queue, ev *wireEvent) error {
 	case "redacted_thinking":
 		// Opaque: carried as a signature with no text before it (see the package comment).
 		if cb.Data != "" {
-			q.Push(llm.Event{Type: llm.EvReasoning, Encrypted: cb.Data, Field: reasoningField})
+			q.Push(llm.Event{Type: llm.EvReasoning, Encrypted: cb.Data, Redacted: true, Field: reasoningField})
 		}
 	case "tool_use":
 		b.tool, b.input = m.tools, cb.Input

@@ -172,10 +172,9 @@ func assistantBlocks(m *llm.Message, i int, keep marks) (wire.Content, error) {
 		case r.Encrypted == "" || !claudeSigned(r.Wire):
 			// Thinking without its signature cannot be handed back (the API checks it);
 			// reasoning another provider wrote is dropped here.
-		case r.Redacted || r.Wire == "" && r.Text == "":
-			// Redacted, or so by the old convention of a wire that does not say (opaque
-			// content with no text); a Claude thinking block may have empty text and a
-			// signature (display "omitted"), which stays a thinking block.
+		case r.Redacted:
+			// A Claude thinking block may have empty text and a signature (display
+			// "omitted"): it stays a thinking block.
 			c = append(c, wire.Block{Type: "redacted_thinking", Data: r.Encrypted})
 		default:
 			c = append(c, wire.Block{Type: "thinking", Thinking: r.Text, Signature: r.Encrypted})

@@ -145,7 +145,7 @@ func TestEncodeRequest(t *testing.T) {
 			text(llm.RoleUser, "Weather in Paris?"),
 			{Role: llm.RoleAssistant, Reasoning: []llm.Reasoning{
 				{Text: "The user wants the weather.", Encrypted: "sig-1"},
-				{Encrypted: "redacted-data"},
+				{Encrypted: "redacted-data", Redacted: true},
 				{Text: "unsigned reasoning from another provider"}},
 				ToolCalls: []llm.ToolCall{{ID: "toolu_1", Name: "get_weather", Arguments: `{"city":"Paris"}`}}},
 			toolMsg("toolu_1", "18C")}},

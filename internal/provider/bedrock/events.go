@@ -134,7 +134,7 @@ func (m *message) delta(q *transport.Queue, ev *bedrock.ContentBlockDelta) error
 		}
 		if len(r.RedactedContent) > 0 {
 			// Redacted reasoning: opaque, with no text before it.
-			q.Push(llm.Event{Type: llm.EvReasoning, Field: reasoningField,
+			q.Push(llm.Event{Type: llm.EvReasoning, Field: reasoningField, Redacted: true,
 				Encrypted: base64.StdEncoding.EncodeToString(r.RedactedContent)})
 		}
 	}

@@ -266,9 +266,9 @@ func assistantBlocks(i int, m *llm.Message, pts *points) ([]bedrock.ContentBlock
 		if r.Encrypted == "" || !readsReasoning(r.Wire) {
 			continue // without a signature, or another provider's: it cannot be handed back
 		}
-		// Redacted is said by the client's wire; a block of unknown wire with no text is
-		// redacted content, as the stream gives it (base64, no text).
-		if r.Redacted || r.Wire == "" && r.Text == "" {
+		// Redacted is said by the client's wire, and by the stream (llm.Event.Redacted) for
+		// the reasoning of an earlier round.
+		if r.Redacted {
 			if data, err := base64.StdEncoding.DecodeString(r.Encrypted); err == nil {
 				out = append(out, bedrock.ContentBlock{ReasoningContent: &bedrock.ReasoningContent{RedactedContent: data}})
 			}

@@ -52,7 +52,7 @@ func TestEncodeRequest(t *testing.T) {
 			Extra: []llm.Field{{Name: "reasoning_effort", Value: json.RawMessage(`"medium"`)}, {Name: "top_k", Value: json.RawMessage(`5`)}},
 			Messages: []llm.Message{text(llm.RoleUser, "Count the r's."),
 				{Role: llm.RoleAssistant, Parts: []llm.Part{{Type: llm.PartText, Text: "3"}}, Reasoning: []llm.Reasoning{
-					{Text: "s-t-r-a-w", Encrypted: "Ep0CCkgICxAB"}, {Encrypted: "cmVkYWN0ZWQ="}, {Text: "another provider's, unsigned"}}},
+					{Text: "s-t-r-a-w", Encrypted: "Ep0CCkgICxAB"}, {Encrypted: "cmVkYWN0ZWQ=", Redacted: true}, {Text: "another provider's, unsigned"}}},
 				text(llm.RoleUser, "Sure?")}}},
 		{name: "thinking within the client's limit", req: llm.Request{Model: "anthropic.claude-3-7-sonnet-20250219-v1:0", MaxCompletionTokens: intp(3000),
 			Extra: []llm.Field{{Name: "reasoning_effort", Value: json.RawMessage(`"high"`)}}, Messages: []llm.Message{text(llm.RoleUser, "x")}}},

@@ -80,7 +80,7 @@ func Assemble(evs []llm.Event) *llm.Response {
 			c.Reasoning += e.Text
 			c.ReasoningField = e.Field
 			if e.Encrypted != "" {
-				c.Opaque = append(c.Opaque, llm.Reasoning{ID: e.ID, Encrypted: e.Encrypted})
+				c.Opaque = append(c.Opaque, llm.Reasoning{ID: e.ID, Encrypted: e.Encrypted, Redacted: e.Redacted})
 			}
 		case llm.EvToolCall:
 			c := r.Choice(e.Choice)
