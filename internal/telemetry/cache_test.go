@@ -44,24 +44,10 @@ func TestCacheTokens(t *testing.T) {
 		}
 	}
 	labels := "gen_ai.operation.name=chat,gen_ai.provider.name=b,gen_ai.request.model=b/y"
-	checks := []struct {
-		metric string
-		want   map[string]int64
-	}{
+	m.check(t, []sumCheck{
 		{MetricCacheReadTokens, map[string]int64{labels: 600}},
 		{MetricCacheWriteTokens, map[string]int64{labels + ",sluice.cache.ttl=5m": 200, labels + ",sluice.cache.ttl=1h": 100}},
-	}
-	for _, c := range checks {
-		got := m.sum(t, c.metric)
-		if len(got) != len(c.want) {
-			t.Errorf("%s: got %v, want %v", c.metric, got, c.want)
-		}
-		for k, v := range c.want {
-			if got[k] != v {
-				t.Errorf("%s: got %v, want %s = %d", c.metric, got, k, v)
-			}
-		}
-	}
+	})
 }
 
 // A Prometheus scrape shows the prompt cache's counters.
