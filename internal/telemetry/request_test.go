@@ -55,6 +55,28 @@ func (m *mem) sum(t *testing.T, name string) map[string]int64 {
 	return out
 }
 
+// sumCheck is what counter metric should hold: its points, as sum writes them.
+type sumCheck struct {
+	metric string
+	want   map[string]int64
+}
+
+// check compares each counter's points with its want.
+func (m *mem) check(t *testing.T, checks []sumCheck) {
+	t.Helper()
+	for _, c := range checks {
+		got := m.sum(t, c.metric)
+		if len(got) != len(c.want) {
+			t.Errorf("%s: got %v, want %v", c.metric, got, c.want)
+		}
+		for k, v := range c.want {
+			if got[k] != v {
+				t.Errorf("%s: got %v, want %s = %d", c.metric, got, k, v)
+			}
+		}
+	}
+}
+
 func attrOf(attrs []attribute.KeyValue, key string) (string, bool) {
 	for _, a := range attrs {
 		if string(a.Key) == key {
@@ -157,10 +179,7 @@ func TestRequestSpans(t *testing.T) {
 func TestHooksAndBoundedLabels(t *testing.T) {
 	m := newMem(false)
 	m.request(t, "a/some-model-a-client-made-up")
-	checks := []struct {
-		metric string
-		want   map[string]int64
-	}{
+	m.check(t, []sumCheck{
 		{MetricGuardrails, map[string]int64{"sluice.guardrail=no-secrets,sluice.verdict=block": 1, "sluice.guardrail=no-secrets,sluice.verdict=other": 1}},
 		{MetricRestarts, map[string]int64{"sluice.outcome=unavailable,sluice.target=b/y": 1}},
 		{MetricCooldowns, map[string]int64{"sluice.target=a/x": 1}},
@@ -168,18 +187,7 @@ func TestHooksAndBoundedLabels(t *testing.T) {
 		{MetricRedactions, map[string]int64{"sluice.detector=aws_access_key": 2}},
 		{MetricAttempts, map[string]int64{"sluice.committed=false,sluice.outcome=rate_limited,sluice.target=a/x": 1,
 			"sluice.committed=true,sluice.outcome=none,sluice.target=b/y": 1}},
-	}
-	for _, c := range checks {
-		got := m.sum(t, c.metric)
-		if len(got) != len(c.want) {
-			t.Errorf("%s: got %v, want %v", c.metric, got, c.want)
-		}
-		for k, v := range c.want {
-			if got[k] != v {
-				t.Errorf("%s: got %v, want %s = %d", c.metric, got, k, v)
-			}
-		}
-	}
+	})
 	if got := m.tel.label("a/some-model-a-client-made-up"); got != "a/other" {
 		t.Errorf("got label %q, want a/other", got)
 	}
