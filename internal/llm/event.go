@@ -62,7 +62,7 @@ type Event struct {
 	// block may have no text and a signature (display "omitted"), and must go back to the
 	// client as a thinking block, not a redacted one.
 	Redacted bool
-	Tool      ToolDelta
+	Tool     ToolDelta
 	// Raw is the raw JSON of EvLogprobs and EvItem.
 	Raw json.RawMessage
 	// Progress are an EvItem's own progress events as its upstream sent them, raw, in order
