@@ -187,7 +187,7 @@ func TestAffinityFailures(t *testing.T) {
 			}
 			aff := &fakeAffinity{}
 			c := &fallback.Chain{Alias: "a", Affinity: aff, Elements: []fallback.Element{
-				{Targets: []fallback.Target{target("p/x", x), target("p/y", newFake(ok))}, },
+				{Targets: []fallback.Target{target("p/x", x), target("p/y", newFake(ok))}},
 				{Targets: []fallback.Target{target("p/b", newFake(ok))}}}}
 			// A conversation whose member is p/x: the placement depends on the alias, the
 			// element and the conversation only.
