@@ -49,16 +49,17 @@ type look struct {
 }
 
 // conversation is the run's conversation key: the client's Session, else the hash of the
-// request's cacheable prefix. Computed once per run, when a group first needs it.
-func (r *Run) conversation() string {
+// request's cacheable prefix, and which of the two it is. Computed once per run, when a
+// group first needs it.
+func (r *Run) conversation() (kind byte, key string) {
 	if r.conv == "" {
 		if r.req.Session != "" {
-			r.conv = "s" + r.req.Session
+			r.conv, r.convKind = r.req.Session, 's'
 		} else {
-			r.conv = "p" + r.req.CachePrefix()
+			r.conv, r.convKind = r.req.CachePrefix(), 'p'
 		}
 	}
-	return r.conv
+	return r.convKind, r.conv
 }
 
 // lookup reads the conversation's entry for element idx, el, a group. It returns nil when
@@ -69,19 +70,20 @@ func (r *Run) lookup(ctx context.Context, idx int, el *Element) *look {
 	}
 	// The alias and the element's index namespace the conversation: another alias, or
 	// another group of this one, picks on its own. Hashed, so a client's session string of
-	// any length or content makes a short key.
-	h := sha256.New()
-	h.Write([]byte(r.chain.Alias))
-	h.Write([]byte{0})
-	h.Write(strconv.AppendInt(nil, int64(idx), 10))
-	h.Write([]byte{0})
-	h.Write([]byte(r.conversation()))
-	var sum [sha256.Size]byte
-	h.Sum(sum[:0])
+	// any length or content makes a short key. On the stack: this is every request's path.
+	kind, conv := r.conversation()
+	var buf [256]byte
+	b := append(buf[:0], r.chain.Alias...)
+	b = strconv.AppendInt(append(b, 0), int64(idx), 10)
+	b = append(append(b, 0, kind), conv...)
+	sum := sha256.Sum256(b)
 	l := look{el: el, key: hex.EncodeToString(sum[:12]),
 		x: float64(binary.BigEndian.Uint64(sum[12:20])>>11) / (1 << 53)}
 	had, err := r.chain.Affinity.Get(ctx, l.key, AffinityTTL)
 	l.had, l.bad = had, err != nil
+	if r.looks == nil {
+		r.looks = r.look0[:0]
+	}
 	r.looks = append(r.looks, l)
 	return &r.looks[len(r.looks)-1]
 }

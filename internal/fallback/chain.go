@@ -138,8 +138,10 @@ type Run struct {
 	// Affinity is what conversation affinity did for the attempt that committed last:
 	// "" (none: no group with affinity served), AffinityNew, AffinityKept or AffinityMoved.
 	Affinity string
-	conv     string // the conversation key, once computed (affinity.go)
-	looks    []look // the groups' entries this run read
+	conv     string  // the conversation key, once computed (affinity.go)
+	convKind byte    // 's': conv is the client's session, 'p': the prefix's hash
+	looks    []look  // the groups' entries this run read
+	look0    [1]look // looks' first backing: one group is the common chain
 }
 
 type skipped struct {
