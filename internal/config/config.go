@@ -127,6 +127,9 @@ func (c *Config) resolve() {
 	}
 	for name, a := range c.Models {
 		resolveElements(a.Targets, a.Timeouts, a.Retries, a.Upstream)
+		if a.Affinity == "" {
+			a.Affinity = defaultAffinity(name, &a)
+		}
 		c.Models[name] = a
 	}
 	for name, e := range c.Embeddings {
@@ -149,6 +152,21 @@ func (c *Config) resolve() {
 		c.Redaction.PII = pii
 		delete(c.Redaction.Detectors, "pii")
 	}
+}
+
+// defaultAffinity is an alias's affinity when its file sets none: conversation for a group
+// of equivalent targets (two of them would each hold half a conversation's cache) and for
+// the aliases coding agents use, off otherwise.
+func defaultAffinity(name string, a *Alias) string {
+	if strings.HasPrefix(name, "claude-") || strings.HasPrefix(name, "gpt-") {
+		return "conversation"
+	}
+	for _, e := range a.Targets {
+		if len(e.Targets) > 1 {
+			return "conversation"
+		}
+	}
+	return "off"
 }
 
 func resolveElements(es []Element, t Timeouts, retries int, upstream string) {

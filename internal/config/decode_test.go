@@ -256,3 +256,36 @@ models:
 		}
 	}
 }
+
+// affinity is conversation for an alias with a group and for claude-* and gpt-* aliases,
+// off otherwise, and what the file says when it says it; prompt_cache is off unless auto.
+func TestAffinityAndPromptCache(t *testing.T) {
+	c := mustParse(t, providers+`
+models:
+  single: [sim/echo]
+  chain: [sim/echo, sim/text]
+  group: {targets: [sim/echo, {group: [sim/a, sim/b]}]}
+  claude-sonnet: [sim/echo]
+  gpt-5: {targets: [sim/echo]}
+  off-group: {targets: [{group: [sim/a, sim/b]}], affinity: "off"}
+  on-single: {targets: [sim/echo], affinity: conversation, prompt_cache: auto}
+`, env())
+	for _, tt := range []struct {
+		name, alias, affinity, promptCache string
+	}{
+		{"a single target", "single", "off", "off"},
+		{"a chain of single targets", "chain", "off", "off"},
+		{"a group", "group", "conversation", "off"},
+		{"a claude-* alias", "claude-sonnet", "conversation", "off"},
+		{"a gpt-* alias", "gpt-5", "conversation", "off"},
+		{"explicit off", "off-group", "off", "off"},
+		{"explicit conversation, auto", "on-single", "conversation", "auto"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			a := c.Models[tt.alias]
+			if a.Affinity != tt.affinity || a.PromptCache != tt.promptCache || a.AffinityOn() != (tt.affinity == "conversation") {
+				t.Errorf("%s: got affinity %q, prompt_cache %q; want %q, %q", tt.alias, a.Affinity, a.PromptCache, tt.affinity, tt.promptCache)
+			}
+		})
+	}
+}

@@ -215,11 +215,24 @@ type Alias struct {
 	// TTL is how long the gateway keeps a response of the alias asked with store: true, for
 	// a previous_response_id and GET /v1/responses/{id} (default 30d, as OpenAI keeps them).
 	TTL Duration `yaml:"ttl"`
+	// PromptCache: auto puts provider prompt-cache breakpoints (the system prompt, the last
+	// tool, the last user turn) on a request whose client sent none, for OpenAI-shaped
+	// clients going to Claude targets; off (default) sends the client's own only. A cache
+	// write costs more than plain input, so it pays only for prompts that repeat (issue 46).
+	PromptCache string `yaml:"prompt_cache"`
+	// Affinity: conversation keeps a conversation on the member of a weighted group that
+	// served it (and holds its prompt cache) for 5 minutes after its last turn; off picks
+	// by weight per request. Empty in the file: conversation for an alias with a group or
+	// named claude-* or gpt-* (agent aliases), off otherwise, resolved at load (issue 46).
+	Affinity string `yaml:"affinity"`
 }
+
+// AffinityOn reports whether the alias keeps conversations on their group member.
+func (a *Alias) AffinityOn() bool { return a.Affinity == "conversation" }
 
 func (a *Alias) setDefaults() {
 	*a = Alias{Timeouts: DefaultTimeouts(), CommitOnReasoning: true, OnMidstreamFailure: "fail",
-		Coalesce: Coalesce{Events: 1}, HostedTools: "drop", Upstream: "stream", TTL: seconds(30 * 24 * 3600)}
+		Coalesce: Coalesce{Events: 1}, HostedTools: "drop", Upstream: "stream", TTL: seconds(30 * 24 * 3600), PromptCache: "off"}
 }
 
 // Coalesce throttles tiny deltas: at most every Events events or Interval (DESIGN §4).

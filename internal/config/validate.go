@@ -181,6 +181,12 @@ func (v *validator) alias(c *Config, path, name string, a Alias) {
 	if !oneOf(a.HostedTools, "drop", "refuse") {
 		v.errorf(path+".hosted_tools", "want drop or refuse, got %q", a.HostedTools)
 	}
+	if !oneOf(a.PromptCache, "auto", "off") {
+		v.errorf(path+".prompt_cache", "want auto or off, got %q", a.PromptCache)
+	}
+	if !oneOf(a.Affinity, "conversation", "off") {
+		v.errorf(path+".affinity", "want conversation or off, got %q", a.Affinity)
+	}
 	v.positive(path+".coalesce.events", int64(a.Coalesce.Events))
 	v.cache(path+".cache", a.Cache)
 	v.positive(path+".ttl", int64(a.TTL))

@@ -50,6 +50,8 @@ func TestValidation(t *testing.T) {
 		{"upstream", providers + "models:\n  d: {targets: [sim/echo], upstream: plane}\n", `models.d.upstream: want stream or plain, got "plane"`},
 		{"target upstream", providers + "models:\n  d: [{target: sim/echo, upstream: both}]\n", `models.d.targets[0].upstream: want stream or plain, got "both"`},
 		{"embeddings upstream", providers + "embeddings:\n  e: [{target: sim/embed, upstream: plain}]\n", "embeddings.e.targets[0].upstream: upstream applies to chat aliases only"},
+		{"prompt_cache", providers + "models:\n  d:\n    targets: [sim/echo]\n    prompt_cache: on\n", `config.yaml:8: models.d.prompt_cache: want auto or off, got "on"`},
+		{"affinity", providers + "models:\n  d:\n    targets: [sim/echo]\n    affinity: session\n", `config.yaml:8: models.d.affinity: want conversation or off, got "session"`},
 		{"hosted_tools empty", providers + "models:\n  d: {targets: [sim/echo], hosted_tools: ''}\n", `models.d.hosted_tools: want drop or refuse, got ""`},
 		{"unknown guardrail", providers + "models:\n  d:\n    targets: [sim/echo]\n    guardrails: [a, b]\n", `config.yaml:8: models.d.guardrails[0]: unknown guardrail "a"`},
 		{"unknown tool", providers + "models:\n  d:\n    targets: [sim/echo]\n    tools:\n      - t\n", `config.yaml:9: models.d.tools[0]: unknown tool "t"`},

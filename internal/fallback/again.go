@@ -17,7 +17,7 @@ func (r *Run) Again(ctx context.Context, st *Stream, req *llm.Request) (*Stream,
 	if t == nil {
 		return nil, &llm.Error{Kind: llm.Internal, Message: "target " + st.Target + " is not in the chain"}
 	}
-	r.req = req
+	r.req = r.chain.autoCache(req)
 	return r.try(ctx, t)
 }
 
@@ -26,7 +26,7 @@ func (r *Run) Again(ctx context.Context, st *Stream, req *llm.Request) (*Stream,
 // walks on from the element after it, with req, exactly as Next does. The caller has told its
 // client to drop the round's output before calling it.
 func (r *Run) Restart(ctx context.Context, req *llm.Request) (*Stream, error) {
-	r.req = req
+	r.req = r.chain.autoCache(req)
 	return r.Next(ctx)
 }
 

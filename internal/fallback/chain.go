@@ -94,12 +94,20 @@ type Chain struct {
 	// Log receives configuration problems (a provider refusing the gateway's credentials);
 	// never a key. nil: not logged.
 	Log *slog.Logger
+	// Affinity keeps a conversation on one member of each weighted group while it lasts
+	// (an alias's affinity: conversation, issue 46): the member it remembers is picked
+	// while it is not cooling, and a new conversation is placed by weight from its hash.
+	// nil: every request picks by weight.
+	Affinity Affinity
+	// AutoCache puts prompt-cache breakpoints on a request whose client sent none (an
+	// alias's prompt_cache: auto), once per round, before any target is called.
+	AutoCache bool
 }
 
 // Start begins walking the chain for one request. The Run is owned by the request's
 // goroutine.
 func (c *Chain) Start(req *llm.Request) *Run {
-	r := &Run{chain: c, req: req, start: time.Now(), elems: c.Elements}
+	r := &Run{chain: c, req: c.autoCache(req), start: time.Now(), elems: c.Elements}
 	if len(r.elems) == 0 {
 		r.elems = make([]Element, len(c.Targets))
 		for i := range c.Targets {
@@ -127,6 +135,13 @@ type Run struct {
 	skipped []skipped
 	// timedOut are the targets that timed out: never called again by this run.
 	timedOut map[string]bool
+	// Affinity is what conversation affinity did for the attempt that committed last:
+	// "" (none: no group with affinity served), AffinityNew, AffinityKept or AffinityMoved.
+	Affinity string
+	conv     string  // the conversation key, once computed (affinity.go)
+	convKind byte    // 's': conv is the client's session, 'p': the prefix's hash
+	looks    []look  // the groups' entries this run read
+	look0    [1]look // looks' first backing: one group is the common chain
 }
 
 type skipped struct {
@@ -169,7 +184,7 @@ func (r *Run) Next(ctx context.Context) (*Stream, error) {
 		}
 		el := &r.elems[r.next]
 		r.next++
-		t := r.pick(ctx, el)
+		t := r.pick(ctx, r.next-1, el)
 		if t == nil {
 			continue
 		}
@@ -191,17 +206,26 @@ func canceled(ctx context.Context) error {
 	return &llm.Error{Kind: llm.Canceled, Message: "client went away", Err: context.Cause(ctx)}
 }
 
-// pick chooses the element's target for this request: by weight among the members that are
-// not cooling down and did not time out in this run. nil when none is left.
-func (r *Run) pick(ctx context.Context, el *Element) *Target {
+// pick chooses the target of element idx, el, for this request among the members that are
+// not cooling down and did not time out in this run: the one affinity remembers for the
+// conversation if it is one of them, else by weight. nil when none is left.
+func (r *Run) pick(ctx context.Context, idx int, el *Element) *Target {
 	cands := make([]int, 0, len(el.Targets))
 	for i := range el.Targets {
 		if !r.timedOut[el.Targets[i].Name] {
 			cands = append(cands, i)
 		}
 	}
+	l := r.lookup(ctx, idx, el) // nil: no affinity
 	for len(cands) > 0 {
-		j := r.choose(el, cands)
+		j := l.remembered(cands)
+		if j < 0 {
+			x := -1.0
+			if l != nil {
+				x = l.x // the same conversation lands on the same member on every replica
+			}
+			j = r.choose(el, cands, x)
+		}
 		t := &el.Targets[cands[j]]
 		h := r.chain.Health
 		if h == nil {
@@ -217,8 +241,9 @@ func (r *Run) pick(ctx context.Context, el *Element) *Target {
 	return nil
 }
 
-// choose returns an index into cands, drawn by the members' weights.
-func (r *Run) choose(el *Element, cands []int) int {
+// choose returns an index into cands, drawn by the members' weights with x in [0, 1), or a
+// random number when x is negative.
+func (r *Run) choose(el *Element, cands []int, x float64) int {
 	if len(cands) == 1 {
 		return 0
 	}
@@ -232,7 +257,10 @@ func (r *Run) choose(el *Element, cands []int) int {
 	for _, i := range cands {
 		total += weight(i)
 	}
-	x := r.rand() * total
+	if x < 0 {
+		x = r.rand()
+	}
+	x *= total
 	for j, i := range cands {
 		if x -= weight(i); x < 0 {
 			return j
@@ -428,6 +456,7 @@ func (r *Run) attempt(ctx context.Context, t *Target) (*Stream, error) {
 			if first != nil {
 				first.Stop()
 			}
+			r.committed(ctx, t) // affinity.go
 			a := &r.Attempts[idx]
 			a.Committed = true
 			a.FirstEvent = time.Since(a.Start)

@@ -62,6 +62,11 @@ func New(c *config.Config, log *slog.Logger) (*server.Server, error) {
 	o.Cache = cacheFromConfig(c, rs) // parts.go
 	o.State = stateFromConfig(c, rs) // state.go
 	o.Health, o.Policies = health, map[string]server.Policy{}
+	// One affinity store for every chain (keys name the alias): in Redis, the fleet's.
+	var affinity fallback.Affinity = &fallback.AffinityMemory{}
+	if rs != nil {
+		affinity = rs.Affinity()
+	}
 	for _, alias := range c.AliasNames() {
 		a := c.Models[alias]
 		ch := buildChain(alias, a.Targets, func(t, pn string) (fallback.Provider, bool) {
@@ -73,6 +78,10 @@ func New(c *config.Config, log *slog.Logger) (*server.Server, error) {
 			continue
 		}
 		ch.CommitOnReasoning, ch.Health, ch.Log = a.CommitOnReasoning, health, log
+		ch.AutoCache = a.PromptCache == "auto" // issue 46
+		if a.AffinityOn() {
+			ch.Affinity = affinity
+		}
 		o.Chains[alias] = ch
 		o.Policies[alias] = server.Policy{ThinkFilter: a.ThinkFilter, RedactInput: a.RedactInput,
 			Coalesce: relay.Coalesce{Events: a.Coalesce.Events, Interval: a.Coalesce.Interval.Std()}, Cache: cachePolicy(a),

@@ -2,6 +2,7 @@ package llm
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"hash"
 )
@@ -110,13 +111,15 @@ func (r *Request) AutoCache() bool {
 // message. Two turns of one conversation share it; affinity uses it when the client named
 // no Session. Hex, 32 characters.
 func (r *Request) CachePrefix() string {
-	h := sha256.New()
+	// On the request path of every alias with affinity (issue 46): the fields go through
+	// one buffer into the hash, so the prompt is neither copied nor converted per field.
+	p := prefixHash{h: sha256.New(), buf: make([]byte, 0, 1024)}
 	for i := range r.Tools {
 		t := &r.Tools[i]
-		field(h, t.Namespace)
-		field(h, t.Name)
-		field(h, t.Description)
-		field(h, string(t.Parameters))
+		field(&p, t.Namespace)
+		field(&p, t.Name)
+		field(&p, t.Description)
+		field(&p, t.Parameters)
 	}
 	first := true
 	for i := range r.Messages {
@@ -127,25 +130,39 @@ func (r *Request) CachePrefix() string {
 			}
 			first = false
 		}
-		field(h, string(m.Role))
+		field(&p, m.Role)
 		for j := range m.Parts {
-			p := &m.Parts[j]
-			field(h, p.Text)
-			field(h, p.URL)
-			field(h, p.FileID)
-			field(h, p.Data)
+			pt := &m.Parts[j]
+			field(&p, pt.Text)
+			field(&p, pt.URL)
+			field(&p, pt.FileID)
+			field(&p, pt.Data)
 		}
 	}
-	return hex.EncodeToString(h.Sum(nil)[:16])
+	p.h.Write(p.buf)
+	var sum [sha256.Size]byte
+	return hex.EncodeToString(p.h.Sum(sum[:0])[:16])
 }
 
-// field writes s to h with its length, so that two fields cannot run into each other.
-func field(h hash.Hash, s string) {
-	var n [8]byte
-	l := uint64(len(s))
-	for i := range n {
-		n[i] = byte(l >> (8 * i))
+// prefixHash feeds CachePrefix's hash through buf.
+type prefixHash struct {
+	h   hash.Hash
+	buf []byte
+}
+
+// field writes s to p with its length, so that two fields cannot run into each other.
+func field[T ~string | ~[]byte](p *prefixHash, s T) {
+	if cap(p.buf)-len(p.buf) < 8 {
+		p.h.Write(p.buf)
+		p.buf = p.buf[:0]
 	}
-	h.Write(n[:])
-	h.Write([]byte(s))
+	p.buf = binary.LittleEndian.AppendUint64(p.buf, uint64(len(s)))
+	for len(s) > 0 {
+		if len(p.buf) == cap(p.buf) {
+			p.h.Write(p.buf)
+			p.buf = p.buf[:0]
+		}
+		n := copy(p.buf[len(p.buf):cap(p.buf)], s)
+		p.buf, s = p.buf[:len(p.buf)+n], s[n:]
+	}
 }

@@ -205,6 +205,7 @@ func (t *Turn) served(e Edge, st *fallback.Stream) {
 // it (telemetry.Access.Round).
 func (t *Turn) finished(in *telemetry.Access, st *fallback.Stream, resp *llm.Response) {
 	resp.Target, resp.Attempts, resp.FirstEvent = st.Target, t.Run.Attempts, st.FirstEvent()
+	resp.Affinity = t.Run.Affinity
 	in.Round(resp)
 }
 
