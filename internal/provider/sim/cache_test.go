@@ -18,7 +18,7 @@ import (
 func session(turns int, toolTTL string) *llm.Request {
 	text := func(s string, n int) string { return strings.Repeat(s, n) }
 	req := &llm.Request{Model: "echo",
-		Tools: []llm.Tool{{Name: "read", Description: text("Read a file. ", 20)[:240], Parameters: []byte(`{"type":"object"}`), Cache: &llm.Cache{TTL: toolTTL}}},
+		Tools:    []llm.Tool{{Name: "read", Description: text("Read a file. ", 20)[:240], Parameters: []byte(`{"type":"object"}`), Cache: &llm.Cache{TTL: toolTTL}}},
 		Messages: []llm.Message{{Role: llm.RoleSystem, Parts: []llm.Part{{Type: llm.PartText, Text: text("You are a coder. ", 25)[:400], Cache: &llm.Cache{}}}}}}
 	for i := range turns {
 		if i > 0 {
