@@ -17,6 +17,7 @@ type Meter struct {
 	Prompt int       // the prompt's estimated tokens, for usage a provider did not report
 	Usage  llm.Usage // charged so far
 	Cost   int64     // nano-USD charged so far
+	Saved  int64     // nano-USD the provider's prompt cache saved so far (Saved)
 	Target string    // the target charged last
 	// Charged says some round was charged (its usage reported or estimated).
 	Charged bool
@@ -40,6 +41,7 @@ func (m *Meter) Round(target, model string, resp *llm.Response, err error) {
 func (m *Meter) Charge(target, model string, u llm.Usage) {
 	p, _ := m.Prices.Lookup(target, model)
 	m.Cost += Cost(p, u)
+	m.Saved += Saved(p, u)
 	m.Usage = m.Usage.Plus(u)
 	m.Target, m.Charged = target, true
 }
@@ -93,7 +95,8 @@ func (m *Meter) Close(ctx context.Context, b Budgets, store Store, o Outcome) {
 // error unless it failed is false; a fallback when more than one target was tried.
 func (m *Meter) Counts(failed bool, attempts int) Counts {
 	n := Counts{Requests: 1, InputTokens: int64(m.Usage.PromptTokens), OutputTokens: int64(m.Usage.CompletionTokens),
-		CachedTokens: int64(m.Usage.CachedTokens), CostNano: m.Cost}
+		CachedTokens: int64(m.Usage.CachedTokens), CostNano: m.Cost, CacheWriteTokens: int64(m.Usage.CacheWriteTokens),
+		CacheWrite1hTokens: int64(m.Usage.CacheWrite1hTokens), SavedNano: m.Saved}
 	if failed {
 		n.Errors = 1
 	}

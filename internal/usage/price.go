@@ -9,10 +9,36 @@ import (
 )
 
 // Price is what a model costs, in USD per million tokens. CachedInput applies to prompt
-// tokens read from the provider's cache, CacheWrite to those written to it (Anthropic
-// charges them at 1.25 times the input price); both are part of the prompt tokens.
+// tokens read from the provider's cache, CacheWrite to those written to it with the default
+// 5-minute lifetime (Anthropic charges them at 1.25 times the input price) and CacheWrite1h
+// to those written with the 1-hour one (2 times); all are part of the prompt tokens. A zero
+// cache rate means the table does not know it, not that the tokens are free: see rates.
 type Price struct {
-	Input, Output, CachedInput, CacheWrite float64
+	Input, Output, CachedInput, CacheWrite, CacheWrite1h float64
+}
+
+// rates returns p's cache read, 5-minute and 1-hour write rates with the unknown (zero) ones
+// filled in: a read or a 5-minute write at the input price, a 1-hour write at the 5-minute
+// write's, so that a model priced without cache rates never counts cached tokens as free.
+func (p Price) rates() (read, write5m, write1h float64) {
+	read, write5m, write1h = p.CachedInput, p.CacheWrite, p.CacheWrite1h
+	if read == 0 {
+		read = p.Input
+	}
+	if write5m == 0 {
+		write5m = p.Input
+	}
+	if write1h == 0 {
+		write1h = write5m
+	}
+	return read, write5m, write1h
+}
+
+// cacheSplit returns u's cache reads, 5-minute writes and 1-hour writes, clamped so that a
+// provider's inconsistent report (more 1-hour writes than writes) never counts a token twice.
+func cacheSplit(u llm.Usage) (read, write5m, write1h float64) {
+	w1h := min(max(u.CacheWrite1hTokens, 0), max(u.CacheWriteTokens, 0))
+	return float64(max(u.CachedTokens, 0)), float64(max(u.CacheWriteTokens, 0) - w1h), float64(w1h)
 }
 
 // Prices finds the price of a target: the operator's table first, by "provider/model" then
@@ -33,9 +59,9 @@ func NewPrices(over map[string]Price) *Prices {
 // vendor's model name is the submatch.
 var bedrockModel = regexp.MustCompile(`^(?:[a-z]{2,6}\.)?anthropic\.(claude-[a-z0-9.-]+?)(?:-v\d+(?::\d+)?)?$`)
 
-// dated is a model's date or version suffix, which does not change its price; Vertex AI
-// writes Claude's date after an @ ("claude-sonnet-4-5@20250929").
-var dated = regexp.MustCompile(`(-(\d{4}-\d{2}-\d{2}|\d{8}|latest)|@\d{8})$`)
+// dated is a model's date or version suffix, which does not change its price: "-20250929",
+// or Vertex's "@20250929" on Claude (claude-sonnet-4-5@20250929 is priced as Anthropic's).
+var dated = regexp.MustCompile(`[-@](\d{4}-\d{2}-\d{2}|\d{8}|latest)$`)
 
 // Lookup returns the price of target ("provider/model") serving the upstream model; false
 // when neither table knows it (the call then costs nothing in the account).
@@ -69,13 +95,28 @@ func (p *Prices) Lookup(target, model string) (Price, bool) {
 	return Price{}, false
 }
 
-// Cost is what u costs at p, in nano-USD, rounded to the nearest. The prompt tokens include
-// the cached and cache-write ones (as the gateway reports usage, DESIGN §2).
+// Cost is what u costs at p, in nano-USD, rounded to the nearest: the plain prompt tokens at
+// the input price, cache reads, 5-minute and 1-hour cache writes at their rates, the
+// completion at the output price. The prompt tokens include the cached and cache-write ones
+// (as the gateway reports usage, DESIGN §2).
 func Cost(p Price, u llm.Usage) int64 {
-	cached, write := float64(u.CachedTokens), float64(u.CacheWriteTokens)
-	plain := max(float64(u.PromptTokens)-cached-write, 0)
+	cached, w5m, w1h := cacheSplit(u)
+	read, r5m, r1h := p.rates()
+	plain := max(float64(u.PromptTokens)-cached-w5m-w1h, 0)
 	// USD per million tokens is nano-USD per thousandth of a token: times 1000 per token.
-	usd := plain*p.Input + cached*p.CachedInput + write*p.CacheWrite + float64(u.CompletionTokens)*p.Output
+	usd := plain*p.Input + cached*read + w5m*r5m + w1h*r1h + float64(u.CompletionTokens)*p.Output
+	return int64(math.Round(usd * 1000))
+}
+
+// Saved is what the provider's prompt cache saved on u at p, in nano-USD, rounded to the
+// nearest: the cache reads' discount against the input price, minus what the cache writes
+// cost over it. It is negative when a call wrote a cache it did not (yet) read: the price of
+// a cold cache, which the account and the request log show so that an operator can see
+// whether caching pays off.
+func Saved(p Price, u llm.Usage) int64 {
+	cached, w5m, w1h := cacheSplit(u)
+	read, r5m, r1h := p.rates()
+	usd := cached*(p.Input-read) - w5m*(r5m-p.Input) - w1h*(r1h-p.Input)
 	return int64(math.Round(usd * 1000))
 }
 
