@@ -2,7 +2,9 @@ package sim
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
 	"hash"
+	"io"
 	"sync"
 	"time"
 
@@ -104,14 +106,11 @@ func boundaries(req *llm.Request) []boundary {
 // field writes each of ss to h with its length, so that two fields cannot run into each
 // other (as llm.CachePrefix does, which keeps its helper unexported).
 func field(h hash.Hash, ss ...string) {
+	var n [8]byte
 	for _, s := range ss {
-		var n [8]byte
-		l := uint64(len(s))
-		for i := range n {
-			n[i] = byte(l >> (8 * i))
-		}
+		binary.LittleEndian.PutUint64(n[:], uint64(len(s)))
 		h.Write(n[:])
-		h.Write([]byte(s))
+		io.WriteString(h, s)
 	}
 }
 

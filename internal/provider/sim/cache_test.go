@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"io"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -196,22 +195,13 @@ func TestReported(t *testing.T) {
 
 func usageOf(t *testing.T, p llm.Provider, req *llm.Request) llm.Usage {
 	t.Helper()
-	s, err := p.Stream(t.Context(), req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
 	var u llm.Usage
-	for {
-		ev, err := s.Recv()
-		if err == io.EOF {
-			return u
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	if err := drain(t, p, req, func(ev llm.Event) {
 		if ev.Type == llm.EvUsage {
 			u = *ev.Usage
 		}
+	}); err != nil {
+		t.Fatal(err)
 	}
+	return u
 }
