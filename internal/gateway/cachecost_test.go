@@ -367,3 +367,30 @@ func chargedByTarget(t *testing.T, url string, requests int64) map[string]float6
 		}
 	}
 }
+
+// TestSimPromptCache: through the gateway, the sim provider's simulated prompt cache reads a
+// conversation's prefix on its second turn and reports it on the client's wire, and the
+// account counts it (what make run shows of affinity paying off).
+func TestSimPromptCache(t *testing.T) {
+	g := serve(t, `
+providers:
+  sim: {kind: sim, api: anthropic}
+models:
+  agent: [sim/echo]
+auth: {admin_token: `+adminToken+`}
+`, nil, io.Discard)
+	key := newKey(t, g.URL)
+	var reads [2]int
+	for i := range reads {
+		var ans struct {
+			Usage struct {
+				CacheRead int `json:"cache_read_input_tokens"`
+			} `json:"usage"`
+		}
+		post(t, g.URL+"/v1/messages", key, agentTurn("agent", i+1), &ans)
+		reads[i] = ans.Usage.CacheRead
+	}
+	if reads[0] != 0 || reads[1] < systemTokens {
+		t.Errorf("cache reads %v, want none on the first turn and at least the system prompt's %d tokens on the second", reads, systemTokens)
+	}
+}
