@@ -189,7 +189,7 @@ func serviceAccount(t *testing.T, tokenURL string) string {
 	}
 	der, _ := x509.MarshalPKCS8PrivateKey(key)
 	b, _ := json.Marshal(map[string]string{"type": "service_account", "project_id": "proj", "private_key_id": "k1",
-		"private_key": string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})),
+		"private_key":  string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})),
 		"client_email": "sluice@proj.iam.gserviceaccount.com", "client_id": "1", "token_uri": tokenURL})
 	p := filepath.Join(t.TempDir(), "sa.json")
 	if err := os.WriteFile(p, b, 0o600); err != nil {
