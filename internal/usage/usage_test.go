@@ -24,6 +24,8 @@ func TestLookup(t *testing.T) {
 		{"openai/gpt-4.1-mini-2025-04-14", "gpt-4.1-mini-2025-04-14", Price{Input: 1, Output: 2}, true},
 		{"openai/gpt-4o-2024-08-06", "gpt-4o-2024-08-06", builtin["gpt-4o"], true}, // date suffix
 		{"anthropic/claude-sonnet-4-5-20250929", "claude-sonnet-4-5-20250929", builtin["claude-sonnet-4-5"], true},
+		{"vertex/claude-sonnet-4-5@20250929", "claude-sonnet-4-5@20250929", builtin["claude-sonnet-4-5"], true}, // Vertex AI's Claude ids
+		{"vertex/claude-3-5-haiku@20241022", "claude-3-5-haiku@20241022", builtin["claude-3-5-haiku"], true},
 		{"anthropic/claude-3-5-haiku-latest", "claude-3-5-haiku-latest", builtin["claude-3-5-haiku"], true},
 		{"openrouter/openai/gpt-4o-mini", "openai/gpt-4o-mini", builtin["gpt-4o-mini"], true}, // last segment
 		{"local/llama3", "llama3", Price{Input: 0.5}, true},                                   // by target

@@ -49,19 +49,7 @@ func TestEveryAPI(t *testing.T) {
 
 func run(t *testing.T, p llm.Provider, req *llm.Request) (text string, calls int, finish string, _ error) {
 	t.Helper()
-	s, err := p.Stream(t.Context(), req)
-	if err != nil {
-		return "", 0, "", err
-	}
-	defer s.Close()
-	for {
-		ev, err := s.Recv()
-		if err == io.EOF {
-			return text, calls, finish, nil
-		}
-		if err != nil {
-			return text, calls, finish, err
-		}
+	err := drain(t, p, req, func(ev llm.Event) {
 		switch ev.Type {
 		case llm.EvText:
 			text += ev.Text
@@ -72,5 +60,26 @@ func run(t *testing.T, p llm.Provider, req *llm.Request) (text string, calls int
 		case llm.EvDone:
 			finish = ev.Finish
 		}
+	})
+	return text, calls, finish, err
+}
+
+// drain streams req from p and hands each event to f, up to the stream's end (nil) or error.
+func drain(t *testing.T, p llm.Provider, req *llm.Request, f func(llm.Event)) error {
+	t.Helper()
+	s, err := p.Stream(t.Context(), req)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	for {
+		ev, err := s.Recv()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		f(ev)
 	}
 }
