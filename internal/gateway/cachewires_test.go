@@ -2,11 +2,7 @@ package gateway_test
 
 import (
 	"bytes"
-	"crypto/rand"
-	"crypto/rsa"
-	"crypto/x509"
 	"encoding/json"
-	"encoding/pem"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -88,24 +84,6 @@ func (u *upstreams) take(wire string) []byte {
 	b := u.last[wire]
 	delete(u.last, wire)
 	return b
-}
-
-// serviceAccount writes a service account key whose token_uri is the loopback upstream.
-func serviceAccount(t *testing.T, tokenURL string) string {
-	t.Helper()
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		t.Fatal(err)
-	}
-	der, _ := x509.MarshalPKCS8PrivateKey(key)
-	b, _ := json.Marshal(map[string]string{"type": "service_account", "project_id": "proj", "private_key_id": "k1",
-		"private_key":  string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})),
-		"client_email": "gw@proj.iam.gserviceaccount.com", "client_id": "1", "token_uri": tokenURL})
-	p := filepath.Join(t.TempDir(), "sa.json")
-	if err := os.WriteFile(p, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return p
 }
 
 // cacheTargets are the target kinds of TestCacheAcrossWires, one alias each, named by the
