@@ -17,6 +17,7 @@ type Meter struct {
 	Prompt int       // the prompt's estimated tokens, for usage a provider did not report
 	Usage  llm.Usage // charged so far
 	Cost   int64     // nano-USD charged so far
+	Saved  int64     // nano-USD the provider's prompt cache saved so far (Saved)
 	Target string    // the target charged last
 	// Charged says some round was charged (its usage reported or estimated).
 	Charged bool
@@ -40,6 +41,7 @@ func (m *Meter) Round(target, model string, resp *llm.Response, err error) {
 func (m *Meter) Charge(target, model string, u llm.Usage) {
 	p, _ := m.Prices.Lookup(target, model)
 	m.Cost += Cost(p, u)
+	m.Saved += Saved(p, u)
 	m.Usage = m.Usage.Plus(u)
 	m.Target, m.Charged = target, true
 }
