@@ -51,6 +51,9 @@ type Access struct {
 	Usage *Usage
 	// CostUSD is the answer's cost from the price table; 0 when unknown.
 	CostUSD float64
+	// SavedUSD is what the provider's prompt cache saved of that cost (usage.Saved;
+	// negative when the request wrote more cache than it read), for the request log (issue 46).
+	SavedUSD float64
 	// Cache is what the response cache did: hit, miss or bypass; empty when the alias does
 	// not cache.
 	Cache string
@@ -135,7 +138,8 @@ func (a *Access) Round(resp *llm.Response) {
 // UsageOf is u as the access record keeps it.
 func UsageOf(u llm.Usage) *Usage {
 	return &Usage{Prompt: u.PromptTokens, Completion: u.CompletionTokens, Total: u.TotalTokens, Estimated: u.Estimated,
-		Cached: u.CachedTokens, Reasoning: u.ReasoningTokens}
+		Cached: u.CachedTokens, Reasoning: u.ReasoningTokens, CacheWrite: u.CacheWriteTokens,
+		CacheWrite1h: u.CacheWrite1hTokens, CacheDropped: u.CacheDropped}
 }
 
 // Usage is the token usage of one answer.
@@ -145,6 +149,9 @@ type Usage struct {
 	// Cached are prompt tokens read from the provider's cache; Reasoning, completion tokens
 	// spent thinking.
 	Cached, Reasoning int
+	// CacheWrite are prompt tokens written to the provider's cache, CacheWrite1h of them for
+	// an hour; CacheDropped the client's cache breakpoints the adapter left out (issue 46).
+	CacheWrite, CacheWrite1h, CacheDropped int
 }
 
 // LogAccess writes the access line at the level its outcome's kind says (Level).
