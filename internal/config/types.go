@@ -349,6 +349,9 @@ type Price struct {
 	Output      float64  `yaml:"output"`
 	CachedInput *float64 `yaml:"cached_input"` // absent: the input price
 	CacheWrite  *float64 `yaml:"cache_write"`  // absent: the input price
+	// CacheWrite1h prices the cache writes with the 1-hour lifetime (Anthropic: 2 times the
+	// input price, issue 46); absent: the cache_write price.
+	CacheWrite1h *float64 `yaml:"cache_write_1h"`
 }
 
 // Tool is a server-side tool: exactly one of HTTP, MCP and Sim is set.

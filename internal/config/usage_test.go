@@ -11,6 +11,7 @@ func TestUsageAndGuardrails(t *testing.T) {
 prices:
   gpt-4.1-mini: {input: 0.4, output: 1.6, cached_input: 0.1}
   local/llama3: {input: 0, output: 0}
+  anthropic/claude-sonnet-4-5: {input: 3, output: 15, cached_input: 0.3, cache_write: 3.75, cache_write_1h: 6}
 guardrails:
   no-pii:  {stage: input, kind: pii, action: mask}
   short:   {stage: input, kind: max_size, max_tokens: 8000}
@@ -27,6 +28,12 @@ keys:
 	p := c.Prices["gpt-4.1-mini"]
 	if p.Input != 0.4 || p.Output != 1.6 || p.CachedInput == nil || *p.CachedInput != 0.1 || p.CacheWrite != nil {
 		t.Errorf("got price %+v, want input 0.4, output 1.6, cached 0.1, no cache write", p)
+	}
+	if p := c.Prices["anthropic/claude-sonnet-4-5"]; p.CacheWrite == nil || *p.CacheWrite != 3.75 || p.CacheWrite1h == nil || *p.CacheWrite1h != 6 {
+		t.Errorf("got price %+v, want cache writes 3.75 (5m) and 6 (1h)", p)
+	}
+	if p := c.Prices["gpt-4.1-mini"]; p.CacheWrite1h != nil {
+		t.Errorf("got 1h write %v, want none (absent)", *p.CacheWrite1h)
 	}
 	if _, ok := c.Prices["local/llama3"]; !ok {
 		t.Errorf("got prices %v, want local/llama3", c.Prices)

@@ -402,7 +402,7 @@ func (v *validator) prices(ps map[string]Price) {
 			v.errorf(path, "want a model name or provider/model")
 		}
 		neg := p.Input < 0 || p.Output < 0
-		for _, f := range []*float64{p.CachedInput, p.CacheWrite} {
+		for _, f := range []*float64{p.CachedInput, p.CacheWrite, p.CacheWrite1h} {
 			neg = neg || (f != nil && *f < 0)
 		}
 		if neg {

@@ -74,6 +74,7 @@ func TestValidation(t *testing.T) {
 		{"key guardrail", "guardrails: {g: {stage: input, kind: pii}}\nkeys: [{name: k, hash: " + strings.Repeat("a", 64) + ", guardrails: [g, h]}]\n", `keys[0].guardrails[1]: unknown guardrail "h"`},
 		{"negative price", "prices: {gpt-4o: {input: 1, output: -2}}\n", "prices.gpt-4o: prices must not be negative"},
 		{"negative cached price", "prices: {local/llama3: {input: 1, cached_input: -1}}\n", "prices.local/llama3: prices must not be negative"},
+		{"negative 1h cache write", "prices: {local/llama3: {input: 1, cache_write_1h: -1}}\n", "prices.local/llama3: prices must not be negative"},
 		{"key fields", "keys: [{models: ['*']}]\n", "keys[0].name: want a unique"},
 		{"key duplicate hash", "keys: [{name: a, hash: h}, {name: b, hash: h}]\n", "keys[1].hash: want a unique"},
 		{"key model", "keys: [{name: a, hash: h, models: [nope]}]\n", `keys[0].models[0]: unknown model alias "nope"`},

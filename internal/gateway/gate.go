@@ -198,6 +198,10 @@ func usageFromConfig(c *config.Config, rs *redisstore.Store) server.Usage {
 		if p.CacheWrite != nil {
 			pr.CacheWrite = *p.CacheWrite
 		}
+		pr.CacheWrite1h = pr.CacheWrite // absent: the 5-minute write's price
+		if p.CacheWrite1h != nil {
+			pr.CacheWrite1h = *p.CacheWrite1h
+		}
 		over[name] = pr
 	}
 	u := server.Usage{Prices: usage.NewPrices(over), Store: &usage.Memory{}, Budgets: &usage.MemoryBudgets{}}

@@ -29,11 +29,14 @@ const sep = "\x1f"
 
 func usageKey(day string) string { return "sluice:{usage:" + day + "}" }
 
-// counters name the fields of a row; the order is Counts'.
-var counters = [...]string{"requests", "input_tokens", "output_tokens", "cached_tokens", "cost_nano", "errors", "fallbacks", "estimated", "cache_hits", "saved_tokens"}
+// counters name the fields of a row; the order is Counts'. A counter added later (the cache
+// writes and savings of issue 46) is a new field: the rows written before it read as zero.
+var counters = [...]string{"requests", "input_tokens", "output_tokens", "cached_tokens", "cost_nano", "errors", "fallbacks", "estimated", "cache_hits", "saved_tokens",
+	"cache_write_tokens", "cache_write_1h_tokens", "saved_nano"}
 
 func values(c *usage.Counts) [len(counters)]*int64 {
-	return [...]*int64{&c.Requests, &c.InputTokens, &c.OutputTokens, &c.CachedTokens, &c.CostNano, &c.Errors, &c.Fallbacks, &c.Estimated, &c.CacheHits, &c.SavedTokens}
+	return [...]*int64{&c.Requests, &c.InputTokens, &c.OutputTokens, &c.CachedTokens, &c.CostNano, &c.Errors, &c.Fallbacks, &c.Estimated, &c.CacheHits, &c.SavedTokens,
+		&c.CacheWriteTokens, &c.CacheWrite1hTokens, &c.SavedNano}
 }
 
 // label keeps a label from breaking the field format.

@@ -16,17 +16,21 @@ import (
 // the total again on finish.
 
 type usageJSON struct {
-	InputTokens       int  `json:"inputTokens"`
-	OutputTokens      int  `json:"outputTokens"`
-	TotalTokens       int  `json:"totalTokens"`
-	ReasoningTokens   int  `json:"reasoningTokens,omitempty"`
-	CachedInputTokens int  `json:"cachedInputTokens,omitempty"`
-	Estimated         bool `json:"estimated,omitempty"`
+	InputTokens       int `json:"inputTokens"`
+	OutputTokens      int `json:"outputTokens"`
+	TotalTokens       int `json:"totalTokens"`
+	ReasoningTokens   int `json:"reasoningTokens,omitempty"`
+	CachedInputTokens int `json:"cachedInputTokens,omitempty"`
+	// CacheWriteInputTokens are the prompt tokens written to the provider's cache (issue 46),
+	// part of inputTokens as cachedInputTokens are.
+	CacheWriteInputTokens int  `json:"cacheWriteInputTokens,omitempty"`
+	Estimated             bool `json:"estimated,omitempty"`
 }
 
 func usageOf(u llm.Usage) usageJSON {
 	return usageJSON{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens, TotalTokens: u.TotalTokens,
-		ReasoningTokens: u.ReasoningTokens, CachedInputTokens: u.CachedTokens, Estimated: u.Estimated}
+		ReasoningTokens: u.ReasoningTokens, CachedInputTokens: u.CachedTokens, CacheWriteInputTokens: u.CacheWriteTokens,
+		Estimated: u.Estimated}
 }
 
 // mustJSON encodes v as the rest of the gateway writes JSON: no HTML escaping.

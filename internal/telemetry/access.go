@@ -138,20 +138,21 @@ func (a *Access) Round(resp *llm.Response) {
 // UsageOf is u as the access record keeps it.
 func UsageOf(u llm.Usage) *Usage {
 	return &Usage{Prompt: u.PromptTokens, Completion: u.CompletionTokens, Total: u.TotalTokens, Estimated: u.Estimated,
-		Cached: u.CachedTokens, Reasoning: u.ReasoningTokens, CacheWrite: u.CacheWriteTokens,
-		CacheWrite1h: u.CacheWrite1hTokens, CacheDropped: u.CacheDropped}
+		Cached: u.CachedTokens, CacheWrite: u.CacheWriteTokens, CacheWrite1h: u.CacheWrite1hTokens, Reasoning: u.ReasoningTokens,
+		CacheDropped: u.CacheDropped}
 }
 
 // Usage is the token usage of one answer.
 type Usage struct {
 	Prompt, Completion, Total int
 	Estimated                 bool // the stream ended without a usage report
-	// Cached are prompt tokens read from the provider's cache; Reasoning, completion tokens
-	// spent thinking.
-	Cached, Reasoning int
-	// CacheWrite are prompt tokens written to the provider's cache, CacheWrite1h of them for
-	// an hour; CacheDropped the client's cache breakpoints the adapter left out (issue 46).
-	CacheWrite, CacheWrite1h, CacheDropped int
+	// Cached are prompt tokens read from the provider's cache, CacheWrite those written to it
+	// (CacheWrite1h of them with the 1-hour lifetime); Reasoning, completion tokens spent
+	// thinking.
+	Cached, CacheWrite, CacheWrite1h, Reasoning int
+	// CacheDropped counts the client's cache breakpoints the adapter left out, for the
+	// request log (issue 46).
+	CacheDropped int
 }
 
 // LogAccess writes the access line at the level its outcome's kind says (Level).
@@ -171,6 +172,7 @@ func LogAccess(ctx context.Context, log *slog.Logger, a *Access) {
 		slog.Float64("first_event_ms", ms(a.FirstEvent)), slog.Float64("ttft_ms", ms(a.FirstText)),
 		slog.Int("redactions", a.Redactions), slog.String("key_id", a.KeyID), slog.String("key_name", a.KeyName),
 		slog.Int("tokens", a.tokens()), slog.Int("tokens_in", a.tokensIn()), slog.Int("tokens_out", a.tokensOut()),
+		slog.Int("tokens_cache_read", a.usage().Cached), slog.Int("tokens_cache_write", a.usage().CacheWrite),
 		slog.Float64("cost_usd", a.CostUSD), slog.Float64("overhead_ms", ms(a.Overhead)),
 		slog.Int("tools", a.Tools), slog.Int("tool_errors", a.ToolErrors), slog.Float64("tool_ms", ms(a.ToolTime)),
 		slog.String("cache", a.Cache), slog.String("trace_id", traceID(ctx)))
@@ -203,6 +205,14 @@ func traceID(ctx context.Context) string {
 		return sc.TraceID().String()
 	}
 	return ""
+}
+
+// usage is Usage, zero when unknown.
+func (a *Access) usage() Usage {
+	if a.Usage == nil {
+		return Usage{}
+	}
+	return *a.Usage
 }
 
 func (a *Access) tokensIn() int {

@@ -34,6 +34,11 @@ const (
 	MetricCacheStored    = "sluice.cache.stored"
 	MetricCacheSaved     = "sluice.cache.saved"
 	MetricCacheEvictions = "sluice.cache.evictions"
+	// The provider's prompt cache (issue 46), apart from the response cache's sluice.cache.*:
+	// the conventions' gen_ai.token.type has only input and output, and its histogram sums to
+	// the tokens billed, so the cache's tokens (part of the input) are counters of their own.
+	MetricCacheReadTokens  = "sluice.cache_read.tokens"
+	MetricCacheWriteTokens = "sluice.cache_write.tokens"
 )
 
 // Attribute keys of the gateway's own (the gen_ai.*, http.* and error.type keys come from
@@ -47,6 +52,7 @@ const (
 	attrVerdict   = attribute.Key("sluice.verdict")   // pass | block | retry
 	attrStream    = attribute.Key("sluice.stream")    // the client asked for a stream
 	attrCache     = attribute.Key("sluice.cache")     // hit | coalesced | miss | bypass
+	attrCacheTTL  = attribute.Key("sluice.cache.ttl") // a prompt cache write's lifetime: 5m | 1h
 )
 
 // durationBuckets run from 10 ms to several minutes (DESIGN §7): a first token of a fast
@@ -71,6 +77,8 @@ type instruments struct {
 	cacheRequests, cacheStored     metric.Int64Counter
 	cacheEvictions                 metric.Int64Counter
 	cacheSaved                     metric.Int64Counter
+	cacheReadTokens                metric.Int64Counter
+	cacheWriteTokens               metric.Int64Counter
 }
 
 // newInstruments creates the instruments on m. An error from the API only ever comes with a
@@ -114,6 +122,8 @@ func newInstruments(m metric.Meter) instruments {
 	in.cacheStored = count(MetricCacheStored, "By", "Bytes of answers stored in the response cache, by alias.")
 	in.cacheSaved = count(MetricCacheSaved, "{token}", "Provider tokens that cache hits did not spend, by alias.")
 	in.cacheEvictions = count(MetricCacheEvictions, "{entry}", "Answers the in-memory cache's bound pushed out to store others, by the alias that stored.")
+	in.cacheReadTokens = count(MetricCacheReadTokens, "{token}", "Prompt tokens the calls that served read from the provider's prompt cache.")
+	in.cacheWriteTokens = count(MetricCacheWriteTokens, "{token}", "Prompt tokens the calls that served wrote to the provider's prompt cache, by lifetime (5m, 1h).")
 	in.toolDuration = sec(MetricToolDuration, "Duration of one server-side tool invocation, by tool and outcome.")
 	// The unlabelled series are there from the start, at zero: a series that appears only
 	// with its first loss reads as "no data" to an alert (and to rate()), not as "none lost".
@@ -125,4 +135,20 @@ func newInstruments(m metric.Meter) instruments {
 		g.Add(ctx, 0)
 	}
 	return in
+}
+
+// cacheTokens counts the prompt cache's reads and writes of a call that served, with the
+// labels of its token usage (c: operation, provider, model); a write by its lifetime.
+func (t *Telemetry) cacheTokens(ctx context.Context, c []attribute.KeyValue, u *Usage) {
+	c = c[:len(c):len(c)] // appending copies
+	if u.Cached > 0 {
+		t.inst.cacheReadTokens.Add(ctx, int64(u.Cached), t.sets.opt(c...))
+	}
+	w1h := min(u.CacheWrite1h, u.CacheWrite)
+	if w := u.CacheWrite - w1h; w > 0 {
+		t.inst.cacheWriteTokens.Add(ctx, int64(w), t.sets.opt(append(c, attrCacheTTL.String("5m"))...))
+	}
+	if w1h > 0 {
+		t.inst.cacheWriteTokens.Add(ctx, int64(w1h), t.sets.opt(append(c, attrCacheTTL.String("1h"))...))
+	}
 }

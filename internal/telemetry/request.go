@@ -214,6 +214,7 @@ func (rq *Request) attempts(ctx context.Context, in *Access, op string, end time
 			c := common[:len(common):len(common)]
 			t.inst.tokens.Record(ctx, int64(in.Usage.Prompt), t.sets.opt(append(c, semconv.GenAITokenTypeInput)...))
 			t.inst.tokens.Record(ctx, int64(in.Usage.Completion), t.sets.opt(append(c, semconv.GenAITokenTypeOutput)...))
+			t.cacheTokens(ctx, c, in.Usage)
 		}
 		if i+1 < len(in.Tries) && in.Tries[i+1].Target != a.Target {
 			fallbacks++

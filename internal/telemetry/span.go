@@ -114,7 +114,11 @@ func responseAttrs(in *Access) []attribute.KeyValue {
 	}
 	if u := in.Usage; u != nil {
 		a = append(a, semconv.GenAIUsageInputTokens(u.Prompt), semconv.GenAIUsageOutputTokens(u.Completion),
+			semconv.GenAIUsageCacheReadInputTokens(u.Cached), semconv.GenAIUsageCacheCreationInputTokens(u.CacheWrite),
 			attribute.Bool("sluice.usage.estimated", u.Estimated))
+		if u.CacheWrite1h > 0 { // the conventions have no name for the 1-hour part (issue 46)
+			a = append(a, attribute.Int("sluice.usage.cache_creation_1h.input_tokens", u.CacheWrite1h))
+		}
 	}
 	return a
 }

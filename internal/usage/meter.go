@@ -95,7 +95,8 @@ func (m *Meter) Close(ctx context.Context, b Budgets, store Store, o Outcome) {
 // error unless it failed is false; a fallback when more than one target was tried.
 func (m *Meter) Counts(failed bool, attempts int) Counts {
 	n := Counts{Requests: 1, InputTokens: int64(m.Usage.PromptTokens), OutputTokens: int64(m.Usage.CompletionTokens),
-		CachedTokens: int64(m.Usage.CachedTokens), CostNano: m.Cost}
+		CachedTokens: int64(m.Usage.CachedTokens), CostNano: m.Cost, CacheWriteTokens: int64(m.Usage.CacheWriteTokens),
+		CacheWrite1hTokens: int64(m.Usage.CacheWrite1hTokens), SavedNano: m.Saved}
 	if failed {
 		n.Errors = 1
 	}

@@ -54,3 +54,37 @@ func TestMeter(t *testing.T) {
 		t.Errorf("a served request on one target: got %+v", n)
 	}
 }
+
+// TestMeterCache: the prompt cache's reads, 5-minute and 1-hour writes reach the account
+// apart, priced at their rates, with what the cache saved (issue 46).
+func TestMeterCache(t *testing.T) {
+	p := Price{Input: 3, Output: 15, CachedInput: 0.30, CacheWrite: 3.75, CacheWrite1h: 6}
+	m := &Meter{Prices: NewPrices(map[string]Price{"a/x": p}), Start: time.Now()}
+	turns := []llm.Usage{
+		{PromptTokens: 5_000, CacheWriteTokens: 4_000, CacheWrite1hTokens: 1_000, CompletionTokens: 100},
+		{PromptTokens: 5_200, CachedTokens: 4_000, CacheWriteTokens: 1_000, CompletionTokens: 80},
+	}
+	var cost, saved int64
+	for _, u := range turns {
+		m.Round("a/x", "x", &llm.Response{Usage: u}, nil)
+		cost += Cost(p, u)
+		saved += Saved(p, u)
+	}
+	n := m.Counts(false, 1)
+	want := Counts{Requests: 1, InputTokens: 10_200, OutputTokens: 180, CachedTokens: 4_000, CacheWriteTokens: 5_000,
+		CacheWrite1hTokens: 1_000, CostNano: cost, SavedNano: saved}
+	if n != want {
+		t.Errorf("got counts %+v, want %+v", n, want)
+	}
+	// By hand, in nano-USD a token: the first turn's writes cost 3000×750 + 1000×3000 over input, the
+	// second's read saves 4000×2700 and its write costs 1000×750.
+	if hand := int64(-3_000*750 - 1_000*3_000 + 4_000*2_700 - 1_000*750); saved != hand || m.Saved != hand {
+		t.Errorf("got saved %d (meter %d) nano-USD, want %d", saved, m.Saved, hand)
+	}
+	var sum Counts
+	sum.Add(n)
+	sum.Add(n)
+	if sum.CacheWriteTokens != 10_000 || sum.CacheWrite1hTokens != 2_000 || sum.SavedNano != 2*saved {
+		t.Errorf("Add: got %+v, want the cache counters doubled", sum)
+	}
+}

@@ -59,8 +59,9 @@ func NewPrices(over map[string]Price) *Prices {
 // vendor's model name is the submatch.
 var bedrockModel = regexp.MustCompile(`^(?:[a-z]{2,6}\.)?anthropic\.(claude-[a-z0-9.-]+?)(?:-v\d+(?::\d+)?)?$`)
 
-// dated is a model's date or version suffix, which does not change its price.
-var dated = regexp.MustCompile(`-(\d{4}-\d{2}-\d{2}|\d{8}|latest)$`)
+// dated is a model's date or version suffix, which does not change its price: "-20250929",
+// or Vertex's "@20250929" on Claude (claude-sonnet-4-5@20250929 is priced as Anthropic's).
+var dated = regexp.MustCompile(`[-@](\d{4}-\d{2}-\d{2}|\d{8}|latest)$`)
 
 // Lookup returns the price of target ("provider/model") serving the upstream model; false
 // when neither table knows it (the call then costs nothing in the account).

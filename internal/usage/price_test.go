@@ -1,6 +1,7 @@
 package usage
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/sluice-gw/sluice/internal/llm"
@@ -29,6 +30,68 @@ func TestSaved(t *testing.T) {
 	for _, tt := range tests {
 		if got := Saved(tt.p, tt.u); got != tt.want {
 			t.Errorf("%s: got %d nano-USD, want %d", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestCostByHand prices one call per provider from the built-in table and checks it against
+// the figure worked out by hand from the providers' published rates, written here as literals
+// (USD per million tokens is nano-USD per thousandth of a token: rate × 1000 per token).
+func TestCostByHand(t *testing.T) {
+	// Anthropic claude-sonnet-4-5: input 3, output 15, cache read 0.30, 5m write 3.75, 1h write 6.
+	sonnet := llm.Usage{PromptTokens: 10_000, CachedTokens: 6_000, CacheWriteTokens: 3_000, CacheWrite1hTokens: 1_000, CompletionTokens: 500}
+	sonnetCost := int64(1_000*3_000 + 6_000*300 + 2_000*3_750 + 1_000*6_000 + 500*15_000)
+	sonnetSaved := int64(6_000*(3_000-300) - 2_000*(3_750-3_000) - 1_000*(6_000-3_000))
+	tests := []struct {
+		name          string
+		target, model string
+		u             llm.Usage
+		cost, saved   int64 // nano-USD
+	}{
+		{"anthropic", "anthropic/claude-sonnet-4-5-20250929", "claude-sonnet-4-5-20250929", sonnet, sonnetCost, sonnetSaved},
+		{"bedrock claude: anthropic's rates", "aws/us.anthropic.claude-sonnet-4-5-20250929-v1:0", "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+			sonnet, sonnetCost, sonnetSaved},
+		{"vertex claude: anthropic's rates", "vertex/claude-sonnet-4-5@20250929", "claude-sonnet-4-5@20250929", sonnet, sonnetCost, sonnetSaved},
+		// OpenAI gpt-4.1: input 2, cached input 0.50, output 8; writing the cache is free.
+		{"openai", "openai/gpt-4.1-2025-04-14", "gpt-4.1-2025-04-14",
+			llm.Usage{PromptTokens: 10_000, CachedTokens: 8_000, CompletionTokens: 200},
+			2_000*2_000 + 8_000*500 + 200*8_000, 8_000 * (2_000 - 500)},
+		// Gemini gemini-2.5-pro (prompts up to 200k tokens): input 1.25, cached 0.125, output 10.
+		{"gemini", "gemini/gemini-2.5-pro", "gemini-2.5-pro",
+			llm.Usage{PromptTokens: 20_000, CachedTokens: 16_000, CompletionTokens: 1_000},
+			4_000*1_250 + 16_000*125 + 1_000*10_000, 16_000 * (1_250 - 125)},
+		// text-embedding-3-small: input 0.02, no cache rate: cached tokens at the input price.
+		{"no cache rate: input price", "openai/text-embedding-3-small", "text-embedding-3-small",
+			llm.Usage{PromptTokens: 1_000, CachedTokens: 600, CacheWriteTokens: 100}, 1_000 * 20, 0},
+	}
+	prices := NewPrices(nil)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, ok := prices.Lookup(tt.target, tt.model)
+			if !ok {
+				t.Fatalf("Lookup(%q, %q): not found", tt.target, tt.model)
+			}
+			if got := Cost(p, tt.u); got != tt.cost {
+				t.Errorf("Cost: got %d nano-USD, want %d", got, tt.cost)
+			}
+			if got := Saved(p, tt.u); got != tt.saved {
+				t.Errorf("Saved: got %d nano-USD, want %d", got, tt.saved)
+			}
+		})
+	}
+}
+
+// TestCacheRates checks every entry of the built-in table: cache reads no dearer than input,
+// writes no cheaper; Anthropic's 1-hour writes at 2 times the input price and its 5-minute
+// ones at 1.25 (Claude 3 Haiku's published $0.30 for $0.25 is 1.2).
+func TestCacheRates(t *testing.T) {
+	for name, p := range builtin {
+		read, w5m, w1h := p.rates()
+		if read > p.Input || w5m < p.Input || w1h < w5m {
+			t.Errorf("%s: read %v, 5m write %v, 1h write %v against input %v", name, read, w5m, w1h, p.Input)
+		}
+		if strings.HasPrefix(name, "claude-") && (p.CacheWrite1h != 2*p.Input || p.CacheWrite < 1.2*p.Input || p.CacheWrite > 1.25*p.Input) {
+			t.Errorf("%s: writes %v (5m) and %v (1h), want 1.25 and 2 times the input %v", name, p.CacheWrite, p.CacheWrite1h, p.Input)
 		}
 	}
 }

@@ -15,7 +15,11 @@ type Labels struct {
 }
 
 // Counts are the counters of one row of the account. CostNano is in nano-USD; the tokens are
-// the prompt (cached ones included, also counted in CachedTokens) and the answer. Estimated
+// the prompt and the answer. The prompt tokens include those read from the provider's prompt
+// cache (also counted in CachedTokens) and those written to it (also in CacheWriteTokens, of
+// which CacheWrite1hTokens with the 1-hour lifetime), each priced at its own rate (issue 46);
+// SavedNano is what the prompt cache saved against the input price, in nano-USD (Saved:
+// negative where writes cost more than reads saved). Estimated
 // counts the requests whose usage the provider did not report; Fallbacks those served after
 // more than one attempt; Errors those that ended in an error other than the client leaving.
 // CacheHits counts the requests answered from the response cache (no provider called), and
@@ -31,6 +35,10 @@ type Counts struct {
 	Estimated    int64
 	CacheHits    int64
 	SavedTokens  int64
+
+	CacheWriteTokens   int64
+	CacheWrite1hTokens int64
+	SavedNano          int64
 }
 
 // Add adds o to c.
@@ -45,6 +53,9 @@ func (c *Counts) Add(o Counts) {
 	c.Estimated += o.Estimated
 	c.CacheHits += o.CacheHits
 	c.SavedTokens += o.SavedTokens
+	c.CacheWriteTokens += o.CacheWriteTokens
+	c.CacheWrite1hTokens += o.CacheWrite1hTokens
+	c.SavedNano += o.SavedNano
 }
 
 // Row is one row of a day's account.

@@ -1,9 +1,15 @@
 package usage
 
 // builtin is the price table of common models, USD per million tokens, from the providers'
-// public pricing pages (OpenAI: cached input as listed; Anthropic: cache reads at 0.1 and
-// 5-minute cache writes at 1.25 times the input price). Prices change: the configuration's
-// prices: block overrides any of them, and adds the models not listed here.
+// public pricing pages (issue 46): OpenAI's cached input as listed per model, and no charge
+// for writing its cache (CacheWrite is the input price); Anthropic's cache reads at 0.1,
+// 5-minute writes at 1.25 and 1-hour writes at 2 times the input price (Bedrock and Vertex
+// charge Claude the same, and Bedrock's ids resolve to these names in Lookup); Gemini's
+// cached input (implicit or explicit caching) at the rate for prompts up to 200k tokens,
+// without the hourly storage of an explicit cache, which is no call's. A model with no cache
+// rate here (embeddings, models without caching) has its cache tokens priced at the input
+// price (Price.rates). Prices change: the configuration's prices: block overrides any of
+// them, and adds the models not listed here.
 var builtin = map[string]Price{
 	// OpenAI
 	"gpt-5":                  {Input: 1.25, Output: 10, CachedInput: 0.125, CacheWrite: 1.25},
@@ -24,17 +30,22 @@ var builtin = map[string]Price{
 	"text-embedding-3-large": {Input: 0.13},
 	"text-embedding-ada-002": {Input: 0.10},
 	// Anthropic
-	"claude-opus-4-5":   {Input: 5, Output: 25, CachedInput: 0.50, CacheWrite: 6.25},
-	"claude-opus-4-1":   {Input: 15, Output: 75, CachedInput: 1.50, CacheWrite: 18.75},
-	"claude-opus-4-0":   {Input: 15, Output: 75, CachedInput: 1.50, CacheWrite: 18.75},
-	"claude-opus-4":     {Input: 15, Output: 75, CachedInput: 1.50, CacheWrite: 18.75},
-	"claude-sonnet-4-5": {Input: 3, Output: 15, CachedInput: 0.30, CacheWrite: 3.75},
-	"claude-sonnet-4-0": {Input: 3, Output: 15, CachedInput: 0.30, CacheWrite: 3.75},
-	"claude-sonnet-4":   {Input: 3, Output: 15, CachedInput: 0.30, CacheWrite: 3.75},
-	"claude-3-7-sonnet": {Input: 3, Output: 15, CachedInput: 0.30, CacheWrite: 3.75},
-	"claude-3-5-sonnet": {Input: 3, Output: 15, CachedInput: 0.30, CacheWrite: 3.75},
-	"claude-haiku-4-5":  {Input: 1, Output: 5, CachedInput: 0.10, CacheWrite: 1.25},
-	"claude-3-5-haiku":  {Input: 0.80, Output: 4, CachedInput: 0.08, CacheWrite: 1},
-	"claude-3-haiku":    {Input: 0.25, Output: 1.25, CachedInput: 0.03, CacheWrite: 0.30},
-	"claude-3-opus":     {Input: 15, Output: 75, CachedInput: 1.50, CacheWrite: 18.75},
+	"claude-opus-4-5":   {Input: 5, Output: 25, CachedInput: 0.50, CacheWrite: 6.25, CacheWrite1h: 10},
+	"claude-opus-4-1":   {Input: 15, Output: 75, CachedInput: 1.50, CacheWrite: 18.75, CacheWrite1h: 30},
+	"claude-opus-4-0":   {Input: 15, Output: 75, CachedInput: 1.50, CacheWrite: 18.75, CacheWrite1h: 30},
+	"claude-opus-4":     {Input: 15, Output: 75, CachedInput: 1.50, CacheWrite: 18.75, CacheWrite1h: 30},
+	"claude-sonnet-4-5": {Input: 3, Output: 15, CachedInput: 0.30, CacheWrite: 3.75, CacheWrite1h: 6},
+	"claude-sonnet-4-0": {Input: 3, Output: 15, CachedInput: 0.30, CacheWrite: 3.75, CacheWrite1h: 6},
+	"claude-sonnet-4":   {Input: 3, Output: 15, CachedInput: 0.30, CacheWrite: 3.75, CacheWrite1h: 6},
+	"claude-3-7-sonnet": {Input: 3, Output: 15, CachedInput: 0.30, CacheWrite: 3.75, CacheWrite1h: 6},
+	"claude-3-5-sonnet": {Input: 3, Output: 15, CachedInput: 0.30, CacheWrite: 3.75, CacheWrite1h: 6},
+	"claude-haiku-4-5":  {Input: 1, Output: 5, CachedInput: 0.10, CacheWrite: 1.25, CacheWrite1h: 2},
+	"claude-3-5-haiku":  {Input: 0.80, Output: 4, CachedInput: 0.08, CacheWrite: 1, CacheWrite1h: 1.6},
+	"claude-3-haiku":    {Input: 0.25, Output: 1.25, CachedInput: 0.03, CacheWrite: 0.30, CacheWrite1h: 0.5},
+	"claude-3-opus":     {Input: 15, Output: 75, CachedInput: 1.50, CacheWrite: 18.75, CacheWrite1h: 30},
+	// Google Gemini (and Vertex's Gemini)
+	"gemini-2.5-pro":        {Input: 1.25, Output: 10, CachedInput: 0.125},
+	"gemini-2.5-flash":      {Input: 0.30, Output: 2.50, CachedInput: 0.03},
+	"gemini-2.5-flash-lite": {Input: 0.10, Output: 0.40, CachedInput: 0.01},
+	"gemini-2.0-flash":      {Input: 0.10, Output: 0.40, CachedInput: 0.025},
 }

@@ -20,12 +20,18 @@ type usageSums struct {
 	Estimated    int64   `json:"estimated"`
 	CacheHits    int64   `json:"cache_hits"`
 	SavedTokens  int64   `json:"saved_tokens"`
+	// The provider's prompt cache (issue 46): the tokens written to it (1-hour ones also
+	// apart) and what it saved against the input price, negative when writes cost more.
+	CacheWriteTokens   int64   `json:"cache_write_tokens"`
+	CacheWrite1hTokens int64   `json:"cache_write_1h_tokens"`
+	SavedUSD           float64 `json:"saved_usd"`
 }
 
 func sums(c usage.Counts) usageSums {
 	return usageSums{Requests: c.Requests, InputTokens: c.InputTokens, OutputTokens: c.OutputTokens,
 		CachedTokens: c.CachedTokens, CostUSD: usage.USD(c.CostNano), Errors: c.Errors, Fallbacks: c.Fallbacks,
-		Estimated: c.Estimated, CacheHits: c.CacheHits, SavedTokens: c.SavedTokens}
+		Estimated: c.Estimated, CacheHits: c.CacheHits, SavedTokens: c.SavedTokens,
+		CacheWriteTokens: c.CacheWriteTokens, CacheWrite1hTokens: c.CacheWrite1hTokens, SavedUSD: usage.USD(c.SavedNano)}
 }
 
 // usageLine is one line: the value of the label grouped by (only that one is set), then its
