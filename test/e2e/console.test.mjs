@@ -478,6 +478,13 @@ test('usage and logs: the prompt cache, as the API counts it', async (t) => {
   const tr = page.locator(`#log-table tbody tr[data-id="${last.id}"]`);
   await tr.waitFor();
   assert.equal(await tr.locator('td.prompt-cache').textContent(), `${int(1200)} / ${int(300)}`);
+  // The affinity filter reaches the API: none of these requests had one (a single target).
+  await page.selectOption('#log-filters [name=affinity]', 'kept');
+  await page.click('#log-filters button[type=submit]');
+  await page.locator('#log-table tbody tr.empty').waitFor();
+  await page.selectOption('#log-filters [name=affinity]', '');
+  await page.click('#log-filters button[type=submit]');
+  await tr.waitFor();
   await tr.locator('a').click();
   const pc = page.locator('#log-detail dl.prompt-cache');
   await pc.waitFor();

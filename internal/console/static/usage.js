@@ -183,7 +183,7 @@ function totals(t) {
     fig('requests', 'Requests', int(t.requests)), fig('input', 'Input tokens', int(input(t))),
     fig('output', 'Output tokens', int(output(t))), fig('cost', 'Cost', usd(t.cost_usd)),
     fig('cache-reads', 'Cache reads', int(reads(t))), fig('cache-ratio', 'Cache-hit ratio', pct(ratio)),
-    fig('saved', 'Saved by the prompt cache', usd(t.saved_usd)),
+    fig('saved', 'Cache saved', usd(t.saved_usd)),
     fig('errors', 'Errors', int(t.errors)), fig('fallbacks', 'Fallbacks', int(t.fallbacks)),
     t.p95_first_token_ms !== undefined ? fig('p95', 'TTFT p95', ms(t.p95_first_token_ms)) : null));
 }
