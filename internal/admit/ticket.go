@@ -144,9 +144,11 @@ func (t *Ticket) Settle(ctx context.Context, in *telemetry.Access, status int) {
 		// A handler that reports usage without metered rounds (a frontend run).
 		_, model, _ := strings.Cut(in.Target, "/")
 		t.Charge(in.Target, model, llm.Usage{PromptTokens: in.Usage.Prompt, CompletionTokens: in.Usage.Completion,
-			TotalTokens: in.Usage.Total, Estimated: in.Usage.Estimated})
+			TotalTokens: in.Usage.Total, Estimated: in.Usage.Estimated, CachedTokens: in.Usage.Cached,
+			CacheWriteTokens: in.Usage.CacheWrite, CacheWrite1hTokens: in.Usage.CacheWrite1h})
 	}
 	in.CostUSD = usage.USD(t.Cost)
+	in.SavedUSD = usage.USD(t.Saved) // issue 46: the request log shows it
 	used := int64(-1)
 	switch {
 	case in.Usage != nil:

@@ -117,6 +117,11 @@ func (l *requestLog) build(in *telemetry.Access) logstore.Record {
 	}
 	if u := in.Usage; u != nil {
 		r.TokensIn, r.TokensOut, r.TokensCached, r.TokensReasoning, r.TokensEstimated = u.Prompt, u.Completion, u.Cached, u.Reasoning, u.Estimated
+		r.CacheReadTokens, r.CacheWriteTokens, r.CacheWrite1hTokens, r.CacheDropped = u.Cached, u.CacheWrite, u.CacheWrite1h, u.CacheDropped
+	}
+	r.SavedUSD = in.SavedUSD
+	if in.Response != nil && !in.Cached() { // a response cache hit called no provider: no affinity either
+		r.Affinity = in.Response.Affinity
 	}
 	for _, v := range in.Verdicts {
 		r.Guardrails = append(r.Guardrails, logstore.Guardrail{Name: v.Name, Stage: v.Stage, Verdict: v.Verdict})

@@ -29,6 +29,8 @@ type Filter struct {
 	Kind   string
 	Stream *bool
 	Cache  string
+	// Affinity is conversation affinity's outcome (issue 46): new, kept or moved.
+	Affinity string
 	// Q is text searched in the captured content (case-insensitive; plain text, no pattern).
 	Q string
 	// Limit is the page size: 1 to MaxLimit; 0 means DefaultLimit.
@@ -70,14 +72,17 @@ const (
 )
 
 // params are the query parameters ParseFilter knows, in the order Values writes them.
-var params = []string{"from", "to", "key", "team", "alias", "target", "status", "kind", "stream", "cache", "q", "limit", "cursor"}
+var params = []string{"from", "to", "key", "team", "alias", "target", "status", "kind", "stream", "cache", "affinity", "q", "limit", "cursor"}
 
 // cacheOutcomes are the values Record.Cache takes besides "".
 var cacheOutcomes = []string{"hit", "miss", "bypass", "coalesced"}
 
+// affinityOutcomes are the values Record.Affinity takes besides "" (llm.Response.Affinity).
+var affinityOutcomes = []string{"new", "kept", "moved"}
+
 // ParseFilter reads a filter from query parameters (GET /admin/logs and its export and
 // tail): from and to (RFC 3339; default to now, from 24 h before to), key, team, alias, target,
-// status, kind, stream (true or false), cache, q, limit (1 to 1000, default 100) and cursor.
+// status, kind, stream (true or false), cache, affinity, q, limit (1 to 1000, default 100) and cursor.
 // An empty value is the parameter left out. Anything else, an unknown parameter or one given
 // twice included, is an *llm.Error (Invalid, 400, code invalid_filter) whose Param and
 // message name the parameter. A route that takes other parameters (an export's format)
@@ -138,15 +143,17 @@ func ParseFilter(v url.Values, now time.Time) (Filter, error) {
 	default:
 		return Filter{}, badFilter("stream", "stream: %q is neither true nor false", clip(s))
 	}
-	if s := get("cache"); s != "" {
-		ok := false
-		for _, c := range cacheOutcomes {
-			ok = ok || s == c
+	for _, p := range []struct {
+		name  string
+		dst   *string
+		among []string
+	}{{"cache", &f.Cache, cacheOutcomes}, {"affinity", &f.Affinity, affinityOutcomes}} {
+		if s := get(p.name); s != "" {
+			if !slices.Contains(p.among, s) {
+				return Filter{}, badFilter(p.name, "%s: %q is not one of %s", p.name, clip(s), strings.Join(p.among, ", "))
+			}
+			*p.dst = s
 		}
-		if !ok {
-			return Filter{}, badFilter("cache", "cache: %q is not one of %s", clip(s), strings.Join(cacheOutcomes, ", "))
-		}
-		f.Cache = s
 	}
 	if f.Limit, err = parseLimit(get("limit")); err != nil {
 		return Filter{}, err
@@ -184,6 +191,7 @@ func (f Filter) Values() url.Values {
 		set("stream", strconv.FormatBool(*f.Stream))
 	}
 	set("cache", f.Cache)
+	set("affinity", f.Affinity)
 	set("q", f.Q)
 	if f.Limit != 0 {
 		set("limit", strconv.Itoa(f.Limit))

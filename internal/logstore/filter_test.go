@@ -23,10 +23,10 @@ func TestParseFilter(t *testing.T) {
 		{"defaults", "", Filter{From: now.Add(-24 * time.Hour), To: now, Limit: 100}},
 		{"empty values are absent", "key=&alias=&limit=&stream=", Filter{From: now.Add(-24 * time.Hour), To: now, Limit: 100}},
 		{"all", "from=2026-05-01T00:00:00Z&to=2026-05-02T00:00:00%2B02:00&key=key_1&alias=fast&target=openai/gpt-4o" +
-			"&status=502&kind=unavailable&stream=true&cache=hit&q=hello+world&limit=1000&cursor=" + cur,
+			"&status=502&kind=unavailable&stream=true&cache=hit&affinity=moved&q=hello+world&limit=1000&cursor=" + cur,
 			Filter{From: time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC), To: time.Date(2026, 5, 1, 22, 0, 0, 0, time.UTC),
 				Key: "key_1", Alias: "fast", Target: "openai/gpt-4o", Status: 502, Kind: "unavailable", Stream: &yes,
-				Cache: "hit", Q: "hello world", Limit: 1000, Cursor: cur}},
+				Cache: "hit", Affinity: "moved", Q: "hello world", Limit: 1000, Cursor: cur}},
 		{"from only", "from=2026-05-31T00:00:00.5Z", Filter{From: time.Date(2026, 5, 31, 0, 0, 0, 5e8, time.UTC), To: now, Limit: 100}},
 		{"to only", "to=2026-05-01T00:00:00Z", Filter{From: time.Date(2026, 4, 30, 0, 0, 0, 0, time.UTC), To: time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC), Limit: 100}},
 		{"from equals to", "from=2026-05-01T00:00:00Z&to=2026-05-01T00:00:00Z", Filter{From: time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC), To: time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC), Limit: 100}},
@@ -64,6 +64,8 @@ func TestParseFilterErrors(t *testing.T) {
 		{"stream=yes", "stream"},
 		{"stream=1", "stream"},
 		{"cache=maybe", "cache"},
+		{"affinity=sticky", "affinity"},
+		{"affinity=hit", "affinity"},
 		{"limit=0", "limit"},
 		{"limit=1001", "limit"},
 		{"limit=99999999999999999999", "limit"},
@@ -108,6 +110,7 @@ func FuzzParseFilter(f *testing.F) {
 	f.Add("cursor=" + encodeCursor(keyset{Time: now, ID: "req_1"}))
 	f.Add("cursor=AQAAAAAAAAAAeA")
 	f.Add("q=%25_%5C&kind=timeout&cache=coalesced")
+	f.Add("affinity=kept&cache=hit")
 	f.Add("from=0001-01-01T00:00:00Z&to=9999-12-31T23:59:59.999999999Z")
 	f.Add("limit=1000&limit=1")
 	f.Fuzz(func(t *testing.T, query string) {

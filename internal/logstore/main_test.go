@@ -66,6 +66,18 @@ func rec(i int, at time.Time) Record {
 		r.Attempts = []Attempt{{Target: r.Target, MS: 20, Status: 200}}
 	}
 	r.Team = []string{"search", "infra", ""}[i%3]
+	// The provider's prompt cache (issue 46): a read on two turns in three, a write (its 1h
+	// part on some) on one in four, the saving of either sign, each affinity outcome.
+	if i%3 != 0 {
+		r.CacheReadTokens = 8 + i
+		r.TokensCached = r.CacheReadTokens
+	}
+	if i%4 == 1 {
+		r.CacheWriteTokens, r.CacheWrite1hTokens = 2+i%3, i%2
+	}
+	r.SavedUSD = float64(r.CacheReadTokens*9-r.CacheWriteTokens*3) / 1e7
+	r.CacheDropped = i % 2
+	r.Affinity = []string{"", "new", "kept", "moved"}[i%4]
 	if i%6 == 0 {
 		r.Capture = "content"
 		r.Content = &Content{Request: fmt.Sprintf("question %d about Zebras", i), Answer: "answer " + fmt.Sprint(i), Cap: 32768}

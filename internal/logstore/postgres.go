@@ -96,6 +96,15 @@ var pgSchema = [][]string{
 		`ALTER TABLE sluice_logs ADD COLUMN team text NOT NULL DEFAULT ''`,
 		`CREATE INDEX sluice_logs_team ON sluice_logs (team, time, id)`,
 	},
+	{ // the provider's prompt cache (issue 46): what /admin/usage sums, and the affinity
+		// filter (three values: no index of its own, the time index's rows are tested). A
+		// constant default adds a column without rewriting a partition; the records before
+		// it read 0 and ''.
+		`ALTER TABLE sluice_logs ADD COLUMN cache_read_tokens bigint NOT NULL DEFAULT 0`,
+		`ALTER TABLE sluice_logs ADD COLUMN cache_write_tokens bigint NOT NULL DEFAULT 0`,
+		`ALTER TABLE sluice_logs ADD COLUMN saved_usd double precision NOT NULL DEFAULT 0`,
+		`ALTER TABLE sluice_logs ADD COLUMN affinity text NOT NULL DEFAULT ''`,
+	},
 }
 
 type pgStore struct {
@@ -267,15 +276,17 @@ func containsDay(days []time.Time, d time.Time) bool {
 // without content has noContent for its cap, and NULL in its four content columns.
 const pgInsert = `INSERT INTO sluice_logs (id, time, key_id, key_name, key_meta, alias, target, status, kind,
 	stream, cache, tokens_in, tokens_out, cost_usd, first_token_ms, doc, content_request, content_answer,
-	content_cap, content_truncated, team)
+	content_cap, content_truncated, team, cache_read_tokens, cache_write_tokens, saved_usd, affinity)
 	SELECT id, time, key_id, key_name, key_meta::jsonb, alias, target, status, kind, stream, cache, tokens_in,
 		tokens_out, cost_usd, first_token_ms, doc, CASE WHEN cap <> -2147483648 THEN req END,
-		CASE WHEN cap <> -2147483648 THEN ans END, nullif(cap, -2147483648), CASE WHEN cap <> -2147483648 THEN trunc END, team
+		CASE WHEN cap <> -2147483648 THEN ans END, nullif(cap, -2147483648), CASE WHEN cap <> -2147483648 THEN trunc END, team,
+		cache_read, cache_write, saved, affinity
 	FROM unnest($1::text[], $2::timestamptz[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
 		$8::integer[], $9::text[], $10::boolean[], $11::text[], $12::bigint[], $13::bigint[], $14::float8[],
-		$15::float8[], $16::text[], $17::text[], $18::text[], $19::integer[], $20::boolean[], $21::text[])
+		$15::float8[], $16::text[], $17::text[], $18::text[], $19::integer[], $20::boolean[], $21::text[],
+		$22::bigint[], $23::bigint[], $24::float8[], $25::text[])
 		AS u(id, time, key_id, key_name, key_meta, alias, target, status, kind, stream, cache, tokens_in,
-			tokens_out, cost_usd, first_token_ms, doc, req, ans, cap, trunc, team)
+			tokens_out, cost_usd, first_token_ms, doc, req, ans, cap, trunc, team, cache_read, cache_write, saved, affinity)
 	ON CONFLICT DO NOTHING`
 
 // noContent is pgInsert's cap of a record without content (no cap is that).
@@ -292,16 +303,16 @@ func (s *pgStore) Write(ctx context.Context, rs []Record) error {
 	}
 	n := len(rows)
 	// The text columns share one backing array, as do the others of a type.
-	strs := make([]string, 12*n)
+	strs := make([]string, 13*n)
 	col := func(i int) []string { return strs[i*n : (i+1)*n : (i+1)*n] }
 	ids, keyIDs, keyNames, metas, aliases, targets, kinds := col(0), col(1), col(2), col(3), col(4), col(5), col(6)
-	caches, docs, reqs, anss, teams := col(7), col(8), col(9), col(10), col(11)
+	caches, docs, reqs, anss, teams, affs := col(7), col(8), col(9), col(10), col(11), col(12)
 	ints := make([]int32, 2*n)
 	statuses, caps := ints[:n:n], ints[n:]
-	bigs := make([]int64, 2*n)
-	tin, tout := bigs[:n:n], bigs[n:]
-	floats := make([]float64, 2*n)
-	costs, ftms := floats[:n:n], floats[n:]
+	bigs := make([]int64, 4*n)
+	tin, tout, cread, cwrite := bigs[:n:n], bigs[n:2*n:2*n], bigs[2*n:3*n:3*n], bigs[3*n:]
+	floats := make([]float64, 3*n)
+	costs, ftms, saved := floats[:n:n], floats[n:2*n:2*n], floats[2*n:]
 	bools := make([]bool, 2*n)
 	streams, truncs := bools[:n:n], bools[n:]
 	times := make([]time.Time, n)
@@ -310,6 +321,7 @@ func (s *pgStore) Write(ctx context.Context, rs []Record) error {
 		ids[i], times[i], keyIDs[i], keyNames[i], metas[i], aliases[i], targets[i] = w.id, w.time, w.keyID, w.keyName, w.keyMeta, w.alias, w.target
 		statuses[i], kinds[i], streams[i], caches[i], tin[i], tout[i] = int32(w.status), w.kind, w.stream, w.cache, int64(w.tokensIn), int64(w.tokensOut)
 		costs[i], ftms[i], docs[i], teams[i] = w.costUSD, w.firstTokenMS, w.doc, w.team
+		cread[i], cwrite[i], saved[i], affs[i] = int64(w.cacheRead), int64(w.cacheWrite), w.savedUSD, w.affinity
 		caps[i] = noContent
 		if w.capN != nil {
 			reqs[i], anss[i], caps[i], truncs[i] = *w.req, *w.ans, int32(*w.capN), *w.trunc
@@ -323,7 +335,7 @@ func (s *pgStore) Write(ctx context.Context, rs []Record) error {
 			return err
 		}
 		_, err := s.db.ExecContext(ctx, pgInsert, ids, times, keyIDs, keyNames, metas, aliases, targets, statuses,
-			kinds, streams, caches, tin, tout, costs, ftms, docs, reqs, anss, caps, truncs, teams)
+			kinds, streams, caches, tin, tout, costs, ftms, docs, reqs, anss, caps, truncs, teams, cread, cwrite, saved, affs)
 		return err
 	}
 	err = insert()

@@ -2,6 +2,7 @@ package logstore
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"slices"
 	"strings"
@@ -59,8 +60,8 @@ func TestPostgres(t *testing.T) {
 			}
 			defer stores[i].Close()
 		}
-		if v := pgRows(t, stores[0], "SELECT version::text FROM sluice_logs_schema ORDER BY 1"); !slices.Equal(v, []string{"1", "2", "3"}) {
-			t.Errorf("got schema versions %v, want [1 2 3] (each migration once)", v)
+		if v := pgRows(t, stores[0], "SELECT version::text FROM sluice_logs_schema ORDER BY 1"); !slices.Equal(v, []string{"1", "2", "3", "4"}) {
+			t.Errorf("got schema versions %v, want [1 2 3 4] (each migration once)", v)
 		}
 		today := day(time.Now())
 		var want []string
@@ -75,6 +76,59 @@ func TestPostgres(t *testing.T) {
 				t.Errorf("replica %d: Write: %v", i, err)
 			}
 		}
+	})
+
+	// A database of a gateway before issue 46 (three migrations, records in it) takes the
+	// prompt cache's columns: its records stay as they were, new ones carry their own.
+	t.Run("migration from before issue 46", func(t *testing.T) {
+		url := srv.NewDB(t)
+		db, err := sql.Open("pgx", url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		exec := func(q string, args ...any) {
+			t.Helper()
+			if _, err := db.ExecContext(ctx, q, args...); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+		exec(`CREATE TABLE sluice_logs_schema (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`)
+		for i, m := range pgSchema[:3] {
+			for _, stmt := range m {
+				exec(stmt)
+			}
+			exec("INSERT INTO sluice_logs_schema (version) VALUES ($1)", i+1)
+		}
+		now := time.Now()
+		d := day(now.Add(-time.Minute))
+		exec(fmt.Sprintf("CREATE TABLE %s PARTITION OF sluice_logs FOR VALUES FROM ('%s') TO ('%s')",
+			partName(d), d.Format(time.RFC3339), d.AddDate(0, 0, 1).Format(time.RFC3339)))
+		set := oldRecords(recs(40, now.Add(-time.Minute)))
+		if day(set[0].Time) != d {
+			set = oldRecords(recs(40, d.Add(time.Hour))) // just after midnight: all on one day
+			now = d.Add(time.Hour + time.Minute)
+		}
+		rows, err := rowsOf(set)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range rows {
+			exec(`INSERT INTO sluice_logs (id, time, key_id, key_name, key_meta, alias, target, status, kind, stream,
+				cache, tokens_in, tokens_out, cost_usd, first_token_ms, doc, content_request, content_answer,
+				content_cap, content_truncated, team)
+				VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)`,
+				w.id, w.time, w.keyID, w.keyName, w.keyMeta, w.alias, w.target, w.status, w.kind, w.stream, w.cache,
+				w.tokensIn, w.tokensOut, w.costUSD, w.firstTokenMS, w.doc, w.req, w.ans, w.capN, w.trunc, w.team)
+		}
+		st := mustOpen(t, url, 0)
+		if v := pgRows(t, st, "SELECT version::text FROM sluice_logs_schema ORDER BY 1"); !slices.Equal(v, []string{"1", "2", "3", "4"}) {
+			t.Errorf("got schema versions %v, want [1 2 3 4]", v)
+		}
+		if n := count(t, st); n != len(set) {
+			t.Errorf("got %d records after the migration, want %d", n, len(set))
+		}
+		checkMigratedCache(t, st, set, now)
 	})
 
 	t.Run("indexes", func(t *testing.T) {

@@ -52,6 +52,24 @@ type Record struct {
 	// Cache is the response cache's outcome: hit, miss, bypass, coalesced or "".
 	Cache string `json:"cache"`
 
+	// The provider's prompt cache (issue 46), not the gateway's response cache above.
+	// CacheReadTokens are prompt tokens the provider read from its cache (TokensCached is
+	// the older name of the same count, kept for the readers of the first records);
+	// CacheWriteTokens were written to it, CacheWrite1hTokens of them with the 1-hour
+	// lifetime. All are part of TokensIn. Records written before issue 46 hold 0.
+	CacheReadTokens    int `json:"cache_read_tokens"`
+	CacheWriteTokens   int `json:"cache_write_tokens"`
+	CacheWrite1hTokens int `json:"cache_write_1h_tokens"`
+	// SavedUSD is what the prompt cache saved against the input price (usage.Saved): the
+	// reads' discount minus the writes' premium, so negative for a turn that wrote a cache
+	// it has not read yet.
+	SavedUSD float64 `json:"saved_usd"`
+	// CacheDropped counts the client's cache breakpoints the adapter left out (over the
+	// provider's limit, or on a block the target cannot mark).
+	CacheDropped int `json:"cache_dropped"`
+	// Affinity is what conversation affinity did: "" (none), new, kept or moved.
+	Affinity string `json:"affinity"`
+
 	Redactions int         `json:"redactions"`
 	Guardrails []Guardrail `json:"guardrails"`
 	Tools      []ToolCall  `json:"tools"`
@@ -117,11 +135,11 @@ func prepare(r Record) (Record, error) {
 		return r, errorf("record %q has a time RFC 3339 cannot write: year %d", r.ID, y) // as encoding/json refuses it
 	}
 	// JSON has no NaN or infinity: one would fail the batch at every try.
-	for _, p := range []*float64{&r.FirstEventMS, &r.FirstTokenMS, &r.DurationMS, &r.OverheadMS, &r.CostUSD} {
+	for _, p := range []*float64{&r.FirstEventMS, &r.FirstTokenMS, &r.DurationMS, &r.OverheadMS, &r.CostUSD, &r.SavedUSD} {
 		*p = finite(*p)
 	}
 	for _, p := range []*string{&r.ID, &r.Replica, &r.KeyID, &r.KeyName, &r.Team, &r.Wire, &r.Method, &r.Path,
-		&r.Alias, &r.Target, &r.Kind, &r.Cache, &r.UserAgent, &r.TraceID, &r.Error, &r.Capture} {
+		&r.Alias, &r.Target, &r.Kind, &r.Cache, &r.Affinity, &r.UserAgent, &r.TraceID, &r.Error, &r.Capture} {
 		*p = clean(*p)
 	}
 	if r.KeyMeta != nil {

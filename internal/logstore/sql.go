@@ -108,6 +108,9 @@ func (s *sqlStore) where(f Filter, a *args) string {
 	if f.Cache != "" {
 		eq("cache", f.Cache)
 	}
+	if f.Affinity != "" {
+		eq("affinity", f.Affinity)
+	}
 	if f.Scope != nil {
 		conds = append(conds, s.scope(f.Scope, a))
 	}
@@ -235,14 +238,14 @@ func scanRecord(sc scanner) (*Record, error) {
 
 // row is one record in the columns both stores write.
 type row struct {
-	id, keyID, keyName, keyMeta, team, alias, target, kind, cache, doc string
-	time                                                               time.Time
-	status, tokensIn, tokensOut                                        int
-	stream                                                             bool
-	costUSD, firstTokenMS                                              float64
-	req, ans                                                           *string
-	capN                                                               *int
-	trunc                                                              *bool
+	id, keyID, keyName, keyMeta, team, alias, target, kind, cache, affinity, doc string
+	time                                                                         time.Time
+	status, tokensIn, tokensOut, cacheRead, cacheWrite                           int
+	stream                                                                       bool
+	costUSD, firstTokenMS, savedUSD                                              float64
+	req, ans                                                                     *string
+	capN                                                                         *int
+	trunc                                                                        *bool
 }
 
 // rowsOf prepares a batch and splits each record into columns: the filters' own, and the
@@ -277,7 +280,8 @@ func rowsOf(rs []Record) ([]row, error) {
 		cuts = append(cuts, len(b))
 		w := row{id: r.ID, time: r.Time, keyID: r.KeyID, keyName: r.KeyName, team: r.Team,
 			alias: r.Alias, target: r.Target, status: r.Status, kind: r.Kind, stream: r.Stream, cache: r.Cache,
-			tokensIn: r.TokensIn, tokensOut: r.TokensOut, costUSD: r.CostUSD, firstTokenMS: r.FirstTokenMS}
+			tokensIn: r.TokensIn, tokensOut: r.TokensOut, costUSD: r.CostUSD, firstTokenMS: r.FirstTokenMS,
+			cacheRead: r.CacheReadTokens, cacheWrite: r.CacheWriteTokens, savedUSD: r.SavedUSD, affinity: r.Affinity}
 		if c != nil {
 			w.req, w.ans, w.capN, w.trunc = &c.Request, &c.Answer, &c.Cap, &c.Truncated
 		}
@@ -324,7 +328,9 @@ func (s *sqlStore) Usage(ctx context.Context, q UsageQuery) ([]UsageRow, error) 
 	sel := fmt.Sprintf(`SELECT %s AS b, %s AS g, %s, count(*),
 		CAST(coalesce(sum(CASE WHEN kind <> '' AND kind <> 'canceled' THEN 1 ELSE 0 END), 0) AS BIGINT),
 		CAST(coalesce(sum(tokens_in), 0) AS BIGINT), CAST(coalesce(sum(tokens_out), 0) AS BIGINT),
-		CAST(coalesce(sum(cost_usd), 0) AS DOUBLE PRECISION), CAST(coalesce(%s, 0) AS DOUBLE PRECISION)
+		CAST(coalesce(sum(cost_usd), 0) AS DOUBLE PRECISION), CAST(coalesce(%s, 0) AS DOUBLE PRECISION),
+		CAST(coalesce(sum(cache_read_tokens), 0) AS BIGINT), CAST(coalesce(sum(cache_write_tokens), 0) AS BIGINT),
+		CAST(coalesce(sum(saved_usd), 0) AS DOUBLE PRECISION)
 		FROM %s WHERE %s >= %s AND %s < %s`,
 		bucket, group, keyName, s.d.p95, table, s.d.timeCol, a.add(s.d.timeArg(q.From)), s.d.timeCol, a.add(s.d.timeArg(q.To)))
 	if q.Key != "" {
@@ -348,7 +354,8 @@ func (s *sqlStore) Usage(ctx context.Context, q UsageQuery) ([]UsageRow, error) 
 			u  UsageRow
 			us int64
 		)
-		if err := rows.Scan(&us, &u.Group, &u.KeyName, &u.Requests, &u.Errors, &u.TokensIn, &u.TokensOut, &u.CostUSD, &u.P95FirstTokenMS); err != nil {
+		if err := rows.Scan(&us, &u.Group, &u.KeyName, &u.Requests, &u.Errors, &u.TokensIn, &u.TokensOut, &u.CostUSD, &u.P95FirstTokenMS,
+			&u.CacheReadTokens, &u.CacheWriteTokens, &u.SavedUSD); err != nil {
 			return nil, fmt.Errorf("logstore: %s usage: %w", s.d.name, err)
 		}
 		u.Bucket = time.UnixMicro(us).UTC()

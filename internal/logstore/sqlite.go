@@ -106,6 +106,15 @@ var sqliteSchema = []string{
 	CREATE INDEX sluice_logs_time ON sluice_logs (time_us, id, alias, target, team, status, kind, stream, cache);
 	CREATE INDEX sluice_logs_status ON sluice_logs (status, time_us, id) WHERE status <> 200;
 	CREATE INDEX sluice_logs_kind ON sluice_logs (kind, time_us, id) WHERE kind <> '';`,
+	// 5: the provider's prompt cache (issue 46): what /admin/usage sums, and the affinity
+	// filter. No index: affinity has three values and is tested on the rows the time index
+	// finds, as the other filters with few values are (adding it to that index would rebuild
+	// it on every existing file). ADD COLUMN with a constant default rewrites no row; the
+	// records before it read 0 and "".
+	`ALTER TABLE sluice_logs ADD COLUMN cache_read_tokens INTEGER NOT NULL DEFAULT 0;
+	ALTER TABLE sluice_logs ADD COLUMN cache_write_tokens INTEGER NOT NULL DEFAULT 0;
+	ALTER TABLE sluice_logs ADD COLUMN saved_usd REAL NOT NULL DEFAULT 0;
+	ALTER TABLE sluice_logs ADD COLUMN affinity TEXT NOT NULL DEFAULT '';`,
 }
 
 type sqliteStore struct {
@@ -241,12 +250,12 @@ func sqliteInsert(n int) string {
 	var b strings.Builder
 	b.WriteString(`INSERT INTO sluice_logs (id, time_us, key_id, key_name, key_meta, alias, target, status, kind,
 	stream, cache, tokens_in, tokens_out, cost_usd, first_token_ms, doc, content_request, content_answer,
-	content_cap, content_truncated, team) VALUES `)
+	content_cap, content_truncated, team, cache_read_tokens, cache_write_tokens, saved_usd, affinity) VALUES `)
 	for i := range n {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+		b.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 	}
 	b.WriteString(" ON CONFLICT (id) DO NOTHING")
 	return b.String()
@@ -254,10 +263,13 @@ func sqliteInsert(n int) string {
 
 // insertRows is how many rows one INSERT carries: database/sql's and the VDBE's cost of a
 // statement is paid once for them, not once a row (some 15% of the writer's CPU a row at a
-// time). 16 × 21 parameters stay far below SQLite's limit.
+// time). 16 × sqliteCols parameters stay far below SQLite's limit.
 const insertRows = 16
 
 var sqliteInsertFull = sqliteInsert(insertRows)
+
+// sqliteCols is how many columns sqliteInsert writes a row.
+const sqliteCols = 25
 
 // yieldEvery is how many rows a batch inserts between yields of its goroutine. An insert
 // costs some 40 µs of CPU in the pure-Go SQLite and a batch is up to 500 of them, all on one
@@ -282,7 +294,7 @@ func (s *sqliteStore) Write(ctx context.Context, rs []Record) error {
 	// it prepared on each connection it has used, so a batch does not compile 336 parameters.
 	full := tx.StmtContext(ctx, s.insert)
 	defer full.Close()
-	args := make([]any, 0, 21*insertRows)
+	args := make([]any, 0, sqliteCols*insertRows)
 	for i := 0; i < len(rows); i += insertRows {
 		if i > 0 {
 			runtime.Gosched() // see yieldEvery
@@ -298,7 +310,7 @@ func (s *sqliteStore) Write(ctx context.Context, rs []Record) error {
 			}
 			args = append(args, w.id, w.time.UnixMicro(), w.keyID, w.keyName, w.keyMeta, w.alias, w.target,
 				int64(w.status), w.kind, w.stream, w.cache, int64(w.tokensIn), int64(w.tokensOut), w.costUSD,
-				w.firstTokenMS, w.doc, req, ans, capN, trunc, w.team)
+				w.firstTokenMS, w.doc, req, ans, capN, trunc, w.team, int64(w.cacheRead), int64(w.cacheWrite), w.savedUSD, w.affinity)
 		}
 		if len(chunk) == insertRows {
 			_, err = full.ExecContext(ctx, args...)

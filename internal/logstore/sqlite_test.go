@@ -3,9 +3,11 @@ package logstore
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -173,6 +175,7 @@ func TestSQLitePlans(t *testing.T) {
 		{"kind", Filter{Kind: "unavailable"}, "sluice_logs_kind"},
 		{"stream", Filter{Stream: &yes}, "sluice_logs_time"},
 		{"cache", Filter{Cache: "hit"}, "sluice_logs_time"},
+		{"affinity", Filter{Affinity: "moved"}, "sluice_logs_time"},
 		{"next page", Filter{Cursor: cursor}, "sluice_logs_time"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -205,57 +208,119 @@ func TestSQLitePlans(t *testing.T) {
 }
 
 // TestSQLiteMigrate: a file written by a gateway before migration 4 (three migrations, the
-// old indexes, records in it) opens, keeps its records and finds them through the new
-// indexes; a second Open finds nothing to do.
+// old indexes, records in it), or before migration 5 (issue 46: no prompt-cache columns),
+// opens, keeps its records and finds them through the new indexes; the old records read
+// back with no prompt-cache numbers, a new one with its own, and Usage sums both; a second
+// Open finds nothing to do.
 func TestSQLiteMigrate(t *testing.T) {
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "logs.db")
-	old, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, m := range sqliteSchema[:3] {
-		if _, err := old.ExecContext(ctx, m); err != nil {
-			t.Fatalf("migration %d: %v", i+1, err)
-		}
-	}
-	set := recs(40, time.Now())
-	rows, err := rowsOf(set)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, w := range rows {
-		// As the gateway before migration 4 wrote them, one row at a time.
-		if _, err := old.ExecContext(ctx, sqliteInsert(1), w.id, w.time.UnixMicro(), w.keyID, w.keyName, w.keyMeta,
-			w.alias, w.target, w.status, w.kind, w.stream, w.cache, w.tokensIn, w.tokensOut, w.costUSD, w.firstTokenMS,
-			w.doc, w.req, w.ans, w.capN, w.trunc, w.team); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := old.ExecContext(ctx, "PRAGMA user_version = 3"); err != nil {
-		t.Fatal(err)
-	}
-	old.Close()
-	for range 2 {
-		st := mustOpen(t, "sqlite://"+path, 0).(*sqliteStore)
-		var v int
-		if err := st.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil || v != len(sqliteSchema) {
-			t.Fatalf("got schema version %d (%v), want %d", v, err, len(sqliteSchema))
-		}
-		f := wide()
-		f.Status = 502
-		want := 0
-		for _, r := range set {
-			if r.Status == 502 {
-				want++
+	for _, from := range []int{3, 4} {
+		t.Run(fmt.Sprint("from version ", from), func(t *testing.T) {
+			ctx := context.Background()
+			path := filepath.Join(t.TempDir(), "logs.db")
+			old, err := sql.Open("sqlite", path)
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
-		if got := len(all(t, st, f)); got != want || want == 0 {
-			t.Errorf("got %d records of status 502, want %d", got, want)
-		}
-		if n := count(t, st); n != len(set) {
-			t.Errorf("got %d records, want %d", n, len(set))
-		}
-		st.Close()
+			for i, m := range sqliteSchema[:from] {
+				if _, err := old.ExecContext(ctx, m); err != nil {
+					t.Fatalf("migration %d: %v", i+1, err)
+				}
+			}
+			now := time.Now()
+			set := oldRecords(recs(40, now.Add(-time.Minute)))
+			rows, err := rowsOf(set)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range rows {
+				// As the gateway before issue 46 wrote them, one row at a time.
+				if _, err := old.ExecContext(ctx, `INSERT INTO sluice_logs (id, time_us, key_id, key_name, key_meta,
+					alias, target, status, kind, stream, cache, tokens_in, tokens_out, cost_usd, first_token_ms, doc,
+					content_request, content_answer, content_cap, content_truncated, team)
+					VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+					w.id, w.time.UnixMicro(), w.keyID, w.keyName, w.keyMeta, w.alias, w.target, w.status, w.kind,
+					w.stream, w.cache, w.tokensIn, w.tokensOut, w.costUSD, w.firstTokenMS, w.doc, w.req, w.ans,
+					w.capN, w.trunc, w.team); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := old.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", from)); err != nil {
+				t.Fatal(err)
+			}
+			old.Close()
+			for pass := range 2 {
+				st := mustOpen(t, "sqlite://"+path, 0).(*sqliteStore)
+				var v int
+				if err := st.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil || v != len(sqliteSchema) {
+					t.Fatalf("got schema version %d (%v), want %d", v, err, len(sqliteSchema))
+				}
+				f := wide()
+				f.Status = 502
+				want := 0
+				for _, r := range set {
+					if r.Status == 502 {
+						want++
+					}
+				}
+				if got := len(all(t, st, f)); got != want || want == 0 {
+					t.Errorf("got %d records of status 502, want %d", got, want)
+				}
+				if n := count(t, st); n != len(set)+pass {
+					t.Errorf("got %d records, want %d", n, len(set)+pass)
+				}
+				if pass == 0 {
+					checkMigratedCache(t, st, set, now)
+				}
+				st.Close()
+			}
+		})
+	}
+}
+
+// oldRecords are set as a gateway before issue 46 wrote them: no prompt-cache fields.
+func oldRecords(set []Record) []Record {
+	for i := range set {
+		r := &set[i]
+		r.CacheReadTokens, r.CacheWriteTokens, r.CacheWrite1hTokens, r.SavedUSD, r.CacheDropped, r.Affinity = 0, 0, 0, 0, 0, ""
+	}
+	return set
+}
+
+// checkMigratedCache: in a store migrated from before issue 46 that holds the records old,
+// an old record reads back as it was written, a new one (written at now) with its prompt
+// cache's fields; Usage sums the new columns (the old rows count 0) and the affinity filter
+// finds the new record only.
+func checkMigratedCache(t *testing.T, st Store, old []Record, now time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	got, err := st.Get(ctx, old[5].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := old[5]; got.CacheReadTokens != 0 || got.Affinity != "" || got.TokensCached != want.TokensCached || got.TokensIn != want.TokensIn {
+		t.Errorf("old record: got %+v, want %+v", *got, want)
+	}
+	fresh := full(now)
+	fresh.ID = "req_after_migration"
+	if err := st.Write(ctx, []Record{fresh}); err != nil {
+		t.Fatalf("Write after the migration: %v", err)
+	}
+	if got, err := st.Get(ctx, fresh.ID); err != nil || got.CacheReadTokens != fresh.CacheReadTokens ||
+		got.CacheWrite1hTokens != fresh.CacheWrite1hTokens || got.SavedUSD != fresh.SavedUSD || got.Affinity != fresh.Affinity {
+		t.Errorf("new record: got %+v (%v), want %+v", got, err, fresh)
+	}
+	rows, err := st.Usage(ctx, UsageQuery{From: now.Add(-time.Hour), To: now.Add(time.Hour)})
+	if err != nil || len(rows) != 1 {
+		t.Fatalf("Usage: got %+v, %v, want one row", rows, err)
+	}
+	if u := rows[0]; u.Requests != int64(len(old)+1) || u.CacheReadTokens != int64(fresh.CacheReadTokens) ||
+		u.CacheWriteTokens != int64(fresh.CacheWriteTokens) || !near(u.SavedUSD, fresh.SavedUSD) {
+		t.Errorf("Usage: got %+v, want %d requests and the new record's cache reads %d, writes %d, saving %v",
+			u, len(old)+1, fresh.CacheReadTokens, fresh.CacheWriteTokens, fresh.SavedUSD)
+	}
+	f := wide()
+	f.Affinity = fresh.Affinity
+	if got := ids(all(t, st, f)); !slices.Equal(got, []string{fresh.ID}) {
+		t.Errorf("affinity=%s: got %v, want [%s]", fresh.Affinity, got, fresh.ID)
 	}
 }

@@ -92,17 +92,22 @@ type UsageQuery struct {
 // UsageRow is one bucket of one group. Errors counts requests that ended in an error other
 // than the client leaving (as /admin/usage does); P95FirstTokenMS is the 95th percentile
 // (interpolated, as PostgreSQL's percentile_cont) of the first-token times of the requests
-// that had one, 0 when none did.
+// that had one, 0 when none did. CacheReadTokens, CacheWriteTokens and SavedUSD sum the
+// provider prompt cache's fields of the records (issue 46): CacheReadTokens / TokensIn is
+// the bucket's cache-hit ratio, as the console charts it.
 type UsageRow struct {
-	Bucket          time.Time `json:"bucket"`
-	Group           string    `json:"group"`
-	KeyName         string    `json:"key_name,omitempty"`
-	Requests        int64     `json:"requests"`
-	Errors          int64     `json:"errors"`
-	TokensIn        int64     `json:"tokens_in"`
-	TokensOut       int64     `json:"tokens_out"`
-	CostUSD         float64   `json:"cost_usd"`
-	P95FirstTokenMS float64   `json:"p95_first_token_ms"`
+	Bucket           time.Time `json:"bucket"`
+	Group            string    `json:"group"`
+	KeyName          string    `json:"key_name,omitempty"`
+	Requests         int64     `json:"requests"`
+	Errors           int64     `json:"errors"`
+	TokensIn         int64     `json:"tokens_in"`
+	TokensOut        int64     `json:"tokens_out"`
+	CostUSD          float64   `json:"cost_usd"`
+	P95FirstTokenMS  float64   `json:"p95_first_token_ms"`
+	CacheReadTokens  int64     `json:"cache_read_tokens"`
+	CacheWriteTokens int64     `json:"cache_write_tokens"`
+	SavedUSD         float64   `json:"saved_usd"`
 }
 
 // opener opens one kind of store from its URL.

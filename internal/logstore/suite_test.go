@@ -61,6 +61,7 @@ func full(at time.Time) Record {
 		Status: 200, Stream: true, FirstEventMS: 310.5, FirstTokenMS: 420.75, DurationMS: 2400, OverheadMS: 1.5,
 		TokensIn: 1200, TokensOut: 340, TokensCached: 1000, TokensReasoning: 50, TokensEstimated: true,
 		CostUSD: 0.0123, Cache: "miss", Redactions: 2,
+		CacheReadTokens: 1000, CacheWriteTokens: 150, CacheWrite1hTokens: 100, SavedUSD: 0.002325, CacheDropped: 1, Affinity: "kept",
 		Guardrails: []Guardrail{{Name: "pii", Stage: "input", Verdict: "masked"}},
 		Tools:      []ToolCall{{Name: "search", Server: "web", MS: 80, Outcome: "ok"}},
 		UserAgent:  "curl/8.0", TraceID: "4bf92f3577b34da6a3ce929d0e0e4736", Capture: "content",
@@ -120,9 +121,9 @@ func TestJSONNames(t *testing.T) {
 		got = append(got, k)
 	}
 	sort.Strings(got)
-	want := strings.Fields(`alias attempts cache capture content cost_usd duration_ms error first_event_ms
-		first_token_ms guardrails id key_id key_meta key_name kind method overhead_ms path redactions
-		replica status stream target team time tokens_cached tokens_estimated tokens_in tokens_out
+	want := strings.Fields(`affinity alias attempts cache cache_dropped cache_read_tokens cache_write_1h_tokens
+		cache_write_tokens capture content cost_usd duration_ms error first_event_ms first_token_ms guardrails id key_id key_meta key_name kind method overhead_ms path redactions
+		replica saved_usd status stream target team time tokens_cached tokens_estimated tokens_in tokens_out
 		tokens_reasoning tools trace_id user_agent wire`)
 	if !slices.Equal(got, want) {
 		t.Errorf("got fields %v, want %v", got, want)
@@ -189,6 +190,9 @@ func testFilters(t *testing.T, open openFunc) {
 		{"stream true", func(f *Filter) { f.Stream = &yes }, func(r Record) bool { return r.Stream }},
 		{"stream false", func(f *Filter) { f.Stream = &no }, func(r Record) bool { return !r.Stream }},
 		{"cache", func(f *Filter) { f.Cache = "hit" }, func(r Record) bool { return r.Cache == "hit" }},
+		{"affinity", func(f *Filter) { f.Affinity = "moved" }, func(r Record) bool { return r.Affinity == "moved" }},
+		{"affinity and alias", func(f *Filter) { f.Affinity, f.Alias = "kept", "fast" },
+			func(r Record) bool { return r.Affinity == "kept" && r.Alias == "fast" }},
 		{"q case-insensitive", func(f *Filter) { f.Q = "zebras" }, func(r Record) bool { return r.Content != nil }},
 		{"q one", func(f *Filter) { f.Q = "question 12 " }, func(r Record) bool { return r.ID == "req_00012" }},
 		{"q answer", func(f *Filter) { f.Q = "answer 18" }, func(r Record) bool { return r.ID == "req_00018" }},

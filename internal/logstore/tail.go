@@ -133,7 +133,9 @@ func ExportJSONL(ctx context.Context, st Store, f Filter, w io.Writer) error {
 var CSVHeader = []string{"id", "time", "replica", "key_id", "key_name", "wire", "method", "path", "alias",
 	"target", "attempts", "status", "kind", "stream", "first_event_ms", "first_token_ms", "duration_ms",
 	"overhead_ms", "tokens_in", "tokens_out", "tokens_cached", "tokens_reasoning", "tokens_estimated",
-	"cost_usd", "cache", "redactions", "user_agent", "trace_id", "error", "capture"}
+	"cost_usd", "cache", "redactions", "user_agent", "trace_id", "error", "capture",
+	// issue 46, at the end so that a reader of the columns by position still reads them
+	"cache_read_tokens", "cache_write_tokens", "cache_write_1h_tokens", "saved_usd", "cache_dropped", "affinity"}
 
 // ExportCSV writes every record f selects to w as CSV with CSVHeader, newest first; attempts
 // is their number. A text cell that a spreadsheet would take for a formula (=, +, -, @, tab,
@@ -152,7 +154,9 @@ func ExportCSV(ctx context.Context, st Store, f Filter, w io.Writer) error {
 			num(r.FirstEventMS), num(r.FirstTokenMS), num(r.DurationMS), num(r.OverheadMS),
 			strconv.Itoa(r.TokensIn), strconv.Itoa(r.TokensOut), strconv.Itoa(r.TokensCached),
 			strconv.Itoa(r.TokensReasoning), strconv.FormatBool(r.TokensEstimated), num(r.CostUSD),
-			text(r.Cache), strconv.Itoa(r.Redactions), text(r.UserAgent), text(r.TraceID), text(r.Error), text(r.Capture)})
+			text(r.Cache), strconv.Itoa(r.Redactions), text(r.UserAgent), text(r.TraceID), text(r.Error), text(r.Capture),
+			strconv.Itoa(r.CacheReadTokens), strconv.Itoa(r.CacheWriteTokens), strconv.Itoa(r.CacheWrite1hTokens),
+			num(r.SavedUSD), strconv.Itoa(r.CacheDropped), text(r.Affinity)})
 	})
 	if err != nil {
 		return err

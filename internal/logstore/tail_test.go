@@ -8,6 +8,7 @@ import (
 	"errors"
 	"reflect"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -54,6 +55,11 @@ func testExport(t *testing.T, open openFunc) {
 	newest := lines[1]
 	if newest[0] != set[2099].ID || newest[26] != `'=HYPERLINK("http://x")` || newest[10] != "1" {
 		t.Errorf("CSV: got first row %v, want %s, its user agent defused and 1 attempt", newest, set[2099].ID)
+	}
+	r := set[2099]
+	if got, want := newest[len(newest)-6:], []string{strconv.Itoa(r.CacheReadTokens), strconv.Itoa(r.CacheWriteTokens),
+		strconv.Itoa(r.CacheWrite1hTokens), strconv.FormatFloat(r.SavedUSD, 'f', -1, 64), strconv.Itoa(r.CacheDropped), r.Affinity}; !slices.Equal(got, want) {
+		t.Errorf("CSV: got the prompt cache's columns %v, want %v", got, want)
 	}
 }
 

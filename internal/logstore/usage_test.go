@@ -61,6 +61,9 @@ func usageWant(set []Record, q UsageQuery) []UsageRow {
 		u.TokensIn += int64(r.TokensIn)
 		u.TokensOut += int64(r.TokensOut)
 		u.CostUSD += r.CostUSD
+		u.CacheReadTokens += int64(r.CacheReadTokens)
+		u.CacheWriteTokens += int64(r.CacheWriteTokens)
+		u.SavedUSD += r.SavedUSD
 		if r.FirstTokenMS > 0 {
 			ftms[key] = append(ftms[key], r.FirstTokenMS)
 		}
@@ -128,7 +131,8 @@ func testUsage(t *testing.T, open openFunc) {
 				g, w := got[i], want[i]
 				if !g.Bucket.Equal(w.Bucket) || g.Group != w.Group || g.KeyName != w.KeyName || g.Requests != w.Requests ||
 					g.Errors != w.Errors || g.TokensIn != w.TokensIn || g.TokensOut != w.TokensOut ||
-					!near(g.CostUSD, w.CostUSD) || !near(g.P95FirstTokenMS, w.P95FirstTokenMS) {
+					!near(g.CostUSD, w.CostUSD) || !near(g.P95FirstTokenMS, w.P95FirstTokenMS) ||
+					g.CacheReadTokens != w.CacheReadTokens || g.CacheWriteTokens != w.CacheWriteTokens || !near(g.SavedUSD, w.SavedUSD) {
 					t.Errorf("row %d: got %+v, want %+v", i, g, w)
 				}
 			}

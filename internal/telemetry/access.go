@@ -51,6 +51,9 @@ type Access struct {
 	Usage *Usage
 	// CostUSD is the answer's cost from the price table; 0 when unknown.
 	CostUSD float64
+	// SavedUSD is what the provider's prompt cache saved of that cost (usage.Saved;
+	// negative when the request wrote more cache than it read), for the request log (issue 46).
+	SavedUSD float64
 	// Cache is what the response cache did: hit, miss or bypass; empty when the alias does
 	// not cache.
 	Cache string
@@ -135,7 +138,8 @@ func (a *Access) Round(resp *llm.Response) {
 // UsageOf is u as the access record keeps it.
 func UsageOf(u llm.Usage) *Usage {
 	return &Usage{Prompt: u.PromptTokens, Completion: u.CompletionTokens, Total: u.TotalTokens, Estimated: u.Estimated,
-		Cached: u.CachedTokens, CacheWrite: u.CacheWriteTokens, CacheWrite1h: u.CacheWrite1hTokens, Reasoning: u.ReasoningTokens}
+		Cached: u.CachedTokens, CacheWrite: u.CacheWriteTokens, CacheWrite1h: u.CacheWrite1hTokens, Reasoning: u.ReasoningTokens,
+		CacheDropped: u.CacheDropped}
 }
 
 // Usage is the token usage of one answer.
@@ -146,6 +150,9 @@ type Usage struct {
 	// (CacheWrite1h of them with the 1-hour lifetime); Reasoning, completion tokens spent
 	// thinking.
 	Cached, CacheWrite, CacheWrite1h, Reasoning int
+	// CacheDropped counts the client's cache breakpoints the adapter left out, for the
+	// request log (issue 46).
+	CacheDropped int
 }
 
 // LogAccess writes the access line at the level its outcome's kind says (Level).

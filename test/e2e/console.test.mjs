@@ -8,6 +8,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { base, ADMIN, start, stop, admin, newKey, chat, logged, shot, open, session } from './consolekit.mjs';
+// The console's own formats: the figures on the page are the API's numbers in them.
+import { int, pct, usd } from '../../internal/console/static/fmt.js';
 
 const HOSTILE = ['<img src=x onerror=alert(1)>', '</script><script>alert(1)</script>'];
 let logsServed = false;
@@ -272,6 +274,7 @@ test('captured hostile content is shown as text and runs no script', async (t) =
       attempts: [{ target: 'sim/text?fail=500', kind: 'unavailable', ms: 12, status: 500 }, { target: 'sim/echo', kind: 'none', ms: 40, status: 200 }],
       status: 200, kind: 'none', stream: true, first_event_ms: 44, first_token_ms: 47, duration_ms: 60, overhead_ms: 1.4,
       tokens_in: 21, tokens_out: 21, tokens_cached: 0, tokens_reasoning: 0, tokens_estimated: true, cost_usd: 0.0000368, cache: 'bypass',
+      cache_read_tokens: 12, cache_write_tokens: 3, cache_write_1h_tokens: 0, saved_usd: 0.0000021, cache_dropped: 0, affinity: HOSTILE[0],
       redactions: 1, guardrails: [{ name: HOSTILE[0], stage: 'input', verdict: 'allow' }],
       tools: [{ name: HOSTILE[1], server: 'docs', ms: 5, outcome: 'ok' }], user_agent: HOSTILE[1], trace_id: '', error: HOSTILE[0],
       capture: 'content',
@@ -290,6 +293,8 @@ test('captured hostile content is shown as text and runs no script', async (t) =
     assert.equal(cells[3], HOSTILE[0], 'the team column, as text');
     assert.equal(cells[4], HOSTILE[1]);
     assert.equal(cells[6], '2 (fallback)');
+    assert.equal(cells[12], '12 / 3', 'the prompt cache: read / written');
+    assert.equal(cells[13], HOSTILE[0], 'the affinity column, as text');
     await shot(page, 'fixture-logs.png');
     await row.locator('a').click();
     const req = page.locator('#log-detail pre.captured[data-part=request]');
@@ -376,7 +381,7 @@ test('usage on canned log-backed lines: a line per group, p95 TTFT', async (t) =
     const data = [];
     for (const hour of ['2026-06-30T10', '2026-06-30T11', '2026-06-30T12']) {
       for (const [team, n] of [['search', 8], ['support', 3]]) {
-        data.push({ hour, [q.get('group_by')]: team, requests: n, input_tokens: n * 10, output_tokens: n * 20, cached_tokens: 0,
+        data.push({ hour, [q.get('group_by')]: team, requests: n, input_tokens: n * 10, output_tokens: n * 20, cached_tokens: n * 4,
           cost_usd: n / 1000, errors: team === 'support' ? 1 : 0, fallbacks: 0, estimated: 0, cache_hits: 0, saved_tokens: 0, p95_first_token_ms: 100 + n });
       }
     }
@@ -393,7 +398,10 @@ test('usage on canned log-backed lines: a line per group, p95 TTFT', async (t) =
   await page.click('#usage-form button[type=submit]');
   await page.locator('#usage-caption', { hasText: 'meta.team' }).waitFor();
   const titles = await page.locator('.chart figcaption').allTextContents();
-  assert.deepEqual(titles, ['Requests', 'Tokens (input + output)', 'Cost', 'Errors', 'TTFT p95']);
+  assert.deepEqual(titles, ['Requests', 'Tokens (input + output)', 'Cost', 'Cache-hit ratio (cache reads / input tokens)', 'Errors', 'TTFT p95']);
+  const ratios = await page.locator('.chart').nth(3).locator('circle title').allTextContents();
+  assert.equal(ratios.length, 6);
+  for (const r of ratios) assert.match(r, /: 40%$/, 'cached_tokens / input_tokens of each line');
   assert.deepEqual(await page.locator('.chart').first().locator('.legend li').allTextContents(), ['search', 'support']);
   assert.equal(await page.locator('.chart').first().locator('path.line').count(), 2);
   assert.equal(await page.locator('.chart').first().locator('circle').count(), 6);
@@ -417,6 +425,73 @@ test('usage: charts per key and over time, from the usage account', async (t) =>
   assert.ok((await page.locator('.chart figcaption').allTextContents()).some((c) => /^Requests/.test(c)));
   assert.ok(await page.locator('.chart svg rect, .chart svg circle').count() > 0);
   await shot(page, 'console-usage.png');
+});
+
+// A target whose upstream reports prompt cache reads and writes (TestConsole serves it):
+// the Usage page shows the cache-hit ratio and the cache reads the API counts, to the token,
+// and the request's record its reads, writes, saving and affinity (issue 46).
+test('usage and logs: the prompt cache, as the API counts it', async (t) => {
+  const target = process.env.SLUICE_CACHED;
+  assert.ok(target, 'TestConsole names the cached target (SLUICE_CACHED)');
+  const k = await newKey({ name: 'cache-e2e', models: ['*'] });
+  let last;
+  for (let i = 0; i < 3; i++) {
+    last = await chat(k.secret, target, `Turn ${i} of a long agent session.`);
+    assert.equal(last.status, 200);
+    await logged(last.id);
+  }
+  const day = new Date().toISOString().slice(0, 10);
+  const r = await admin('/admin/usage?' + new URLSearchParams({ from: day, to: day, bucket: 'hour', group_by: 'key', key: k.id }));
+  assert.equal(r.status, 200);
+  const rep = await r.json();
+  const lines = rep.data.filter((l) => l.group === k.id).sort((a, b) => (a.bucket < b.bucket ? -1 : 1));
+  const reads = lines.reduce((n, l) => n + l.cache_read_tokens, 0);
+  const input = lines.reduce((n, l) => n + l.tokens_in, 0);
+  const saved = lines.reduce((n, l) => n + l.saved_usd, 0);
+  assert.equal(reads, 3 * 1200, `the upstream read 1,200 tokens from its cache on each of 3 calls: ${JSON.stringify(rep.data)}`);
+
+  const page = await open(t, { hash: '#usage' });
+  await page.locator('.chart').first().waitFor();
+  await page.fill('#usage-form [name=from]', day);
+  await page.fill('#usage-form [name=to]', day);
+  await page.selectOption('#usage-form [name=bucket]', 'hour');
+  await page.selectOption('#usage-form [name=group]', 'key');
+  await page.fill('#usage-form [name=key]', k.id);
+  await page.click('#usage-form button[type=submit]');
+  const fig = (name) => page.locator(`#usage-total [data-figure=${name}] dd`);
+  await fig('cache-reads').filter({ hasText: int(reads) }).waitFor();
+  assert.equal(await fig('cache-reads').textContent(), int(reads), 'the total cache reads, to the token');
+  assert.equal(await fig('cache-ratio').textContent(), pct(reads / input));
+  assert.equal(await fig('saved').textContent(), usd(saved));
+  const chart = page.locator('.chart', { has: page.locator('figcaption', { hasText: 'Cache-hit ratio' }) });
+  const points = await chart.locator('circle title').allTextContents();
+  assert.deepEqual(points.map((p) => p.slice(p.lastIndexOf(': ') + 2)), lines.map((l) => pct(l.cache_read_tokens / l.tokens_in)),
+    'a point per hour: its cache reads over its input tokens');
+  const row = page.locator('#usage-table tbody tr').first();
+  assert.equal((await row.locator('td').allTextContents())[3], int(reads), 'the group\'s cache reads');
+  await shot(page, 'console-usage-cache.png');
+
+  const rec = await logged(last.id);
+  assert.equal(rec.cache_read_tokens, 1200);
+  assert.equal(rec.cache_write_tokens, 300);
+  await page.goto(base + '/console/#logs');
+  const tr = page.locator(`#log-table tbody tr[data-id="${last.id}"]`);
+  await tr.waitFor();
+  assert.equal(await tr.locator('td.prompt-cache').textContent(), `${int(1200)} / ${int(300)}`);
+  // The affinity filter reaches the API: none of these requests had one (a single target).
+  await page.selectOption('#log-filters [name=affinity]', 'kept');
+  await page.click('#log-filters button[type=submit]');
+  await page.locator('#log-table tbody tr.empty').waitFor();
+  await page.selectOption('#log-filters [name=affinity]', '');
+  await page.click('#log-filters button[type=submit]');
+  await tr.waitFor();
+  await tr.locator('a').click();
+  const pc = page.locator('#log-detail dl.prompt-cache');
+  await pc.waitFor();
+  const pairs = Object.fromEntries(await pc.locator('div').evaluateAll((ds) => ds.map((d) => [d.querySelector('dt').textContent, d.querySelector('dd').textContent])));
+  assert.deepEqual(pairs, { Read: int(1200), Written: int(300), 'Written for 1 hour': int(rec.cache_write_1h_tokens), Saved: usd(rec.saved_usd),
+    'Breakpoints dropped': int(rec.cache_dropped) });
+  assert.ok(rec.saved_usd > 0, `the reads saved more than the writes cost: ${rec.saved_usd}`);
 });
 
 test('health: targets and their error rates', async (t) => {

@@ -16,13 +16,16 @@ export function ms(v) {
   return `${(v / 1000).toFixed(1)} s`;
 }
 
-// usd keeps two significant digits below a dollar: a request costs fractions of a cent.
+// usd keeps two significant digits below a dollar: a request costs fractions of a cent. A
+// negative amount (a prompt cache's saving on a turn that only wrote it) reads -$0.0012.
 export function usd(v) {
   if (none(v)) return '—';
   if (v === 0) return '$0';
-  if (Math.abs(v) >= 1) return '$' + v.toFixed(2);
-  const places = Math.min(10, Math.max(2, 1 - Math.floor(Math.log10(Math.abs(v)))));
-  return '$' + v.toFixed(places);
+  const sign = v < 0 ? '-' : '';
+  const a = Math.abs(v);
+  if (a >= 1) return sign + '$' + a.toFixed(2);
+  const places = Math.min(10, Math.max(2, 1 - Math.floor(Math.log10(a))));
+  return sign + '$' + a.toFixed(places);
 }
 
 export function pct(v) {

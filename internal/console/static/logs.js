@@ -120,7 +120,7 @@ function empty() {
   const body = $('log-table').tBodies[0];
   const placeholder = body.querySelector('.empty');
   if (ids.size && placeholder) placeholder.remove();
-  if (!ids.size && !placeholder) body.append(h('tr', { className: 'empty' }, h('td', { colSpan: 13 }, 'No request matches.')));
+  if (!ids.size && !placeholder) body.append(h('tr', { className: 'empty' }, h('td', { colSpan: 15 }, 'No request matches.')));
 }
 
 // add puts a record's row at the end of the table (a page) or at the top (the tail).
@@ -158,7 +158,9 @@ function row(rec) {
     h('td', {}, ms(rec.duration_ms)),
     h('td', {}, `${int(rec.tokens_in)} → ${int(rec.tokens_out)}`),
     h('td', {}, usd(rec.cost_usd)),
-    h('td', {}, rec.cache || '—'),
+    h('td', {}, rec.cache || '—'), // the gateway's response cache
+    h('td', { className: 'prompt-cache' }, promptCache(rec)), // the provider's (issue 46)
+    h('td', {}, rec.affinity || '—'),
     h('td', { className: 'id' }, rec.id));
   // The whole row opens the detail; the time is the link a keyboard reaches.
   tr.addEventListener('click', (e) => {
@@ -166,6 +168,14 @@ function row(rec) {
     location.hash = '#logs/' + encodeURIComponent(rec.id);
   });
   return tr;
+}
+
+// promptCache is a record's provider prompt cache: tokens read / written, '—' for none (a
+// record from before issue 46 has its reads in tokens_cached only).
+export function promptCache(rec) {
+  const read = rec.cache_read_tokens ?? rec.tokens_cached ?? 0;
+  const written = rec.cache_write_tokens ?? 0;
+  return read || written ? `${int(read)} / ${int(written)}` : '—';
 }
 
 // setTail opens or closes the live tail. EventSource sends the session cookie (same origin)

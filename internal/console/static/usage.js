@@ -8,9 +8,13 @@
 // a time bucket (day or hour) and the group: the charts draw a line per group. A gateway
 // without one (the usage account alone) answers lines per group only: the charts draw the
 // groups as bars, and a second call grouped by the bucket gives the totals over time.
+// The two shapes name the prompt tokens and the provider prompt cache's reads differently
+// (input_tokens and cached_tokens in the account, tokens_in and cache_read_tokens in the
+// log): the accessors below read either. The log's answer has no total: the page sums its
+// lines.
 import { h, clear } from '/playground/dom.js';
 import { get, query, APIError } from './api.js';
-import { int, usd, ms, day } from './fmt.js';
+import { int, usd, ms, pct, day } from './fmt.js';
 import { lines, bars } from './chart.js';
 
 const $ = (id) => document.getElementById(id);
@@ -19,13 +23,53 @@ const TOP = 7; // series drawn; the rest are summed as "other"
 let seq = 0;
 let drawn = false;
 
+// input, output and reads are a line's (or a total's) prompt tokens, answer tokens and
+// prompt tokens read from the provider's cache (issue 46), in either shape.
+const input = (l) => l.input_tokens ?? l.tokens_in;
+const output = (l) => l.output_tokens ?? l.tokens_out;
+const reads = (l) => l.cache_read_tokens ?? l.cached_tokens;
+
+// A metric sums over lines (sum), divides two sums (ratio: num over den, as the cache-hit
+// ratio of a bucket is its cache reads over its prompt tokens), or is one line's figure (a
+// p95 does not add up).
 const metrics = [
   { title: 'Requests', of: (l) => l.requests, fmt: int, sum: true, whole: true },
-  { title: 'Tokens (input + output)', of: (l) => (l.input_tokens || 0) + (l.output_tokens || 0), fmt: int, sum: true, whole: true },
+  { title: 'Tokens (input + output)', of: (l) => (input(l) || 0) + (output(l) || 0), fmt: int, sum: true, whole: true },
   { title: 'Cost', of: (l) => l.cost_usd, fmt: usd, sum: true },
+  { title: 'Cache-hit ratio (cache reads / input tokens)', num: reads, den: input, fmt: pct, ratio: true },
   { title: 'Errors', of: (l) => l.errors, fmt: int, sum: true, whole: true },
   { title: 'TTFT p95', of: (l) => l.p95_first_token_ms, fmt: ms, sum: false },
 ];
+
+const given = (v) => v !== undefined && v !== null;
+
+// has says whether any line carries m's figure.
+function has(m, data) {
+  return data.some((l) => given(m.ratio ? m.num(l) : m.of(l)));
+}
+
+// value is m's figure over lines ls (null: none): the sum, the ratio of the sums (null
+// without input tokens), or the last line's figure.
+function value(m, ls) {
+  if (m.ratio) {
+    const den = ls.reduce((n, l) => n + (m.den(l) || 0), 0);
+    return den > 0 ? ls.reduce((n, l) => n + (m.num(l) || 0), 0) / den : null;
+  }
+  const vs = ls.map(m.of).filter(given);
+  if (!vs.length) return null;
+  return m.sum ? vs.reduce((a, b) => a + b, 0) : vs[vs.length - 1];
+}
+
+// summed adds up the lines' counters, for an answer without a total (the log's).
+function summed(data) {
+  const t = {};
+  for (const l of data) {
+    for (const [k, v] of Object.entries(l)) {
+      if (typeof v === 'number' && k !== 'p95_first_token_ms') t[k] = (t[k] || 0) + v;
+    }
+  }
+  return t;
+}
 
 export function init() {
   const f = $('usage-form');
@@ -106,7 +150,7 @@ async function load() {
   const name = (g) => (p.group === 'key' && names.has(g) ? `${names.get(g)} (${g})` : g);
   const short = (g) => (p.group === 'key' && names.has(g) ? names.get(g) : g);
   const data = rep.data || [];
-  totals(rep.total || {});
+  totals(rep.total || summed(data));
   const charts = $('usage-charts');
   clear(charts);
   const timed = data.some((l) => timeOf(l) !== undefined);
@@ -129,14 +173,19 @@ async function keyNames() {
   }
 }
 
+// totals shows the range's figures; data-figure names each for the tests.
 function totals(t) {
   const el = $('usage-total');
   clear(el);
-  const fig = (k, v) => h('div', {}, h('dt', {}, k), h('dd', {}, v));
+  const fig = (name, k, v) => h('div', { 'data-figure': name }, h('dt', {}, k), h('dd', {}, v));
+  const ratio = input(t) > 0 && given(reads(t)) ? reads(t) / input(t) : null;
   el.append(h('dl', { className: 'pairs figures' },
-    fig('Requests', int(t.requests)), fig('Input tokens', int(t.input_tokens)), fig('Output tokens', int(t.output_tokens)),
-    fig('Cost', usd(t.cost_usd)), fig('Errors', int(t.errors)), fig('Fallbacks', int(t.fallbacks)),
-    t.p95_first_token_ms !== undefined ? fig('TTFT p95', ms(t.p95_first_token_ms)) : null));
+    fig('requests', 'Requests', int(t.requests)), fig('input', 'Input tokens', int(input(t))),
+    fig('output', 'Output tokens', int(output(t))), fig('cost', 'Cost', usd(t.cost_usd)),
+    fig('cache-reads', 'Cache reads', int(reads(t))), fig('cache-ratio', 'Cache-hit ratio', pct(ratio)),
+    fig('saved', 'Cache saved', usd(t.saved_usd)),
+    fig('errors', 'Errors', int(t.errors)), fig('fallbacks', 'Fallbacks', int(t.fallbacks)),
+    t.p95_first_token_ms !== undefined ? fig('p95', 'TTFT p95', ms(t.p95_first_token_ms)) : null));
 }
 
 // rank orders groups by requests, most first.
@@ -155,17 +204,20 @@ function perTime(el, data, group, name) {
   const groups = rank(data, group);
   const top = groups.slice(0, TOP);
   const rest = new Set(groups.slice(TOP));
+  // The lines of each series (a top group, or null: the others) and bucket.
+  const cell = new Map();
+  for (const l of data) {
+    const g = groupOf(l, group);
+    const k = `${rest.has(g) ? '' : 'g:' + g}|${timeOf(l)}`;
+    if (!cell.has(k)) cell.set(k, []);
+    cell.get(k).push(l);
+  }
   for (const m of metrics) {
-    if (!m.sum && !data.some((l) => m.of(l) !== undefined && m.of(l) !== null)) continue;
-    const series = top.map((g) => ({ name: name(g), values: buckets.map(() => null), g }));
-    if (rest.size && m.sum) series.push({ name: `other (${rest.size})`, values: buckets.map(() => null), g: null });
-    for (const l of data) {
-      const g = groupOf(l, group);
-      const s = series.find((x) => (rest.has(g) ? x.g === null : x.g === g));
-      const v = m.of(l);
-      if (!s || v === undefined || v === null) continue;
-      const i = buckets.indexOf(timeOf(l));
-      s.values[i] = m.sum ? (s.values[i] || 0) + v : v;
+    if (!has(m, data)) continue;
+    const series = top.map((g) => ({ name: name(g), g }));
+    if (rest.size && (m.sum || m.ratio)) series.push({ name: `other (${rest.size})`, g: null });
+    for (const s of series) {
+      s.values = buckets.map((b) => value(m, cell.get(`${s.g === null ? '' : 'g:' + s.g}|${b}`) || []));
     }
     el.append(lines(m.title, buckets.map(label), series, m.fmt, m.whole));
   }
@@ -175,11 +227,8 @@ function perTime(el, data, group, name) {
 function perGroup(el, data, group, name) {
   const groups = rank(data, group);
   for (const m of metrics) {
-    if (!data.some((l) => m.of(l) !== undefined && m.of(l) !== null)) continue;
-    const items = groups.slice(0, 20).map((g) => {
-      const ls = data.filter((l) => groupOf(l, group) === g);
-      return { name: name(g), value: ls.reduce((n, l) => n + (m.of(l) || 0), 0) };
-    });
+    if (!has(m, data)) continue;
+    const items = groups.slice(0, 20).map((g) => ({ name: name(g), value: value(m, data.filter((l) => groupOf(l, group) === g)) ?? 0 }));
     el.append(bars(`${m.title} per ${group}`, items, m.fmt));
   }
 }
@@ -201,7 +250,7 @@ async function overTime(el, p, mine) {
   const labels = data.map((l) => label(timeOf(l)));
   const charts = [];
   for (const m of metrics) {
-    const values = data.map((l) => m.of(l) ?? null);
+    const values = data.map((l) => value(m, [l]));
     if (values.every((v) => v === null)) continue;
     charts.push(lines(`${m.title} by ${p.bucket}, all groups`, labels, [{ name: 'all', values }], m.fmt, m.whole));
   }
@@ -217,9 +266,10 @@ function table(data, group, name, timed) {
     const sum = (f) => ls.reduce((n, l) => n + (l[f] || 0), 0);
     // A p95 does not add up: shown for a group with one line only.
     const p95 = ls.length === 1 ? ls[0].p95_first_token_ms : undefined;
+    const t = summed(ls);
     body.append(h('tr', {}, h('th', { scope: 'row' }, name(g)), h('td', {}, int(sum('requests'))),
-      h('td', {}, int(sum('input_tokens'))), h('td', {}, int(sum('output_tokens'))), h('td', {}, usd(sum('cost_usd'))),
-      h('td', {}, int(sum('errors'))), h('td', {}, int(sum('fallbacks'))), h('td', {}, ms(p95))));
+      h('td', {}, int(input(t))), h('td', {}, int(output(t))), h('td', {}, int(reads(t))), h('td', {}, usd(sum('cost_usd'))),
+      h('td', {}, usd(t.saved_usd)), h('td', {}, int(sum('errors'))), h('td', {}, int(t.fallbacks)), h('td', {}, ms(p95))));
   }
-  if (!data.length) body.append(h('tr', {}, h('td', { colSpan: 8 }, 'Nothing was served in this range.')));
+  if (!data.length) body.append(h('tr', {}, h('td', { colSpan: 10 }, 'Nothing was served in this range.')));
 }
