@@ -157,32 +157,11 @@ models:
 	}
 	tests := []struct {
 		name, path, body string
-		usage            func(t *testing.T, body string) usage
+		stream           bool // usage in the last frame that has one, else the body's
 	}{
-		{name: "chat plain", path: "/v1/chat/completions", body: chatBody("claude", false, ""),
-			usage: func(t *testing.T, body string) usage {
-				var c struct{ Usage usage }
-				if err := json.Unmarshal([]byte(body), &c); err != nil {
-					t.Fatal(err)
-				}
-				return c.Usage
-			}},
-		{name: "chat stream", path: "/v1/chat/completions", body: chatBody("claude", true, `,"stream_options":{"include_usage":true}`),
-			usage: func(t *testing.T, body string) usage {
-				var u usage
-				if err := json.Unmarshal(lastMember(t, body, "usage"), &u); err != nil {
-					t.Fatal(err)
-				}
-				return u
-			}},
-		{name: "responses plain", path: "/v1/responses", body: respBody("claude", false, ""),
-			usage: func(t *testing.T, body string) usage {
-				var r struct{ Usage usage }
-				if err := json.Unmarshal([]byte(body), &r); err != nil {
-					t.Fatal(err)
-				}
-				return r.Usage
-			}},
+		{name: "chat plain", path: "/v1/chat/completions", body: chatBody("claude", false, "")},
+		{name: "chat stream", path: "/v1/chat/completions", body: chatBody("claude", true, `,"stream_options":{"include_usage":true}`), stream: true},
+		{name: "responses plain", path: "/v1/responses", body: respBody("claude", false, "")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -191,7 +170,14 @@ models:
 			if resp.StatusCode != 200 {
 				t.Fatalf("status %d: %s", resp.StatusCode, b)
 			}
-			u := tt.usage(t, string(b))
+			raw := lastMember(t, "data: "+string(b), "usage")
+			if tt.stream {
+				raw = lastMember(t, string(b), "usage")
+			}
+			var u usage
+			if err := json.Unmarshal(raw, &u); err != nil {
+				t.Fatal(err)
+			}
 			prompt, cached := u.Prompt+u.Input, u.Details.Cached+u.InDetails.Cached
 			if prompt != 160 || cached != 100 {
 				t.Errorf("got prompt %d cached %d, want 160 (10 + 100 read + 50 written) and 100 in %s", prompt, cached, b)
@@ -200,7 +186,8 @@ models:
 	}
 }
 
-// lastMember is the member name of the last SSE frame of body that has one.
+// lastMember is the member name of the last SSE frame of body that has one (a plain body is
+// one frame once "data: " is put before it).
 func lastMember(t *testing.T, body, name string) json.RawMessage {
 	t.Helper()
 	var v json.RawMessage
