@@ -3,7 +3,6 @@ package openai
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"slices"
 
 	"github.com/sluice-gw/sluice/internal/jsonstr"
 	"github.com/sluice-gw/sluice/internal/llm"
@@ -22,9 +21,10 @@ import (
 //     prompt's prefix by itself and has no marker, and its API refuses unknown members. They
 //     are left out silently and not counted in llm.Usage.CacheDropped: on OpenAI, dropping
 //     them is how caching works, not a loss.
-//   - A thinking budget (Anthropic thinking.budget_tokens, llm.Request.ThinkingBudget) becomes
-//     reasoning_effort (Chat) or reasoning.effort (Responses), effortOf, when the client named
-//     no effort itself, the upstream is OpenAI's own, and the model is a reasoning model's
+//   - A thinking budget (Anthropic thinking.budget_tokens, Gemini thinkingBudget:
+//     llm.Request.ThinkingBudget) becomes reasoning_effort (Chat) or reasoning.effort
+//     (Responses), effortOf, in place of the Gemini wire's coarser reasoning_effort when the
+//     upstream is OpenAI's own and the model is a reasoning model's
 //     (reasoningModel: o1, o3, o4, gpt-5, codex by name): gpt-4.1 or gpt-4o answer
 //     reasoning_effort with a 400, and on Azure a deployment named otherwise is not known to
 //     reason, so it gets none. A budget of 0 (thinking off) sends nothing: "minimal" and
@@ -65,17 +65,26 @@ func (c *conn) derive(req *llm.Request) *llm.Request {
 			add = append(add, stringField("prompt_cache_key", sessionKey(req.Session)))
 		}
 	}
-	if c.openAI && req.ThinkingBudget != nil && extra(req, "reasoning_effort") == nil && extra(req, "reasoning") == nil &&
-		reasoningModel(req.Model) {
+	// A wire that names a budget has no effort of its own (Chat and Responses clients name an
+	// effort, never a budget): a reasoning_effort beside a budget is the client wire's coarser
+	// translation of it (Gemini's), and the budget, finer, says it here.
+	budgeted := false
+	if c.openAI && req.ThinkingBudget != nil && extra(req, "reasoning") == nil && reasoningModel(req.Model) {
 		if e := effortOf(*req.ThinkingBudget); e != "" {
-			add = append(add, stringField("reasoning_effort", e))
+			add, budgeted = append(add, stringField("reasoning_effort", e)), true
 		}
 	}
 	if len(add) == 0 {
 		return req
 	}
 	r := req.Clone()
-	r.Extra = append(slices.Clip(req.Extra), add...)
+	r.Extra = make([]llm.Field, 0, len(req.Extra)+len(add))
+	for _, f := range req.Extra {
+		if !budgeted || f.Name != "reasoning_effort" {
+			r.Extra = append(r.Extra, f)
+		}
+	}
+	r.Extra = append(r.Extra, add...)
 	return r
 }
 

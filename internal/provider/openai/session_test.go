@@ -147,12 +147,18 @@ func TestThinkingBudgetEffort(t *testing.T) {
 		{name: "not a reasoning model", api: "chat", openAI: true, model: "gpt-4.1", budget: budget(8000)},
 		{name: "gpt-4o", api: "chat", openAI: true, model: "gpt-4o", budget: budget(8000)},
 		{name: "compatible", api: "chat", model: "o3", budget: budget(8000)},
-		{name: "client's effort", api: "chat", openAI: true, model: "o3", budget: budget(1024),
+		{name: "client's effort", api: "chat", openAI: true, model: "o3",
 			extra: []llm.Field{{Name: "reasoning_effort", Value: effort}}, want: `"high"`},
+		{name: "budget over the Gemini wire's effort", api: "chat", openAI: true, model: "o3", budget: budget(2048),
+			extra: []llm.Field{{Name: "reasoning_effort", Value: json.RawMessage(`"medium"`)}}, want: `"low"`},
+		{name: "Gemini wire's effort kept without a budget's", api: "chat", openAI: true, model: "gpt-4.1", budget: budget(2048),
+			extra: []llm.Field{{Name: "reasoning_effort", Value: json.RawMessage(`"medium"`)}}, want: `"medium"`},
 		{name: "responses medium", api: "responses", openAI: true, model: "gpt-5-codex", budget: budget(10000), want: `"medium"`},
 		{name: "responses not reasoning", api: "responses", openAI: true, model: "gpt-4.1", budget: budget(10000)},
-		{name: "responses client's effort", api: "responses", openAI: true, model: "o3", budget: budget(1024),
+		{name: "responses client's effort", api: "responses", openAI: true, model: "o3",
 			extra: []llm.Field{{Name: "reasoning_effort", Value: effort}}, want: `"high"`},
+		{name: "responses budget over the Gemini wire's effort", api: "responses", openAI: true, model: "gpt-5", budget: budget(20000),
+			extra: []llm.Field{{Name: "reasoning_effort", Value: json.RawMessage(`"low"`)}}, want: `"high"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
