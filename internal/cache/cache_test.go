@@ -33,6 +33,9 @@ func TestKey(t *testing.T) {
 			r.Stream, r.IncludeUsage, r.User, r.Metadata = true, true, "u", json.RawMessage(`{"x":"y"}`)
 			r.Extra = []llm.Field{{Name: "stream_options", Value: json.RawMessage(`{}`)}, {Name: "safety_identifier", Value: json.RawMessage(`"s"`)}}
 		}, true},
+		{"session and prompt_cache_key", "a", ScopeKey, Caller{KeyID: "k1"}, func(r *llm.Request) {
+			r.Session, r.PromptCacheKey = "conv-1", "conv-1"
+		}, true},
 		{"raw JSON spacing", "a", ScopeKey, Caller{KeyID: "k1"}, func(r *llm.Request) {
 			r.ResponseFormat = json.RawMessage(`{ "type" : "json_object" }`)
 		}, false},

@@ -67,6 +67,8 @@ type normal struct {
 func Key(alias string, scope Scope, caller Caller, req *llm.Request) string {
 	r := *req
 	r.Model, r.Stream, r.IncludeUsage, r.User, r.Metadata, r.Store = "", false, false, "", nil, nil
+	// Who asks and which conversation it continues (issue 46), as user and prompt_cache_key.
+	r.Session, r.PromptCacheKey = "", ""
 	r.ToolChoice, r.ResponseFormat, r.Extra = compact(req.ToolChoice), compact(req.ResponseFormat), fields(req.Extra)
 	if req.Native != nil { // the client's own body: the same fields count, the same way
 		n := *req.Native

@@ -56,7 +56,8 @@ var kinds = map[string]kind{
 
 func buildOpenAI(name string, p config.Provider, s shared) (fallback.Provider, error) {
 	oc := openai.Config{Name: name, BaseURL: p.BaseURL, APIKey: p.APIKey,
-		Headers: p.Headers, Query: p.Query, NoStreamOptions: !p.StreamOptions, Scrub: s.scrub}
+		Headers: p.Headers, Query: p.Query, NoStreamOptions: !p.StreamOptions, Scrub: s.scrub,
+		OpenAI: p.Kind == "openai"} // not openai-compatible: it may refuse OpenAI's newer members
 	if p.API == "responses" {
 		return openai.NewResponses(oc), nil
 	}

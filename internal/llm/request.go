@@ -349,11 +349,12 @@ type Request struct {
 	// decides); nil: none. An adapter whose upstream takes a budget (Anthropic, Gemini) uses
 	// it as it is; reasoning_effort in Extra says the same coarsely for the others.
 	ThinkingBudget *int
-	// Session is the stable key of the conversation the request continues, first found of:
-	// the client's prompt_cache_key, Anthropic metadata.user_id, the Chat or Responses user
-	// field, the X-Sluice-Session header; "" when the client named none. An OpenAI adapter
-	// sends it as prompt_cache_key when the client set none; affinity keeps the
-	// conversation on one target by it (else by CachePrefix).
+	// Session is the stable key of the conversation the request continues, first found of
+	// (KeySession): the X-Sluice-Session header, the client's prompt_cache_key, Anthropic
+	// metadata.user_id, the Chat or Responses user field; "" when the client named none. An
+	// OpenAI adapter sends a hash of it as prompt_cache_key when the client set none (never
+	// the raw value: it may be a user id); affinity keeps the conversation on one target by
+	// it (else by CachePrefix).
 	Session string
 	// PromptCacheKey is the client's own prompt_cache_key (OpenAI), sent as it is.
 	PromptCacheKey string

@@ -91,6 +91,9 @@ func (s *Server) admitted(c echo.Context, api *dialect.API, op dialect.Op) (*cal
 	if err != nil {
 		return nil, err
 	}
+	if d.Req != nil {
+		d.Req.KeySession(r.Header.Get(llm.SessionHeader)) // every wire's conversation key, the header first (issue 46)
+	}
 	in := &x.access
 	in.Model, in.Request = d.Model, d.Req
 	if d.Of(op) == dialect.Call {

@@ -47,6 +47,10 @@ func decodeMessage(i int, raw json.RawMessage) (llm.Message, error) {
 		return m, err
 	}
 	m.Parts, m.Plain = parts, plain
+	mark, err := decodeCache(p+".cache_control", w.CacheControl)
+	if err != nil {
+		return m, err
+	}
 	if m.Role == llm.RoleTool && m.ToolCallID == "" {
 		return m, oai.Invalid(p+".tool_call_id", "Missing required parameter: '%s.tool_call_id'.", p)
 	}
@@ -62,7 +66,47 @@ func decodeMessage(i int, raw json.RawMessage) (llm.Message, error) {
 	if len(m.Parts) == 0 && len(m.ToolCalls) == 0 && m.Role != llm.RoleAssistant {
 		return m, oai.Invalid(p+".content", "Missing required parameter: '%s.content'.", p)
 	}
+	markMessage(&m, mark)
 	return m, nil
+}
+
+// markMessage puts a breakpoint the client put on a whole message on the block that ends
+// it, where a provider that marks blocks takes it: a tool message's own block (its result),
+// else its last tool call, else its last part (the one text part of a string content).
+func markMessage(m *llm.Message, c *llm.Cache) {
+	switch {
+	case c == nil:
+	case m.Role == llm.RoleTool:
+		m.Cache = c
+	case len(m.ToolCalls) > 0:
+		m.ToolCalls[len(m.ToolCalls)-1].Cache = c
+	case len(m.Parts) > 0:
+		m.Parts[len(m.Parts)-1].Cache = c
+	}
+}
+
+// decodeCache reads an Anthropic-style cache_control (an extension of the Chat wire that
+// LiteLLM, OpenRouter and OpenCode send on messages, parts and tools) at p: nil when absent,
+// null, or of a type other than ephemeral (the only one there is). A ttl other than 5m or
+// 1h is the provider's default: a marker no target could take would turn into a 400
+// upstream, and the client meant to cache (issue 46). Only a value that is not an object is
+// refused.
+func decodeCache(p string, raw json.RawMessage) (*llm.Cache, error) {
+	if len(raw) == 0 || oai.IsNull(raw) {
+		return nil, nil
+	}
+	var cc wire.CacheControl
+	if raw[0] != '{' || json.Unmarshal(raw, &cc) != nil {
+		return nil, oai.TypeErr(p, "an object")
+	}
+	if cc.Type != "ephemeral" {
+		return nil, nil
+	}
+	c := &llm.Cache{}
+	if cc.TTL == "5m" || cc.TTL == "1h" {
+		c.TTL = cc.TTL
+	}
+	return c, nil
 }
 
 // decodeContent accepts a string or an array of parts; images, files and audio only in
@@ -82,6 +126,10 @@ func decodeContent(p string, role llm.Role, raw json.RawMessage) ([]llm.Part, bo
 	parts := make([]llm.Part, 0, len(ws))
 	for j, w := range ws {
 		pp := fmt.Sprintf("%s.content[%d]", p, j)
+		mark, err := decodeCache(pp+".cache_control", w.CacheControl)
+		if err != nil {
+			return nil, false, err
+		}
 		switch w.Type {
 		case "text":
 			if w.Text == nil {
@@ -116,6 +164,7 @@ func decodeContent(p string, role llm.Role, raw json.RawMessage) ([]llm.Part, bo
 		default:
 			return nil, false, oai.Invalid(pp+".type", "Invalid value for '%s.type': '%s'. Supported values are: 'text', 'image_url', 'input_audio' and 'file'.", pp, w.Type)
 		}
+		parts[len(parts)-1].Cache = mark // each case added one part
 	}
 	return parts, false, nil
 }

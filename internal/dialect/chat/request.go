@@ -37,6 +37,7 @@ func Decode(body []byte) (*Request, error) {
 	if len(cr.Req.Messages) == 0 {
 		return nil, oai.Invalid("messages", "Invalid 'messages': empty array. Expected an array with minimum length 1.")
 	}
+	cr.Req.KeySession("") // prompt_cache_key, else user; the server's header comes on top
 	return cr, nil
 }
 
@@ -120,6 +121,15 @@ func (cr *Request) Field(key string, raw json.RawMessage) error {
 		if err := json.Unmarshal(raw, &r.User); err != nil {
 			return oai.TypeErr(key, "a string")
 		}
+	case "prompt_cache_key":
+		// Modelled rather than kept in Extra: an OpenAI adapter writes it once, as the
+		// client sent it or derived from the Session when it sent none (issue 46).
+		if oai.IsNull(raw) {
+			return nil
+		}
+		if err := json.Unmarshal(raw, &r.PromptCacheKey); err != nil {
+			return oai.TypeErr(key, "a string")
+		}
 	case "stop":
 		return cr.stop(raw)
 	case "tools":
@@ -197,11 +207,15 @@ func (cr *Request) tools(raw json.RawMessage) error {
 	var ts []struct {
 		Type     string `json:"type"`
 		Function *struct {
-			Name        string          `json:"name"`
-			Description string          `json:"description"`
-			Parameters  json.RawMessage `json:"parameters"`
-			Strict      *bool           `json:"strict"`
+			Name         string          `json:"name"`
+			Description  string          `json:"description"`
+			Parameters   json.RawMessage `json:"parameters"`
+			Strict       *bool           `json:"strict"`
+			CacheControl json.RawMessage `json:"cache_control"`
 		} `json:"function"`
+		// CacheControl is a breakpoint on the tool's definition (LiteLLM reads it here or
+		// in function): not OpenAI's.
+		CacheControl json.RawMessage `json:"cache_control"`
 	}
 	if err := json.Unmarshal(raw, &ts); err != nil {
 		return oai.TypeErr("tools", "an array of tool objects")
@@ -217,8 +231,16 @@ func (cr *Request) tools(raw json.RawMessage) error {
 		if !oai.ValidToolName(t.Function.Name) {
 			return oai.Invalid(p+".function.name", "Invalid '%s.function.name': must match ^[a-zA-Z0-9_-]{1,64}$.", p)
 		}
+		cc, at := t.CacheControl, p+".cache_control"
+		if len(cc) == 0 || oai.IsNull(cc) {
+			cc, at = t.Function.CacheControl, p+".function.cache_control"
+		}
+		mark, err := decodeCache(at, cc)
+		if err != nil {
+			return err
+		}
 		cr.Req.Tools = append(cr.Req.Tools, llm.Tool{Name: t.Function.Name, Description: t.Function.Description,
-			Parameters: t.Function.Parameters, Strict: t.Function.Strict})
+			Parameters: t.Function.Parameters, Strict: t.Function.Strict, Cache: mark})
 	}
 	return nil
 }

@@ -88,10 +88,24 @@ func FuzzDecodeChat(f *testing.F) {
 	f.Add([]byte(`{"model":"x","messages":[{"role":"user","content":"hi"}]}`))
 	f.Add([]byte(`{"model":"x","messages":[{"role":"user","content":[{"type":"text","text":"a"}]}],"n":3}`))
 	f.Add([]byte(`{"model":"x","messages":null}`))
+	f.Add([]byte(`{"model":"x","prompt_cache_key":"k","user":"u","tools":[{"type":"function","function":{"name":"f","cache_control":{"type":"ephemeral"}},"cache_control":{"type":"ephemeral","ttl":"1h"}}],` +
+		`"messages":[{"role":"system","content":"s","cache_control":{"type":"ephemeral","ttl":"5m"}},{"role":"user","content":[{"type":"text","text":"a","cache_control":{"type":"ephemeral"}}]},` +
+		`{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}],"cache_control":{"type":"ephemeral"}},{"role":"tool","tool_call_id":"c","content":"r","cache_control":{"type":"x","ttl":9}}]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		cr, err := Decode(b)
 		if err == nil && (cr.Model == "" || len(cr.Req.Messages) == 0) {
 			t.Fatalf("accepted a request without model or messages: %q", b)
+		}
+		if err == nil {
+			r := &cr.Req
+			for _, c := range r.CacheMarks() {
+				if c.TTL != "" && c.TTL != "5m" && c.TTL != "1h" {
+					t.Fatalf("%q: a breakpoint with ttl %q, which no provider takes", b, c.TTL)
+				}
+			}
+			if r.PromptCacheKey != "" && r.Session != r.PromptCacheKey || r.PromptCacheKey == "" && r.Session != r.User {
+				t.Fatalf("%q: session %q, want the prompt_cache_key %q, else the user %q", b, r.Session, r.PromptCacheKey, r.User)
+			}
 		}
 		if err != nil && llm.HTTPStatus(err) != 400 {
 			t.Fatalf("got status %d for %q, want 400", llm.HTTPStatus(err), b)

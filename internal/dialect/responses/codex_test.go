@@ -71,14 +71,17 @@ func TestDecodeCodex(t *testing.T) {
 	if rr.Req.Store == nil || *rr.Req.Store || len(rr.Req.Include) != 1 || string(rr.Req.ToolChoice) != `"auto"` {
 		t.Errorf("got store %v include %v tool_choice %s", rr.Req.Store, rr.Req.Include, rr.Req.ToolChoice)
 	}
-	// Chat Completions takes prompt_cache_key and safety_identifier; client_metadata is
-	// Native only.
+	// Chat Completions takes safety_identifier; client_metadata is Native only;
+	// prompt_cache_key is modelled, and names the conversation (issue 46).
 	var extra []string
 	for _, f := range rr.Req.Extra {
 		extra = append(extra, f.Name)
 	}
-	if got := strings.Join(extra, ","); got != "parallel_tool_calls,reasoning_effort,prompt_cache_key,verbosity,safety_identifier" {
+	if got := strings.Join(extra, ","); got != "parallel_tool_calls,reasoning_effort,verbosity,safety_identifier" {
 		t.Errorf("got extra %s", got)
+	}
+	if k := "019a7c3e-5b1d-7f52-9d0e-3c2b1a0f9e8d"; rr.Req.PromptCacheKey != k || rr.Req.Session != k {
+		t.Errorf("got prompt_cache_key %q session %q, want %s", rr.Req.PromptCacheKey, rr.Req.Session, k)
 	}
 	// Each tool, as a function: the namespace's is already one; custom takes one string.
 	fn, err := rr.Req.Tools[6].Function()

@@ -21,6 +21,7 @@ func FuzzDecodeResponses(f *testing.F) {
 	f.Add(`{"model":"m","tools":[{"type":"function","name":"f"}],"tool_choice":{"type":"function","name":"f"},"previous_response_id":"r"}`)
 	f.Add(`{"model":"m","input":[{"type":"custom_tool_call","call_id":"c","name":"p","input":"x"},{"type":"custom_tool_call_output","call_id":"c","output":"ok"},{"type":"function_call","namespace":"n","call_id":"d","name":"f","arguments":"{}"},{"type":"web_search_call"}],"tools":[{"type":"namespace","name":"n","tools":[{"type":"function","name":"f"}]},{"type":"custom","name":"p","format":{"type":"grammar","syntax":"lark","definition":"s"}},{"type":"web_search"}],"tool_choice":{"type":"custom","name":"p"},"client_metadata":{"a":"b"}}`)
 	f.Add(`{"model":"m","input":[{"role":"user","content":[{"type":"input_file","filename":"a.pdf","file_data":"data:application/pdf;base64,JVBERi0="},{"type":"input_file","file_url":"https://x/b.pdf"},{"type":"input_file","file_id":"file-1"},{"type":"input_audio","input_audio":{"data":"UklGRg==","format":"wav"}}]}]}`)
+	f.Add(`{"model":"m","user":"u","prompt_cache_key":"k","input":[{"type":"reasoning","summary":[],"encrypted_content":"gAAAAABx"},{"type":"reasoning","summary":[],"encrypted_content":"Eq"},{"role":"assistant","content":"a"}]}`)
 	if b, err := os.ReadFile("testdata/codex-0.169.0.json"); err == nil {
 		f.Add(string(b))
 	}
@@ -32,6 +33,17 @@ func FuzzDecodeResponses(f *testing.F) {
 				t.Fatalf("%q: got %v, want an Invalid *llm.Error", body, err)
 			}
 			return
+		}
+		r := &rr.Req
+		if r.PromptCacheKey != "" && r.Session != r.PromptCacheKey || r.PromptCacheKey == "" && r.Session != r.User {
+			t.Fatalf("%q: session %q, want the prompt_cache_key %q, else the user %q", body, r.Session, r.PromptCacheKey, r.User)
+		}
+		for _, m := range r.Messages {
+			for _, x := range m.Reasoning {
+				if x.Wire != "" && x.Wire != "responses" || openAIEncrypted(x.Encrypted) {
+					t.Fatalf("%q: reasoning %+v: OpenAI's content in the request, or another wire", body, x)
+				}
+			}
 		}
 		// The native body is the body's members: each one JSON.
 		for _, m := range rr.Req.Native.Fields {

@@ -95,11 +95,16 @@ func (b *inputBuilder) item(p string, raw json.RawMessage) error {
 		}
 		r := llm.Reasoning{ID: w.ID, Text: strings.Join(texts, "\n\n"), Encrypted: w.EncryptedContent}
 		if openAIEncrypted(r.Encrypted) {
+			// OpenAI wrote it (Wire, so that every adapter of another format drops the block).
 			// Only an OpenAI Responses target reads it, and it gets the items as they came
-			// (llm.Native): another adapter would hand it on as its own signature, which its
-			// upstream refuses (state.go).
-			r.Encrypted = ""
+			// (llm.Native): another adapter that did not check Wire would hand it on as its
+			// own signature, which its upstream refuses (state.go), so it goes no further.
+			r.Encrypted, r.Wire = "", "responses"
 		}
+		// Other encrypted content is a signature another provider wrote that the gateway
+		// handed to this client as encrypted_content (a Claude target's thinking): which
+		// provider, the item does not say, so Wire stays "" and the adapter of the target
+		// decides.
 		b.reasoning = append(b.reasoning, r)
 	case "item_reference":
 		// An item stored by a Responses upstream: only it can resolve the reference.

@@ -103,6 +103,7 @@ func Decode(body []byte) (*Request, error) {
 		if rr.NativeOnly() == "" {
 			return nil, oai.Invalid("input", "Missing required parameter: 'input'.")
 		}
+		rr.Req.KeySession("")
 		return rr, nil
 	}
 	msgs, native, err := decodeInput(input)
@@ -111,6 +112,7 @@ func Decode(body []byte) (*Request, error) {
 	}
 	rr.Req.Messages = append(rr.Req.Messages, msgs...)
 	rr.native = append(rr.native, native...)
+	rr.Req.KeySession("") // prompt_cache_key, else user; the server's header comes on top
 	return rr, nil
 }
 
@@ -206,7 +208,13 @@ func (rr *Request) field(key string, raw json.RawMessage) error {
 			return oai.Invalid(key, "Invalid value for 'truncation'. Supported values are: 'auto' and 'disabled'.")
 		}
 		e.Truncation = compact(raw)
-	case "service_tier", "prompt_cache_key", "prompt_cache_retention", "safety_identifier":
+	case "prompt_cache_key":
+		// Modelled: an OpenAI adapter writes it once, as it came (a Responses upstream gets
+		// the body's own member in Native), and it names the conversation (issue 46).
+		if err := json.Unmarshal(raw, &r.PromptCacheKey); err != nil {
+			return oai.TypeErr(key, "a string")
+		}
+	case "service_tier", "prompt_cache_retention", "safety_identifier":
 		// Chat Completions takes the same fields: passed through.
 		r.Extra = append(r.Extra, llm.Field{Name: key, Value: compact(raw)})
 	case "stream_options":

@@ -141,7 +141,7 @@ func TestDecodeResponsesFields(t *testing.T) {
 		ToolChoice:          json.RawMessage(`{"type":"function","function":{"name":"get_weather"}}`),
 		ResponseFormat:      json.RawMessage(`{"type":"json_schema","json_schema":{"name":"w","schema":{"type":"object"},"strict":true}}`),
 		MaxCompletionTokens: &hundred, Temperature: &half, TopP: &one, Stream: true, Store: &f,
-		User: "u1", PreviousResponseID: "resp_0", Include: []string{"reasoning.encrypted_content"},
+		User: "u1", Session: "u1", PreviousResponseID: "resp_0", Include: []string{"reasoning.encrypted_content"},
 		Metadata: json.RawMessage(`{"k":"v"}`),
 		Extra: []llm.Field{{Name: "verbosity", Value: json.RawMessage(`"low"`)},
 			{Name: "reasoning_effort", Value: json.RawMessage(`"high"`)},

@@ -205,10 +205,11 @@ func forResponses(conv []json.RawMessage) []json.RawMessage {
 }
 
 // openAIEncrypted reports whether a reasoning item's encrypted_content is OpenAI's: a Fernet
-// token, whose version byte 0x80 and timestamp start every one of them with "gAAAAA".
-// Anthropic signatures and Gemini thought signatures (protobuf) never do. Only an OpenAI
-// Responses target can read it: the other adapters never get it (README, "Responses").
-func openAIEncrypted(s string) bool { return strings.HasPrefix(s, "gAAAAA") }
+// token, whose version byte 0x80 and the zero high bytes of its timestamp start every one of
+// them with "gAAAA" ("gAAAAAB" today). Anthropic signatures and Gemini thought signatures
+// (protobuf, whose first byte is a field tag, never 0x80) never do. Only an OpenAI Responses
+// target can read it: the other adapters never get it (README, "Responses").
+func openAIEncrypted(s string) bool { return strings.HasPrefix(s, "gAAAA") }
 
 // field is the value of the client's member name, nil when absent.
 func field(n *llm.Native, name string) json.RawMessage {

@@ -109,7 +109,8 @@ func (c *Client) provider(base string, versioned bool) llm.Provider {
 		query["api-version"] = c.c.APIVersion
 	}
 	oc := openai.Config{Name: c.c.Name, BaseURL: base, Headers: headers, Query: query,
-		NoStreamOptions: c.c.NoStreamOptions, HTTPClient: c.c.HTTPClient, Scrub: c.c.Scrub}
+		NoStreamOptions: c.c.NoStreamOptions, HTTPClient: c.c.HTTPClient, Scrub: c.c.Scrub,
+		OpenAI: true} // Azure OpenAI takes prompt_cache_key and reasoning_effort as OpenAI does
 	if c.c.Responses && !versioned {
 		return openai.NewResponses(oc)
 	}

@@ -31,6 +31,11 @@ type Config struct {
 	Query map[string]string
 	// NoStreamOptions leaves stream_options.include_usage out, for servers that reject it.
 	NoStreamOptions bool
+	// OpenAI says the upstream is OpenAI's own API (kind openai) or Azure OpenAI: it gets the
+	// members the gateway derives from what a client of another wire asked (a
+	// prompt_cache_key from the conversation key, reasoning_effort from a thinking budget,
+	// session.go), which an OpenAI-compatible server may refuse as unknown.
+	OpenAI bool
 	// HTTPClient is the client to call with; nil means a shared client tuned for a proxy.
 	HTTPClient *http.Client
 	// Scrub masks the gateway's credentials in what the upstream writes in its errors; nil
@@ -53,6 +58,8 @@ type conn struct {
 	sdk  sdk.Client
 	hc   *http.Client
 	prep map[string]prepared // by path; read-only after newConn
+	// openAI is Config.OpenAI.
+	openAI bool
 }
 
 // prepared is what openai-go writes for a POST of a JSON body to one path: its URL and
@@ -112,7 +119,7 @@ func newConn(c Config) conn {
 		opts = append(opts, option.WithQuery(k, c.Query[k]))
 	}
 	cn := conn{origin: origin{name: c.Name, scrub: c.Scrub}, sdk: sdk.Client{Options: opts}, hc: hc,
-		prep: map[string]prepared{}}
+		prep: map[string]prepared{}, openAI: c.OpenAI}
 	for _, path := range streamedPaths {
 		if p, ok := cn.prepare(path); ok {
 			cn.prep[path] = p
@@ -148,7 +155,7 @@ func (c *Client) Stream(ctx context.Context, req *llm.Request) (llm.Stream, erro
 	if e := req.NativeOnly("openai"); e != nil {
 		return nil, e // a server tool or a PDF of an Anthropic client: another target may take it
 	}
-	body, err := encodeRequest(req, !c.noStreamOptions)
+	body, err := encodeRequest(c.derive(req), !c.noStreamOptions)
 	if err != nil {
 		return nil, err
 	}

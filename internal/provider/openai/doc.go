@@ -9,4 +9,10 @@
 // retrying belongs to the fallback chain. Its SSE decoder is not used: it drops a last event
 // cut before its blank line and reports EOF as clean (DESIGN §10); internal/sse decodes the
 // body instead.
+//
+// Prompt caching and thinking asked in another wire (issue 46, session.go): OpenAI caches
+// implicitly, so cache breakpoints are never sent nor counted as dropped; the conversation
+// key becomes a derived prompt_cache_key and a thinking budget a reasoning effort, for
+// OpenAI's own API and Azure only (Config.OpenAI), and the effort for reasoning models only.
+// A Responses upstream gets back only reasoning of its own wire (or of none named).
 package openai

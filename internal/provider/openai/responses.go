@@ -35,7 +35,7 @@ const includeEncrypted = "reasoning.encrypted_content"
 // answer or a connection failure is an *llm.Error (Target left for the caller to set). The
 // stream is the caller's to Close; canceling ctx aborts it.
 func (r *Responses) Stream(ctx context.Context, req *llm.Request) (llm.Stream, error) {
-	req = keepReasoning(req)
+	req = keepReasoning(r.derive(req))
 	body, err := encodeResponsesRequest(req)
 	if err != nil {
 		return nil, err

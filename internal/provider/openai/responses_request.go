@@ -44,7 +44,7 @@ func encodeResponsesRequest(req *llm.Request) ([]byte, error) {
 		return nil, e // an Anthropic client's server tool or document: another target must serve it
 	}
 	if n := req.Native; n != nil && n.Wire == "responses" {
-		return encodeNative(req.Model, n.Fields, req.Plain), nil
+		return encodeNative(req.Model, n.Fields, req.Plain, extra(req, "prompt_cache_key")), nil
 	}
 	if err := checkParts(responsesAPI, req); err != nil {
 		return nil, err
@@ -145,14 +145,15 @@ func encodeResponsesRequest(req *llm.Request) ([]byte, error) {
 // encodeNative writes the body a Responses client sent (llm.Native.Fields) as it came, in its
 // order, but for two members: model, which names the target's model, and stream, which is
 // true (upstream calls stream, DESIGN §1) unless plain (upstream: plain); store is added as false when the client
-// left it out (issue 7). Every other member, the ones the gateway does not model included
+// left it out (issue 7), and prompt_cache_key as key when the client left it out and the
+// adapter derived one (session.go; nil: none). Every other member, the ones the gateway does not model included
 // (namespace, hosted and custom tools, their items, client_metadata, ...), passes byte for
 // byte: the upstream speaks the client's wire and judges them itself.
-func encodeNative(model string, fields []llm.Field, plain bool) []byte {
+func encodeNative(model string, fields []llm.Field, plain bool, key json.RawMessage) []byte {
 	var b bytes.Buffer
 	b.Grow(1024)
 	b.WriteByte('{')
-	stream, store := false, false
+	stream, store, keyed := false, false, false
 	for i, f := range fields {
 		if i > 0 {
 			b.WriteByte(',')
@@ -165,6 +166,13 @@ func encodeNative(model string, fields []llm.Field, plain bool) []byte {
 		case "stream":
 			b.WriteString(strconv.FormatBool(!plain))
 			stream = true
+		case "prompt_cache_key":
+			keyed = true
+			if key != nil && string(bytes.TrimSpace(f.Value)) == "null" {
+				b.Write(key) // null is none: the derived key takes its place
+			} else {
+				b.Write(f.Value)
+			}
 		case "store":
 			store = true
 			if string(bytes.TrimSpace(f.Value)) == "null" {
@@ -178,6 +186,10 @@ func encodeNative(model string, fields []llm.Field, plain bool) []byte {
 	}
 	if !store {
 		b.WriteString(`,"store":false`)
+	}
+	if !keyed && key != nil {
+		b.WriteString(`,"prompt_cache_key":`)
+		b.Write(key)
 	}
 	if !stream {
 		b.WriteString(`,"stream":` + strconv.FormatBool(!plain))

@@ -27,6 +27,9 @@ type ChatMessage struct {
 	Refusal    *string         `json:"refusal,omitempty"`
 	ToolCallID string          `json:"tool_call_id,omitempty"`
 	ToolCalls  []ToolCall      `json:"tool_calls,omitempty"`
+	// CacheControl is the Anthropic-style breakpoint that LiteLLM, OpenRouter and OpenCode
+	// accept on an OpenAI-format message: not OpenAI's, raw (the client wire checks it).
+	CacheControl json.RawMessage `json:"cache_control,omitempty"`
 }
 
 // ContentPart is one part of a message's content: text, image_url with its ImageURL, file
@@ -37,6 +40,15 @@ type ContentPart struct {
 	ImageURL   *ImageURL   `json:"image_url,omitempty"`
 	File       *File       `json:"file,omitempty"`
 	InputAudio *InputAudio `json:"input_audio,omitempty"`
+	// CacheControl is a breakpoint on the part, as on ChatMessage: not OpenAI's.
+	CacheControl json.RawMessage `json:"cache_control,omitempty"`
+}
+
+// CacheControl is an Anthropic-style cache breakpoint, {"type":"ephemeral","ttl":"1h"}, as
+// OpenAI-format gateways accept it on messages, content parts and tools (issue 46).
+type CacheControl struct {
+	Type string `json:"type"`
+	TTL  string `json:"ttl,omitempty"`
 }
 
 // File is a file part's file: its bytes as a base64 data: URL (FileData) with its
