@@ -232,3 +232,14 @@ func RouteError(status int, method, path string) *llm.Error {
 	}
 	return e
 }
+
+// Read decodes a request of a model route with the wire's Decode, then keys its
+// conversation on every wire alike (llm.Request.KeySession): the X-Sluice-Session header
+// first, then what the wire named (issue 46).
+func (a *API) Read(body []byte, in Input) (*Decoded, error) {
+	d, err := a.Decode(body, in)
+	if err == nil && d.Req != nil && in.Header != nil {
+		d.Req.KeySession(in.Header(llm.SessionHeader))
+	}
+	return d, err
+}

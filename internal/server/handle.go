@@ -86,13 +86,10 @@ func (s *Server) admitted(c echo.Context, api *dialect.API, op dialect.Op) (*cal
 	if err != nil {
 		return nil, err
 	}
-	d, err := api.Decode(body, dialect.Input{Op: op, Header: r.Header.Get, Param: c.Param, Query: c.QueryParam,
+	d, err := api.Read(body, dialect.Input{Op: op, Header: r.Header.Get, Param: c.Param, Query: c.QueryParam,
 		State: &s.o.State, Key: x.access.KeyID})
 	if err != nil {
 		return nil, err
-	}
-	if d.Req != nil {
-		d.Req.KeySession(r.Header.Get(llm.SessionHeader)) // every wire's conversation key, the header first (issue 46)
 	}
 	in := &x.access
 	in.Model, in.Request = d.Model, d.Req
