@@ -112,6 +112,7 @@ models:
 `
 	for wire, target := range cacheTargets {
 		yaml += "  to-" + wire + ": [" + quoteYAML(target) + "]\n"
+		yaml += "  auto-" + wire + ": {targets: [" + quoteYAML(target) + "], prompt_cache: auto}\n"
 	}
 	g := serve(t, yaml, map[string]string{"U": u.URL, "SA": serviceAccount(t, u.URL+"/token")}, io.Discard)
 	return g, u
@@ -359,6 +360,36 @@ func clip(s string) string {
 		return s[:700] + " ... " + s[len(s)-700:]
 	}
 	return s
+}
+
+// TestPromptCacheAuto (issue 46): an alias with prompt_cache: auto puts breakpoints on a
+// Chat client's request that has none, on the last tool, the system prompt and the last user
+// turn, and each target takes them in its own terms; a request that has its own is left as
+// it came.
+func TestPromptCacheAuto(t *testing.T) {
+	g, u := cacheGateway(t)
+	plain := `{"model":"x","stream":true,"messages":[{"role":"system","content":"You are a coding agent."},
+ {"role":"user","content":"read the file"},{"role":"assistant","content":"ok"},{"role":"user","content":"now"}],
+ "tools":[{"type":"function","function":{"name":"Read","parameters":{"type":"object"}}},{"type":"function","function":{"name":"Write","parameters":{"type":"object"}}}]}`
+	for _, c := range []struct{ wire, count, want string }{
+		{"anthropic", `"cache_control"`, `{"type":"text","text":"now","cache_control":{"type":"ephemeral"}}`},
+		{"vertex", `"cache_control"`, `{"type":"text","text":"now","cache_control":{"type":"ephemeral"}}`},
+		{"bedrock", `"cachePoint"`, `{"text":"now"},{"cachePoint":{"type":"default"}}`},
+	} {
+		status, out := postModel(t, g.URL, "/v1/chat/completions", plain, "auto-"+c.wire)
+		up := string(u.take(c.wire))
+		if status != 200 || strings.Count(up, c.count) != 3 || !strings.Contains(up, c.want) {
+			t.Errorf("%s: got %d %.300s; want 3 %s, the last user turn's %s\n%s", c.wire, status, out, c.count, c.want, clip(up))
+		}
+		postModel(t, g.URL, "/v1/chat/completions", cacheChat, "auto-"+c.wire) // the client's own 3
+		if up := string(u.take(c.wire)); strings.Count(up, c.count) != 3 || !strings.Contains(up, "1h") {
+			t.Errorf("%s: a request with its own breakpoints got %d %s\n%s", c.wire, strings.Count(up, c.count), c.count, clip(up))
+		}
+	}
+	postModel(t, g.URL, "/v1/chat/completions", plain, "auto-chat")
+	if up := string(u.take("chat")); strings.Contains(up, "cache_control") {
+		t.Errorf("an OpenAI target got cache_control: %s", clip(up))
+	}
 }
 
 // TestRecordedSessionsAcrossWires (issue 46): the recorded turns of a Claude Code 2.1.332
