@@ -20,11 +20,14 @@ import (
 // a shared store (redisstore.Affinity) the fleet's. An error is the store's to count and
 // log: the chain then picks by weight, as without affinity, and never fails the request.
 type Affinity interface {
-	// Get returns the target remembered under key ("" when none) and keeps the entry for
-	// ttl from now: each turn refreshes it (one round trip in a shared store: GETEX).
-	Get(ctx context.Context, key string, ttl time.Duration) (string, error)
-	// Set remembers target under key for ttl. The chain calls it only when the mapping is
-	// new or moved.
+	// Get returns the target remembered under key and keeps the entry for ttl from now:
+	// each turn refreshes it. When none is remembered it returns "" and remembers pick
+	// (unless ""), the member the chain will try first, for ttl: a turn costs one round trip
+	// in a shared store, the first one of a conversation too (issue 46: at most one added
+	// per request).
+	Get(ctx context.Context, key, pick string, ttl time.Duration) (string, error)
+	// Set remembers target under key for ttl. The chain calls it only when another target
+	// served than the one Get returned or claimed (the conversation moved).
 	Set(ctx context.Context, key, target string, ttl time.Duration) error
 }
 
@@ -41,11 +44,12 @@ const (
 
 // look is one lookup of a run: a weighted group's entry for the run's conversation.
 type look struct {
-	el  *Element
-	key string  // the store's key
-	x   float64 // in [0, 1): the conversation's weighted pick when it has no target
-	had string  // the target remembered ("": none), then the one that served
-	bad bool    // the store failed: no write either
+	el   *Element
+	key  string  // the store's key
+	x    float64 // in [0, 1): the conversation's weighted pick when it has no target
+	had  string  // the target remembered ("": none), then the one that served
+	pick string  // when none was: the member claimed for it by Get
+	bad  bool    // the store failed: no write either
 }
 
 // conversation is the run's conversation key: the client's Session, else the hash of the
@@ -64,7 +68,7 @@ func (r *Run) conversation() (kind byte, key string) {
 
 // lookup reads the conversation's entry for element idx, el, a group. It returns nil when
 // the chain keeps no affinity.
-func (r *Run) lookup(ctx context.Context, idx int, el *Element) *look {
+func (r *Run) lookup(ctx context.Context, idx int, el *Element, cands []int) *look {
 	if r.chain.Affinity == nil || len(el.Targets) < 2 {
 		return nil
 	}
@@ -79,7 +83,10 @@ func (r *Run) lookup(ctx context.Context, idx int, el *Element) *look {
 	sum := sha256.Sum256(b)
 	l := look{el: el, key: hex.EncodeToString(sum[:12]),
 		x: float64(binary.BigEndian.Uint64(sum[12:20])>>11) / (1 << 53)}
-	had, err := r.chain.Affinity.Get(ctx, l.key, AffinityTTL)
+	if len(cands) > 0 { // the member a new conversation goes to unless it is cooling
+		l.pick = el.Targets[cands[r.choose(el, cands, l.x)]].Name
+	}
+	had, err := r.chain.Affinity.Get(ctx, l.key, l.pick, AffinityTTL)
 	l.had, l.bad = had, err != nil
 	if r.looks == nil {
 		r.looks = r.look0[:0]
@@ -118,6 +125,10 @@ func (r *Run) committed(ctx context.Context, t *Target) {
 			return
 		case "":
 			r.Affinity = AffinityNew
+			if l.pick == t.Name { // Get claimed it already
+				l.had = t.Name
+				return
+			}
 		default:
 			r.Affinity = AffinityMoved
 		}
@@ -193,35 +204,42 @@ func (a *AffinityMemory) now() time.Time {
 }
 
 // Get implements Affinity.
-func (a *AffinityMemory) Get(_ context.Context, key string, ttl time.Duration) (string, error) {
+func (a *AffinityMemory) Get(_ context.Context, key, pick string, ttl time.Duration) (string, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	e, ok := a.m[key]
-	if !ok {
-		return "", nil
-	}
-	ent := e.Value.(*affEntry)
-	now := a.now()
-	if !now.Before(ent.until) {
+	if e, ok := a.m[key]; ok {
+		ent := e.Value.(*affEntry)
+		now := a.now()
+		if now.Before(ent.until) {
+			ent.until = now.Add(ttl)
+			a.lru.MoveToFront(e)
+			return ent.target, nil
+		}
 		a.lru.Remove(e)
 		delete(a.m, key)
-		return "", nil
 	}
-	ent.until = now.Add(ttl)
-	a.lru.MoveToFront(e)
-	return ent.target, nil
+	if pick != "" {
+		a.set(key, pick, ttl)
+	}
+	return "", nil
 }
 
 // Set implements Affinity.
 func (a *AffinityMemory) Set(_ context.Context, key, target string, ttl time.Duration) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.set(key, target, ttl)
+	return nil
+}
+
+// set is Set with a.mu held.
+func (a *AffinityMemory) set(key, target string, ttl time.Duration) {
 	until := a.now().Add(ttl)
 	if e, ok := a.m[key]; ok {
 		ent := e.Value.(*affEntry)
 		ent.target, ent.until = target, until
 		a.lru.MoveToFront(e)
-		return nil
+		return
 	}
 	if a.m == nil {
 		a.m = map[string]*list.Element{}
@@ -236,7 +254,6 @@ func (a *AffinityMemory) Set(_ context.Context, key, target string, ttl time.Dur
 		delete(a.m, back.Value.(*affEntry).key)
 	}
 	a.m[key] = a.lru.PushFront(&affEntry{key: key, target: target, until: until})
-	return nil
 }
 
 // Len is the number of entries held, expired ones not yet dropped included.

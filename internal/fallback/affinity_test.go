@@ -12,16 +12,17 @@ import (
 	"github.com/sluice-gw/sluice/internal/llm"
 )
 
-// fakeAffinity is an Affinity in a map that counts its calls and can fail.
+// fakeAffinity is an Affinity in a map that counts its calls and can fail. claims counts
+// the Gets that found nothing and remembered the pick (no extra call).
 type fakeAffinity struct {
-	mu         sync.Mutex
-	m          map[string]string
-	gets, sets int
-	ttls       []time.Duration
-	down       bool
+	mu                 sync.Mutex
+	m                  map[string]string
+	gets, sets, claims int
+	ttls               []time.Duration
+	down               bool
 }
 
-func (f *fakeAffinity) Get(_ context.Context, key string, ttl time.Duration) (string, error) {
+func (f *fakeAffinity) Get(_ context.Context, key, pick string, ttl time.Duration) (string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.gets++
@@ -29,7 +30,15 @@ func (f *fakeAffinity) Get(_ context.Context, key string, ttl time.Duration) (st
 	if f.down {
 		return "", errors.New("store down")
 	}
-	return f.m[key], nil
+	v := f.m[key]
+	if v == "" && pick != "" {
+		if f.m == nil {
+			f.m = map[string]string{}
+		}
+		f.m[key] = pick
+		f.claims++
+	}
+	return v, nil
 }
 
 func (f *fakeAffinity) Set(_ context.Context, key, target string, ttl time.Duration) error {
@@ -76,8 +85,9 @@ func TestAffinityKeptNewMoved(t *testing.T) {
 	c := &fallback.Chain{Alias: "a", Health: h, Affinity: aff, Elements: []fallback.Element{
 		{Targets: []fallback.Target{target("p/x", newFake(ok)), target("p/y", newFake(ok))}}}}
 	first, out := serveOnce(t, c, session("conv-1"))
-	if out != fallback.AffinityNew || aff.sets != 1 {
-		t.Fatalf("first turn: got %q with %d writes, want new with 1", out, aff.sets)
+	// The first turn's read remembered the member it picked: no write of its own.
+	if out != fallback.AffinityNew || aff.sets != 0 || aff.claims != 1 || aff.m == nil {
+		t.Fatalf("first turn: got %q with %d writes and %d claims, want new with 0 and 1", out, aff.sets, aff.claims)
 	}
 	other := map[string]string{"p/x": "p/y", "p/y": "p/x"}[first]
 	for i := range 5 {
@@ -85,8 +95,8 @@ func TestAffinityKeptNewMoved(t *testing.T) {
 			t.Fatalf("turn %d: got %s %q, want %s kept", i+2, got, out, first)
 		}
 	}
-	if aff.sets != 1 || aff.gets != 6 {
-		t.Errorf("after 6 turns: got %d writes and %d reads, want 1 and 6", aff.sets, aff.gets)
+	if aff.sets != 0 || aff.gets != 6 || aff.claims != 1 {
+		t.Errorf("after 6 turns: got %d writes, %d reads and %d claims, want 0, 6 and 1", aff.sets, aff.gets, aff.claims)
 	}
 	for _, ttl := range aff.ttls {
 		if ttl != fallback.AffinityTTL {
@@ -94,8 +104,8 @@ func TestAffinityKeptNewMoved(t *testing.T) {
 		}
 	}
 	h.Failure(context.Background(), first, time.Minute) // a Retry-After: cooling at once
-	if got, out := serveOnce(t, c, session("conv-1")); got != other || out != fallback.AffinityMoved || aff.sets != 2 {
-		t.Fatalf("first cooling: got %s %q with %d writes, want %s moved with 2", got, out, aff.sets, other)
+	if got, out := serveOnce(t, c, session("conv-1")); got != other || out != fallback.AffinityMoved || aff.sets != 1 {
+		t.Fatalf("first cooling: got %s %q with %d writes, want %s moved with 1", got, out, aff.sets, other)
 	}
 	now = now.Add(2 * time.Minute) // its cooldown is over
 	h.Success(context.Background(), first)
@@ -104,8 +114,8 @@ func TestAffinityKeptNewMoved(t *testing.T) {
 			t.Fatalf("turn %d after the move: got %s %q, want %s kept", i, got, out, other)
 		}
 	}
-	if aff.sets != 2 {
-		t.Errorf("got %d writes, want 2: a kept turn writes nothing", aff.sets)
+	if aff.sets != 1 {
+		t.Errorf("got %d writes, want 1: a kept turn writes nothing", aff.sets)
 	}
 }
 
@@ -177,8 +187,8 @@ func TestAffinityFailures(t *testing.T) {
 		out    string
 		writes int
 	}{
-		{name: "member fails, next element serves", failX: true, want: "p/b", out: fallback.AffinityMoved, writes: 1},
-		{name: "store down", down: true, want: "p/x", out: fallback.AffinityNew, writes: 1},
+		{name: "member fails, next element serves", failX: true, want: "p/b", out: fallback.AffinityMoved, writes: 0},
+		{name: "store down", down: true, want: "p/x", out: fallback.AffinityNew, writes: 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			x := newFake(ok)
@@ -207,12 +217,8 @@ func TestAffinityFailures(t *testing.T) {
 			if got != tc.want || out != tc.out {
 				t.Errorf("second turn: got %s %q, want %s %q", got, out, tc.want, tc.out)
 			}
-			if tc.down {
-				if aff.sets != 1 {
-					t.Errorf("store down: got %d writes, want none after the failed read", aff.sets-1)
-				}
-			} else if aff.sets != tc.writes {
-				t.Errorf("got %d writes, want %d", aff.sets, tc.writes)
+			if aff.sets != tc.writes || aff.claims != 1 {
+				t.Errorf("got %d writes and %d claims, want %d and 1 (the first turn's): none after a failed read", aff.sets, aff.claims, tc.writes)
 			}
 		})
 	}
@@ -238,7 +244,7 @@ func TestAffinityMemory(t *testing.T) {
 	now := time.Unix(1000, 0)
 	m := &fallback.AffinityMemory{MaxEntries: 2, Now: func() time.Time { return now }}
 	ctx := context.Background()
-	get := func(k string) string { v, _ := m.Get(ctx, k, time.Minute); return v }
+	get := func(k string) string { v, _ := m.Get(ctx, k, "", time.Minute); return v }
 	_ = m.Set(ctx, "a", "p/x", time.Minute)
 	now = now.Add(50 * time.Second)
 	if got := get("a"); got != "p/x" {
@@ -273,7 +279,7 @@ func TestAffinityMemoryConcurrent(t *testing.T) {
 			defer wg.Done()
 			for i := range 500 {
 				k := fmt.Sprint(g, ":", i%100)
-				if v, _ := m.Get(context.Background(), k, time.Minute); v == "" {
+				if v, _ := m.Get(context.Background(), k, "", time.Minute); v == "" {
 					_ = m.Set(context.Background(), k, "p/x", time.Minute)
 				}
 			}
@@ -355,5 +361,34 @@ func TestAutoCache(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A new conversation whose weighted pick is cooling is served by the other member: the
+// read had claimed the pick, so the member that served is written once; the next turn
+// keeps it with no write.
+func TestAffinityPickCooling(t *testing.T) {
+	h := &fallback.Memory{}
+	aff := &fakeAffinity{}
+	c := &fallback.Chain{Alias: "a", Health: h, Affinity: aff, Elements: []fallback.Element{
+		{Targets: []fallback.Target{target("p/x", newFake(ok)), target("p/y", newFake(ok))}}}}
+	first, _ := serveOnce(t, c, session("conv-9")) // where conv-9 goes
+	other := map[string]string{"p/x": "p/y", "p/y": "p/x"}[first]
+	// A conversation placed on first by weight (the placement is the alias's, the
+	// element's and the conversation's alone).
+	id := ""
+	for i := 0; id == ""; i++ {
+		probe := &fallback.Chain{Alias: "a", Affinity: &fakeAffinity{}, Elements: c.Elements}
+		if got, _ := serveOnce(t, probe, session(fmt.Sprint("c", i))); got == first {
+			id = fmt.Sprint("c", i)
+		}
+	}
+	h.Failure(context.Background(), first, time.Minute)
+	got, out := serveOnce(t, c, session(id))
+	if got != other || out != fallback.AffinityNew || aff.sets != 1 {
+		t.Fatalf("got %s %q with %d writes, want %s new with 1", got, out, aff.sets, other)
+	}
+	if got, out := serveOnce(t, c, session(id)); got != other || out != fallback.AffinityKept || aff.sets != 1 {
+		t.Errorf("next turn: got %s %q with %d writes, want %s kept with 1", got, out, aff.sets, other)
 	}
 }

@@ -216,7 +216,7 @@ func (r *Run) pick(ctx context.Context, idx int, el *Element) *Target {
 			cands = append(cands, i)
 		}
 	}
-	l := r.lookup(ctx, idx, el) // nil: no affinity
+	l := r.lookup(ctx, idx, el, cands) // nil: no affinity
 	for len(cands) > 0 {
 		j := l.remembered(cands)
 		if j < 0 {

@@ -15,8 +15,9 @@ import (
 //
 //	sluice:{aff:<key>}   string  the target ("provider/model"), TTL: the affinity's life
 //
-// A turn costs one round trip, GETEX, which renews the entry as it reads; a SET follows only
-// when the conversation is new or moved. A failure is counted and logged like any (Store.call)
+// A turn costs one round trip, a script that renews the entry as it reads it, or, for a new
+// conversation, remembers the member the chain picks for it; a SET follows only when the
+// conversation moved. A failure is counted and logged like any (Store.call)
 // and returned: the chain then picks without affinity, whatever redis.on_failure says, since
 // losing a cache hit is no reason to refuse a request.
 type Affinity struct{ s *Store }
@@ -28,11 +29,25 @@ func (s *Store) Affinity() *Affinity { return &Affinity{s: s} }
 
 func affinityKey(key string) string { return "sluice:{aff:" + key + "}" }
 
+// affinityGetScript is GETEX, or SET of the pick (ARGV[1], unless "") when there is nothing
+// to get: one round trip either way. ARGV[2] is the TTL in milliseconds.
+var affinityGetScript = redis.NewScript(`
+local v = redis.call('GET', KEYS[1])
+if v then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return v
+end
+if ARGV[1] ~= '' then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+end
+return ''
+`)
+
 // Get implements fallback.Affinity.
-func (a *Affinity) Get(ctx context.Context, key string, ttl time.Duration) (string, error) {
+func (a *Affinity) Get(ctx context.Context, key, pick string, ttl time.Duration) (string, error) {
 	var target string
 	err := a.s.retry(ctx, func(ctx context.Context) (err error) {
-		target, err = a.s.c.GetEx(ctx, affinityKey(key), ttl).Result()
+		target, err = affinityGetScript.Run(ctx, a.s.c, []string{affinityKey(key)}, pick, ttl.Milliseconds()).Text()
 		return err
 	})
 	if errors.Is(err, redis.Nil) {

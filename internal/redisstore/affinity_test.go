@@ -16,8 +16,15 @@ func TestAffinity(t *testing.T) {
 		one, two := replica(t, srv, true, nil), replica(t, srv, true, nil)
 		a, b := one.Affinity(), two.Affinity()
 		ctx := context.Background()
-		if got, err := b.Get(ctx, "conv1", time.Minute); got != "" || err != nil {
+		if got, err := b.Get(ctx, "conv1", "", time.Minute); got != "" || err != nil {
 			t.Fatalf("Get of an unknown conversation: got %q, %v; want \"\", nil", got, err)
+		}
+		// A new conversation's read remembers the member picked for it, in the same trip.
+		if got, err := b.Get(ctx, "conv0", "p/w", time.Minute); got != "" || err != nil {
+			t.Fatalf("Get of a new conversation: got %q, %v; want \"\", nil", got, err)
+		}
+		if got, err := a.Get(ctx, "conv0", "p/z", time.Minute); got != "p/w" || err != nil {
+			t.Fatalf("Get on the other replica: got %q, %v; want the pick p/w", got, err)
 		}
 		if err := a.Set(ctx, "conv1", "p/x", time.Minute); err != nil {
 			t.Fatal(err)
@@ -34,7 +41,7 @@ func TestAffinity(t *testing.T) {
 		if _, err := srv.Do("PEXPIRE", "sluice:{aff:conv1}", "2000"); err != nil {
 			t.Fatal(err)
 		}
-		if got, err := b.Get(ctx, "conv1", time.Minute); got != "p/x" || err != nil {
+		if got, err := b.Get(ctx, "conv1", "", time.Minute); got != "p/x" || err != nil {
 			t.Fatalf("Get on the other replica: got %q, %v; want p/x", got, err)
 		}
 		if ms := pttl(); ms < 50_000 || ms > 60_000 {
@@ -43,14 +50,14 @@ func TestAffinity(t *testing.T) {
 		if err := b.Set(ctx, "conv1", "p/y", time.Minute); err != nil {
 			t.Fatal(err)
 		}
-		if got, _ := a.Get(ctx, "conv1", time.Minute); got != "p/y" {
+		if got, _ := a.Get(ctx, "conv1", "", time.Minute); got != "p/y" {
 			t.Errorf("after a move: got %q, want p/y", got)
 		}
 		if !stop(t, srv) {
 			return
 		}
 		before := one.Failures()
-		if got, err := a.Get(ctx, "conv1", time.Minute); got != "" || err == nil {
+		if got, err := a.Get(ctx, "conv1", "", time.Minute); got != "" || err == nil {
 			t.Errorf("Redis down: got %q, %v; want an error", got, err)
 		}
 		if one.Failures() == before {

@@ -30,7 +30,7 @@
 //	sluice:{stats}:replicas      zset  replica -> ms of its last statistics snapshot
 //	sluice:{stats}:r:<replica>   string its snapshot for /admin/stats (JSON, TTL: the window)
 //	sluice:{console}:session:<id> string a console session (JSON; id: SHA-256 of the cookie; TTL: the session's)
-//	sluice:{aff:<key>}           string the group member serving a conversation (key: a hash of alias, element, conversation; TTL 5m, renewed by GETEX)
+//	sluice:{aff:<key>}           string the group member serving a conversation (key: a hash of alias, element, conversation; TTL 5m, renewed as it is read)
 //
 // Times in scripts are Redis's own (TIME), so replicas need not agree on the clock.
 package redisstore
