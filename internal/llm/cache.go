@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"hash"
+	"sync"
 )
 
 // MaxCacheMarks is the most breakpoints Anthropic (and Claude on Bedrock and Vertex) take in
@@ -113,13 +114,16 @@ func (r *Request) AutoCache() bool {
 func (r *Request) CachePrefix() string {
 	// On the request path of every alias with affinity (issue 46): the fields go through
 	// one buffer into the hash, so the prompt is neither copied nor converted per field.
-	p := prefixHash{h: sha256.New(), buf: make([]byte, 0, 1024)}
+	p := prefixHashes.Get().(*prefixHash)
+	defer prefixHashes.Put(p)
+	p.h.Reset()
+	p.buf = p.buf[:0]
 	for i := range r.Tools {
 		t := &r.Tools[i]
-		field(&p, t.Namespace)
-		field(&p, t.Name)
-		field(&p, t.Description)
-		field(&p, t.Parameters)
+		field(p, t.Namespace)
+		field(p, t.Name)
+		field(p, t.Description)
+		field(p, t.Parameters)
 	}
 	first := true
 	for i := range r.Messages {
@@ -130,19 +134,22 @@ func (r *Request) CachePrefix() string {
 			}
 			first = false
 		}
-		field(&p, m.Role)
+		field(p, m.Role)
 		for j := range m.Parts {
 			pt := &m.Parts[j]
-			field(&p, pt.Text)
-			field(&p, pt.URL)
-			field(&p, pt.FileID)
-			field(&p, pt.Data)
+			field(p, pt.Text)
+			field(p, pt.URL)
+			field(p, pt.FileID)
+			field(p, pt.Data)
 		}
 	}
 	p.h.Write(p.buf)
 	var sum [sha256.Size]byte
 	return hex.EncodeToString(p.h.Sum(sum[:0])[:16])
 }
+
+// prefixHashes keeps CachePrefix's hash and buffer between requests.
+var prefixHashes = sync.Pool{New: func() any { return &prefixHash{h: sha256.New(), buf: make([]byte, 0, 1024)} }}
 
 // prefixHash feeds CachePrefix's hash through buf.
 type prefixHash struct {
