@@ -191,3 +191,31 @@ func TestResponsesStateAcrossReplicasAndKinds(t *testing.T) {
 		t.Errorf("GET %s after deleting %s: got %d, want 200", id2, id3, status)
 	}
 }
+
+// A chain of stored responses is one conversation (issue 46): from its second request on,
+// the upstream gets one prompt_cache_key for the whole chain, on either replica, derived
+// from the chain (its first response), not from a request's own user field.
+func TestResponsesChainSession(t *testing.T) {
+	urls, mock := stateFleet(t, "sk-sluice-chain-a", "sk-sluice-chain-b")
+	key := func() string {
+		var b struct {
+			Key string `json:"prompt_cache_key"`
+		}
+		json.Unmarshal(mock.LastRequest("echo"), &b)
+		return b.Key
+	}
+	id1, _ := turn(t, urls[0], "sk-sluice-chain-a", "on-resp", "one", "", false)
+	id2, _ := turn(t, urls[1], "sk-sluice-chain-a", "on-resp", "two", id1, false)
+	k2 := key()
+	_, _ = turn(t, urls[0], "sk-sluice-chain-a", "on-resp", "three", id2, true)
+	k3 := key()
+	if !strings.HasPrefix(k2, "sluice-") || k2 != k3 {
+		t.Errorf("the chain's turns got prompt_cache_key %q and %q, want one sluice- key", k2, k3)
+	}
+	// Another chain is another conversation.
+	other, _ := turn(t, urls[1], "sk-sluice-chain-a", "on-resp", "one", "", false)
+	turn(t, urls[0], "sk-sluice-chain-a", "on-resp", "two", other, false)
+	if k := key(); k == k2 || !strings.HasPrefix(k, "sluice-") {
+		t.Errorf("another chain got %q, the first %q: want a key of its own", k, k2)
+	}
+}

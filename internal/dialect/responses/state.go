@@ -31,13 +31,20 @@ import (
 //     state, so a fallback between kinds loses nothing, and its own ids (which the client
 //     never sees) are never needed.
 //   - Every entry belongs to the key that made it: another key's id is unknown (404).
+//   - A chain of responses is one conversation (issue 46): a record keeps the chain's
+//     session (the request's, else the id of the chain's first response), and a request
+//     continuing it takes that as its llm.Request.Session unless the client named one more
+//     deliberately than its user field (the X-Sluice-Session header, a prompt_cache_key):
+//     its prompt_cache_key upstream and its target (affinity) stay the chain's from the
+//     chain's second request on (the first is keyed before its response has an id).
 
 // record is a stored response as the store keeps it (JSON).
 type record struct {
-	Key      string            `json:"key"`      // the id of the key that made it ("": auth is off)
-	Response json.RawMessage   `json:"response"` // the Response object as its client got it
-	Input    []json.RawMessage `json:"input"`    // the conversation before its output
-	Output   []json.RawMessage `json:"output"`   // its output items, to hand back
+	Key      string            `json:"key"`               // the id of the key that made it ("": auth is off)
+	Response json.RawMessage   `json:"response"`          // the Response object as its client got it
+	Input    []json.RawMessage `json:"input"`             // the conversation before its output
+	Output   []json.RawMessage `json:"output"`            // its output items, to hand back
+	Session  string            `json:"session,omitempty"` // the chain's conversation key
 }
 
 // kept is one request's side of the stored responses: what it continues, and what it keeps.
@@ -95,6 +102,12 @@ func (k *kept) resume(ctx context.Context) error {
 		e.Code = "previous_response_not_found"
 		return e
 	}
+	if q := &k.rr.Req; q.Session == "" || q.Session == q.User && q.PromptCacheKey == "" {
+		q.Session = rec.Session
+		if q.Session == "" { // kept before chains had one: the response it continues
+			q.Session = id
+		}
+	}
 	k.prev = append(append(make([]json.RawMessage, 0, len(rec.Input)+len(rec.Output)), rec.Input...), rec.Output...)
 	all := append(append(make([]json.RawMessage, 0, len(k.prev)+len(own)), k.prev...), own...)
 	// What only a Responses upstream reads (an OpenAI file) in the stored part reaches a
@@ -126,7 +139,13 @@ func (k *kept) keep(ctx context.Context, alias string) error {
 		return nil
 	}
 	in := append(append(make([]json.RawMessage, 0, len(k.prev)+len(k.own)), k.prev...), k.own...)
-	b, err := json.Marshal(record{Key: k.key, Response: resp, Input: in, Output: out})
+	// The first response of a chain names it, unless its client named the conversation
+	// more deliberately than by its user field; the others keep what resume found.
+	session, q := k.rr.Req.Session, &k.rr.Req
+	if len(k.prev) == 0 && (session == "" || session == q.User && q.PromptCacheKey == "") {
+		session = k.w.meta.id
+	}
+	b, err := json.Marshal(record{Key: k.key, Response: resp, Input: in, Output: out, Session: session})
 	if err != nil {
 		return err
 	}
