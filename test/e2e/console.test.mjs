@@ -230,6 +230,9 @@ test('logs: filter, and a request that fell back shows both attempts', async (t)
   await page.click('#log-filters button[type=submit]');
   const row = page.locator(`#log-table tbody tr[data-id="${r.id}"]`);
   await row.waitFor();
+  // The row is in the unfiltered list too: wait for the filtered answer to replace it.
+  await page.waitForFunction(() => [...document.querySelectorAll('#log-table tbody tr td:nth-child(5)')]
+    .every((td) => td.textContent === 'demo-fallback'));
   for (const alias of await page.locator('#log-table tbody tr td:nth-child(5)').allTextContents()) assert.equal(alias, 'demo-fallback');
   await shot(page, 'console-logs.png');
   await row.locator('a').click();
@@ -459,9 +462,13 @@ test('usage and logs: the prompt cache, as the API counts it', async (t) => {
   await page.fill('#usage-form [name=key]', k.id);
   await page.click('#usage-form button[type=submit]');
   const fig = (name) => page.locator(`#usage-total [data-figure=${name}] dd`);
+  // Both figures, as the form's last query (the key's alone) answers them: a load the form
+  // started before the key was filled shows every key's input with the same cache reads.
   await fig('cache-reads').filter({ hasText: int(reads) }).waitFor();
+  await fig('input').filter({ hasText: new RegExp(`^${int(input)}$`) }).waitFor();
   assert.equal(await fig('cache-reads').textContent(), int(reads), 'the total cache reads, to the token');
-  assert.equal(await fig('cache-ratio').textContent(), pct(reads / input));
+  assert.equal(await fig('cache-ratio').textContent(), pct(reads / input),
+    `the page's input ${await fig('input').textContent()}, the API's ${input}: ${JSON.stringify(rep)}`);
   assert.equal(await fig('saved').textContent(), usd(saved));
   const chart = page.locator('.chart', { has: page.locator('figcaption', { hasText: 'Cache-hit ratio' }) });
   const points = await chart.locator('circle title').allTextContents();
