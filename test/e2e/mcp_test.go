@@ -97,6 +97,7 @@ func serveYAML(t *testing.T, yaml string, vars map[string]string, log *slog.Logg
 	}
 	gw := httptest.NewServer(srv)
 	t.Cleanup(func() {
+		gw.CloseClientConnections() // an event stream a failed client left open
 		gw.Close()
 		srv.Close()
 	})

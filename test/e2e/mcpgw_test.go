@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -39,7 +40,10 @@ func roundRobin(t *testing.T, replicas ...string) (string, []*atomic.Int64) {
 		served[i].Add(1)
 		proxies[i].ServeHTTP(w, r)
 	}))
-	t.Cleanup(lb.Close)
+	t.Cleanup(func() {
+		lb.CloseClientConnections() // a client that failed may leave its GET stream open
+		lb.Close()
+	})
 	return lb.URL, served
 }
 
@@ -101,6 +105,11 @@ tools:
 	cmd := exec.CommandContext(ctx, bin, "--test", "--test-reporter=spec", "mcpgw.test.mjs")
 	cmd.Env = append(os.Environ(), "SLUICE_MCP_URL="+lb+"/mcp", "SLUICE_MCP_A="+a+"/mcp", "SLUICE_MCP_B="+b+"/mcp",
 		"KEY_ALL="+keyAll, "KEY_ONE="+keyOne, "NODE_NO_WARNINGS=1")
+	// node --test runs the file in a child process: at the timeout the whole group goes, so
+	// that a hung client neither outlives the test nor holds a stream open in its cleanup.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 10 * time.Second
 	out, err := cmd.CombinedOutput()
 	t.Logf("node --test:\n%s", out)
 	if err != nil {
