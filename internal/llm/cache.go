@@ -13,8 +13,9 @@ import (
 const MaxCacheMarks = 4
 
 // CacheMarks returns r's cache breakpoints in the order of the prompt a provider caches:
-// tools, then the messages (system first) block by block: a message's parts, its tool
-// calls, then the message's own block (a tool result).
+// tools, then the system and developer messages (Anthropic and Bedrock move them all to
+// the system prompt, one from the middle of the conversation too), then the others, block
+// by block: a message's parts, its tool calls, then the message's own block (a tool result).
 func (r *Request) CacheMarks() []*Cache {
 	var marks []*Cache
 	for i := range r.Tools {
@@ -22,38 +23,57 @@ func (r *Request) CacheMarks() []*Cache {
 			marks = append(marks, c)
 		}
 	}
-	for i := range r.Messages {
-		m := &r.Messages[i]
-		for j := range m.Parts {
-			if c := m.Parts[j].Cache; c != nil {
-				marks = append(marks, c)
+	for _, system := range [...]bool{true, false} {
+		for i := range r.Messages {
+			m := &r.Messages[i]
+			if (m.Role == RoleSystem || m.Role == RoleDeveloper) != system {
+				continue
 			}
-		}
-		for j := range m.ToolCalls {
-			if c := m.ToolCalls[j].Cache; c != nil {
-				marks = append(marks, c)
+			for j := range m.Parts {
+				if c := m.Parts[j].Cache; c != nil {
+					marks = append(marks, c)
+				}
 			}
-		}
-		if m.Cache != nil {
-			marks = append(marks, m.Cache)
+			for j := range m.ToolCalls {
+				if c := m.ToolCalls[j].Cache; c != nil {
+					marks = append(marks, c)
+				}
+			}
+			if m.Cache != nil {
+				marks = append(marks, m.Cache)
+			}
 		}
 	}
 	return marks
 }
 
-// CacheKept tells which of r's breakpoints an adapter whose provider takes at most max of
-// them sends: the last max in prompt order (the one on the conversation, which a multi-turn
-// session needs most, is last), and how many it leaves out. keep is false for nil.
-func (r *Request) CacheKept(max int) (keep func(*Cache) bool, dropped int) {
+// CachePlan tells which of r's breakpoints an adapter whose provider takes at most max of
+// them sends, and with which TTL, as Anthropic and Bedrock take them: the last max in
+// prompt order (the one on the conversation, which a multi-turn session needs most, is
+// last), and how many it leaves out. A 1h breakpoint that follows a shorter one (5m, or the
+// default) in that order goes as 5m: both providers refuse a longer TTL after a shorter one
+// ("cache entries with longer TTL must appear before shorter TTLs"); the prefix cached is
+// the same, its later part lives 5 minutes. ttl's ok is false for a breakpoint left out,
+// and for nil.
+func (r *Request) CachePlan(max int) (ttl func(*Cache) (string, bool), dropped int) {
 	marks := r.CacheMarks()
-	if len(marks) <= max {
-		return func(c *Cache) bool { return c != nil }, 0
+	if len(marks) > max {
+		marks, dropped = marks[len(marks)-max:], len(marks)-max
 	}
-	kept := make(map[*Cache]bool, max)
-	for _, c := range marks[len(marks)-max:] {
-		kept[c] = true
+	plan := make(map[*Cache]string, len(marks))
+	short := false
+	for _, c := range marks {
+		t := c.TTL
+		if t == "1h" && short {
+			t = "5m"
+		}
+		short = short || t != "1h"
+		plan[c] = t
 	}
-	return func(c *Cache) bool { return kept[c] }, len(marks) - max
+	return func(c *Cache) (string, bool) {
+		t, ok := plan[c]
+		return t, ok
+	}, dropped
 }
 
 // AutoCache puts breakpoints on a request whose client sent none (an alias's prompt_cache:

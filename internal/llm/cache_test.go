@@ -2,7 +2,7 @@ package llm
 
 import "testing"
 
-func TestCacheKept(t *testing.T) {
+func TestCachePlan(t *testing.T) {
 	c := func() *Cache { return &Cache{} }
 	r := &Request{
 		Tools: []Tool{{Name: "a", Cache: c()}},
@@ -11,24 +11,49 @@ func TestCacheKept(t *testing.T) {
 			{Role: RoleUser, Parts: []Part{{Type: PartText, Text: "u", Cache: c()}}},
 			{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: "1", Name: "a", Cache: c()}}},
 			{Role: RoleTool, ToolCallID: "1", Parts: []Part{{Type: PartText, Text: "r"}}, Cache: &Cache{TTL: "1h"}},
+			// A system message in the middle goes to the system prompt: it is cached
+			// before the conversation.
+			{Role: RoleSystem, Parts: []Part{{Type: PartText, Text: "late", Cache: &Cache{TTL: "5m"}}}},
 		},
 	}
 	marks := r.CacheMarks()
-	if len(marks) != 5 || marks[0] != r.Tools[0].Cache || marks[4] != r.Messages[3].Cache {
-		t.Fatalf("got %d marks in the wrong order", len(marks))
+	want := []*Cache{r.Tools[0].Cache, r.Messages[0].Parts[0].Cache, r.Messages[4].Parts[0].Cache,
+		r.Messages[1].Parts[0].Cache, r.Messages[2].ToolCalls[0].Cache, r.Messages[3].Cache}
+	if len(marks) != len(want) {
+		t.Fatalf("got %d marks, want %d", len(marks), len(want))
 	}
-	keep, dropped := r.CacheKept(MaxCacheMarks)
-	if dropped != 1 {
-		t.Fatalf("dropped %d, want 1", dropped)
+	for i := range want {
+		if marks[i] != want[i] {
+			t.Fatalf("mark %d is out of the order tools, system, the rest", i)
+		}
 	}
-	if keep(r.Tools[0].Cache) || !keep(r.Messages[3].Cache) || !keep(r.Messages[0].Parts[0].Cache) || keep(nil) {
-		t.Fatal("the first breakpoint should go, the last four stay")
+	ttl, dropped := r.CachePlan(MaxCacheMarks)
+	if dropped != 2 {
+		t.Fatalf("dropped %d, want 2", dropped)
+	}
+	for i, m := range marks {
+		if _, ok := ttl(m); ok != (i >= 2) {
+			t.Errorf("mark %d kept: %v, want the last four", i, ok)
+		}
+	}
+	// The 1h on the tool result follows 5m and default ones: it goes as 5m.
+	if got, ok := ttl(r.Messages[3].Cache); got != "5m" || !ok {
+		t.Errorf("a 1h after shorter ones: got %q, want 5m", got)
+	}
+	if got, _ := ttl(r.Messages[4].Parts[0].Cache); got != "5m" {
+		t.Errorf("a kept 5m: got %q", got)
+	}
+	if _, ok := ttl(nil); ok {
+		t.Error("nil is no breakpoint")
 	}
 	if !r.Messages[3].Cache.Long() || r.Tools[0].Cache.Long() {
 		t.Fatal("Long is the 1h TTL")
 	}
-	if keep, dropped := r.CacheKept(8); dropped != 0 || !keep(r.Tools[0].Cache) {
-		t.Fatal("under the limit every breakpoint stays")
+	// Under the limit every breakpoint stays; a 1h first keeps its TTL.
+	r.Tools[0].Cache.TTL = "1h"
+	ttl, dropped = r.CachePlan(8)
+	if got, ok := ttl(r.Tools[0].Cache); dropped != 0 || !ok || got != "1h" {
+		t.Errorf("got %q %v with %d dropped, want the first 1h kept", got, ok, dropped)
 	}
 }
 
@@ -81,5 +106,24 @@ func TestCachePrefix(t *testing.T) {
 	}
 	if turn("ab", "c").CachePrefix() == turn("a", "bc").CachePrefix() {
 		t.Fatal("fields run into each other")
+	}
+}
+
+// Reasoning goes back only to a wire that can read it: its own, Claude's between Anthropic
+// and Bedrock, and any when its wire is not named.
+func TestReadBy(t *testing.T) {
+	for _, c := range []struct {
+		from, to string
+		want     bool
+	}{
+		{"anthropic", "anthropic", true}, {"anthropic", "bedrock", true}, {"bedrock", "anthropic", true},
+		{"anthropic", "gemini", false}, {"anthropic", "responses", false}, {"responses", "anthropic", false},
+		{"gemini", "bedrock", false}, {"gemini", "gemini", true}, {"responses", "responses", true},
+		{"", "gemini", true}, {"", "anthropic", true},
+	} {
+		r := Reasoning{Encrypted: "x", Wire: c.from}
+		if got := r.ReadBy(c.to); got != c.want {
+			t.Errorf("%q read by %q: got %v, want %v", c.from, c.to, got, c.want)
+		}
 	}
 }

@@ -61,7 +61,7 @@ type Part struct {
 // Cache is a prompt-cache breakpoint a client put on a block (Anthropic's cache_control,
 // Bedrock's cachePoint): the provider may cache the prompt up to and including that block.
 // It is a pointer in every llm value so that an adapter can tell the breakpoints apart
-// (CacheKept) without changing a request whose slices it shares.
+// (CachePlan) without changing a request whose slices it shares.
 type Cache struct {
 	// TTL is "" (the provider's default, 5 minutes) or "5m", or "1h".
 	TTL string
@@ -177,6 +177,17 @@ type Reasoning struct {
 	// "" when the client's wire does not say: only that format can read Encrypted back, so
 	// an adapter of another format drops the block rather than send it a foreign signature.
 	Wire string
+}
+
+// ReadBy reports whether an adapter of wire can hand r back: reasoning its own wire wrote,
+// or one whose wire nobody named (the gateway's own tool rounds), and Claude's signatures
+// between Anthropic and Bedrock ("signature values are compatible across platforms (Claude
+// APIs, Amazon Bedrock, and Vertex AI)", Anthropic's thinking-encryption docs). Another
+// format's opaque content (a Responses encrypted_content, a Gemini thoughtSignature, an
+// Anthropic signature elsewhere) is a 400 there, so the adapter leaves it out.
+func (r *Reasoning) ReadBy(wire string) bool {
+	claude := func(w string) bool { return w == "anthropic" || w == "bedrock" }
+	return r.Wire == "" || r.Wire == wire || claude(r.Wire) && claude(wire)
 }
 
 // ToolKind says what a tool is. Every adapter carries functions; the other kinds come from

@@ -16,58 +16,27 @@ var (
 	cc1h      = json.RawMessage(`{"type":"ephemeral","ttl":"1h"}`)
 )
 
-// marks tells which of a translated request's breakpoints go upstream: the last
-// llm.MaxCacheMarks in prompt order (llm.Request.CacheKept), since Anthropic refuses a
-// request with more.
-type marks func(*llm.Cache) bool
+// marks is which of a translated request's breakpoints go upstream, with which TTL
+// (llm.Request.CachePlan): the last llm.MaxCacheMarks in prompt order, since Anthropic
+// refuses a request with more, and a 1h after a shorter one as 5m, as Anthropic requires.
+type marks func(*llm.Cache) (string, bool)
 
 // cc is the cache_control of a block whose breakpoint is c: nil when it has none or it is
 // left out.
 func (k marks) cc(c *llm.Cache) json.RawMessage {
-	if c == nil || k == nil || !k(c) {
+	if k == nil {
 		return nil
 	}
-	switch c.TTL {
-	case "1h":
+	ttl, ok := k(c)
+	switch {
+	case !ok:
+		return nil
+	case ttl == "1h":
 		return cc1h
-	case "5m":
+	case ttl == "5m":
 		return cc5m
 	}
 	return ccDefault
-}
-
-// orderTTLs makes a 1h breakpoint that follows a 5m one (or one with the default TTL) in
-// prompt order (tools, system, messages; a tool_result's content before the tool_result)
-// a 5m one. Anthropic refuses the request otherwise: "cache entries with longer TTL must
-// appear before shorter TTLs" (prompt caching, mixing different TTLs). Keeping the earlier
-// 5m and shortening the later 1h caches the same prefix; the later part lives 5 minutes.
-func orderTTLs(w *wire.MessagesRequest) {
-	short := false
-	visit := func(cc *json.RawMessage) {
-		switch {
-		case *cc == nil:
-		case bytes.Equal(*cc, cc1h):
-			if short {
-				*cc = cc5m
-			}
-		default:
-			short = true
-		}
-	}
-	var blocks func(c wire.Content)
-	blocks = func(c wire.Content) {
-		for i := range c {
-			blocks(c[i].Content)
-			visit(&c[i].CacheControl)
-		}
-	}
-	for i := range w.Tools {
-		visit(&w.Tools[i].CacheControl)
-	}
-	blocks(w.System)
-	for i := range w.Messages {
-		blocks(w.Messages[i].Content)
-	}
 }
 
 // ccKey is what a native body holds once per breakpoint, or more (the text of a message may

@@ -35,7 +35,7 @@
 //	| top_k (non-standard, Extra)         | top_k                                          | |
 //	| stop                                | stop_sequences                                 | whitespace-only sequences dropped (the API refuses them) |
 //	| user                                | metadata.user_id                               | |
-//	| cache breakpoints (llm.Cache)       | cache_control {type ephemeral, ttl} on the block | on system blocks, tools, text/image/document, tool_use, tool_result and its content; ttl as it came ("" none); the last 4 in prompt order (llm.Request.CacheKept), the others counted in Usage.CacheDropped; a 1h after a 5m (or default) one in tools-system-messages order is made 5m (Anthropic: longer TTLs must come first) |
+//	| cache breakpoints (llm.Cache)       | cache_control {type ephemeral, ttl} on the block | on system blocks, tools, text/image/document, tool_use, tool_result and its content; ttl as it came ("" none); the last 4 in prompt order (llm.Request.CachePlan), the others counted in Usage.CacheDropped; a 1h after a 5m (or default) one in tools-system-messages order is made 5m (Anthropic: longer TTLs must come first) |
 //	| n > 1                               | -                                              | 400: Anthropic serves one choice |
 //	| logprobs: true                      | -                                              | 400; top_logprobs alone is dropped |
 //	| response_format json_schema         | -                                              | 400: dropping it would break the client's contract silently |

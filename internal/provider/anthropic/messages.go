@@ -153,23 +153,13 @@ func imageBlock(u string, i int) (wire.Block, error) {
 	return wire.Block{Type: "image", Source: &wire.Source{Type: "base64", MediaType: strings.ToLower(mt), Data: data}}, nil
 }
 
-// claudeSigned reports whether reasoning written by wire carries a signature a Claude
-// target verifies: Anthropic's and Bedrock's ("signature values are compatible across
-// platforms (Claude APIs, Amazon Bedrock, and Vertex AI)", Anthropic's thinking-encryption
-// docs), and "" from a client wire that does not say (the convention before Wire). Another
-// format's opaque content (Responses encrypted_content, a Gemini thoughtSignature) is a 400
-// there.
-func claudeSigned(wire string) bool {
-	return wire == "anthropic" || wire == "bedrock" || wire == ""
-}
-
 // assistantBlocks translates an assistant message: its reasoning first (the API wants thinking
 // blocks before the rest of the turn), then text, refusal and tool calls.
 func assistantBlocks(m *llm.Message, i int, keep marks) (wire.Content, error) {
 	var c wire.Content
 	for _, r := range m.Reasoning {
 		switch {
-		case r.Encrypted == "" || !claudeSigned(r.Wire):
+		case r.Encrypted == "" || !r.ReadBy("anthropic"):
 			// Thinking without its signature cannot be handed back (the API checks it);
 			// reasoning another provider wrote is dropped here.
 		case r.Redacted:

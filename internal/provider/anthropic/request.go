@@ -57,7 +57,7 @@ func encodeRequest(req *llm.Request, defaultMax int) ([]byte, int, error) {
 	if rfType(req.ResponseFormat) == "json_schema" {
 		return nil, 0, unsupported("response_format", "response_format json_schema is not supported for Anthropic targets")
 	}
-	keep, dropped := req.CacheKept(llm.MaxCacheMarks)
+	keep, dropped := req.CachePlan(llm.MaxCacheMarks)
 	system, turns, err := translateMessages(req.Messages, keep)
 	if err != nil {
 		return nil, 0, err
@@ -112,7 +112,6 @@ func encodeRequest(req *llm.Request, defaultMax int) ([]byte, int, error) {
 		w.Metadata = &wire.Metadata{UserID: req.User}
 	}
 	setTokens(&w, req, defaultMax, effort)
-	orderTTLs(&w)
 	b, err := wire.Marshal(&w)
 	if err != nil {
 		return nil, 0, &llm.Error{Kind: llm.Internal, Message: "anthropic: cannot encode the request", Err: err}

@@ -61,44 +61,17 @@ func newPoints(req *llm.Request) *points {
 		r = &c
 		p.dropped = len(marks) - len(r.CacheMarks())
 	}
-	keep, dropped := r.CacheKept(llm.MaxCacheMarks)
+	// The last 4 in the order Bedrock caches, and a 1h after a shorter one as 5m: Bedrock
+	// refuses a longer TTL after a shorter one, as Anthropic does (llm.Request.CachePlan).
+	plan, dropped := r.CachePlan(llm.MaxCacheMarks)
 	p.dropped += dropped
 	long := fam == claudeCache && longTTL(req.Model)
-	// Bedrock refuses a longer TTL after a shorter one, in the order tools, system,
-	// messages: a 1h mark after a 5m one is sent with the default instead.
-	ceiling := "1h"
-	visit := func(c *llm.Cache) {
-		if !keep(c) {
-			return
-		}
-		ttl := ""
-		if long && (c.TTL == "5m" || c.TTL == "1h") {
-			ttl = c.TTL
-		}
-		if ttl == "1h" && ceiling != "1h" {
-			ttl = ""
-		}
-		if ttl != "1h" {
-			ceiling = "5m"
-		}
-		p.plan[c] = ttl
-	}
-	for i := range r.Tools {
-		visit(r.Tools[i].Cache)
-	}
-	for _, system := range []bool{true, false} {
-		for i := range r.Messages {
-			m := &r.Messages[i]
-			if (m.Role == llm.RoleSystem || m.Role == llm.RoleDeveloper) != system {
-				continue
+	for _, c := range r.CacheMarks() {
+		if ttl, ok := plan(c); ok {
+			if !long {
+				ttl = "" // the model takes no ttl: the default, 5 minutes
 			}
-			for j := range m.Parts {
-				visit(m.Parts[j].Cache)
-			}
-			for j := range m.ToolCalls {
-				visit(m.ToolCalls[j].Cache)
-			}
-			visit(m.Cache)
+			p.plan[c] = ttl
 		}
 	}
 	return p

@@ -82,7 +82,7 @@
 // kept, the one on the conversation included. Claude models (anthropic.claude) take them in
 // system, tools and messages; the ttl (5m, 1h) only from Claude 4.5 on, and never longer
 // than an earlier point's (tools, then system, then messages: Bedrock refuses a longer one
-// after a shorter one, so such a point goes with the default). Nova models (amazon.nova)
+// after a shorter one, so such a point goes as 5m: llm.Request.CachePlan). Nova models (amazon.nova)
 // take them in system and messages, without ttl; other models refuse cachePoint and get
 // none. What is left out (over the limit, a kind of block the model cannot cache, a mark on
 // a block not sent) is counted in Usage.CacheDropped, never a 400. Config.CachePoints adds

@@ -253,17 +253,10 @@ func withPoint(blocks []bedrock.ContentBlock, cp *bedrock.CachePoint) []bedrock.
 	return append(blocks, bedrock.ContentBlock{CachePoint: cp})
 }
 
-// readsReasoning reports whether Bedrock can take back reasoning a wire wrote: its own,
-// Anthropic's (Claude's signatures are the same on both), or one whose wire is unknown (the
-// stream's events do not say); a Gemini or Responses signature would be refused.
-func readsReasoning(wire string) bool {
-	return wire == "" || wire == "bedrock" || wire == "anthropic"
-}
-
 func assistantBlocks(i int, m *llm.Message, pts *points) ([]bedrock.ContentBlock, error) {
 	var out []bedrock.ContentBlock
 	for _, r := range m.Reasoning {
-		if r.Encrypted == "" || !readsReasoning(r.Wire) {
+		if r.Encrypted == "" || !r.ReadBy("bedrock") {
 			continue // without a signature, or another provider's: it cannot be handed back
 		}
 		// Redacted is said by the client's wire, and by the stream (llm.Event.Redacted) for

@@ -217,7 +217,7 @@ func modelParts(i int, m *llm.Message) ([]gemini.Part, error) {
 		parts = append(parts, gemini.Part{FunctionCall: &gemini.FunctionCall{ID: realID(tc.ID), Name: tc.Name, Args: args}})
 	}
 	for _, r := range m.Reasoning {
-		if r.Encrypted == "" || r.Wire != "" && r.Wire != "gemini" {
+		if r.Encrypted == "" || !r.ReadBy("gemini") {
 			// Thought summaries are not handed back, nor another provider's signature (an
 			// Anthropic thinking signature, Responses encrypted content), which Gemini
 			// would refuse (issue 46).

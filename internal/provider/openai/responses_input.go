@@ -60,9 +60,8 @@ func (w *itemWriter) assistant(m *llm.Message) {
 		if r.Encrypted == "" {
 			continue
 		}
-		// Another format's signature (an Anthropic or Gemini one) is refused with a 400; ""
-		// is a block whose wire nobody named (the gateway's own tool rounds), kept.
-		if r.Wire != "" && r.Wire != "responses" {
+		// Another format's signature (an Anthropic or Gemini one) is refused with a 400.
+		if !r.ReadBy("responses") {
 			continue
 		}
 		b := w.open()
