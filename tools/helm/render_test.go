@@ -2,6 +2,7 @@ package helm
 
 import (
 	"fmt"
+	"reflect"
 	"regexp"
 	"sort"
 	"strings"
@@ -106,34 +107,22 @@ func (r *rendered) decodeDoc(path string, doc []byte) error {
 	if err := yaml.Unmarshal(doc, &tm); err != nil {
 		return err
 	}
-	var obj interface {
-		metav1.Object
-	}
-	switch tm.APIVersion + " " + tm.Kind {
-	case "v1 ConfigMap":
-		r.ConfigMap = &corev1.ConfigMap{}
-		obj = r.ConfigMap
-	case "apps/v1 Deployment":
-		r.Deployment = &appsv1.Deployment{}
-		obj = r.Deployment
-	case "v1 Service":
-		r.Service = &corev1.Service{}
-		obj = r.Service
-	case "autoscaling/v2 HorizontalPodAutoscaler":
-		r.HPA = &autoscalingv2.HorizontalPodAutoscaler{}
-		obj = r.HPA
-	case "policy/v1 PodDisruptionBudget":
-		r.PDB = &policyv1.PodDisruptionBudget{}
-		obj = r.PDB
-	case "monitoring.coreos.com/v1 ServiceMonitor":
-		r.ServiceMonitor = &monitoringv1.ServiceMonitor{}
-		obj = r.ServiceMonitor
-	case "networking.k8s.io/v1 Ingress":
-		r.Ingress = &networkingv1.Ingress{}
-		obj = r.Ingress
-	default:
+	// Each known kind fills its field of r: a pointer to that (pointer) field, set below.
+	field, ok := map[string]any{
+		"v1 ConfigMap":                            &r.ConfigMap,
+		"apps/v1 Deployment":                      &r.Deployment,
+		"v1 Service":                              &r.Service,
+		"autoscaling/v2 HorizontalPodAutoscaler":  &r.HPA,
+		"policy/v1 PodDisruptionBudget":           &r.PDB,
+		"monitoring.coreos.com/v1 ServiceMonitor": &r.ServiceMonitor,
+		"networking.k8s.io/v1 Ingress":            &r.Ingress,
+	}[tm.APIVersion+" "+tm.Kind]
+	if !ok {
 		return fmt.Errorf("unexpected object %s %s", tm.APIVersion, tm.Kind)
 	}
+	f := reflect.ValueOf(field).Elem()
+	f.Set(reflect.New(f.Type().Elem()))
+	obj := f.Interface().(metav1.Object)
 	if err := yaml.UnmarshalStrict(doc, obj); err != nil {
 		return fmt.Errorf("%s: %w", tm.Kind, err)
 	}
