@@ -30,7 +30,8 @@ func TestLint(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			l := lint.All(chartDir, vals, release.Namespace, false)
+			// Deprecated APIs are judged as of the newest Kubernetes that k8s.io/api here knows.
+			l := lint.AllWithKubeVersion(chartDir, vals, release.Namespace, &chartutil.KubeVersion{Version: "v1.37.0", Major: "1", Minor: "37"})
 			for _, m := range l.Messages {
 				if m.Severity > support.InfoSev {
 					t.Errorf("lint: %s", m)
@@ -42,10 +43,11 @@ func TestLint(t *testing.T) {
 	}
 }
 
-// TestNoMissingDependency checks that every dependency Chart.yaml declares is vendored in
-// charts/: `helm install` refuses a chart with a missing one even when its condition is false,
-// which is why the Redis subchart is documented rather than declared.
-func TestNoMissingDependency(t *testing.T) {
+// TestChartMetadata checks what `helm install` checks before rendering: the cluster's version
+// against kubeVersion (1.30 brought the preStop sleep action), and that every dependency
+// Chart.yaml declares is vendored in charts/ (Helm refuses a missing one even when its
+// condition is false, which is why the Redis subchart is documented rather than declared).
+func TestChartMetadata(t *testing.T) {
 	chrt, err := loader.Load(chartDir)
 	if err != nil {
 		t.Fatal(err)
@@ -61,6 +63,11 @@ func TestNoMissingDependency(t *testing.T) {
 		}
 		if !slices.Contains(have, d.Name) {
 			t.Errorf("dependency %s (%s) is declared but not in charts/: helm install would fail", name, d.Repository)
+		}
+	}
+	for v, want := range map[string]bool{"v1.29.4": false, "v1.30.0": true, "v1.37.1": true, "v1.33.2-gke.1": true} {
+		if got := chartutil.IsCompatibleRange(chrt.Metadata.KubeVersion, v); got != want {
+			t.Errorf("Kubernetes %s accepted %v, want %v (kubeVersion %q)", v, got, want, chrt.Metadata.KubeVersion)
 		}
 	}
 	if chrt.Metadata.APIVersion != "v2" || chrt.Metadata.Type != "application" {
