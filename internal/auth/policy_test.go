@@ -183,3 +183,36 @@ func TestPersonalTokens(t *testing.T) {
 		t.Error("Refused: the caller's errors only")
 	}
 }
+
+// TestMember: a team_admin adds or removes only users whose every team is theirs (or who
+// are in none), and removes a member of their team whatever else they are in; anything
+// else is hidden, as no user; admin moves anyone (issue 47).
+func TestMember(t *testing.T) {
+	u := func(teams ...string) *User { return &User{ID: "usr_x", Teams: teams} }
+	both := &Principal{User: "usr_tb", Role: RoleTeamAdmin, Teams: []string{"search", "ads"}}
+	for _, c := range []struct {
+		name string
+		p    *Principal
+		u    *User
+		add  bool
+		want Verdict
+	}{
+		{"admin, another team's user", Bootstrap, u("ads"), true, Allow},
+		{"team_admin, a user in no team", ta, u(), true, Allow},
+		{"team_admin, their team's user", ta, u("search"), true, Allow},
+		{"team_admin, another team's user", ta, u("ads"), true, Hide},
+		{"team_admin, removing another team's user", ta, u("ads"), false, Hide},
+		{"team_admin, a user of theirs and another's", ta, u("search", "ads"), true, Hide},
+		{"team_admin, removing a user of theirs and another's", ta, u("search", "ads"), false, Allow},
+		{"team_admin of both teams", both, u("ads"), true, Allow},
+		{"viewer", viewer, u(), true, Forbid},
+		{"member", member, u("search"), false, Forbid},
+		{"no principal", nil, u(), true, Forbid},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := Member(c.p, c.u, "search", c.add); got != c.want {
+				t.Errorf("got %v, want %v", got, c.want)
+			}
+		})
+	}
+}
