@@ -1,8 +1,6 @@
 package server
 
 import (
-	"net/http"
-
 	"github.com/labstack/echo/v4"
 	"github.com/sluice-gw/sluice/internal/playground"
 )
@@ -18,8 +16,9 @@ func (s *Server) playgroundRoutes(e *echo.Echo) {
 	e.GET(playground.Prefix+"*", h)
 	e.HEAD(playground.Prefix+"*", h)
 	if co := s.o.Gate.Console; co != nil { // its own sign-in (internal/console)
-		m := []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodDelete}
-		e.Match(m, "/console", echo.WrapHandler(co.Handler()))
-		e.Match(m, "/console/*", echo.WrapHandler(co.Handler()))
+		// Every method: the console's own routes answer the wrong ones (405), through the
+		// operator's middleware as all its answers.
+		e.Any("/console", echo.WrapHandler(co.Handler()), operator)
+		e.Any("/console/*", echo.WrapHandler(co.Handler()), operator)
 	}
 }
