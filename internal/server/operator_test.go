@@ -2,6 +2,8 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -62,5 +64,36 @@ func TestOperatorNosniff(t *testing.T) {
 			cancel()
 			resp.Body.Close()
 		}
+	}
+}
+
+// Issue 47, finding 1, over HTTP: a team_admin's PATCH /admin/teams/{own}/members naming a
+// user of another team answers the very bytes an unknown id gets (the id aside), and the
+// user stays in their team alone.
+func TestTeamAdminPullsNoForeignUser(t *testing.T) {
+	url := serveGate(t, logsConfig(t.TempDir()), nil, time.Minute, nil)
+	type made struct{ ID, Token string } // the id, and a personal token's secret
+	mk := func(path, body string) (v made) {
+		r := do(t, "POST", url+path, logsAdmin, body)
+		if err := json.Unmarshal(r.body, &v); r.status != http.StatusCreated || err != nil {
+			t.Fatalf("POST %s: %d %s", path, r.status, r.body)
+		}
+		return v
+	}
+	mk("/admin/teams", `{"name":"search"}`)
+	mk("/admin/teams", `{"name":"ads"}`)
+	ta := mk("/admin/users", `{"email":"ta@a.example","role":"team_admin","teams":["search"]}`).ID
+	bob := mk("/admin/users", `{"email":"bob@b.example","role":"member","teams":["ads"]}`).ID
+	secret := mk("/admin/users/"+ta+"/tokens", `{"name":"t"}`).Token
+	patch := func(id string) string {
+		r := do(t, "PATCH", url+"/admin/teams/search/members", secret, `{"add":["`+id+`"]}`)
+		return fmt.Sprintf("%d %s", r.status, strings.ReplaceAll(string(r.body), id, "ID"))
+	}
+	unknown := "usr_" + strings.Repeat("0", len(bob)-4)
+	if got, want := patch(bob), patch(unknown); got != want || !strings.HasPrefix(got, "404 ") {
+		t.Errorf("adding another team's user: got %s, want the unknown id's %s", got, want)
+	}
+	if r := do(t, "GET", url+"/admin/users/"+bob, logsAdmin, ""); !strings.Contains(string(r.body), `"teams":["ads"]`) {
+		t.Errorf("bob after the refusal: %s, want his teams unchanged", r.body)
 	}
 }
