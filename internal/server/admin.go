@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -22,23 +23,9 @@ func (s *Server) adminRoutes(e *echo.Echo) {
 	if s.o.Cache != nil {
 		a.Clear = s.o.Cache.Clear
 	}
-	mw := []echo.MiddlewareFunc{operator, s.adminAuth}
+	g := e.Group("/admin", s.adminAuth) // every path under it, an unknown one too, needs the token
 	for _, rt := range a.Routes() {
-		e.Add(rt.Method, rt.Path, s.adminOp(rt.Op), mw...)
-	}
-	for _, p := range []string{"/admin", "/admin/*"} { // an unknown path under it needs the token too
-		e.RouteNotFound(p, echo.NotFoundHandler, mw...)
-	}
-}
-
-// operator holds on every answer of the operator's routes, the admin API's and the
-// console's, attached where each is registered (adminRoutes, playgroundRoutes), errors and
-// unknown paths included: no browser guesses a type other than the one sent, so a record,
-// an export or an error that echoes a prompt is never run as a page or a script (issue 47).
-func operator(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		c.Response().Header().Set("X-Content-Type-Options", "nosniff")
-		return next(c)
+		g.Add(rt.Method, strings.TrimPrefix(rt.Path, "/admin"), s.adminOp(rt.Op))
 	}
 }
 

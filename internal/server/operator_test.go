@@ -13,9 +13,10 @@ import (
 )
 
 // Every answer of the operator's routes, the admin API's and the console's, says nosniff
-// (issue 47): walked over the routes the server registered, with and without the admin
-// token, their errors, unknown paths and wrong methods under them, the log's exports and
-// live tail, the console's pages, files and redirect.
+// (issue 47; the access middleware sets it, on every route of the server): walked over the
+// routes the server registered, with and without the admin token, their errors, unknown
+// paths and wrong methods under them, the log's exports and live tail, the console's pages,
+// files and redirect.
 func TestOperatorNosniff(t *testing.T) {
 	url, srv := serveServer(t, logsConfig(t.TempDir()), nil, time.Minute, nil)
 	do(t, "POST", url+"/v1/chat/completions", "", chatBody("default", false, ""))

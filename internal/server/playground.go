@@ -1,6 +1,8 @@
 package server
 
 import (
+	"net/http"
+
 	"github.com/labstack/echo/v4"
 	"github.com/sluice-gw/sluice/internal/playground"
 )
@@ -16,9 +18,8 @@ func (s *Server) playgroundRoutes(e *echo.Echo) {
 	e.GET(playground.Prefix+"*", h)
 	e.HEAD(playground.Prefix+"*", h)
 	if co := s.o.Gate.Console; co != nil { // its own sign-in (internal/console)
-		// Every method: the console's own routes answer the wrong ones (405), through the
-		// operator's middleware as all its answers.
-		e.Any("/console", echo.WrapHandler(co.Handler()), operator)
-		e.Any("/console/*", echo.WrapHandler(co.Handler()), operator)
+		m := []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodDelete}
+		e.Match(m, "/console", echo.WrapHandler(co.Handler()))
+		e.Match(m, "/console/*", echo.WrapHandler(co.Handler()))
 	}
 }
