@@ -132,7 +132,7 @@ func probesOf(t *testing.T, r Route) []probe {
 
 // answer is what a caller learns from an answer: its status and every byte of its body or
 // error (a download's file), with each name of fills taken out (the caller named it).
-func answer(t *testing.T, status int, v any, err error, fills ...map[string]string) string {
+func answer(t *testing.T, code int, v any, err error, fills ...map[string]string) string {
 	t.Helper()
 	var b []byte
 	switch d := v.(type) {
@@ -142,15 +142,15 @@ func answer(t *testing.T, status int, v any, err error, fills ...map[string]stri
 			t.Fatal(err)
 		}
 		b = buf.Bytes()
-	case Events: // a live tail: what it sends is TestLogScope's
+	case Events: // a live tail, from now on: it queries the same scoped store as the list (scopedLogs)
 		b = []byte("events")
 	default:
 		b, _ = json.Marshal(v)
 	}
-	out := fmt.Sprintf("%d %s", status, b)
+	out := fmt.Sprintf("%d %s", code, b)
 	if err != nil {
 		eb, _ := json.Marshal(err)
-		out = fmt.Sprintf("%d %s %s", statusOf(err), err.Error(), eb)
+		out = fmt.Sprintf("%d %s %s", status(err), err.Error(), eb)
 	}
 	for _, fill := range fills {
 		for name, s := range fill {
@@ -159,8 +159,6 @@ func answer(t *testing.T, status int, v any, err error, fills ...map[string]stri
 	}
 	return out
 }
-
-func statusOf(err error) int { return status(err) }
 
 func (p probe) input(fill map[string]string) Input {
 	r := strings.NewReplacer(func() []string {
