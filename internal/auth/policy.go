@@ -155,3 +155,27 @@ func Tokens(p *Principal, method string, u *User) Verdict {
 // Unscoped reports whether p sees every record and key (admin): the others' lists are
 // filtered through Sees.
 func Unscoped(p *Principal) bool { return p != nil && p.Role == RoleAdmin }
+
+// Member is the verdict on p adding user u to team, or removing u from it (add false),
+// once p may change team's members (Reach on the team): admin anyone; a team_admin only a
+// user whose every team is one they administer (a user in no team included), so that a
+// team_admin never pulls another team's user into theirs nor learns that the user exists
+// (issue 47: admin alone moves users between teams). A team_admin also removes from team
+// a member of it, whatever their other teams: that changes team only, which they
+// administer. Anything else is hidden (404, as no user): the answer must not tell a
+// foreign user from an unknown id.
+func Member(p *Principal, u *User, team string, add bool) Verdict {
+	switch {
+	case p == nil:
+		return Forbid
+	case p.Role == RoleAdmin:
+		return Allow
+	case p.Role != RoleTeamAdmin:
+		return Forbid
+	case !slices.ContainsFunc(u.Teams, func(t string) bool { return !slices.Contains(p.Teams, t) }):
+		return Allow // all of u's teams are p's
+	case !add && slices.Contains(u.Teams, team) && slices.Contains(p.Teams, team):
+		return Allow
+	}
+	return Hide
+}

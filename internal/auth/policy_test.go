@@ -183,3 +183,66 @@ func TestPersonalTokens(t *testing.T) {
 		t.Error("Refused: the caller's errors only")
 	}
 }
+
+// TestMember: a team_admin adds or removes only users whose every team is theirs (or who
+// are in none), and removes a member of their team whatever else they are in; anything
+// else is hidden, as no user; admin moves anyone (issue 47).
+func TestMember(t *testing.T) {
+	u := func(teams ...string) *User { return &User{ID: "usr_x", Teams: teams} }
+	both := &Principal{User: "usr_tb", Role: RoleTeamAdmin, Teams: []string{"search", "ads"}}
+	for _, c := range []struct {
+		name string
+		p    *Principal
+		u    *User
+		add  bool
+		want Verdict
+	}{
+		{"admin, another team's user", Bootstrap, u("ads"), true, Allow},
+		{"team_admin, a user in no team", ta, u(), true, Allow},
+		{"team_admin, their team's user", ta, u("search"), true, Allow},
+		{"team_admin, another team's user", ta, u("ads"), true, Hide},
+		{"team_admin, removing another team's user", ta, u("ads"), false, Hide},
+		{"team_admin, a user of theirs and another's", ta, u("search", "ads"), true, Hide},
+		{"team_admin, removing a user of theirs and another's", ta, u("search", "ads"), false, Allow},
+		{"team_admin of both teams", both, u("ads"), true, Allow},
+		{"viewer", viewer, u(), true, Forbid},
+		{"member", member, u("search"), false, Forbid},
+		{"no principal", nil, u(), true, Forbid},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := Member(c.p, c.u, "search", c.add); got != c.want {
+				t.Errorf("got %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+// FuzzOtherTeams: whatever the teams and ids, a caller other than admin never reaches what
+// belongs to teams none of theirs and to another user (Hide on every method, as no such
+// thing: no existence oracle), never sees it, never names its user in a change of members
+// nor reads their tokens, and never puts a key into such a team (issue 47).
+func FuzzOtherTeams(f *testing.F) {
+	f.Add("search", "ads", "usr_a", "usr_b", uint8(0))
+	f.Add("", "x", "", "usr_b", uint8(1))
+	f.Add("a", "a\x00", "usr_a", "usr_a ", uint8(2))
+	f.Fuzz(func(t *testing.T, mine, theirs, me, them string, role uint8) {
+		if mine == theirs || me == them || them == "" {
+			return // the same team or user: not another's
+		}
+		roles := []Role{RoleTeamAdmin, RoleViewer, RoleMember, Role("root"), ""}
+		p := &Principal{User: me, Role: roles[int(role)%len(roles)], Teams: []string{mine}}
+		r := Resource{Teams: []string{theirs}, Owner: them}
+		u := &User{ID: them, Teams: []string{theirs}}
+		for _, m := range []string{"GET", "HEAD", "POST", "PATCH", "PUT", "DELETE"} {
+			if v := Reach(p, m, r); v != Hide {
+				t.Errorf("%s %s of team %q: got %v, want Hide", p.Role, m, theirs, v)
+			}
+			if v := Tokens(p, m, u); v != Hide {
+				t.Errorf("%s %s of %q's tokens: got %v, want Hide", p.Role, m, them, v)
+			}
+		}
+		if Sees(p, r) || Into(p, theirs) == Allow || Member(p, u, mine, true) == Allow || Member(p, u, mine, false) == Allow {
+			t.Errorf("%s of %q: sees, puts a key into or moves a user of %q", p.Role, mine, theirs)
+		}
+	})
+}

@@ -201,6 +201,7 @@ func (s *Server) access(next echo.HandlerFunc) echo.HandlerFunc {
 		c.Set(exchangeKey, x)
 		in := &x.access
 		c.Response().Header().Set("X-Request-Id", in.ID)
+		c.Response().Header().Set("X-Content-Type-Options", "nosniff") // no answer is taken for a page or a script (issue 47)
 		if s.o.Replica != "" {
 			c.Response().Header().Set("X-Sluice-Replica", s.o.Replica)
 		}

@@ -15,6 +15,8 @@ import (
 // manages their teams' members (issue 37: "their teams' keys, members, logs and usage"):
 // they add and remove a user of a team of theirs, and change nothing else of the user (not
 // their role, not their other teams); a team's limits, budgets and access stay admin only.
+// A team_admin names only users of their own teams, or of none (auth.Member): admin alone
+// moves a user between teams (issue 47).
 
 // Members is a team's members as GET and PATCH /admin/teams/{id}/members answer them.
 type Members struct {
@@ -63,8 +65,10 @@ type MemberChange struct {
 }
 
 // PatchMembers serves PATCH /admin/teams/{id}/members {"add": [user ids], "remove": [user
-// ids]} and answers the members after the change. Every user named must exist (404
-// user_not_found, nothing changed) and must not be one whose teams come from their OpenID
+// ids]} and answers the members after the change. Every user named must exist and be one
+// the caller may move (auth.Member: for a team_admin, a user of their teams only, or of
+// none; 404 user_not_found otherwise, the same answer as an unknown id, nothing changed)
+// and must not be one whose teams come from their OpenID
 // provider (409 user_from_issuer: the issuer sets them again at every sign-in, so a change
 // here would not last). Each user is then changed on its own, atomically (the users' store
 // compares and sets): a store failure half-way leaves the users before it changed, and the
@@ -91,21 +95,45 @@ func (ts Teams) PatchMembers(ctx context.Context, id string, body []byte) (int, 
 			return 0, nil, Bad("remove", "The user '"+uid+"' is both added and removed.")
 		}
 	}
-	for _, uid := range append(slices.Clone(in.Add), in.Remove...) { // all checked before any changes
+	p := auth.PrincipalFrom(ctx)
+	// refused is the answer to a user the caller may not name: the same bytes for one of
+	// another team as for an unknown id, so that ids cannot be probed (issue 47).
+	refused := func(uid, param string) error {
+		return &llm.Error{Kind: llm.NotFound, Code: "user_not_found", Type: "invalid_request_error", Param: param,
+			Message: "No user with the id '" + uid + "'."}
+	}
+	check := func(u *auth.User, add bool, param string) error {
+		if err := verdict(auth.Member(p, u, t.Name, add), refused(u.ID, param)); err != nil {
+			return err
+		}
+		if u.Source == auth.SourceOIDC {
+			return &llm.Error{Kind: llm.Invalid, Status: http.StatusConflict, Code: "user_from_issuer", Type: "invalid_request_error",
+				Param: param, Message: "The teams of user '" + u.ID + "' come from their OpenID provider's groups at every sign-in: change them there."}
+		}
+		return nil
+	}
+	for i, uid := range append(slices.Clone(in.Add), in.Remove...) { // all checked before any changes
+		add, param := i < len(in.Add), "add"
+		if !add {
+			param = "remove"
+		}
 		u, err := ts.Users.User(ctx, uid)
 		if errors.Is(err, auth.ErrNoUser) {
-			return 0, nil, &llm.Error{Kind: llm.NotFound, Code: "user_not_found", Type: "invalid_request_error", Param: "add",
-				Message: "No user with the id '" + uid + "'."}
+			return 0, nil, refused(uid, param)
 		} else if err != nil {
 			return 0, nil, userError(err)
 		}
-		if u.Source == auth.SourceOIDC {
-			return 0, nil, &llm.Error{Kind: llm.Invalid, Status: http.StatusConflict, Code: "user_from_issuer", Type: "invalid_request_error",
-				Param: "add", Message: "The teams of user '" + uid + "' come from their OpenID provider's groups at every sign-in: change them there."}
+		if err := check(u, add, param); err != nil {
+			return 0, nil, err
 		}
 	}
-	change := func(uid string, fn func(teams []string) []string) error {
+	// Each change checks the user again as it stands in the store, atomically with it: an
+	// admin adding them to another team meanwhile makes them another team's user.
+	change := func(uid, param string, fn func(teams []string) []string) error {
 		_, err := ts.Users.UpdateUser(ctx, uid, func(u *auth.User) error {
+			if err := check(u, param == "add", param); err != nil {
+				return err
+			}
 			u.Teams = fn(u.Teams)
 			if len(u.Teams) > 64 {
 				return Bad("add", "The user '"+uid+"' is in 64 teams already.")
@@ -115,7 +143,7 @@ func (ts Teams) PatchMembers(ctx context.Context, id string, body []byte) (int, 
 		return err
 	}
 	for _, uid := range in.Add {
-		if err := change(uid, func(teams []string) []string {
+		if err := change(uid, "add", func(teams []string) []string {
 			if slices.Contains(teams, t.Name) {
 				return teams
 			}
@@ -125,7 +153,7 @@ func (ts Teams) PatchMembers(ctx context.Context, id string, body []byte) (int, 
 		}
 	}
 	for _, uid := range in.Remove {
-		if err := change(uid, func(teams []string) []string {
+		if err := change(uid, "remove", func(teams []string) []string {
 			return slices.DeleteFunc(teams, func(n string) bool { return n == t.Name })
 		}); err != nil {
 			return 0, nil, userError(err)

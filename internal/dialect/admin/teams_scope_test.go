@@ -2,6 +2,8 @@ package admin
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -95,7 +97,8 @@ func TestTeamMembers(t *testing.T) {
 	}
 	mk("usr_ann", auth.RoleMember, auth.SourceAPI, "search")
 	mk("usr_bob", auth.RoleViewer, auth.SourceAPI, "ads")
-	mk("usr_sso", auth.RoleMember, auth.SourceOIDC, "ads")
+	mk("usr_cy", auth.RoleViewer, auth.SourceAPI) // in no team yet
+	mk("usr_sso", auth.RoleMember, auth.SourceOIDC)
 	members := func(p *auth.Principal, team string) []string {
 		t.Helper()
 		_, v, err := call("GET", "/admin/teams/:id/members", req{p, Input{ID: team}})
@@ -111,31 +114,33 @@ func TestTeamMembers(t *testing.T) {
 	if _, _, err := call("GET", "/admin/teams/:id/members", req{searchAdmin, Input{ID: "ads"}}); status(err) != 404 {
 		t.Errorf("another team's members: got %v, want 404", err)
 	}
-	if _, err := patch(searchViewer, "search", `{"add":["usr_bob"]}`); status(err) != 403 {
+	if _, err := patch(searchViewer, "search", `{"add":["usr_cy"]}`); status(err) != 403 {
 		t.Errorf("a viewer adding a member: got %v, want 403", err)
 	}
 	if _, err := patch(searchAdmin, "ads", `{"remove":["usr_bob"]}`); status(err) != 404 {
 		t.Errorf("a team_admin changing another team's members: got %v, want 404", err)
 	}
 
-	v, err := patch(searchAdmin, "search", `{"add":["usr_bob"],"remove":["usr_ann"]}`)
-	if got := memberIDs(t, v, err); !slices.Equal(got, []string{"usr_bob"}) {
-		t.Errorf("after the change: got %v, want [usr_bob]", got)
+	v, err := patch(searchAdmin, "search", `{"add":["usr_cy"],"remove":["usr_ann"]}`)
+	if got := memberIDs(t, v, err); !slices.Equal(got, []string{"usr_cy"}) {
+		t.Errorf("after the change: got %v, want [usr_cy]", got)
 	}
-	bob, _ := a.Users.User(ctx, "usr_bob")
-	if !slices.Equal(bob.Teams, []string{"ads", "search"}) || bob.Role != auth.RoleViewer {
-		t.Errorf("bob is %+v; want his other team and his role kept, search added", bob)
+	cy, _ := a.Users.User(ctx, "usr_cy")
+	if !slices.Equal(cy.Teams, []string{"search"}) || cy.Role != auth.RoleViewer {
+		t.Errorf("cy is %+v; want their role kept, search added", cy)
 	}
 	// Adding twice and removing an absent member change nothing.
-	if v, err := patch(searchAdmin, "search", `{"add":["usr_bob"],"remove":["usr_ann"]}`); !slices.Equal(memberIDs(t, v, err), []string{"usr_bob"}) {
+	if v, err := patch(searchAdmin, "search", `{"add":["usr_cy"],"remove":["usr_ann"]}`); !slices.Equal(memberIDs(t, v, err), []string{"usr_cy"}) {
 		t.Errorf("repeated: got %v", v)
 	}
-	// Refused, and nothing changed: an unknown user, an issuer's user, bad bodies.
+	// Refused, and nothing changed: an unknown user, another team's, an issuer's user, bad
+	// bodies.
 	for _, c := range []struct {
 		body string
 		want int
 	}{
 		{`{"add":["usr_ann","usr_nobody"]}`, 404},
+		{`{"add":["usr_ann","usr_bob"]}`, 404},
 		{`{"add":["usr_ann","usr_sso"]}`, 409},
 		{`{"add":[]}`, 400},
 		{`{"add":["usr_ann"],"remove":["usr_ann"]}`, 400},
@@ -147,8 +152,8 @@ func TestTeamMembers(t *testing.T) {
 			t.Errorf("%s: got %v, want %d", c.body, err, c.want)
 		}
 	}
-	if got := members(auth.Bootstrap, "search"); !slices.Equal(got, []string{"usr_bob"}) {
-		t.Errorf("after the refusals: got %v, want [usr_bob] still", got)
+	if got := members(auth.Bootstrap, "search"); !slices.Equal(got, []string{"usr_cy"}) {
+		t.Errorf("after the refusals: got %v, want [usr_cy] still", got)
 	}
 
 	// The audit log: who changed the members of which team, before and after.
@@ -158,7 +163,67 @@ func TestTeamMembers(t *testing.T) {
 	}
 	e := p.Entries[1] // the first change; newest first
 	if e.User != "usr_ta" || e.Action != "PATCH /admin/teams/{id}/members" || e.ResourceID != "search" ||
-		!strings.Contains(string(e.Before), "usr_ann") || strings.Contains(string(e.After), "usr_ann") || !strings.Contains(string(e.After), "usr_bob") {
+		!strings.Contains(string(e.Before), "usr_ann") || strings.Contains(string(e.After), "usr_ann") || !strings.Contains(string(e.After), "usr_cy") {
 		t.Errorf("audit entry %+v (before %s, after %s)", e, e.Before, e.After)
+	}
+}
+
+// Issue 47, finding 1: a team_admin cannot pull another team's user into their team, nor
+// tell such a user from an unknown id: both are the same 404, and the user's teams stay
+// as they were. A user in one of their teams and another (put there by admin) may still be
+// removed from theirs; admin alone moves a user between teams.
+func TestTeamAdminMovesNoForeignUser(t *testing.T) {
+	a, ops := policyAPI(t)
+	call := ops["call"]
+	ctx := context.Background()
+	for _, u := range []*auth.User{
+		{ID: "usr_bob", Role: auth.RoleMember, Teams: []string{"ads"}, Source: auth.SourceAPI},
+		{ID: "usr_sso", Role: auth.RoleMember, Teams: []string{"ads"}, Source: auth.SourceOIDC},
+		{ID: "usr_dee", Role: auth.RoleMember, Teams: []string{"search", "ads"}, Source: auth.SourceAPI},
+	} {
+		if err := a.Users.CreateUser(ctx, u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	patch := func(p *auth.Principal, body string) error {
+		_, _, err := call("PATCH", "/admin/teams/:id/members", req{p, Input{ID: "search", Body: []byte(body)}})
+		return err
+	}
+	// answer is the refusal with the id the caller named taken out: what tells one refusal
+	// from another.
+	answer := func(err error, id string) string {
+		b, _ := json.Marshal(err)
+		return fmt.Sprintf("%d %s %s", status(err), strings.ReplaceAll(err.Error(), id, "ID"), strings.ReplaceAll(string(b), id, "ID"))
+	}
+	for _, list := range []string{"add", "remove"} {
+		unknown := patch(searchAdmin, `{"`+list+`":["usr_nobody"]}`)
+		if status(unknown) != 404 {
+			t.Fatalf("%s an unknown id: got %v, want 404", list, unknown)
+		}
+		for _, id := range []string{"usr_bob", "usr_sso"} {
+			err := patch(searchAdmin, `{"`+list+`":["`+id+`"]}`)
+			if err == nil || answer(err, id) != answer(unknown, "usr_nobody") {
+				t.Errorf("%s %s of ads: got %v, want the unknown id's answer %v", list, id, err, unknown)
+			}
+		}
+		if err := patch(searchAdmin, `{"`+list+`":["usr_dee"]}`); (list == "add") != (status(err) == 404) {
+			t.Errorf("%s usr_dee, of search and ads: got %v; want a 404 to add (another team's too), and a removal from search", list, err)
+		}
+	}
+	for id, want := range map[string][]string{"usr_bob": {"ads"}, "usr_sso": {"ads"}, "usr_dee": {"ads"}} {
+		if u, _ := a.Users.User(ctx, id); !slices.Equal(u.Teams, want) {
+			t.Errorf("%s's teams: got %v, want %v", id, u.Teams, want)
+		}
+	}
+	// The admin moves bob; a team_admin of both teams may too.
+	if err := patch(auth.Bootstrap, `{"add":["usr_bob"]}`); err != nil {
+		t.Fatal(err)
+	}
+	both := &auth.Principal{User: "usr_tb", Role: auth.RoleTeamAdmin, Teams: []string{"search", "ads"}}
+	if err := patch(both, `{"add":["usr_dee"]}`); err != nil {
+		t.Errorf("a team_admin of both teams adding dee: %v", err)
+	}
+	if u, _ := a.Users.User(ctx, "usr_bob"); !slices.Equal(u.Teams, []string{"ads", "search"}) {
+		t.Errorf("bob's teams after the admin's change: got %v", u.Teams)
 	}
 }
