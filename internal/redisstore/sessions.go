@@ -12,7 +12,7 @@ import (
 
 // ConsoleSessions keeps the console's sessions (console.Store), one string per session with
 // its TTL, so that any replica serves a session and a sign-out (DEL) ends it on all at once;
-// a set per user indexes their sessions, so that deleting the user, or changing their role,
+// a sorted set per user indexes their sessions, so that deleting the user, or changing their role,
 // ends them all (EndUser). Ids are digests of the cookies (the console hashes them): a dump
 // of Redis holds no session a browser could present. There is no local fallback whatever
 // redis.on_failure says: a session another replica may have ended cannot be trusted from
@@ -32,14 +32,16 @@ func consoleSessionKey(id string) string { return "sluice:{console}:session:" + 
 
 func consoleUserKey(user string) string { return "sluice:{console}:user:" + user }
 
-// putSessionScript stores a session and adds it to its user's index, which lives as long as
-// the longest session in it. An id whose session ended otherwise (a sign-out, its TTL)
-// stays in the index until the index expires: EndUser deleting it again is harmless.
+// putSessionScript stores a session and adds it to its user's index (a sorted set of ids by
+// the end of their sessions in ms), which lives as long as the longest session in it. The
+// ids whose sessions are past their end leave the index at the next Put (one signed out
+// before stays until then: EndUser deleting it again is harmless).
 // KEYS: the session, the user's index. ARGV: the session's data, its TTL in ms, its id.
-var putSessionScript = redis.NewScript(`
-local ttl = tonumber(ARGV[2])
+var putSessionScript = redis.NewScript(luaNow + `
+local now, ttl = nowms(), tonumber(ARGV[2])
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ttl)
-redis.call('SADD', KEYS[2], ARGV[3])
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+redis.call('ZADD', KEYS[2], now + ttl, ARGV[3])
 if redis.call('PTTL', KEYS[2]) < ttl then redis.call('PEXPIRE', KEYS[2], ttl) end
 return 1
 `)
@@ -81,7 +83,7 @@ func (c *ConsoleSessions) EndUser(ctx context.Context, user string) error {
 	index := consoleUserKey(user)
 	var ids []string
 	err := c.s.retry(ctx, func(ctx context.Context) (err error) {
-		ids, err = c.s.c.SMembers(ctx, index).Result()
+		ids, err = c.s.c.ZRange(ctx, index, 0, -1).Result()
 		return err
 	})
 	if err != nil || len(ids) == 0 {
@@ -94,7 +96,7 @@ func (c *ConsoleSessions) EndUser(ctx context.Context, user string) error {
 	return c.s.retry(ctx, func(ctx context.Context) error {
 		_, err := c.s.c.TxPipelined(ctx, func(p redis.Pipeliner) error {
 			p.Del(ctx, keys...)
-			p.SRem(ctx, index, members...)
+			p.ZRem(ctx, index, members...)
 			return nil
 		})
 		return err
