@@ -3,6 +3,7 @@ package auth
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 )
@@ -245,4 +246,76 @@ func FuzzOtherTeams(f *testing.F) {
 			t.Errorf("%s of %q: sees, puts a key into or moves a user of %q", p.Role, mine, theirs)
 		}
 	})
+}
+
+// downUsers is a users' store that does not answer.
+type downUsers struct{ UserMemory }
+
+var errStoreDown = errors.New("redis down")
+
+func (*downUsers) User(context.Context, string) (*User, error) { return nil, errStoreDown }
+func (*downUsers) TokenByHash(context.Context, string) (*UserToken, error) {
+	return nil, errStoreDown
+}
+
+// A console session acts for its user as the store has them now, and ends (ErrInvalid) when
+// they are deleted, their role changed, or the token it was signed in with is revoked,
+// expired or another user's (issue 47).
+func TestSessionPrincipal(t *testing.T) {
+	ctx := context.Background()
+	now := time.Now()
+	us := &UserMemory{}
+	ann := &User{ID: "usr_ann", Role: RoleTeamAdmin, Teams: []string{"search"}, Source: SourceAPI}
+	bob := &User{ID: "usr_bob", Role: RoleViewer, Teams: []string{"ads"}, Source: SourceAPI}
+	for _, u := range []*User{ann, bob} {
+		if err := us.CreateUser(ctx, u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	live, _ := NewUserToken(ann.ID, "live", now, now.Add(time.Hour))
+	old, _ := NewUserToken(ann.ID, "old", now.Add(-2*time.Hour), now.Add(-time.Hour))
+	bobs, _ := NewUserToken(bob.ID, "bob", now, now.Add(time.Hour))
+	for _, tok := range []*UserToken{live, old, bobs} {
+		if err := us.CreateToken(ctx, tok); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := us.UpdateUser(ctx, ann.ID, func(u *User) error { u.Teams = []string{"ads", "search"}; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, user string
+		role       Role
+		token      string
+		users      Users
+		teams      string // the principal's, when it lives
+		err        error
+	}{
+		{name: "OpenID Connect: the teams of now", user: ann.ID, role: RoleTeamAdmin, users: us, teams: "ads,search"},
+		{name: "personal token", user: ann.ID, role: RoleTeamAdmin, token: live.Hash, users: us, teams: "ads,search"},
+		{name: "role changed", user: ann.ID, role: RoleAdmin, users: us, err: ErrInvalid},
+		{name: "user deleted", user: "usr_gone", role: RoleTeamAdmin, users: us, err: ErrInvalid},
+		{name: "token revoked", user: ann.ID, role: RoleTeamAdmin, token: Hash("sk-sluice-user-revoked"), users: us, err: ErrInvalid},
+		{name: "token expired", user: ann.ID, role: RoleTeamAdmin, token: old.Hash, users: us, err: ErrInvalid},
+		{name: "another user's token", user: ann.ID, role: RoleTeamAdmin, token: bobs.Hash, users: us, err: ErrInvalid},
+		{name: "the store down", user: ann.ID, role: RoleTeamAdmin, users: &downUsers{}, err: errStoreDown},
+		{name: "the store down, a token", user: ann.ID, role: RoleTeamAdmin, token: live.Hash, users: &downUsers{}, err: errStoreDown},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := SessionPrincipal(ctx, tt.users, tt.user, tt.role, tt.token, now)
+			if !errors.Is(err, tt.err) {
+				t.Fatalf("got %+v, %v; want %v", p, err, tt.err)
+			}
+			if tt.err == nil && (p.User != tt.user || p.Role != tt.role || strings.Join(p.Teams, ",") != tt.teams) {
+				t.Errorf("got %+v, want %s as %s in %s", p, tt.user, tt.role, tt.teams)
+			}
+		})
+	}
+	if err := us.DeleteUser(ctx, ann.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := SessionPrincipal(ctx, us, ann.ID, RoleTeamAdmin, live.Hash, now); !errors.Is(err, ErrInvalid) {
+		t.Errorf("after the user's deletion: got %v, want ErrInvalid", err)
+	}
 }

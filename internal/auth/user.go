@@ -143,6 +143,37 @@ func AuthenticateUser(ctx context.Context, users Users, secret string, now time.
 	return u.Principal(), nil
 }
 
+// SessionPrincipal returns the principal a console session of user acts for: the user as
+// the store has them now, their current teams included. ErrInvalid means the session must
+// end: the user was deleted, their role is no longer role (a role change ends their
+// sessions: the next one acts with the new role), or tokenHash, the hash of the personal
+// token the session was signed in with ("" for an OpenID Connect one), is no longer a live
+// token of theirs (revoked or expired). Any other error is the store's. Read on every call,
+// never from a cache: a user changed through one replica is seen by all at once.
+func SessionPrincipal(ctx context.Context, users Users, user string, role Role, tokenHash string, now time.Time) (*Principal, error) {
+	if tokenHash != "" {
+		t, err := users.TokenByHash(ctx, tokenHash)
+		if errors.Is(err, ErrNotFound) {
+			return nil, ErrInvalid
+		} else if err != nil {
+			return nil, err
+		}
+		if t.User != user || !now.Before(t.ExpiresAt) {
+			return nil, ErrInvalid
+		}
+	}
+	u, err := users.User(ctx, user)
+	if errors.Is(err, ErrNoUser) {
+		return nil, ErrInvalid
+	} else if err != nil {
+		return nil, err
+	}
+	if u.Role != role {
+		return nil, ErrInvalid
+	}
+	return u.Principal(), nil
+}
+
 // SortUsers orders users by creation time, then id.
 func SortUsers(us []*User) {
 	slices.SortFunc(us, func(a, b *User) int {

@@ -5,8 +5,9 @@
 // signing in with the admin token gives a session, a random id held in an HttpOnly,
 // SameSite=Strict cookie and kept in a Store the replicas share; every change made with it
 // carries the session's CSRF token; signing out deletes it from the Store, so it ends on
-// every replica. The server asks Authorize whether an admin API request carries such a
-// session, in place of the admin token.
+// every replica. A user's session acts for the user as they are at each call, and ends
+// with them (deleted, their role changed, their token revoked). The server asks Authorize
+// whether an admin API request carries such a session, in place of the admin token.
 package console
 
 import (
@@ -57,8 +58,16 @@ type Options struct {
 	Provision func(ctx context.Context, id Identity) (*Who, error)
 	// Personal is whom a user's personal API token acts for, so that a user without an
 	// OpenID provider signs in too: nil and no error when token is not a live one, an
-	// error when the users' store did not answer. Nil: only the admin token signs in.
+	// error when the users' store did not answer. Nil: only the admin token signs in. It
+	// names the token in Who.Token, for Current.
 	Personal func(ctx context.Context, token string) (*Who, error)
+	// Current is whom a user's session (signed in with a personal token or OpenID Connect)
+	// acts for now, asked on every call of the admin API and of /console/session: signed as
+	// at sign-in (with its Who.Token), the user as the users' store has them now; nil and no
+	// error when the session must end (the user deleted, their role changed, the token
+	// revoked or expired), an error when the store did not answer (the session is refused).
+	// Nil: sessions act as they were signed in (tests).
+	Current func(ctx context.Context, signed Who) (*Who, error)
 }
 
 // Console serves the console and checks its sessions. Safe for concurrent use.
@@ -73,11 +82,13 @@ type Console struct {
 	oidc      []*issuer
 	provision func(context.Context, Identity) (*Who, error)
 	personal  func(context.Context, string) (*Who, error)
+	current   func(context.Context, Who) (*Who, error)
 }
 
 // New makes a Console.
 func New(o Options) *Console {
-	c := &Console{check: o.Check, open: o.Open, store: o.Store, ttl: o.TTL, now: o.Now, provision: o.Provision, personal: o.Personal}
+	c := &Console{check: o.Check, open: o.Open, store: o.Store, ttl: o.TTL, now: o.Now, provision: o.Provision, personal: o.Personal,
+		current: o.Current}
 	for _, oi := range o.OIDC {
 		c.oidc = append(c.oidc, &issuer{OIDC: oi})
 	}

@@ -167,7 +167,7 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 	f := flow{Provider: o.Name, State: random(32), Nonce: random(32), Verifier: oauth2.GenerateVerifier(), ReturnTo: to}
 	value := random(32)
 	b, _ := json.Marshal(f)
-	if err := c.store.Put(r.Context(), "oidc:"+storeID(value), b, flowTTL); err != nil {
+	if err := c.store.Put(r.Context(), "oidc:"+storeID(value), "", b, flowTTL); err != nil {
 		storeDown(w)
 		return
 	}

@@ -35,9 +35,12 @@ const maxSignIn = 4 << 10
 type session struct {
 	CSRF string    `json:"csrf"`
 	End  time.Time `json:"end"`
-	// Who is whom the session acts for; nil in the sessions of the admin token made before
-	// users existed, which are the bootstrap admin's (Admin).
+	// Who is whom the session was signed in for; nil in the sessions of the admin token made
+	// before users existed, which are the bootstrap admin's (Admin).
 	Who *Who `json:"who,omitempty"`
+	// Token is Who.Token: the personal token the session was signed in with, as Personal
+	// named it; "" for any other sign-in.
+	Token string `json:"token,omitempty"`
 }
 
 // Who is whom a session acts for in the admin API: the server makes it the request's
@@ -46,6 +49,9 @@ type Who struct {
 	User  string   `json:"user"`
 	Role  string   `json:"role"`
 	Teams []string `json:"teams,omitempty"`
+	// Token names the personal token a session was signed in with (Personal sets it: its
+	// hash, never the token), so that Current ends the session with the token. Never shown.
+	Token string `json:"-"`
 }
 
 // Admin is the bootstrap admin: a session signed in with the admin token (or an open one).
@@ -55,7 +61,18 @@ func (s *session) who() Who {
 	if s.Who == nil {
 		return Admin
 	}
-	return *s.Who
+	w := *s.Who
+	w.Token = s.Token
+	return w
+}
+
+// user is the user a session was signed in for, "" for the bootstrap admin's (the admin
+// token, an open gateway): a user's id is never Admin.User (auth.Bootstrap's).
+func (s *session) user() string {
+	if s.Who == nil || s.Who.User == Admin.User {
+		return ""
+	}
+	return s.Who.User
 }
 
 // secure reports whether r reached the gateway over TLS, directly or through a proxy that
@@ -109,19 +126,55 @@ func (c *Console) lookup(r *http.Request) (*session, string, error) {
 	return s, id, nil
 }
 
+// live is lookup, then a user's session re-checked against the user as they are now
+// (Options.Current): it acts with the user's current role and teams, and one Current ends
+// (the user deleted, their role changed, the token it was signed in with revoked) is
+// deleted from the Store, for every replica at once. The users' store is read on every
+// call, never a cache, so that no replica acts on a user another one changed. The
+// bootstrap admin's sessions are not checked: no user stands behind them.
+func (c *Console) live(r *http.Request) (*session, Who, error) {
+	s, id, err := c.lookup(r)
+	if err != nil || s == nil {
+		return nil, Who{}, err
+	}
+	who := s.who()
+	if c.current == nil || s.user() == "" {
+		return s, who, nil
+	}
+	now, err := c.current(r.Context(), who)
+	if err != nil {
+		return nil, Who{}, err
+	}
+	if now == nil {
+		_ = c.store.Delete(r.Context(), id) // best effort: Current ends it on every call anyway
+		return nil, Who{}, nil
+	}
+	now.Token = ""
+	return s, *now, nil
+}
+
 // Authorize reports whether r may use the admin API on the strength of a console session,
-// and for whom: it carries a live session's cookie and, unless its method is GET or HEAD,
-// the session's CSRF token in X-CSRF-Token. A Store that fails denies (fail closed). The
-// server accepts it in place of the admin token.
+// and for whom, as they are now (live): it carries a live session's cookie and, unless its
+// method is GET or HEAD, the session's CSRF token in X-CSRF-Token. A Store or users' store
+// that fails denies (fail closed). The server accepts it in place of the admin token.
 func (c *Console) Authorize(r *http.Request) (Who, bool) {
-	s, _, err := c.lookup(r)
+	s, who, err := c.live(r)
 	if err != nil || s == nil {
 		return Who{}, false
 	}
 	if r.Method == http.MethodGet || r.Method == http.MethodHead || csrfMatches(r, s) {
-		return s.who(), true
+		return who, true
 	}
 	return Who{}, false
+}
+
+// EndUser ends every session of user (the Store's index of them), on every replica at
+// once: the user was deleted or their role changed. The bootstrap admin has no index.
+func (c *Console) EndUser(ctx context.Context, user string) error {
+	if user == "" || user == Admin.User {
+		return nil
+	}
+	return c.store.EndUser(ctx, user)
 }
 
 func csrfMatches(r *http.Request, s *session) bool {
@@ -146,22 +199,23 @@ type provider struct {
 	Login string `json:"login"`
 }
 
-func signedIn(s *session) state {
-	end, who := s.End.UTC(), s.who()
+// signedIn is the answer for s, acting for who (as they are now).
+func signedIn(s *session, who Who) state {
+	end := s.End.UTC()
 	return state{SignedIn: true, CSRF: s.CSRF, ExpiresAt: &end, Who: &who}
 }
 
 // status answers GET /console/session: the page asks it at load, and gets the CSRF token
 // it keeps in memory only.
 func (c *Console) status(w http.ResponseWriter, r *http.Request) {
-	s, _, err := c.lookup(r)
+	s, who, err := c.live(r)
 	switch {
 	case err != nil:
 		storeDown(w)
 	case s == nil:
 		answer(w, http.StatusOK, state{Open: c.open, Providers: c.providers()})
 	default:
-		answer(w, http.StatusOK, signedIn(s))
+		answer(w, http.StatusOK, signedIn(s, who))
 	}
 }
 
@@ -201,14 +255,14 @@ func (c *Console) signIn(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if s := c.start(w, r, *who); s != nil {
-		answer(w, http.StatusOK, signedIn(s))
+		answer(w, http.StatusOK, signedIn(s, *who))
 	}
 }
 
 // signer is whom token signs in as: the bootstrap admin for the admin token, a user for
 // their personal token (Options.Personal); nil for any other. The session acts for the
-// user with the role and teams they had at sign-in, as an OpenID Connect one does, until
-// it ends or they sign out.
+// user with the role and teams they have at each call (live), as an OpenID Connect one
+// does, until it ends, they sign out, or Current ends it.
 func (c *Console) signer(ctx context.Context, token string) (*Who, error) {
 	switch {
 	case token == "":
@@ -230,9 +284,9 @@ func (c *Console) start(w http.ResponseWriter, r *http.Request, who Who) *sessio
 	}
 	now := c.now()
 	value := random(32)
-	s := &session{CSRF: random(32), End: now.Add(c.ttl), Who: &who}
+	s := &session{CSRF: random(32), End: now.Add(c.ttl), Who: &who, Token: who.Token}
 	b, _ := json.Marshal(s)
-	if err := c.store.Put(r.Context(), storeID(value), b, c.ttl); err != nil {
+	if err := c.store.Put(r.Context(), storeID(value), s.user(), b, c.ttl); err != nil {
 		storeDown(w)
 		return nil
 	}

@@ -303,9 +303,10 @@ type brokenStore struct{}
 
 var errDown = errors.New("down")
 
-func (brokenStore) Put(context.Context, string, []byte, time.Duration) error { return errDown }
-func (brokenStore) Get(context.Context, string) ([]byte, error)              { return nil, errDown }
-func (brokenStore) Delete(context.Context, string) error                     { return errDown }
+func (brokenStore) Put(context.Context, string, string, []byte, time.Duration) error { return errDown }
+func (brokenStore) Get(context.Context, string) ([]byte, error)                      { return nil, errDown }
+func (brokenStore) Delete(context.Context, string) error                             { return errDown }
+func (brokenStore) EndUser(context.Context, string) error                            { return errDown }
 
 // A store that fails denies (fail closed) and answers 503, never a session.
 func TestStoreDown(t *testing.T) {
@@ -346,10 +347,10 @@ func TestMemoryStoreExpiry(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
 		s := NewMemoryStore()
-		if err := s.Put(ctx, "a", []byte("1"), time.Minute); err != nil {
+		if err := s.Put(ctx, "a", "", []byte("1"), time.Minute); err != nil {
 			t.Fatal(err)
 		}
-		_ = s.Put(ctx, "b", []byte("2"), time.Hour)
+		_ = s.Put(ctx, "b", "", []byte("2"), time.Hour)
 		if b, _ := s.Get(ctx, "a"); string(b) != "1" {
 			t.Errorf("got %q, want 1", b)
 		}
@@ -357,7 +358,7 @@ func TestMemoryStoreExpiry(t *testing.T) {
 		if b, _ := s.Get(ctx, "a"); b != nil {
 			t.Errorf("after its TTL: got %q, want nothing", b)
 		}
-		_ = s.Put(ctx, "c", []byte("3"), time.Hour) // sweeps a
+		_ = s.Put(ctx, "c", "", []byte("3"), time.Hour) // sweeps a
 		if s.Len() != 2 {
 			t.Errorf("after a sweep: got %d entries, want 2", s.Len())
 		}

@@ -50,21 +50,26 @@ func gateFromConfig(c *config.Config, log *slog.Logger) (g server.Gate, health f
 	return g, health, rs, nil
 }
 
-// consoleFromConfig builds the console (nil: none) over the gate's users; signedIn records
-// in the audit log what an OpenID Connect sign-in made or changed of a user, so the console
-// is built once the audit log's store is open.
-func consoleFromConfig(c *config.Config, users auth.Users, rs *redisstore.Store, signedIn recordSignIn) *console.Console {
+// consoleFromConfig builds the console (nil: none) over the gate's users, and puts in their
+// place the same store ending the console's sessions of a user deleted or whose role
+// changed (endingUsers). signedIn records in the audit log what an OpenID Connect sign-in
+// made or changed of a user, so the console is built once the audit log's store is open.
+func consoleFromConfig(c *config.Config, users *auth.Users, rs *redisstore.Store, signedIn recordSignIn) *console.Console {
 	switch {
 	case c.Auth.AdminToken != "":
 		// The console signs in with the admin token, a user's personal token or OpenID
 		// Connect; its sessions live in Redis when there is one, so any replica serves them
-		// and a sign-out ends them everywhere.
+		// and a sign-out ends them everywhere. A user's session is checked against the users'
+		// store (shared by the replicas, never cached) at every call (issue 47).
+		ending := &endingUsers{Users: *users}
 		co := console.Options{Check: auth.NewToken(c.Auth.AdminToken).Matches, OIDC: oidcIssuers(c.Console.OIDC),
-			Provision: provision(users, signedIn), Personal: personal(users)}
+			Provision: provision(ending, signedIn), Personal: personal(*users), Current: current(*users)}
 		if rs != nil {
 			co.Store = rs.ConsoleSessions()
 		}
-		return console.New(co)
+		con := console.New(co)
+		ending.end, *users = con.EndUser, ending
+		return con
 	case !c.AuthEnabled() && c.Logs.URL != "" && c.LoopbackOnly():
 		// Auth is off on loopback (make run): the gateway is open to this machine and to it
 		// only, so its console is too, to show the request log: it signs in with no token (a
@@ -72,6 +77,39 @@ func consoleFromConfig(c *config.Config, users auth.Users, rs *redisstore.Store,
 		return console.New(console.Options{Open: true})
 	}
 	return nil
+}
+
+// endingUsers is the users' store of a gateway with a console: deleting a user, or changing
+// their role (through the admin API, or an OpenID Connect sign-in that maps them anew), ends
+// their console sessions through the session store's index of them, on every replica at
+// once (issue 47). The console also checks every session against its user at each call
+// (current), so a session this misses (the session store failed here) is refused all the
+// same: ending is best effort, and the change stands.
+type endingUsers struct {
+	auth.Users
+	end func(ctx context.Context, user string) error // set once the console is built
+}
+
+var _ auth.Users = (*endingUsers)(nil)
+
+func (e *endingUsers) UpdateUser(ctx context.Context, id string, fn func(*auth.User) error) (*auth.User, error) {
+	var role auth.Role
+	u, err := e.Users.UpdateUser(ctx, id, func(u *auth.User) error {
+		role = u.Role // the store may call fn again (a concurrent change): the last call's
+		return fn(u)
+	})
+	if err == nil && u.Role != role {
+		_ = e.end(ctx, id)
+	}
+	return u, err
+}
+
+func (e *endingUsers) DeleteUser(ctx context.Context, id string) error {
+	err := e.Users.DeleteUser(ctx, id)
+	if err == nil {
+		_ = e.end(ctx, id)
+	}
+	return err
 }
 
 // oidcIssuers are the console's OpenID Connect issuers of the file.
@@ -130,7 +168,8 @@ func provision(users auth.Users, signedIn recordSignIn) func(context.Context, co
 }
 
 // personal is whom a user's personal token signs in to the console as: the user, with the
-// role and teams they have now. The admin token is not one (Check answers for it).
+// role and teams they have now, and the token's hash, for current. The admin token is not
+// one (Check answers for it).
 func personal(users auth.Users) func(context.Context, string) (*console.Who, error) {
 	tokens := auth.NewAdmins("", users)
 	return func(ctx context.Context, token string) (*console.Who, error) {
@@ -141,7 +180,24 @@ func personal(users auth.Users) func(context.Context, string) (*console.Who, err
 		if err != nil {
 			return nil, err
 		}
-		return &console.Who{User: p.User, Role: string(p.Role), Teams: p.Teams}, nil
+		return &console.Who{User: p.User, Role: string(p.Role), Teams: p.Teams, Token: auth.Hash(token)}, nil
+	}
+}
+
+// current is whom a user's console session acts for now (auth.SessionPrincipal): the user
+// re-read from the users' store at every call, with their current role and teams; nil
+// (the session ends) once they are deleted, their role changed, or the personal token the
+// session was signed in with is revoked or expired.
+func current(users auth.Users) func(context.Context, console.Who) (*console.Who, error) {
+	return func(ctx context.Context, w console.Who) (*console.Who, error) {
+		p, err := auth.SessionPrincipal(ctx, users, w.User, auth.Role(w.Role), w.Token, time.Now())
+		if auth.Refused(err) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		return &console.Who{User: p.User, Role: string(p.Role), Teams: p.Teams, Token: w.Token}, nil
 	}
 }
 

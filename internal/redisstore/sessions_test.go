@@ -1,6 +1,7 @@
 package redisstore_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -116,3 +117,80 @@ func TestConsoleSessionsOutage(t *testing.T) {
 
 // ok is whether Authorize let the request through.
 func ok(_ console.Who, b bool) bool { return b }
+
+// A user's sessions made on two replicas are indexed under the {console} tag (one slot: a
+// cluster serves the index's script and transaction), and EndUser on either ends them all
+// on both at once, the other users' and the admin token's left alone; the index lives as
+// long as its longest session (issue 47).
+func TestConsoleSessionsEndUser(t *testing.T) {
+	forms(t, func(t *testing.T, srv backend) {
+		personal := func(_ context.Context, tok string) (*console.Who, error) {
+			if u, ok := strings.CutPrefix(tok, "tok-"); ok {
+				return &console.Who{User: "usr_" + u, Role: "member"}, nil
+			}
+			return nil, nil
+		}
+		consoleOf := func() *console.Console {
+			return console.New(console.Options{Check: func(t string) bool { return t == adminToken },
+				Store: replica(t, srv, false, nil).ConsoleSessions(), TTL: time.Hour, Personal: personal})
+		}
+		a, b := consoleOf(), consoleOf()
+		signInAs := func(c *console.Console, token string) *http.Cookie {
+			r := httptest.NewRequest("POST", "/console/session", strings.NewReader(`{"token":"`+token+`"}`))
+			r.Header.Set("Content-Type", "application/json")
+			w := httptest.NewRecorder()
+			c.Handler().ServeHTTP(w, r)
+			if w.Code != 200 || len(w.Result().Cookies()) != 1 {
+				t.Fatalf("sign-in: got %d %s", w.Code, w.Body)
+			}
+			return w.Result().Cookies()[0]
+		}
+		ann1, ann2, bob := signInAs(a, "tok-ann"), signInAs(b, "tok-ann"), signInAs(a, "tok-bob")
+		root, _ := signIn(t, b)
+
+		var index string
+		for _, kv := range srv.Dump(t) {
+			if strings.HasPrefix(kv, "sluice:{console}:user:usr_ann ") {
+				index, _, _ = strings.Cut(kv, " = ")
+			}
+		}
+		if index == "" {
+			t.Fatalf("no index of ann's sessions in %q", srv.Dump(t))
+		}
+		ttl, err := srv.Do("PTTL", index)
+		if ms, _ := strconv.Atoi(strings.TrimPrefix(ttl, ":")); err != nil || ms <= 0 || ms > int(time.Hour/time.Millisecond) {
+			t.Errorf("the index's PTTL: got %q %v, want up to an hour", ttl, err)
+		}
+
+		if err := b.EndUser(context.Background(), "usr_ann"); err != nil {
+			t.Fatal(err)
+		}
+		for _, ck := range []*http.Cookie{ann1, ann2} {
+			if ok(a.Authorize(asked("GET", ck, ""))) || ok(b.Authorize(asked("GET", ck, ""))) {
+				t.Error("a session of ann outlives EndUser")
+			}
+		}
+		for name, ck := range map[string]*http.Cookie{"bob's": bob, "the admin token's": root} {
+			if !ok(a.Authorize(asked("GET", ck, ""))) || !ok(b.Authorize(asked("GET", ck, ""))) {
+				t.Errorf("%s session ended with ann's", name)
+			}
+		}
+		var sessions, indexes int
+		for _, kv := range srv.Dump(t) {
+			switch {
+			case strings.HasPrefix(kv, "sluice:{console}:session:"):
+				sessions++
+			case strings.HasPrefix(kv, "sluice:{console}:user:usr_bob "):
+				indexes++
+			case strings.HasPrefix(kv, "sluice:{console}:user:"):
+				t.Errorf("left in Redis: %s", kv)
+			}
+		}
+		if sessions != 2 || indexes != 1 {
+			t.Errorf("got %d sessions and %d indexes, want bob's and the admin token's, bob's indexed", sessions, indexes)
+		}
+		if err := a.EndUser(context.Background(), "usr_nobody"); err != nil {
+			t.Errorf("EndUser of a user without sessions: %v", err)
+		}
+	})
+}

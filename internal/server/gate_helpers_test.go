@@ -86,6 +86,12 @@ func do(t *testing.T, method, url, key, body string) reply {
 	if key != "" {
 		req.Header.Set("Authorization", "Bearer "+key)
 	}
+	return send(t, req)
+}
+
+// send sends req and reads the whole answer.
+func send(t *testing.T, req *http.Request) reply {
+	t.Helper()
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Error(err)
