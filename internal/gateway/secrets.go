@@ -130,7 +130,13 @@ type maskHandler struct {
 }
 
 func masked(log *slog.Logger, mask func(string) string) *slog.Logger {
-	return slog.New(maskHandler{log.Handler(), mask})
+	short := func(s string) string {
+		if len(s) < redact.MinSecret { // most values of a line: no secret fits
+			return s
+		}
+		return mask(s)
+	}
+	return slog.New(maskHandler{log.Handler(), short})
 }
 
 func (m maskHandler) Enabled(ctx context.Context, l slog.Level) bool { return m.h.Enabled(ctx, l) }

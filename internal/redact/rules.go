@@ -43,6 +43,8 @@ type Config struct {
 type Rules struct {
 	first    [256][]*detector // detectors by the byte that can open them, in priority order
 	own      [256][]*detector // the gateway's own secrets' detectors among them (secrets.go)
+	hasOwn   bool
+	hashed   *detector // the file's keys by hash (secrets.go), asked where hashStart says
 	class    [256]uint8
 	pair     [256][4]uint64 // bit b of pair[a]: some detector can open on a followed by b
 	anyTrig  bool           // some detector opens without a word boundary
@@ -105,8 +107,11 @@ func Compile(c Config) (*Rules, error) {
 	if on, ok := c.Detectors["pii"]; ok {
 		pii = on
 	}
-	ds := secretDetectors(c) // first: at one offset, the gateway's own secrets win
+	ds, hashed := secretDetectors(c) // first: at one offset, the gateway's own secrets win
 	nOwn := len(ds)
+	if r.hashed = hashed; hashed != nil {
+		r.hasOwn = true
+	}
 	for _, d := range append(keyDetectors(), piiDetectors()...) {
 		on := !piiNames[d.name] || pii
 		if v, ok := c.Detectors[d.name]; ok {
@@ -141,7 +146,7 @@ func Compile(c Config) (*Rules, error) {
 			c := d.first[j]
 			r.first[c] = append(r.first[c], d)
 			if k < nOwn {
-				r.own[c] = append(r.own[c], d)
+				r.own[c], r.hasOwn = append(r.own[c], d), true
 			}
 			if d.next == "" {
 				r.pair[c] = [4]uint64{^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0)}
@@ -208,6 +213,9 @@ func (r *Rules) next(b []byte, pos, end int) int {
 	prevAlnum := pos > 0 && cls[b[pos-1]]&clsAlnum != 0
 	last := len(b) - 1
 	for k := pos; k < end; {
+		if r.hashed != nil && hashStart(b, k) {
+			return k
+		}
 		c := cls[b[k]]
 		// Word triggers count only after a byte that is not a letter or digit.
 		if c&clsAny != 0 || c&clsWord != 0 && !prevAlnum {
@@ -239,12 +247,20 @@ func (r *Rules) matchAt(v *view, b []byte, i int, eof bool) (st status, ms, me i
 		v.end, v.final, v.capped = c, true, true
 	}
 	prevAlnum := i > 0 && alnum[b[i-1]]
+	if d := r.hashed; d != nil && hashStart(b, i) {
+		if st, ms, me := d.match(v, i); st != miss {
+			if st == hit {
+				st, me = r.widen(v, ms, me)
+			}
+			return st, ms, me, d
+		}
+	}
 	for _, d := range r.first[b[i]] {
 		if d.word && prevAlnum {
 			continue
 		}
 		if st, ms, me := d.match(v, i); st != miss {
-			if st == hit {
+			if st == hit && r.hasOwn {
 				st, me = r.widen(v, ms, me)
 			}
 			return st, ms, me, d
@@ -260,6 +276,13 @@ func (r *Rules) matchAt(v *view, b []byte, i int, eof bool) (st status, ms, me i
 func (r *Rules) widen(v *view, ms, me int) (status, int) {
 	end := me
 	for p := ms; p < me; p++ {
+		if d := r.hashed; d != nil && hashStart(v.b, p) {
+			if st, _, e := d.match(v, p); st == more {
+				return more, 0
+			} else if st == hit && e > end {
+				end = e
+			}
+		}
 		for _, d := range r.own[v.b[p]] {
 			if d.word && p > 0 && alnum[v.b[p-1]] {
 				continue

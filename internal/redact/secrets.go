@@ -32,8 +32,10 @@ const (
 var hashedBody = newSet("A-Za-z0-9_+/-")
 
 // secretDetectors are the detectors of c's own secrets, in priority order: the literal
-// values (longest first at each offset), the hashed keys, the gateway's key format.
-func secretDetectors(c Config) []detector {
+// values (longest first at each offset), the gateway's key format; and the detector of the
+// hashed keys (nil: none), which the window asks apart (Rules.hashed), only at the start of
+// a run long enough to be one.
+func secretDetectors(c Config) ([]detector, *detector) {
 	var ds []detector
 	byFirst := map[byte][]string{}
 	seen := map[string]bool{}
@@ -65,29 +67,37 @@ func secretDetectors(c Config) []detector {
 		}
 		ds = append(ds, detector{name: SecretName, first: string(byte(b)), next: string(next), match: literals(vs)})
 	}
+	var h *detector
 	if len(c.KeyHashes) > 0 {
 		set := map[[sha256.Size]byte]bool{}
-		for _, h := range c.KeyHashes {
+		for _, x := range c.KeyHashes {
 			var sum [sha256.Size]byte
-			if b, err := hex.DecodeString(h); err == nil && len(b) == sha256.Size {
+			if b, err := hex.DecodeString(x); err == nil && len(b) == sha256.Size {
 				copy(sum[:], b)
 				set[sum] = true
 			}
 		}
-		var first []byte
-		for c := 0; c < 256; c++ {
-			if hashedBody[c] {
-				first = append(first, byte(c))
-			}
-		}
-		ds = append(ds, detector{name: SecretName, first: string(first), word: true, next: string(first),
-			match: hashed(set)})
+		h = &detector{name: SecretName, match: hashed(set)}
 	}
 	if c.KeyPrefix != "" {
 		t := token{prefixes: []string{c.KeyPrefix}, body: b64url, min: 32}
 		ds = append(ds, detector{name: KeyName, first: c.KeyPrefix[:1], word: true, next: c.KeyPrefix[1:2], match: t.match})
 	}
-	return ds
+	return ds, h
+}
+
+// hashStart reports whether a hashed key may open at k: k starts a run of hashedBody bytes
+// that is at least minHashed long, or still undecided at the end of b. It is the prefilter
+// of the hashed keys: a word or two of prose costs a few byte lookups, no detector call.
+func hashStart(b []byte, k int) bool {
+	if !hashedBody[b[k]] || k > 0 && hashedBody[b[k-1]] {
+		return false
+	}
+	j := k
+	for j < len(b) && j-k < minHashed && hashedBody[b[j]] {
+		j++
+	}
+	return j-k >= minHashed || j == len(b)
 }
 
 // secretForms is a secret as a text may hold it: as it is, and URL-escaped (a password in
