@@ -47,7 +47,6 @@ type Rules struct {
 	hashed   *detector // the file's keys by hash (secrets.go), asked where hashStart says
 	class    [256]uint8
 	pair     [256][4]uint64 // bit b of pair[a]: some detector can open on a followed by b
-	anyTrig  bool           // some detector opens without a word boundary
 	free     *free
 	window   int
 	maxMatch int
@@ -158,7 +157,6 @@ func Compile(c Config) (*Rules, error) {
 				r.class[c] |= clsWord
 			} else {
 				r.class[c] |= clsAny
-				r.anyTrig = true
 			}
 		}
 	}
@@ -227,9 +225,10 @@ func (r *Rules) next(b []byte, pos, end int) int {
 			}
 		}
 		k++
-		if prevAlnum = c&clsAlnum != 0; prevAlnum && !r.anyTrig {
-			// The rest of a word cannot open a word trigger.
-			for k < end && cls[b[k]]&clsAlnum != 0 {
+		if prevAlnum = c&clsAlnum != 0; prevAlnum {
+			// The rest of a word cannot open a word trigger: skip it, up to a byte that
+			// opens a detector anywhere (an operator pattern, a secret of the gateway).
+			for k < end && cls[b[k]]&(clsAlnum|clsAny) == clsAlnum {
 				k++
 			}
 		}
