@@ -131,32 +131,9 @@ console:
 	}
 	t.Cleanup(closeAll)
 
-	admin := func(method, path, body string) (int, string) {
+	call := func(method, path, key, body string) (int, string) {
 		t.Helper()
 		req, _ := http.NewRequest(method, gw.URL+path, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+ownAdminToken)
-		req.Header.Set("Content-Type", "application/json")
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		b, _ := io.ReadAll(res.Body)
-		return res.StatusCode, string(b)
-	}
-	// A key made at run time; its name quotes the admin token, as a careless operator's might.
-	st, body := admin("POST", "/admin/keys", `{"name":"ci `+ownAdminToken+`"}`)
-	var made struct{ Key string }
-	if st != http.StatusCreated || json.Unmarshal([]byte(body), &made) != nil || made.Key == "" {
-		t.Fatalf("POST /admin/keys: %d %s", st, body)
-	}
-	secrets := append(fixed, made.Key)
-
-	chatReq := func(model, key string) (int, string) {
-		t.Helper()
-		msg, _ := json.Marshal("check these: " + strings.Join(secrets, " ; ") + " and " + made.Key)
-		req, _ := http.NewRequest("POST", gw.URL+"/v1/chat/completions", strings.NewReader(
-			`{"model":"`+model+`","stream":true,"messages":[{"role":"user","content":`+string(msg)+`}]}`))
 		req.Header.Set("Authorization", "Bearer "+key)
 		req.Header.Set("Content-Type", "application/json")
 		res, err := http.DefaultClient.Do(req)
@@ -166,6 +143,20 @@ console:
 		defer res.Body.Close()
 		b, _ := io.ReadAll(res.Body)
 		return res.StatusCode, string(b)
+	}
+	admin := func(method, path, body string) (int, string) { return call(method, path, ownAdminToken, body) }
+	// A key made at run time; its name quotes the admin token, as a careless operator's might.
+	st, body := admin("POST", "/admin/keys", `{"name":"ci `+ownAdminToken+`"}`)
+	var made struct{ Key string }
+	if st != http.StatusCreated || json.Unmarshal([]byte(body), &made) != nil || made.Key == "" {
+		t.Fatalf("POST /admin/keys: %d %s", st, body)
+	}
+	secrets := append(fixed, made.Key)
+
+	chatReq := func(model, key string) (int, string) {
+		msg, _ := json.Marshal("check these: " + strings.Join(secrets, " ; ") + " and " + made.Key)
+		return call("POST", "/v1/chat/completions", key,
+			`{"model":"`+model+`","stream":true,"messages":[{"role":"user","content":`+string(msg)+`}]}`)
 	}
 	leaks := func(where, text string) {
 		t.Helper()

@@ -81,15 +81,7 @@ func BenchmarkWindow(b *testing.B) {
 	for _, tx := range benchTexts() {
 		for _, n := range []int{1, 8, 64} {
 			ps := pieces(tx.text, n)
-			b.Run(fmt.Sprintf("%s/%d", tx.name, n), func(b *testing.B) {
-				cpuMBs(b, len(tx.text), func() {
-					w := r.NewWindow()
-					for _, p := range ps {
-						w.Write(p)
-					}
-					w.Flush()
-				})
-			})
+			b.Run(fmt.Sprintf("%s/%d", tx.name, n), func(b *testing.B) { streamPieces(b, r, len(tx.text), ps) })
 		}
 	}
 }
@@ -138,15 +130,18 @@ func BenchmarkWindowOwn(b *testing.B) {
 	for _, tx := range benchTexts() {
 		for _, n := range []int{1, 64} {
 			ps := pieces(tx.text, n)
-			b.Run(fmt.Sprintf("%s/%d", tx.name, n), func(b *testing.B) {
-				cpuMBs(b, len(tx.text), func() {
-					w := r.NewWindow()
-					for _, p := range ps {
-						w.Write(p)
-					}
-					w.Flush()
-				})
-			})
+			b.Run(fmt.Sprintf("%s/%d", tx.name, n), func(b *testing.B) { streamPieces(b, r, len(tx.text), ps) })
 		}
 	}
+}
+
+// streamPieces measures streaming ps, size bytes in all, through a window of r.
+func streamPieces(b *testing.B, r *Rules, size int, ps []string) {
+	cpuMBs(b, size, func() {
+		w := r.NewWindow()
+		for _, p := range ps {
+			w.Write(p)
+		}
+		w.Flush()
+	})
 }

@@ -155,14 +155,7 @@ func FuzzOwnSecretSplit(f *testing.F) {
 		}
 		secret := ownPlanted[int(which)%len(ownPlanted)]
 		text := before + " " + secret + " " + after
-		var cuts []int
-		for c, k := 0, 0; len(steps) > 0; k++ {
-			c += 1 + int(steps[k%len(steps)])%24
-			if c >= len(text) || k > 4*len(text) {
-				break
-			}
-			cuts = append(cuts, c)
-		}
+		cuts := fuzzCuts(text, steps)
 		for _, r := range rules {
 			checkSplit(t, r, text, cuts)
 			checkOwnMasked(t, r, text, cuts, secret)
