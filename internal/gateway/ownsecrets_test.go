@@ -42,12 +42,13 @@ func TestMaskedLog(t *testing.T) {
 // TestOwnSecretsOf: the secrets come from every place the configuration holds one.
 func TestOwnSecretsOf(t *testing.T) {
 	c := &config.Config{
-		Auth:      config.Auth{AdminToken: "admin-token-1234"},
-		Redis:     config.Redis{URL: "redis://:redis-pass-5678@h:6379", Sentinel: &config.RedisSentinel{Password: "sentinel-pw-1", SentinelPassword: "sentinel-pw-2"}},
-		Logs:      config.Logs{URL: "postgres://u:pg-pass-9012@db/logs"},
-		Providers: map[string]config.Provider{"a": {Kind: "azure", APIKey: "azure-key-3456", ClientSecret: "entra-secret-7890"}},
-		Console:   config.Console{OIDC: []config.OIDC{{ClientSecret: "oidc-secret-1357"}}},
-		Keys:      []config.Key{{Hash: strings.Repeat("ab", 32)}},
+		Auth:  config.Auth{AdminToken: "admin-token-1234"},
+		Redis: config.Redis{URL: "redis://:redis-pass-5678@h:6379", Sentinel: &config.RedisSentinel{Password: "sentinel-pw-1", SentinelPassword: "sentinel-pw-2"}},
+		Logs:  config.Logs{URL: "postgres://u:pg-pass-9012@db/logs"},
+		Providers: map[string]config.Provider{"a": {Kind: "azure", APIKey: "azure-key-3456", ClientSecret: "entra-secret-7890",
+			Headers: map[string]string{"Authorization": "Bearer header-token-2222"}}},
+		Console: config.Console{OIDC: []config.OIDC{{ClientSecret: "oidc-secret-1357"}}},
+		Keys:    []config.Key{{Hash: strings.Repeat("ab", 32)}},
 	}
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "aws-secret-from-env-2468")
 	sa := filepath.Join(t.TempDir(), "sa.json")
@@ -60,7 +61,7 @@ func TestOwnSecretsOf(t *testing.T) {
 	c.Providers["v"] = config.Provider{Kind: "vertex", CredentialsFile: sa}
 	got := ownSecrets(c)
 	for _, want := range []string{"aws-secret-from-env-2468", "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC", "admin-token-1234", "redis-pass-5678", "sentinel-pw-1", "sentinel-pw-2", "pg-pass-9012",
-		"azure-key-3456", "entra-secret-7890", "oidc-secret-1357"} {
+		"azure-key-3456", "entra-secret-7890", "header-token-2222", "oidc-secret-1357"} {
 		found := false
 		for _, s := range got.Secrets {
 			found = found || s == want

@@ -35,6 +35,10 @@ func ownSecrets(c *config.Config) redact.Config {
 	vals = append(vals, envSecrets(c)...)
 	out := redact.Config{KeyPrefix: auth.Prefix} // minted keys and personal tokens, on any replica
 	for _, v := range vals {
+		// A header's value may carry its scheme ("Bearer tok"): the credential alone too.
+		if scheme, rest, ok := strings.Cut(v, " "); ok && !strings.ContainsAny(scheme, ":=") && len(rest) >= redact.MinSecret {
+			out.Secrets = append(out.Secrets, rest)
+		}
 		if len(v) >= redact.MinSecret {
 			out.Secrets = append(out.Secrets, v)
 		}
