@@ -43,8 +43,8 @@ type Config struct {
 type Rules struct {
 	first    [256][]*detector // detectors by the byte that can open them, in priority order
 	own      [256][]*detector // the gateway's own secrets' detectors among them (secrets.go)
-	hasOwn   bool      // some own detector exists: masks are widened over own secrets
-	hashed   *detector // the file's keys by hash (secrets.go), asked where hashStart says
+	hasOwn   bool             // some own detector exists: masks are widened over own secrets
+	hashed   *detector        // the file's keys by hash (secrets.go), asked where hashStart says
 	class    [256]uint8
 	pair     [256][4]uint64 // bit b of pair[a]: some detector can open on a followed by b
 	free     *free
