@@ -23,6 +23,14 @@ import (
 // by its kind's entry in the table (kinds.go), one chain per alias. A provider of a cloud
 // kind without credentials is left out with a warning, like a provider without a key.
 func New(c *config.Config, log *slog.Logger) (*server.Server, error) {
+	// The gateway's own secrets are masked in every text it keeps or shows, its log lines
+	// and audit entries among them, whatever redaction: says (issue 47; secrets.go).
+	own := ownSecrets(c)
+	ownRules, err := onlyOwn(own)
+	if err != nil {
+		return nil, fmt.Errorf("redaction: %w", err)
+	}
+	log = masked(log, ownRules.Redact)
 	o := server.Options{
 		Chains:       map[string]*fallback.Chain{},
 		MaxBodyBytes: c.Limits.MaxBodyBytes,
@@ -41,8 +49,11 @@ func New(c *config.Config, log *slog.Logger) (*server.Server, error) {
 	// One scrubber for every adapter: an upstream, or a proxy before it, may quote any
 	// provider's credentials in its errors (issue 19); the adapters mask them, and what the
 	// built-in detectors find, where upstream text becomes an error.
-	scrub := llm.Scrub(redact.NewScrubber(redact.NewCredentials(c.Credentials()...), nil).Scrub)
-	var err error
+	scrubRules, err := redact.Compile(own) // the built-in detectors and the gateway's own secrets
+	if err != nil {
+		return nil, fmt.Errorf("redaction: %w", err)
+	}
+	scrub := llm.Scrub(redact.NewScrubber(redact.NewCredentials(own.Secrets...), scrubRules).Scrub)
 	if o.Providers, err = providers(c, shared{scrub: scrub, log: log}); err != nil { // kinds.go
 		return nil, err
 	}
@@ -94,7 +105,7 @@ func New(c *config.Config, log *slog.Logger) (*server.Server, error) {
 			o.Models = append(o.Models, t)
 		}
 	}
-	rules, err := redact.Compile(redactConfig(c.Redaction))
+	rules, err := redact.Compile(withOwn(redactConfig(c.Redaction), own))
 	if err != nil {
 		return nil, fmt.Errorf("redaction: %w", err)
 	}
@@ -103,7 +114,7 @@ func New(c *config.Config, log *slog.Logger) (*server.Server, error) {
 	o.RedactText = rules.Redact
 	o.UI.Tools = toolsFromConfig(c, rules, log) // tools.go
 	o.MCP = mcpFromConfig(c, o.UI.Tools.Set, rules, rs, log)
-	rl, err := logsFromConfig(c, o.Replica, rules.Redact, log) // logs.go
+	rl, err := logsFromConfig(c, o.Replica, rules.Redact, ownRules.Redact, log) // logs.go
 	if err != nil {
 		return nil, err
 	}
@@ -111,7 +122,7 @@ func New(c *config.Config, log *slog.Logger) (*server.Server, error) {
 		o.Telemetry.Record, o.Admin.Logs = rl.Record, rl.store
 		o.Gate.Closer = closers{rl, o.Gate.Closer} // the log's last records first, then Redis
 	}
-	o.Admin.Audit, o.Admin.Log = rl.audit(), log                               // the audit log: logs.go
+	o.Admin.Audit, o.Admin.Log = maskedAudit{rl.audit(), ownRules}, log        // the audit log: logs.go
 	o.Gate.Console = consoleFromConfig(c, &o.Gate.Users, rs, o.Admin.SignedIn) // gate.go, with the audit log
 	o.Admin.Targets, o.Admin.Cooling = c.Targets(), health.(cooldowns).Cooling // the console's health page
 	if rs != nil {

@@ -30,12 +30,13 @@ type requestLog struct {
 	logs    config.Logs
 	aliases map[string]config.Alias // each alias's capture
 	redact  func(string) string     // the redaction rules (nil: none)
+	own     func(string) string     // the gateway's own secrets alone (nil: none), for the other texts
 }
 
 // logsFromConfig opens the request log's store (migrations included) and starts its writer;
 // nil when logs.url is "". An unusable store is an error: an operator who asked for a log
 // must not run without one unnoticed.
-func logsFromConfig(c *config.Config, replica string, redact func(string) string, log *slog.Logger) (*requestLog, error) {
+func logsFromConfig(c *config.Config, replica string, redact, own func(string) string, log *slog.Logger) (*requestLog, error) {
 	if c.Logs.URL == "" {
 		return nil, nil
 	}
@@ -45,7 +46,7 @@ func logsFromConfig(c *config.Config, replica string, redact func(string) string
 	if err != nil {
 		return nil, fmt.Errorf("logs: %w", err)
 	}
-	l := &requestLog{store: st, replica: replica, logs: c.Logs, aliases: c.Models, redact: redact}
+	l := &requestLog{store: st, replica: replica, logs: c.Logs, aliases: c.Models, redact: redact, own: own}
 	l.w = logstore.NewWriter(st, logstore.WriterOptions{Queue: c.Logs.Queue, Log: log,
 		OnDrop: func(n int) { telemetry.LogsDropped(context.Background(), int64(n)) }})
 	rctx, stop := context.WithCancel(context.Background())
@@ -131,6 +132,9 @@ func (l *requestLog) build(in *telemetry.Access) logstore.Record {
 	}
 	if r.Capture == "content" {
 		r.Content = l.content(in)
+	}
+	if l.own != nil { // what a client sent beside its messages may quote a secret too (issue 47)
+		r.Error, r.UserAgent, r.Path, r.KeyName = l.own(r.Error), l.own(r.UserAgent), l.own(r.Path), l.own(r.KeyName)
 	}
 	return r
 }

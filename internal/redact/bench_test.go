@@ -81,15 +81,7 @@ func BenchmarkWindow(b *testing.B) {
 	for _, tx := range benchTexts() {
 		for _, n := range []int{1, 8, 64} {
 			ps := pieces(tx.text, n)
-			b.Run(fmt.Sprintf("%s/%d", tx.name, n), func(b *testing.B) {
-				cpuMBs(b, len(tx.text), func() {
-					w := r.NewWindow()
-					for _, p := range ps {
-						w.Write(p)
-					}
-					w.Flush()
-				})
-			})
+			b.Run(fmt.Sprintf("%s/%d", tx.name, n), func(b *testing.B) { streamPieces(b, r, len(tx.text), ps) })
 		}
 	}
 }
@@ -122,4 +114,34 @@ func BenchmarkNaiveAlternation(b *testing.B) {
 			cpuMBs(b, len(tx.text), func() { naive.ReplaceAllString(tx.text, "[REDACTED]") })
 		})
 	}
+}
+
+// BenchmarkWindowOwn streams the texts through the default rules plus the gateway's own
+// secrets (issue 47): ten literal values, one key known by hash, the key prefix.
+func BenchmarkWindowOwn(b *testing.B) {
+	c := Config{KeyHashes: []string{hexHash(ownStatic)}, KeyPrefix: "sk-sluice-"}
+	for k := range 10 {
+		c.Secrets = append(c.Secrets, fmt.Sprintf("%s-%d", ownAdmin, k))
+	}
+	r, err := Compile(c)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, tx := range benchTexts() {
+		for _, n := range []int{1, 64} {
+			ps := pieces(tx.text, n)
+			b.Run(fmt.Sprintf("%s/%d", tx.name, n), func(b *testing.B) { streamPieces(b, r, len(tx.text), ps) })
+		}
+	}
+}
+
+// streamPieces measures streaming ps, size bytes in all, through a window of r.
+func streamPieces(b *testing.B, r *Rules, size int, ps []string) {
+	cpuMBs(b, size, func() {
+		w := r.NewWindow()
+		for _, p := range ps {
+			w.Write(p)
+		}
+		w.Flush()
+	})
 }

@@ -19,6 +19,10 @@
 //     at every MaxRunBytes (newlines are whitespace);
 //   - operator regexes without a literal prefix hold back a fixed WindowBytes.
 //
+// The gateway's own secrets (Config.Secrets, KeyHashes, KeyPrefix; secrets.go) are matched
+// exactly, whatever Detectors says, and win at an offset; a mask another detector opens
+// earlier is widened over one that starts inside it.
+//
 // Rules are immutable and safe for concurrent use; a Window belongs to one stream.
 // Standard library only.
 package redact

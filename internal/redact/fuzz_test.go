@@ -31,14 +31,7 @@ func FuzzWindowSplit(f *testing.F) {
 		if len(text) > 8192 {
 			return
 		}
-		var cuts []int
-		for c, k := 0, 0; len(steps) > 0; k++ {
-			c += 1 + int(steps[k%len(steps)])%24
-			if c >= len(text) || k > 4*len(text) {
-				break
-			}
-			cuts = append(cuts, c)
-		}
+		cuts := fuzzCuts(text, steps)
 		for _, r := range rules {
 			checkSplit(t, r, text, cuts)
 		}
@@ -62,14 +55,7 @@ func FuzzPlantedSecret(f *testing.F) {
 		}
 		secret := all[int(which)%len(all)]
 		text := before + " " + secret + " " + after
-		var cuts []int
-		for c, k := 0, 0; len(steps) > 0; k++ {
-			c += 1 + int(steps[k%len(steps)])%24
-			if c >= len(text) || k > 4*len(text) {
-				break
-			}
-			cuts = append(cuts, c)
-		}
+		cuts := fuzzCuts(text, steps)
 		for _, r := range []*Rules{Default(), pii} {
 			checkSplit(t, r, text, cuts)
 		}
@@ -81,4 +67,17 @@ func FuzzPlantedSecret(f *testing.F) {
 			t.Fatalf("secret %q survived in %q", secretPart(secret), out)
 		}
 	})
+}
+
+// fuzzCuts turns a fuzzer's steps into cut points of text: each step moves 1 to 24 bytes on.
+func fuzzCuts(text string, steps []byte) []int {
+	var cuts []int
+	for c, k := 0, 0; len(steps) > 0; k++ {
+		c += 1 + int(steps[k%len(steps)])%24
+		if c >= len(text) || k > 4*len(text) {
+			break
+		}
+		cuts = append(cuts, c)
+	}
+	return cuts
 }

@@ -25,14 +25,28 @@ type Config struct {
 	MaxRunBytes   int             // default 4096: a run without whitespace is released at this size
 	Patterns      []Pattern
 	Terms         []string // literal whole-word terms, ASCII case-insensitive, masked as [REDACTED:term]
+
+	// The gateway's own secrets (secrets.go), masked whatever Detectors says. Secrets are
+	// literal values (its admin token, provider keys, passwords), each masked wherever it
+	// appears, also URL-escaped, as [REDACTED:secret]; one shorter than MinSecret or longer
+	// than MaxMatchBytes is not. KeyHashes are the hex SHA-256 of keys it knows only by
+	// hash: a run of 16 to 512 letters, digits, _ + / - (and '=' padding) whose hash is one
+	// is masked as [REDACTED:secret]. KeyPrefix starts the keys it makes: the prefix and 32
+	// or more letters, digits, _ or - are masked as [REDACTED:sluice_key], wherever the key
+	// was made.
+	Secrets   []string
+	KeyHashes []string
+	KeyPrefix string
 }
 
 // Rules is a compiled rule set. It is immutable and safe for concurrent use.
 type Rules struct {
 	first    [256][]*detector // detectors by the byte that can open them, in priority order
+	own      [256][]*detector // the gateway's own secrets' detectors among them (secrets.go)
+	hasOwn   bool             // some own detector exists: masks are widened over own secrets
+	hashed   *detector        // the file's keys by hash (secrets.go), asked where hashStart says
 	class    [256]uint8
 	pair     [256][4]uint64 // bit b of pair[a]: some detector can open on a followed by b
-	anyTrig  bool           // some detector opens without a word boundary
 	free     *free
 	window   int
 	maxMatch int
@@ -76,6 +90,9 @@ func Compile(c Config) (*Rules, error) {
 			return nil, fmt.Errorf("redact: %s must be at least 16, got %d", s.name, *s.v)
 		}
 	}
+	if c.KeyPrefix != "" && len(c.KeyPrefix) < 2 {
+		return nil, fmt.Errorf("redact: key prefix %q: want at least 2 bytes", c.KeyPrefix)
+	}
 	known := map[string]bool{"pii": true}
 	for _, n := range DetectorNames() {
 		known[n] = true
@@ -89,7 +106,11 @@ func Compile(c Config) (*Rules, error) {
 	if on, ok := c.Detectors["pii"]; ok {
 		pii = on
 	}
-	var ds []detector
+	ds, hashed := secretDetectors(c) // first: at one offset, the gateway's own secrets win
+	nOwn := len(ds)
+	if r.hashed = hashed; hashed != nil {
+		r.hasOwn = true
+	}
 	for _, d := range append(keyDetectors(), piiDetectors()...) {
 		on := !piiNames[d.name] || pii
 		if v, ok := c.Detectors[d.name]; ok {
@@ -123,6 +144,9 @@ func Compile(c Config) (*Rules, error) {
 		for j := 0; j < len(d.first); j++ {
 			c := d.first[j]
 			r.first[c] = append(r.first[c], d)
+			if k < nOwn {
+				r.own[c], r.hasOwn = append(r.own[c], d), true
+			}
 			if d.next == "" {
 				r.pair[c] = [4]uint64{^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0)}
 			}
@@ -133,7 +157,6 @@ func Compile(c Config) (*Rules, error) {
 				r.class[c] |= clsWord
 			} else {
 				r.class[c] |= clsAny
-				r.anyTrig = true
 			}
 		}
 	}
@@ -188,6 +211,9 @@ func (r *Rules) next(b []byte, pos, end int) int {
 	prevAlnum := pos > 0 && cls[b[pos-1]]&clsAlnum != 0
 	last := len(b) - 1
 	for k := pos; k < end; {
+		if r.hashed != nil && hashStart(b, k) {
+			return k
+		}
 		c := cls[b[k]]
 		// Word triggers count only after a byte that is not a letter or digit.
 		if c&clsAny != 0 || c&clsWord != 0 && !prevAlnum {
@@ -199,9 +225,10 @@ func (r *Rules) next(b []byte, pos, end int) int {
 			}
 		}
 		k++
-		if prevAlnum = c&clsAlnum != 0; prevAlnum && !r.anyTrig {
-			// The rest of a word cannot open a word trigger.
-			for k < end && cls[b[k]]&clsAlnum != 0 {
+		if prevAlnum = c&clsAlnum != 0; prevAlnum {
+			// The rest of a word cannot open a word trigger: skip it, up to a byte that
+			// opens a detector anywhere (an operator pattern, a secret of the gateway).
+			for k < end && cls[b[k]]&(clsAlnum|clsAny) == clsAlnum {
 				k++
 			}
 		}
@@ -219,13 +246,54 @@ func (r *Rules) matchAt(v *view, b []byte, i int, eof bool) (st status, ms, me i
 		v.end, v.final, v.capped = c, true, true
 	}
 	prevAlnum := i > 0 && alnum[b[i-1]]
+	if d := r.hashed; d != nil && hashStart(b, i) {
+		if st, ms, me := d.match(v, i); st != miss {
+			if st == hit {
+				st, me = r.widen(v, ms, me)
+			}
+			return st, ms, me, d
+		}
+	}
 	for _, d := range r.first[b[i]] {
 		if d.word && prevAlnum {
 			continue
 		}
 		if st, ms, me := d.match(v, i); st != miss {
+			if st == hit && r.hasOwn {
+				st, me = r.widen(v, ms, me)
+			}
 			return st, ms, me, d
 		}
 	}
 	return miss, 0, 0, nil
+}
+
+// widen extends a mask [ms, me) over the whole of any of the gateway's own secrets that
+// starts inside it: a detector that opened earlier (a Bearer token, a URL's password) may
+// stop at a byte of the secret it does not take, and the rest of the secret must not be
+// shown. It answers more while such a secret is undecided.
+func (r *Rules) widen(v *view, ms, me int) (status, int) {
+	end := me
+	for p := ms; p < me; p++ {
+		if d := r.hashed; d != nil && hashStart(v.b, p) {
+			if st, _, e := d.match(v, p); st == more {
+				return more, 0
+			} else if st == hit && e > end {
+				end = e
+			}
+		}
+		for _, d := range r.own[v.b[p]] {
+			if d.word && p > 0 && alnum[v.b[p-1]] {
+				continue
+			}
+			st, _, e := d.match(v, p)
+			if st == more {
+				return more, 0
+			}
+			if st == hit && e > end {
+				end = e
+			}
+		}
+	}
+	return hit, end
 }

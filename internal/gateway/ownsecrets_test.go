@@ -1,0 +1,76 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sluice-gw/sluice/internal/config"
+)
+
+// TestMaskedLog: the gateway's own secrets are masked in a log line's message, its string,
+// error, Stringer and other values, in groups and in attributes added beforehand; other
+// values keep their kind (issue 47).
+func TestMaskedLog(t *testing.T) {
+	const tok = "admin-token-of-the-gateway-7"
+	rules, err := onlyOwn(ownSecrets(&config.Config{Auth: config.Auth{AdminToken: tok}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	log := masked(slog.New(slog.NewJSONHandler(&buf, nil)), rules.Redact)
+	log = log.With("pre", "x"+tok).WithGroup("g")
+	log.Info("saw "+tok, "s", tok, "err", errors.New("bad "+tok), "list", []string{tok},
+		slog.Group("inner", "v", tok), "n", 42, "plain", "kept")
+	out := buf.String()
+	if strings.Contains(out, tok) {
+		t.Errorf("the token survived: %s", out)
+	}
+	for _, want := range []string{`"msg":"saw [REDACTED:secret]"`, `"pre":"x[REDACTED:secret]"`, `"n":42`, `"plain":"kept"`,
+		`"err":"bad [REDACTED:secret]"`, `"inner":{"v":"[REDACTED:secret]"}`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("got %s, want %s in it", out, want)
+		}
+	}
+}
+
+// TestOwnSecretsOf: the secrets come from every place the configuration holds one.
+func TestOwnSecretsOf(t *testing.T) {
+	c := &config.Config{
+		Auth:  config.Auth{AdminToken: "admin-token-1234"},
+		Redis: config.Redis{URL: "redis://:redis-pass-5678@h:6379", Sentinel: &config.RedisSentinel{Password: "sentinel-pw-1", SentinelPassword: "sentinel-pw-2"}},
+		Logs:  config.Logs{URL: "postgres://u:pg-pass-9012@db/logs"},
+		Providers: map[string]config.Provider{"a": {Kind: "azure", APIKey: "azure-key-3456", ClientSecret: "entra-secret-7890",
+			Headers: map[string]string{"Authorization": "Bearer header-token-2222"}}},
+		Console: config.Console{OIDC: []config.OIDC{{ClientSecret: "oidc-secret-1357"}}},
+		Keys:    []config.Key{{Hash: strings.Repeat("ab", 32)}},
+	}
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "aws-secret-from-env-2468")
+	sa := filepath.Join(t.TempDir(), "sa.json")
+	pem := "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n-----END PRIVATE KEY-----\n"
+	doc, _ := json.Marshal(map[string]string{"type": "service_account", "private_key": pem})
+	if err := os.WriteFile(sa, doc, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c.Providers["b"] = config.Provider{Kind: "bedrock"}
+	c.Providers["v"] = config.Provider{Kind: "vertex", CredentialsFile: sa}
+	got := ownSecrets(c)
+	for _, want := range []string{"aws-secret-from-env-2468", "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC", "admin-token-1234", "redis-pass-5678", "sentinel-pw-1", "sentinel-pw-2", "pg-pass-9012",
+		"azure-key-3456", "entra-secret-7890", "header-token-2222", "oidc-secret-1357"} {
+		found := false
+		for _, s := range got.Secrets {
+			found = found || s == want
+		}
+		if !found {
+			t.Errorf("%q missing from %q", want, got.Secrets)
+		}
+	}
+	if len(got.KeyHashes) != 1 || got.KeyPrefix == "" {
+		t.Errorf("got hashes %q, prefix %q; want the file key's hash and the key prefix", got.KeyHashes, got.KeyPrefix)
+	}
+}

@@ -1,0 +1,219 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"strings"
+
+	"github.com/sluice-gw/sluice/internal/auth"
+	"github.com/sluice-gw/sluice/internal/config"
+	"github.com/sluice-gw/sluice/internal/logstore"
+	"github.com/sluice-gw/sluice/internal/redact"
+)
+
+// The gateway's own secrets (issue 47): what it holds to be reached and to reach others,
+// masked in every text it keeps or shows (captured content, the stream, error texts, its
+// log lines and the audit log) whatever their shape and whatever redaction.detectors says.
+// The values flow from here into internal/redact, which only matches them (DESIGN §11).
+
+// ownSecrets is what the rules take of the gateway's own secrets.
+func ownSecrets(c *config.Config) redact.Config {
+	vals := append([]string{c.Auth.AdminToken}, c.Credentials()...) // providers' and OIDC's
+	for _, u := range []string{c.Redis.URL, c.Logs.URL} {
+		vals = append(vals, urlSecrets(u)...)
+	}
+	if r := c.Redis.Cluster; r != nil {
+		vals = append(vals, r.Password)
+	}
+	if r := c.Redis.Sentinel; r != nil {
+		vals = append(vals, r.Password, r.SentinelPassword)
+	}
+	vals = append(vals, envSecrets(c)...)
+	out := redact.Config{KeyPrefix: auth.Prefix} // minted keys and personal tokens, on any replica
+	for _, v := range vals {
+		// A header's value may carry its scheme ("Bearer tok"): the credential alone too.
+		if scheme, rest, ok := strings.Cut(v, " "); ok && !strings.ContainsAny(scheme, ":=") && len(rest) >= redact.MinSecret {
+			out.Secrets = append(out.Secrets, rest)
+		}
+		if len(v) >= redact.MinSecret {
+			out.Secrets = append(out.Secrets, v)
+		}
+	}
+	for _, k := range c.Keys { // the file's keys, known by their hashes only
+		out.KeyHashes = append(out.KeyHashes, k.Hash)
+	}
+	return out
+}
+
+// urlSecrets are the password and the query values of a connection URL.
+func urlSecrets(raw string) []string {
+	u, err := url.Parse(raw)
+	if err != nil || raw == "" {
+		return nil
+	}
+	var out []string
+	if pw, ok := u.User.Password(); ok {
+		out = append(out, pw)
+	}
+	for k, vs := range u.Query() {
+		if strings.Contains(strings.ToLower(k), "pass") || strings.Contains(strings.ToLower(k), "secret") {
+			out = append(out, vs...)
+		}
+	}
+	return out
+}
+
+// envSecrets are the cloud credentials the providers take from the environment and from
+// files rather than from the configuration: the AWS secret key and session token of the
+// default chain, and the private key (each line of it too) and secrets of a Google
+// service-account or ADC file.
+func envSecrets(c *config.Config) []string {
+	var out []string
+	files := map[string]bool{}
+	for _, p := range c.Providers {
+		switch p.Kind {
+		case "bedrock":
+			out = append(out, os.Getenv("AWS_SECRET_ACCESS_KEY"), os.Getenv("AWS_SESSION_TOKEN"))
+		case "vertex":
+			f := p.CredentialsFile
+			if f == "" {
+				f = os.Getenv("GOOGLE_APPLICATION_CREDENTIALS")
+			}
+			if f != "" {
+				files[f] = true
+			}
+		}
+	}
+	for f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue // the provider reports its own failure
+		}
+		var sa struct {
+			PrivateKey   string `json:"private_key"`
+			ClientSecret string `json:"client_secret"`
+			RefreshToken string `json:"refresh_token"`
+		}
+		if json.Unmarshal(b, &sa) != nil {
+			continue
+		}
+		out = append(out, sa.PrivateKey, sa.ClientSecret, sa.RefreshToken)
+		for _, line := range strings.Split(sa.PrivateKey, "\n") {
+			if !strings.HasPrefix(line, "-----") {
+				out = append(out, strings.TrimSpace(line))
+			}
+		}
+	}
+	return out
+}
+
+// onlyOwn are the rules of the gateway's own secrets alone, every built-in detector off:
+// for its log lines and audit entries, where the rest would blur ids and hashes.
+func onlyOwn(own redact.Config) (*redact.Rules, error) {
+	own.Detectors = map[string]bool{}
+	for _, n := range redact.DetectorNames() {
+		own.Detectors[n] = false
+	}
+	return redact.Compile(own)
+}
+
+// withOwn adds the gateway's own secrets to rules of the configuration.
+func withOwn(rc, own redact.Config) redact.Config {
+	rc.Secrets, rc.KeyHashes, rc.KeyPrefix = own.Secrets, own.KeyHashes, own.KeyPrefix
+	return rc
+}
+
+// maskHandler masks the gateway's own secrets in every message and attribute of a log line.
+type maskHandler struct {
+	h    slog.Handler
+	mask func(string) string
+}
+
+func masked(log *slog.Logger, mask func(string) string) *slog.Logger {
+	short := func(s string) string {
+		if len(s) < redact.MinSecret { // most values of a line: no secret fits
+			return s
+		}
+		return mask(s)
+	}
+	return slog.New(maskHandler{log.Handler(), short})
+}
+
+func (m maskHandler) Enabled(ctx context.Context, l slog.Level) bool { return m.h.Enabled(ctx, l) }
+
+func (m maskHandler) Handle(ctx context.Context, r slog.Record) error {
+	out := slog.NewRecord(r.Time, r.Level, m.mask(r.Message), r.PC)
+	r.Attrs(func(a slog.Attr) bool {
+		out.AddAttrs(m.attr(a))
+		return true
+	})
+	return m.h.Handle(ctx, out)
+}
+
+func (m maskHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	out := make([]slog.Attr, len(as))
+	for i, a := range as {
+		out[i] = m.attr(a)
+	}
+	return maskHandler{m.h.WithAttrs(out), m.mask}
+}
+
+func (m maskHandler) WithGroup(name string) slog.Handler {
+	return maskHandler{m.h.WithGroup(name), m.mask}
+}
+
+// attr masks a string, an error, a Stringer or any value whose text holds a secret; a
+// value whose text holds none is kept as it is.
+func (m maskHandler) attr(a slog.Attr) slog.Attr {
+	v := a.Value.Resolve()
+	switch v.Kind() {
+	case slog.KindString:
+		a.Value = slog.StringValue(m.mask(v.String()))
+	case slog.KindGroup:
+		g := v.Group()
+		out := make([]slog.Attr, len(g))
+		for i, x := range g {
+			out[i] = m.attr(x)
+		}
+		a.Value = slog.GroupValue(out...)
+	case slog.KindAny:
+		var s string
+		switch x := v.Any().(type) {
+		case error:
+			s = x.Error()
+		case fmt.Stringer:
+			s = x.String()
+		default:
+			s = fmt.Sprint(x)
+		}
+		if ms := m.mask(s); ms != s {
+			a.Value = slog.StringValue(ms)
+		} else {
+			a.Value = v
+		}
+	default:
+		a.Value = v
+	}
+	return a
+}
+
+// maskedAudit masks the gateway's own secrets in every audit entry it stores.
+type maskedAudit struct {
+	logstore.AuditStore
+	rules *redact.Rules
+}
+
+func (m maskedAudit) WriteAudit(ctx context.Context, e logstore.AuditEntry) error {
+	r := m.rules
+	e.User, e.Action, e.ResourceID = r.Redact(e.User), r.Redact(e.Action), r.Redact(e.ResourceID)
+	for _, j := range []*json.RawMessage{&e.Before, &e.After} {
+		if len(*j) > 0 {
+			*j = json.RawMessage(r.RedactJSON(string(*j)))
+		}
+	}
+	return m.AuditStore.WriteAudit(ctx, e)
+}
