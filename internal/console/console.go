@@ -59,6 +59,8 @@ type Options struct {
 	// OpenID provider signs in too: nil and no error when token is not a live one, an
 	// error when the users' store did not answer. Nil: only the admin token signs in.
 	Personal func(ctx context.Context, token string) (*Who, error)
+	// Throttle limits failed sign-ins per address and token (throttle.go); nil: none.
+	Throttle Throttle
 }
 
 // Console serves the console and checks its sessions. Safe for concurrent use.
@@ -73,11 +75,13 @@ type Console struct {
 	oidc      []*issuer
 	provision func(context.Context, Identity) (*Who, error)
 	personal  func(context.Context, string) (*Who, error)
+	throttle  Throttle
 }
 
 // New makes a Console.
 func New(o Options) *Console {
-	c := &Console{check: o.Check, open: o.Open, store: o.Store, ttl: o.TTL, now: o.Now, provision: o.Provision, personal: o.Personal}
+	c := &Console{check: o.Check, open: o.Open, store: o.Store, ttl: o.TTL, now: o.Now, provision: o.Provision, personal: o.Personal,
+		throttle: o.Throttle}
 	for _, oi := range o.OIDC {
 		c.oidc = append(c.oidc, &issuer{OIDC: oi})
 	}

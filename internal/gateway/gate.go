@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"github.com/sluice-gw/sluice/internal/auth"
@@ -53,14 +54,14 @@ func gateFromConfig(c *config.Config, log *slog.Logger) (g server.Gate, health f
 // consoleFromConfig builds the console (nil: none) over the gate's users; signedIn records
 // in the audit log what an OpenID Connect sign-in made or changed of a user, so the console
 // is built once the audit log's store is open.
-func consoleFromConfig(c *config.Config, users auth.Users, rs *redisstore.Store, signedIn recordSignIn) *console.Console {
+func consoleFromConfig(c *config.Config, users auth.Users, rs *redisstore.Store, signedIn recordSignIn, th *auth.Throttle) *console.Console {
 	switch {
 	case c.Auth.AdminToken != "":
 		// The console signs in with the admin token, a user's personal token or OpenID
 		// Connect; its sessions live in Redis when there is one, so any replica serves them
 		// and a sign-out ends them everywhere.
 		co := console.Options{Check: auth.NewToken(c.Auth.AdminToken).Matches, OIDC: oidcIssuers(c.Console.OIDC),
-			Provision: provision(users, signedIn), Personal: personal(users)}
+			Provision: provision(users, signedIn), Personal: personal(users), Throttle: signInThrottle(th)}
 		if rs != nil {
 			co.Store = rs.ConsoleSessions()
 		}
@@ -72,6 +73,44 @@ func consoleFromConfig(c *config.Config, users auth.Users, rs *redisstore.Store,
 		return console.New(console.Options{Open: true})
 	}
 	return nil
+}
+
+// throttleFromConfig is the throttle of failed tokens on the admin API and the console's
+// sign-in (issue 47), nil when the admin API is off: its logs in Redis when there is one
+// (shared by the replicas; redis.on_failure: open counts on this replica alone while Redis
+// is down, closed refuses), in memory otherwise; each failure in the audit log (record).
+func throttleFromConfig(c *config.Config, rs *redisstore.Store, record func(context.Context, auth.Failure)) *auth.Throttle {
+	if c.Auth.AdminToken == "" {
+		return nil
+	}
+	o := auth.ThrottleOptions{Secret: c.Auth.AdminToken, Record: record}
+	if rs != nil {
+		o.Limiter = rs.Limiter() // its own local logs for an outage: not the keys'
+	}
+	return auth.NewThrottle(o)
+}
+
+// signInThrottle is th as the console's sign-in asks it (nil: none).
+func signInThrottle(th *auth.Throttle) console.Throttle {
+	if th == nil {
+		return nil
+	}
+	return func(r *http.Request, token string) (time.Duration, func(bool), error) {
+		a, err := th.Try(r, auth.SurfaceConsole, token)
+		if err != nil {
+			return 0, nil, err
+		}
+		if a.Wait > 0 {
+			return a.Wait, nil, nil
+		}
+		return 0, func(failed bool) {
+			reason := ""
+			if failed {
+				reason = auth.ReasonInvalid
+			}
+			a.End(r.Context(), reason)
+		}, nil
+	}
 }
 
 // oidcIssuers are the console's OpenID Connect issuers of the file.

@@ -30,12 +30,25 @@ func (s *Server) adminRoutes(e *echo.Echo) {
 }
 
 // adminAuth lets through the admin token, a personal token (auth.Admins) or a console session,
-// and puts whom it acts for in the context (the role policy, admin.API's guard, reads it).
+// and puts whom it acts for in the context (the role policy, admin.API's guard, reads it). A
+// token from an address or with a fingerprint that failed too often is refused before it is
+// checked (429, Gate.Throttle).
 func (s *Server) adminAuth(next echo.HandlerFunc) echo.HandlerFunc {
 	admins := auth.NewAdmins(s.o.Gate.AdminToken, s.o.Gate.Users)
 	return func(c echo.Context) error {
 		r := c.Request()
-		p, err := admins.Principal(r.Context(), (dialect.Bearer | dialect.XAPIKey).Secret(r), time.Now())
+		secret := (dialect.Bearer | dialect.XAPIKey).Secret(r)
+		var try *auth.Attempt // a token presented is an attempt the throttle counts (auth.Throttle)
+		if secret != "" {
+			var err error
+			if try, err = s.o.Gate.Throttle.Try(r, auth.SurfaceAdmin, secret); err != nil {
+				return s.deny(c, admin.StoreError(err))
+			} else if try.Wait > 0 {
+				return s.deny(c, admin.Throttled(try.Wait))
+			}
+		}
+		p, err := admins.Principal(r.Context(), secret, time.Now())
+		try.End(r.Context(), auth.Reason(err))
 		if co := s.o.Gate.Console; p == nil && co != nil {
 			if w, ok := co.Authorize(r); ok {
 				p, err = &auth.Principal{User: w.User, Role: auth.Role(w.Role), Teams: w.Teams}, nil

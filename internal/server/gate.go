@@ -36,6 +36,9 @@ type Gate struct {
 	// Console is the operator console at /console/, whose sessions may call the admin API;
 	// nil: no console (it needs AdminToken).
 	Console *console.Console
+	// Throttle limits the admin API's failed tokens per address and token (issue 47); nil:
+	// none.
+	Throttle *auth.Throttle
 }
 
 // Shared is the shared state as readiness sees it.

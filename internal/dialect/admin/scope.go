@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/sluice-gw/sluice/internal/auth"
 	"github.com/sluice-gw/sluice/internal/llm"
@@ -23,6 +24,14 @@ func AuthError(err error) error {
 	}
 	return &llm.Error{Kind: llm.Unauthenticated, Code: "invalid_admin_token", Type: "invalid_request_error",
 		Message: "The admin API needs the admin token or a personal token: 'Authorization: Bearer TOKEN'."}
+}
+
+// Throttled is the answer to a token from an address or with a fingerprint that failed too
+// often (auth.Throttle): a 429 whose Retry-After says when the oldest failure leaves the
+// window.
+func Throttled(wait time.Duration) error {
+	return &llm.Error{Kind: llm.RateLimited, Code: "too_many_failed_attempts", Type: "rate_limit_error", RetryAfter: wait,
+		Message: "Too many failed attempts to authenticate from this address or with this token. Retry after the time in Retry-After."}
 }
 
 // verdict is the error of v, notFound that of a hidden resource.
