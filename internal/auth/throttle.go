@@ -61,7 +61,7 @@ type Failure struct {
 	Surface     string `json:"surface"`
 	Reason      string `json:"reason"`
 	Client      string `json:"client"`
-	Fingerprint string `json:"fingerprint,omitempty"`
+	Fingerprint string `json:"fingerprint"`
 }
 
 // ThrottleOptions configure a Throttle.
@@ -102,63 +102,74 @@ func NewThrottle(o ThrottleOptions) *Throttle {
 	return &Throttle{l: o.Limiter, rule: limit.Rule{Limit: o.Limit, Window: o.Window}, key: k[:], record: o.Record}
 }
 
-// Attempt is one attempt begun by Try: refused when Wait > 0, else End must be called once
-// with its outcome.
+// Attempt is one attempt begun by Try, to End once with its outcome. A nil *Attempt (no
+// token, no throttle) ends as a no-op.
 type Attempt struct {
-	// Wait is how long until the attempt could be made: 0, it may go on.
-	Wait time.Duration
-
-	t       *Throttle
-	f       Failure
-	id      string
-	held    []string // the logs holding its reservation
-	surface string
+	t    *Throttle
+	f    Failure
+	id   string
+	held []string // the logs holding its reservation
 }
 
-// Try begins an attempt with token ("": none; the address alone counts) by r's client on
-// surface. A refused one is counted (sluice_auth_throttled_total). An error is the logs'
-// store's (Redis unreachable under on_failure: closed): the caller refuses the request.
+// ThrottledError refuses an attempt: its address or its token failed too often. Wait is
+// how long until the oldest failure leaves the window.
+type ThrottledError struct{ Wait time.Duration }
+
+func (e *ThrottledError) Error() string {
+	return "too many failed attempts to authenticate; retry in " + e.Wait.String()
+}
+
+// Try begins an attempt with token by r's client on surface; no token is no attempt (nil).
+// A refused one is a *ThrottledError, counted (sluice_auth_throttled_total); any other
+// error is the logs' store's (Redis unreachable under on_failure: closed): the caller
+// refuses the request.
 func (t *Throttle) Try(r *http.Request, surface, token string) (*Attempt, error) {
-	a := &Attempt{t: t, surface: surface, f: Failure{Action: r.Method + " " + r.URL.Path, Surface: surface, Client: Client(r)}}
-	if t == nil {
-		return a, nil
+	if t == nil || token == "" {
+		return nil, nil
 	}
 	ctx := r.Context()
-	a.id = randomHex(12)
-	logs := []string{"authfail:addr:" + a.f.Client}
-	if token != "" {
-		a.f.Fingerprint = t.fingerprint(token)
-		logs = append(logs, "authfail:token:"+a.f.Fingerprint)
-	}
-	for _, key := range logs {
+	a := &Attempt{t: t, id: randomHex(12), f: Failure{Action: r.Method + " " + r.URL.Path, Surface: surface,
+		Client: Client(r), Fingerprint: t.fingerprint(token)}}
+	for _, key := range []string{"authfail:addr:" + a.f.Client, "authfail:token:" + a.f.Fingerprint} {
 		res, err := t.l.Reserve(ctx, limit.Ask{Key: key, ID: a.id, Requests: t.rule})
+		if err == nil && !res.OK {
+			telemetry.AuthThrottled(ctx, surface)
+			err = &ThrottledError{Wait: max(res.RetryAfter, time.Second)}
+		}
 		if err != nil {
 			a.release(ctx)
 			return nil, err
-		}
-		if !res.OK {
-			a.release(ctx)
-			a.Wait = max(res.RetryAfter, time.Second)
-			telemetry.AuthThrottled(ctx, surface)
-			return a, nil
 		}
 		a.held = append(a.held, key)
 	}
 	return a, nil
 }
 
+// Principal is admins' principal of secret, presented in r on surface, through the
+// throttle: a *ThrottledError, unchecked, when its address or fingerprint failed too often;
+// a failure is counted, a success is not.
+func (t *Throttle) Principal(r *http.Request, surface string, admins *Admins, secret string) (*Principal, error) {
+	a, err := t.Try(r, surface, secret)
+	if err != nil {
+		return nil, err
+	}
+	p, err := admins.Principal(r.Context(), secret, time.Now())
+	a.End(r.Context(), Reason(err))
+	return p, err
+}
+
 // End ends the attempt: reason "" when it did not fail (the token was good, or a store
 // could not tell), which gives its places back; else it stays counted as a failure, in
 // the metric (sluice_auth_failures_total) and the audit log.
 func (a *Attempt) End(ctx context.Context, reason string) {
-	if a == nil || a.t == nil || a.Wait > 0 {
+	if a == nil {
 		return
 	}
 	if reason == "" {
 		a.release(ctx)
 		return
 	}
-	telemetry.AuthFailure(ctx, a.surface, reason)
+	telemetry.AuthFailure(ctx, a.f.Surface, reason)
 	if a.t.record != nil {
 		f := a.f
 		f.Reason = reason

@@ -97,11 +97,10 @@ func signInThrottle(th *auth.Throttle) console.Throttle {
 	}
 	return func(r *http.Request, token string) (time.Duration, func(bool), error) {
 		a, err := th.Try(r, auth.SurfaceConsole, token)
-		if err != nil {
+		if te := (*auth.ThrottledError)(nil); errors.As(err, &te) {
+			return te.Wait, nil, nil
+		} else if err != nil {
 			return 0, nil, err
-		}
-		if a.Wait > 0 {
-			return a.Wait, nil, nil
 		}
 		return 0, func(failed bool) {
 			reason := ""

@@ -3,7 +3,6 @@ package server
 import (
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/sluice-gw/sluice/internal/auth"
@@ -30,32 +29,19 @@ func (s *Server) adminRoutes(e *echo.Echo) {
 }
 
 // adminAuth lets through the admin token, a personal token (auth.Admins) or a console session,
-// and puts whom it acts for in the context (the role policy, admin.API's guard, reads it). A
-// token from an address or with a fingerprint that failed too often is refused before it is
-// checked (429, Gate.Throttle).
+// and puts whom it acts for in the context (the role policy, admin.API's guard, reads it).
 func (s *Server) adminAuth(next echo.HandlerFunc) echo.HandlerFunc {
 	admins := auth.NewAdmins(s.o.Gate.AdminToken, s.o.Gate.Users)
 	return func(c echo.Context) error {
 		r := c.Request()
-		secret := (dialect.Bearer | dialect.XAPIKey).Secret(r)
-		var try *auth.Attempt // a token presented is an attempt the throttle counts (auth.Throttle)
-		if secret != "" {
-			var err error
-			if try, err = s.o.Gate.Throttle.Try(r, auth.SurfaceAdmin, secret); err != nil {
-				return s.deny(c, admin.StoreError(err))
-			} else if try.Wait > 0 {
-				return s.deny(c, admin.Throttled(try.Wait))
-			}
-		}
-		p, err := admins.Principal(r.Context(), secret, time.Now())
-		try.End(r.Context(), auth.Reason(err))
+		p, err := s.o.Gate.Throttle.Principal(r, auth.SurfaceAdmin, admins, (dialect.Bearer | dialect.XAPIKey).Secret(r))
 		if co := s.o.Gate.Console; p == nil && co != nil {
 			if w, ok := co.Authorize(r); ok {
 				p, err = &auth.Principal{User: w.User, Role: auth.Role(w.Role), Teams: w.Teams}, nil
 			}
 		}
 		if p == nil {
-			return s.deny(c, admin.AuthError(err)) // 401, or 503: the users' store is unreachable
+			return s.deny(c, admin.AuthError(err)) // 401, 429 (Gate.Throttle), or 503: a store is unreachable
 		}
 		c.SetRequest(r.WithContext(auth.WithPrincipal(r.Context(), p)))
 		return next(c)

@@ -2,6 +2,7 @@ package admin
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"sync"
 	"time"
@@ -17,8 +18,12 @@ var forbidden = &llm.Error{Kind: llm.Invalid, Status: http.StatusForbidden, Code
 	Message: "Your role does not allow this."}
 
 // AuthError is the answer to a caller the admin API does not know (err from
-// auth.Admins.Principal): a 401, or a 503 when the users' store could not answer.
+// auth.Admins.Principal): a 401, or a 503 when the users' store could not answer; a 429
+// for the throttle's refusal (auth.ThrottledError).
 func AuthError(err error) error {
+	if te := (*auth.ThrottledError)(nil); errors.As(err, &te) {
+		return Throttled(te.Wait)
+	}
 	if err != nil && !auth.Refused(err) {
 		return StoreError(err)
 	}
