@@ -68,6 +68,8 @@ type Options struct {
 	// revoked or expired), an error when the store did not answer (the session is refused).
 	// Nil: sessions act as they were signed in (tests).
 	Current func(ctx context.Context, signed Who) (*Who, error)
+	// Throttle limits failed sign-ins per address and token (throttle.go); nil: none.
+	Throttle Throttle
 }
 
 // Console serves the console and checks its sessions. Safe for concurrent use.
@@ -83,12 +85,13 @@ type Console struct {
 	provision func(context.Context, Identity) (*Who, error)
 	personal  func(context.Context, string) (*Who, error)
 	current   func(context.Context, Who) (*Who, error)
+	throttle  Throttle
 }
 
 // New makes a Console.
 func New(o Options) *Console {
 	c := &Console{check: o.Check, open: o.Open, store: o.Store, ttl: o.TTL, now: o.Now, provision: o.Provision, personal: o.Personal,
-		current: o.Current}
+		current: o.Current, throttle: o.Throttle}
 	for _, oi := range o.OIDC {
 		c.oidc = append(c.oidc, &issuer{OIDC: oi})
 	}

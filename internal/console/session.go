@@ -244,12 +244,17 @@ func (c *Console) signIn(w http.ResponseWriter, r *http.Request) {
 	}
 	who := &Who{User: Admin.User, Role: Admin.Role}
 	if !c.open {
+		end, ok := c.try(w, r, in.Token) // throttle.go
+		if !ok {
+			return
+		}
 		var err error
 		if who, err = c.signer(r.Context(), in.Token); err != nil {
+			end(false)
 			storeDown(w)
 			return
 		}
-		if who == nil {
+		if end(who == nil); who == nil {
 			fail(w, http.StatusUnauthorized, "invalid_admin_token", "The token is neither the admin token nor a live personal token.")
 			return
 		}

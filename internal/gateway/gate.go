@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"github.com/sluice-gw/sluice/internal/auth"
@@ -54,7 +55,7 @@ func gateFromConfig(c *config.Config, log *slog.Logger) (g server.Gate, health f
 // place the same store ending the console's sessions of a user deleted or whose role
 // changed (endingUsers). signedIn records in the audit log what an OpenID Connect sign-in
 // made or changed of a user, so the console is built once the audit log's store is open.
-func consoleFromConfig(c *config.Config, users *auth.Users, rs *redisstore.Store, signedIn recordSignIn) *console.Console {
+func consoleFromConfig(c *config.Config, users *auth.Users, rs *redisstore.Store, signedIn recordSignIn, th *auth.Throttle) *console.Console {
 	switch {
 	case c.Auth.AdminToken != "":
 		// The console signs in with the admin token, a user's personal token or OpenID
@@ -63,7 +64,8 @@ func consoleFromConfig(c *config.Config, users *auth.Users, rs *redisstore.Store
 		// store (shared by the replicas, never cached) at every call (issue 47).
 		ending := &endingUsers{Users: *users}
 		co := console.Options{Check: auth.NewToken(c.Auth.AdminToken).Matches, OIDC: oidcIssuers(c.Console.OIDC),
-			Provision: provision(ending, signedIn), Personal: personal(*users), Current: current(*users)}
+			Provision: provision(ending, signedIn), Personal: personal(*users), Current: current(*users),
+			Throttle: signInThrottle(th)}
 		if rs != nil {
 			co.Store = rs.ConsoleSessions()
 		}
@@ -110,6 +112,43 @@ func (e *endingUsers) DeleteUser(ctx context.Context, id string) error {
 		_ = e.end(ctx, id)
 	}
 	return err
+}
+
+// throttleFromConfig is the throttle of failed tokens on the admin API and the console's
+// sign-in (issue 47), nil when the admin API is off: its logs in Redis when there is one
+// (shared by the replicas; redis.on_failure: open counts on this replica alone while Redis
+// is down, closed refuses), in memory otherwise; each failure in the audit log (record).
+func throttleFromConfig(c *config.Config, rs *redisstore.Store, record func(context.Context, auth.Failure)) *auth.Throttle {
+	if c.Auth.AdminToken == "" {
+		return nil
+	}
+	o := auth.ThrottleOptions{Secret: c.Auth.AdminToken, Record: record}
+	if rs != nil {
+		o.Limiter = rs.Limiter() // its own local logs for an outage: not the keys'
+	}
+	return auth.NewThrottle(o)
+}
+
+// signInThrottle is th as the console's sign-in asks it (nil: none).
+func signInThrottle(th *auth.Throttle) console.Throttle {
+	if th == nil {
+		return nil
+	}
+	return func(r *http.Request, token string) (time.Duration, func(bool), error) {
+		a, err := th.Try(r, auth.SurfaceConsole, token)
+		if te := (*auth.ThrottledError)(nil); errors.As(err, &te) {
+			return te.Wait, nil, nil
+		} else if err != nil {
+			return 0, nil, err
+		}
+		return 0, func(failed bool) {
+			reason := ""
+			if failed {
+				reason = auth.ReasonInvalid
+			}
+			a.End(r.Context(), reason)
+		}, nil
+	}
 }
 
 // oidcIssuers are the console's OpenID Connect issuers of the file.

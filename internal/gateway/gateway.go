@@ -122,8 +122,9 @@ func New(c *config.Config, log *slog.Logger) (*server.Server, error) {
 		o.Telemetry.Record, o.Admin.Logs = rl.Record, rl.store
 		o.Gate.Closer = closers{rl, o.Gate.Closer} // the log's last records first, then Redis
 	}
-	o.Admin.Audit, o.Admin.Log = maskedAudit{rl.audit(), ownRules}, log        // the audit log: logs.go
-	o.Gate.Console = consoleFromConfig(c, &o.Gate.Users, rs, o.Admin.SignedIn) // gate.go, with the audit log
+	o.Admin.Audit, o.Admin.Log = maskedAudit{rl.audit(), ownRules}, log // the audit log: logs.go
+	o.Gate.Throttle = throttleFromConfig(c, rs, o.Admin.AuthFailed)     // gate.go, with the audit log
+	o.Gate.Console = consoleFromConfig(c, &o.Gate.Users, rs, o.Admin.SignedIn, o.Gate.Throttle)
 	o.Admin.Targets, o.Admin.Cooling = c.Targets(), health.(cooldowns).Cooling // the console's health page
 	if rs != nil {
 		o.Admin.Shared = rs.Ping

@@ -12,8 +12,9 @@ type Memory struct {
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
 
-	mu   sync.Mutex
-	logs map[string]*window
+	mu    sync.Mutex
+	logs  map[string]*window
+	swept time.Time // the last sweep
 }
 
 var _ Limiter = (*Memory)(nil)
@@ -22,6 +23,7 @@ var _ Limiter = (*Memory)(nil)
 type window struct {
 	entries []entry
 	sum     int64
+	span    time.Duration // the window of the last reservation: sweep prunes with it
 }
 
 type entry struct {
@@ -59,6 +61,22 @@ func (w *window) status(now time.Time, r Rule) Status {
 	return s
 }
 
+// sweep drops the logs whose entries all left their windows, at most once a minute: the
+// names are not only the keys' (a bounded set) but also the addresses and tokens the
+// sign-in throttle saw (auth.Throttle), which an attacker chooses; without it each would
+// hold a log for good.
+func (m *Memory) sweep(now time.Time) {
+	if now.Sub(m.swept) < time.Minute {
+		return
+	}
+	m.swept = now
+	for name, w := range m.logs {
+		if w.prune(now, w.span); len(w.entries) == 0 {
+			delete(m.logs, name)
+		}
+	}
+}
+
 func (m *Memory) log(name string) *window {
 	if m.logs == nil {
 		m.logs = map[string]*window{}
@@ -79,11 +97,13 @@ func (m *Memory) Reserve(_ context.Context, a Ask) (Result, error) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.sweep(now)
 	var res Result
 	res.OK = true
 	var req, tok *window
 	if a.Requests.Limit > 0 {
 		req = m.log(a.Key + ":rpm")
+		req.span = a.Requests.Window
 		req.prune(now, a.Requests.Window)
 		if req.sum+1 > a.Requests.Limit {
 			res.OK = false
@@ -92,6 +112,7 @@ func (m *Memory) Reserve(_ context.Context, a Ask) (Result, error) {
 	}
 	if a.Tokens.Limit > 0 {
 		tok = m.log(a.Key + ":tpm")
+		tok.span = a.Tokens.Window
 		tok.prune(now, a.Tokens.Window)
 		switch {
 		case a.Cost > a.Tokens.Limit:
@@ -118,6 +139,14 @@ func (m *Memory) Reserve(_ context.Context, a Ask) (Result, error) {
 		res.Tokens = tok.status(now, a.Tokens)
 	}
 	return res, nil
+}
+
+// Len is the number of logs held, those whose entries all left their windows but were not
+// swept yet included.
+func (m *Memory) Len() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.logs)
 }
 
 // Release implements Limiter.

@@ -121,3 +121,27 @@ func TestMemoryRelease(t *testing.T) {
 		t.Fatalf("got %+v after the release, want admitted", r)
 	}
 }
+
+// A log whose entries all left their window is dropped at the next sweep: the names the
+// sign-in throttle counts under (addresses, tokens) do not pile up.
+func TestMemorySweep(t *testing.T) {
+	ctx := context.Background()
+	now := time.Unix(1000, 0)
+	m := &Memory{Now: func() time.Time { return now }}
+	rule := Rule{Limit: 10, Window: time.Minute}
+	for i := range 100 {
+		if _, err := m.Reserve(ctx, Ask{Key: fmt.Sprint("addr-", i), ID: "1", Requests: rule}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := m.Len(); got != 100 {
+		t.Fatalf("got %d logs, want 100", got)
+	}
+	now = now.Add(2 * time.Minute)
+	if _, err := m.Reserve(ctx, Ask{Key: "late", ID: "1", Requests: rule}); err != nil {
+		t.Fatal(err)
+	}
+	if got := m.Len(); got != 1 {
+		t.Errorf("got %d logs after a sweep, want 1 (the late one)", got)
+	}
+}

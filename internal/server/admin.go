@@ -3,7 +3,6 @@ package server
 import (
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/sluice-gw/sluice/internal/auth"
@@ -35,14 +34,14 @@ func (s *Server) adminAuth(next echo.HandlerFunc) echo.HandlerFunc {
 	admins := auth.NewAdmins(s.o.Gate.AdminToken, s.o.Gate.Users)
 	return func(c echo.Context) error {
 		r := c.Request()
-		p, err := admins.Principal(r.Context(), (dialect.Bearer | dialect.XAPIKey).Secret(r), time.Now())
+		p, err := s.o.Gate.Throttle.Principal(r, auth.SurfaceAdmin, admins, (dialect.Bearer | dialect.XAPIKey).Secret(r))
 		if co := s.o.Gate.Console; p == nil && co != nil {
 			if w, ok := co.Authorize(r); ok {
 				p, err = &auth.Principal{User: w.User, Role: auth.Role(w.Role), Teams: w.Teams}, nil
 			}
 		}
 		if p == nil {
-			return s.deny(c, admin.AuthError(err)) // 401, or 503: the users' store is unreachable
+			return s.deny(c, admin.AuthError(err)) // 401, 429 (Gate.Throttle), or 503: a store is unreachable
 		}
 		c.SetRequest(r.WithContext(auth.WithPrincipal(r.Context(), p)))
 		return next(c)

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"github.com/sluice-gw/sluice/internal/auth"
 	"github.com/sluice-gw/sluice/internal/redisstore"
 )
 
@@ -19,3 +20,7 @@ func RedisStore(s *Server) *redisstore.Store {
 
 // Routes are the routes s serves (echo's table).
 func Routes(s *Server) []*echo.Route { return s.echo.Routes() }
+
+// SetThrottle replaces the throttle of failed admin tokens (Gate.Throttle, read at each
+// request): a test that walks every route with a wrong token raises its limit.
+func SetThrottle(s *Server, t *auth.Throttle) { s.o.Gate.Throttle = t }

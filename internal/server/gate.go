@@ -35,7 +35,8 @@ type Gate struct {
 	Closer io.Closer
 	// Console is the operator console at /console/, whose sessions may call the admin API;
 	// nil: no console (it needs AdminToken).
-	Console *console.Console
+	Console  *console.Console
+	Throttle *auth.Throttle // limits failed tokens per address and token (issue 47); nil: none
 }
 
 // Shared is the shared state as readiness sees it.

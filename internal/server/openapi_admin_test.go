@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -63,6 +64,13 @@ func TestOpenAPIAdminAndGate(t *testing.T) {
 	sc.call(t, "DELETE", "/admin/users/"+u.ID+"/tokens/"+tok.ID, "adm-token", "", 200)
 	sc.call(t, "GET", "/admin/keys", tok.Token, "", 401)
 	sc.call(t, "DELETE", "/admin/users/"+u.ID, "adm-token", "", 200)
+	// The revoked token above was this address's first failure; 9 more, then the throttle's
+	// 429 (issue 47), the admin token's too.
+	for i := range 9 {
+		sc.call(t, "GET", "/admin/keys", fmt.Sprint("wrong-", i), "", 401)
+	}
+	sc.call(t, "GET", "/admin/keys", "wrong-10", "", 429)
+	sc.call(t, "GET", "/admin/keys", "adm-token", "", 429)
 }
 
 func decode(t *testing.T, b []byte, v any) {

@@ -90,6 +90,18 @@ func LogsDropped(ctx context.Context, n int64) { from(ctx).inst.logsDropped.Add(
 // API's change was made, so it answers it, and counts the entry it could not keep.
 func AuditDropped(ctx context.Context, n int64) { from(ctx).inst.auditDropped.Add(ctx, n) }
 
+// AuthFailure counts a failed attempt to authenticate on surface (admin_api, console) for
+// reason (invalid, expired): sluice_auth_failures_total. Never the token, nor the address.
+func AuthFailure(ctx context.Context, surface, reason string) {
+	from(ctx).inst.authFailures.Add(ctx, 1, metric.WithAttributes(attrSurface.String(surface), attrReason.String(reason)))
+}
+
+// AuthThrottled counts an attempt on surface refused with a 429 because its address or its
+// token failed too often (sluice_auth_throttled_total).
+func AuthThrottled(ctx context.Context, surface string) {
+	from(ctx).inst.authThrottled.Add(ctx, 1, metric.WithAttributes(attrSurface.String(surface)))
+}
+
 // Cache records what the response cache did for a request to alias (hit, coalesced, miss,
 // bypass) and, for a hit, the provider tokens it did not spend; a span event says it too.
 func Cache(ctx context.Context, alias, result string, saved int) {

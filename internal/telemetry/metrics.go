@@ -30,6 +30,8 @@ const (
 	MetricUsageDropped   = "sluice.usage.dropped"
 	MetricLogsDropped    = "sluice.logs.dropped"
 	MetricAuditDropped   = "sluice.audit.dropped"
+	MetricAuthFailures   = "sluice.auth.failures"
+	MetricAuthThrottled  = "sluice.auth.throttled"
 	MetricCacheRequests  = "sluice.cache.requests"
 	MetricCacheStored    = "sluice.cache.stored"
 	MetricCacheSaved     = "sluice.cache.saved"
@@ -53,6 +55,8 @@ const (
 	attrStream    = attribute.Key("sluice.stream")    // the client asked for a stream
 	attrCache     = attribute.Key("sluice.cache")     // hit | coalesced | miss | bypass
 	attrCacheTTL  = attribute.Key("sluice.cache.ttl") // a prompt cache write's lifetime: 5m | 1h
+	attrSurface   = attribute.Key("sluice.surface")   // where a token was presented: admin_api | console
+	attrReason    = attribute.Key("sluice.reason")    // why it failed: invalid | expired
 )
 
 // durationBuckets run from 10 ms to several minutes (DESIGN §7): a first token of a fast
@@ -73,6 +77,7 @@ type instruments struct {
 	redisBreaker, usageSpooled     metric.Int64UpDownCounter
 	usageDropped, logsDropped      metric.Int64Counter
 	auditDropped                   metric.Int64Counter
+	authFailures, authThrottled    metric.Int64Counter
 	toolDuration                   metric.Float64Histogram
 	cacheRequests, cacheStored     metric.Int64Counter
 	cacheEvictions                 metric.Int64Counter
@@ -116,6 +121,8 @@ func newInstruments(m metric.Meter) instruments {
 	in.usageDropped = count(MetricUsageDropped, "{record}", "Usage records and budget spends lost: the spool was full, or Redis refused them.")
 	in.logsDropped = count(MetricLogsDropped, "{record}", "Request log records lost: the writer's queue or spool was full, or the store refused them.")
 	in.auditDropped = count(MetricAuditDropped, "{entry}", "Audit entries not written: the change was made, the log store refused its entry.")
+	in.authFailures = count(MetricAuthFailures, "{failure}", "Failed attempts to authenticate to the admin API or sign in to the console, by surface and reason.")
+	in.authThrottled = count(MetricAuthThrottled, "{attempt}", "Attempts refused (429) because their address or token failed too often, by surface.")
 	in.openStreams, _ = m.Int64UpDownCounter(MetricOpenStreams, metric.WithUnit("{stream}"),
 		metric.WithDescription("Event streams being served."))
 	in.cacheRequests = count(MetricCacheRequests, "{request}", "Requests to aliases that cache, by alias and what the cache did.")

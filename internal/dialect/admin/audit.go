@@ -127,6 +127,23 @@ func (a API) SignedIn(ctx context.Context, issuer string, before, after *auth.Us
 	a.write(ctx, e)
 }
 
+// AnonymousActor is who the audit log names for a failed attempt to authenticate: nobody
+// known.
+const AnonymousActor = "anonymous"
+
+// AuthFailed records a failed attempt to authenticate (auth.Throttle, issue 47): kind
+// auth_failure, by AnonymousActor, the request's method and path as its action, its
+// client's address as the resource, status 401, the failure (surface, reason, address, the
+// token's fingerprint: never the token) as after.
+func (a API) AuthFailed(ctx context.Context, f auth.Failure) {
+	if a.Audit == nil {
+		return
+	}
+	a.write(ctx, logstore.AuditEntry{ID: telemetry.RequestID(""), Time: time.Now(), User: AnonymousActor,
+		Action: f.Action, ResourceKind: "auth_failure", ResourceID: f.Client, Status: http.StatusUnauthorized,
+		Before: json.RawMessage("null"), After: Strip(f)})
+}
+
 func (a API) logger() *slog.Logger {
 	if a.Log != nil {
 		return a.Log

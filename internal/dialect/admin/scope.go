@@ -2,8 +2,10 @@ package admin
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/sluice-gw/sluice/internal/auth"
 	"github.com/sluice-gw/sluice/internal/llm"
@@ -16,13 +18,25 @@ var forbidden = &llm.Error{Kind: llm.Invalid, Status: http.StatusForbidden, Code
 	Message: "Your role does not allow this."}
 
 // AuthError is the answer to a caller the admin API does not know (err from
-// auth.Admins.Principal): a 401, or a 503 when the users' store could not answer.
+// auth.Admins.Principal): a 401, or a 503 when the users' store could not answer; a 429
+// for the throttle's refusal (auth.ThrottledError).
 func AuthError(err error) error {
+	if te := (*auth.ThrottledError)(nil); errors.As(err, &te) {
+		return Throttled(te.Wait)
+	}
 	if err != nil && !auth.Refused(err) {
 		return StoreError(err)
 	}
 	return &llm.Error{Kind: llm.Unauthenticated, Code: "invalid_admin_token", Type: "invalid_request_error",
 		Message: "The admin API needs the admin token or a personal token: 'Authorization: Bearer TOKEN'."}
+}
+
+// Throttled is the answer to a token from an address or with a fingerprint that failed too
+// often (auth.Throttle): a 429 whose Retry-After says when the oldest failure leaves the
+// window.
+func Throttled(wait time.Duration) error {
+	return &llm.Error{Kind: llm.RateLimited, Code: "too_many_failed_attempts", Type: "rate_limit_error", RetryAfter: wait,
+		Message: "Too many failed attempts to authenticate from this address or with this token. Retry after the time in Retry-After."}
 }
 
 // verdict is the error of v, notFound that of a hidden resource.
