@@ -76,15 +76,19 @@ type ThrottleOptions struct {
 	// Limit and Window default to ThrottleLimit and ThrottleWindow (tests lower them).
 	Limit  int64
 	Window time.Duration
+	// Proxies are the addresses whose X-Forwarded-For is believed (auth.trusted_proxies):
+	// the client is then the nearest address in it that is not one of them. None: the peer.
+	Proxies []netip.Prefix
 }
 
 // Throttle limits failed attempts to authenticate. Safe for concurrent use. A nil
 // *Throttle limits nothing.
 type Throttle struct {
-	l      limit.Limiter
-	rule   limit.Rule
-	key    []byte
-	record func(context.Context, Failure)
+	l       limit.Limiter
+	rule    limit.Rule
+	key     []byte
+	record  func(context.Context, Failure)
+	proxies []netip.Prefix
 }
 
 // NewThrottle returns a Throttle for o.
@@ -99,7 +103,8 @@ func NewThrottle(o ThrottleOptions) *Throttle {
 		o.Window = ThrottleWindow
 	}
 	k := sha256.Sum256([]byte("sluice throttle\x00" + o.Secret))
-	return &Throttle{l: o.Limiter, rule: limit.Rule{Limit: o.Limit, Window: o.Window}, key: k[:], record: o.Record}
+	return &Throttle{l: o.Limiter, rule: limit.Rule{Limit: o.Limit, Window: o.Window}, key: k[:], record: o.Record,
+		proxies: o.Proxies}
 }
 
 // Attempt is one attempt begun by Try, to End once with its outcome. A nil *Attempt (no
@@ -129,7 +134,7 @@ func (t *Throttle) Try(r *http.Request, surface, token string) (*Attempt, error)
 	}
 	ctx := r.Context()
 	a := &Attempt{t: t, id: randomHex(12), f: Failure{Action: r.Method + " " + r.URL.Path, Surface: surface,
-		Client: Client(r), Fingerprint: t.fingerprint(token)}}
+		Client: Client(r, t.proxies...), Fingerprint: t.fingerprint(token)}}
 	for _, key := range []string{"authfail:addr:" + a.f.Client, "authfail:token:" + a.f.Fingerprint} {
 		res, err := t.l.Reserve(ctx, limit.Ask{Key: key, ID: a.id, Requests: t.rule})
 		if err == nil && !res.OK {
@@ -219,10 +224,12 @@ func firstChars(s string, n int) string {
 	return s
 }
 
-// Client is the address the throttle counts r under: the peer's (the gateway trusts no
-// forwarding header: behind a proxy, that is the proxy's), an IPv6 one by its /64, which
-// a single host commonly holds whole.
-func Client(r *http.Request) string {
+// Client is the address the throttle counts r under, an IPv6 one by its /64 (which a single
+// host commonly holds whole): the peer's, unless the peer is one of proxies; then the
+// X-Forwarded-For chain is read from its right end (the hop nearest the gateway, the only
+// end a client cannot write) and the first address that is not a proxy is the client. A
+// chain of proxies only, or a value that is no address, stops at the last address known.
+func Client(r *http.Request, proxies ...netip.Prefix) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
 		host = r.RemoteAddr
@@ -232,9 +239,31 @@ func Client(r *http.Request) string {
 		return "unknown"
 	}
 	ip = ip.Unmap().WithZone("")
+	hops := r.Header.Values("X-Forwarded-For")
+	for h := len(hops) - 1; h >= 0 && trusted(ip, proxies); h-- {
+		list := strings.Split(hops[h], ",")
+		for i := len(list) - 1; i >= 0 && trusted(ip, proxies); i-- {
+			next, err := netip.ParseAddr(strings.TrimSpace(list[i]))
+			if err != nil {
+				h = -1 // a forged or broken value: believe nothing left of it
+				break
+			}
+			ip = next.Unmap().WithZone("")
+		}
+	}
 	if ip.Is6() {
 		p, _ := ip.Prefix(64)
 		return p.String()
 	}
 	return ip.String()
+}
+
+// trusted tells whether ip is one of proxies.
+func trusted(ip netip.Addr, proxies []netip.Prefix) bool {
+	for _, p := range proxies {
+		if p.Contains(ip) {
+			return true
+		}
+	}
+	return false
 }

@@ -3,7 +3,9 @@ package auth
 import (
 	"context"
 	"errors"
+	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -112,5 +114,40 @@ func TestThrottleBurst(t *testing.T) {
 	// No token is no attempt: nothing to count, nothing refused.
 	if a, err := th.Try(r, SurfaceAdmin, ""); a != nil || err != nil {
 		t.Errorf("no token: got %v, %v; want no attempt", a, err)
+	}
+}
+
+// Behind trusted proxies the client is the nearest X-Forwarded-For address that is not one
+// of them; a peer that is no proxy, or a chain a client forged to the left, changes nothing.
+func TestClientBehindProxies(t *testing.T) {
+	proxies := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("::1/128")}
+	for _, tc := range []struct {
+		name, remote string
+		xff          []string
+		want         string
+	}{
+		{"no header", "10.0.0.1:5000", nil, "10.0.0.1"},
+		{"one hop", "10.0.0.1:5000", []string{"203.0.113.7"}, "203.0.113.7"},
+		{"a forged left part", "10.0.0.1:5000", []string{"198.51.100.1, 203.0.113.7"}, "203.0.113.7"},
+		{"two proxies", "10.0.0.1:5000", []string{"203.0.113.7, 10.2.3.4"}, "203.0.113.7"},
+		{"two headers", "10.0.0.1:5000", []string{"203.0.113.7", "10.2.3.4"}, "203.0.113.7"},
+		{"an untrusted peer", "192.0.2.9:5000", []string{"203.0.113.7"}, "192.0.2.9"},
+		{"garbage stops the walk", "10.0.0.1:5000", []string{"203.0.113.7, nonsense, 10.9.9.9"}, "10.9.9.9"},
+		{"proxies only", "10.0.0.1:5000", []string{"10.1.1.1"}, "10.1.1.1"},
+		{"IPv6 by its /64", "[::1]:5000", []string{"2001:db8:1:2::99"}, "2001:db8:1:2::/64"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := httptest.NewRequest("GET", "/admin/keys", nil)
+			r.RemoteAddr = tc.remote
+			for _, v := range tc.xff {
+				r.Header.Add("X-Forwarded-For", v)
+			}
+			if got := Client(r, proxies...); got != tc.want {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+			if got, peer := Client(r), Client(&http.Request{RemoteAddr: tc.remote}); got != peer {
+				t.Errorf("without proxies: got %q, want the peer %q", got, peer)
+			}
+		})
 	}
 }

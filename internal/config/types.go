@@ -1,6 +1,9 @@
 package config
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"net/netip"
+)
 
 // Config is the whole gateway configuration, defaults filled, references checked, unusable
 // providers pruned.
@@ -72,6 +75,31 @@ type Logs struct {
 type Auth struct {
 	AdminToken string `yaml:"admin_token"` // the admin API is on only when set
 	Disabled   bool   `yaml:"disabled"`    // allows serving without auth on a non-loopback address
+	// TrustedProxies are the proxies (addresses or CIDRs: a load balancer, nginx) whose
+	// X-Forwarded-For names the client that the throttle of failed tokens counts: behind
+	// them, without this, every client shares the proxy's address.
+	TrustedProxies []string `yaml:"trusted_proxies"`
+}
+
+// Proxies are TrustedProxies as prefixes (an address is its /32 or /128); validate has
+// refused what does not parse.
+func (a Auth) Proxies() []netip.Prefix {
+	var ps []netip.Prefix
+	for _, s := range a.TrustedProxies {
+		if p, err := parseProxy(s); err == nil {
+			ps = append(ps, p)
+		}
+	}
+	return ps
+}
+
+func parseProxy(s string) (netip.Prefix, error) {
+	if ip, err := netip.ParseAddr(s); err == nil {
+		ip = ip.Unmap()
+		return netip.PrefixFrom(ip, ip.BitLen()), nil
+	}
+	p, err := netip.ParsePrefix(s)
+	return p.Masked(), err
 }
 
 // Redis is the shared state of a fleet: one node (URL), a Redis Cluster or a master under

@@ -61,6 +61,11 @@ func (v *validator) config(c *Config) {
 	} else if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
 		v.errorf("listen", "invalid port %q", port)
 	}
+	for i, s := range c.Auth.TrustedProxies {
+		if _, err := parseProxy(s); err != nil {
+			v.errorf(fmt.Sprintf("auth.trusted_proxies[%d]", i), "want an address or a CIDR (10.0.0.0/8, ::1), got %q", s)
+		}
+	}
 	v.positive("heartbeat_interval", int64(c.HeartbeatInterval))
 	v.positive("limits.max_body_bytes", c.Limits.MaxBodyBytes)
 	v.positive("limits.body_timeout", int64(c.Limits.BodyTimeout))

@@ -37,6 +37,7 @@ func TestValidation(t *testing.T) {
 		{"region elsewhere", "providers:\n  p: {kind: anthropic, region: us-east-1}\n", "providers.p.region: applies to kind bedrock only"},
 		{"imds elsewhere", "providers:\n  p: {kind: openai, imds: true}\n", "providers.p.imds: applies to kind bedrock only"},
 		{"bedrock base_url", "providers:\n  p: {kind: bedrock, region: us-east-1, base_url: 'bedrock.local'}\n", "providers.p.base_url: want an absolute http"},
+		{"trusted proxy", "auth: {trusted_proxies: [10.0.0.0/8, nonsense]}\n", `config.yaml:1: auth.trusted_proxies[1]: want an address or a CIDR (10.0.0.0/8, ::1), got "nonsense"`},
 		{"on_failure", "redis: {on_failure: maybe}\n", `config.yaml:1: redis.on_failure: want open or closed, got "maybe"`},
 		{"redis url", "redis: {url: 'http://user:pw@h'}\n", "redis.url: want a redis://"},
 		{"redis two forms", "redis: {url: 'redis://h:6379', cluster: {addrs: ['h:7000']}}\n", "redis: set one of url, cluster and sentinel, not url and cluster"},
@@ -196,5 +197,17 @@ models:
 	if len(c.Warnings) != 2 || c.Warnings[0] != `provider "az" (kind azure) has no api_key, entra_token or client_secret: left out of every chain` ||
 		c.Warnings[1] != `provider "gem" (kind gemini) has an empty api_key: left out of every chain` {
 		t.Errorf("got warnings %q", c.Warnings)
+	}
+}
+
+// auth.trusted_proxies takes addresses and CIDRs, an address as its whole-length prefix.
+func TestTrustedProxies(t *testing.T) {
+	a := Auth{TrustedProxies: []string{"10.1.2.3/8", "::1", "192.0.2.7", "::ffff:192.0.2.8"}}
+	var got []string
+	for _, p := range a.Proxies() {
+		got = append(got, p.String())
+	}
+	if want := "10.0.0.0/8 ::1/128 192.0.2.7/32 192.0.2.8/32"; strings.Join(got, " ") != want {
+		t.Errorf("got %v, want %s", got, want)
 	}
 }

@@ -122,7 +122,7 @@ func throttleFromConfig(c *config.Config, rs *redisstore.Store, record func(cont
 	if c.Auth.AdminToken == "" {
 		return nil
 	}
-	o := auth.ThrottleOptions{Secret: c.Auth.AdminToken, Record: record}
+	o := auth.ThrottleOptions{Secret: c.Auth.AdminToken, Record: record, Proxies: c.Auth.Proxies()}
 	if rs != nil {
 		o.Limiter = rs.Limiter() // its own local logs for an outage: not the keys'
 	}
