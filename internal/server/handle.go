@@ -56,7 +56,11 @@ func (s *Server) modelOp(api *dialect.API, op dialect.Op) echo.HandlerFunc {
 		if op == dialect.Embed {
 			return t.Call(ctx, e, embedded)
 		}
-		w, stream := q.d.Answer(x.access.ID), q.d.Req.Stream
+		id := x.access.ID
+		if q.d.Keep != nil {
+			id = x.access.Record // a kept response's id is a key of the store: the request's own (issue 47)
+		}
+		w, stream := q.d.Answer(id), q.d.Req.Stream
 		hit, k, err := s.fromCache(c, t, q.chain.Alias, e, w, stream) // cache.go
 		if !hit {
 			err = t.Serve(ctx, e, w, stream, k)
@@ -86,7 +90,7 @@ func (s *Server) admitted(c echo.Context, api *dialect.API, op dialect.Op) (*cal
 	if err != nil {
 		return nil, err
 	}
-	d, err := api.Read(body, dialect.Input{Op: op, Header: r.Header.Get, Param: c.Param, Query: c.QueryParam,
+	d, err := api.Read(body, dialect.Input{Op: op, Header: r.Header.Get, Param: pathParam(c), Query: c.QueryParam,
 		State: &s.o.State, Key: x.access.KeyID})
 	if err != nil {
 		return nil, err
