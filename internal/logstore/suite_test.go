@@ -125,7 +125,7 @@ func TestJSONNames(t *testing.T) {
 	sort.Strings(got)
 	want := strings.Fields(`affinity alias attempts cache cache_dropped cache_read_tokens cache_write_1h_tokens
 		cache_write_tokens capture content cost_usd duration_ms error first_event_ms first_token_ms guardrails id key_id key_meta key_name kind method overhead_ms path redactions
-		replica saved_usd status stream target team time tokens_cached tokens_estimated tokens_in tokens_out
+		replica request_id saved_usd status stream target team time tokens_cached tokens_estimated tokens_in tokens_out
 		tokens_reasoning tools trace_id user_agent wire`)
 	if !slices.Equal(got, want) {
 		t.Errorf("got fields %v, want %v", got, want)
