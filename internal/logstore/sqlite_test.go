@@ -181,25 +181,7 @@ func TestSQLitePlans(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			f := c.f
 			f.From, f.To = time.Now().Add(-24*time.Hour), time.Now()
-			q, list, err := st.pageSQL(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rows, err := st.db.QueryContext(context.Background(), "EXPLAIN QUERY PLAN "+q, list...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer rows.Close()
-			var plan []string
-			for rows.Next() {
-				var id, parent, notused int
-				var detail string
-				if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
-					t.Fatal(err)
-				}
-				plan = append(plan, detail)
-			}
-			p := strings.Join(plan, "; ")
+			p := queryPlan(t, st, f)
 			if !strings.HasPrefix(p, "SEARCH sluice_logs USING INDEX "+c.index+" (") || strings.Contains(p, "TEMP B-TREE") {
 				t.Errorf("got plan %q, want a search of the index %s and no sort", p, c.index)
 			}
@@ -212,7 +194,16 @@ func TestSQLitePlans(t *testing.T) {
 // the log; the few records it finds are then sorted.
 func TestSQLiteRequestIDPlan(t *testing.T) {
 	st := openSQLiteTemp(t, 0).(*sqliteStore)
-	f := Filter{RequestID: "retry/1", From: time.Now().Add(-24 * time.Hour), To: time.Now()}
+	p := queryPlan(t, st, Filter{RequestID: "retry/1", From: time.Now().Add(-24 * time.Hour), To: time.Now()})
+	if !strings.Contains(p, "USING INDEX sluice_logs_request (request_id=?") || !strings.Contains(p, "USING INDEX sqlite_autoindex_sluice_logs_1 (id=?)") ||
+		strings.Contains(p, "SCAN sluice_logs") {
+		t.Errorf("got plan %q, want the request_id index and the primary key, no scan", p)
+	}
+}
+
+// queryPlan is SQLite's plan of the page query of f, its steps joined by "; ".
+func queryPlan(t *testing.T, st *sqliteStore, f Filter) string {
+	t.Helper()
 	q, list, err := st.pageSQL(f)
 	if err != nil {
 		t.Fatal(err)
@@ -231,11 +222,7 @@ func TestSQLiteRequestIDPlan(t *testing.T) {
 		}
 		plan = append(plan, detail)
 	}
-	p := strings.Join(plan, "; ")
-	if !strings.Contains(p, "USING INDEX sluice_logs_request (request_id=?") || !strings.Contains(p, "USING INDEX sqlite_autoindex_sluice_logs_1 (id=?)") ||
-		strings.Contains(p, "SCAN sluice_logs") {
-		t.Errorf("got plan %q, want the request_id index and the primary key, no scan", p)
-	}
+	return strings.Join(plan, "; ")
 }
 
 // TestSQLiteMigrate: a file written by a gateway before migration 4 (three migrations, the

@@ -2,7 +2,6 @@ package server
 
 import (
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -54,8 +53,7 @@ func (s *Server) adminAuth(next echo.HandlerFunc) echo.HandlerFunc {
 // POST and PATCH, the body.
 func (s *Server) adminOp(op admin.Op) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		param := pathParam(c)
-		in := admin.Input{ID: param("id"), Sub: param("token"), Query: c.QueryParams()}
+		in := admin.NewInput(dialect.PathParams(c.Param, c.Request().URL), c.QueryParams())
 		if m := c.Request().Method; m == http.MethodPost || m == http.MethodPatch {
 			var err error
 			if in.Body, err = s.readBody(c); err != nil {
@@ -70,23 +68,5 @@ func (s *Server) adminOp(op admin.Op) echo.HandlerFunc {
 			return st.Serve(c.Request().Context(), c.Response(), func() *sse.Writer { return s.newEventWriter(c, nil) })
 		}
 		return c.JSON(status, v)
-	}
-}
-
-// pathParam reads the path's parameters unescaped, whatever the path holds. echo routes on
-// the escaped path (URL.RawPath) when net/http kept one, that is when the path holds an
-// escaped '/' or a byte escaped unusually, and its parameters are then escaped; otherwise on
-// URL.Path, already unescaped. Unescaping the first kind only, a record id with a '/', a '%'
-// or a space is found whichever way its client escaped it (issue 47).
-func pathParam(c echo.Context) func(name string) string {
-	if c.Request().URL.RawPath == "" {
-		return c.Param
-	}
-	return func(name string) string {
-		v := c.Param(name)
-		if u, err := url.PathUnescape(v); err == nil {
-			return u
-		}
-		return v
 	}
 }

@@ -56,11 +56,7 @@ func (s *Server) modelOp(api *dialect.API, op dialect.Op) echo.HandlerFunc {
 		if op == dialect.Embed {
 			return t.Call(ctx, e, embedded)
 		}
-		id := x.access.ID
-		if q.d.Keep != nil {
-			id = x.access.Record // a kept response's id is a key of the store: the request's own (issue 47)
-		}
-		w, stream := q.d.Answer(id), q.d.Req.Stream
+		w, stream := q.d.Answer(x.access.ID), q.d.Req.Stream
 		hit, k, err := s.fromCache(c, t, q.chain.Alias, e, w, stream) // cache.go
 		if !hit {
 			err = t.Serve(ctx, e, w, stream, k)
@@ -90,8 +86,8 @@ func (s *Server) admitted(c echo.Context, api *dialect.API, op dialect.Op) (*cal
 	if err != nil {
 		return nil, err
 	}
-	d, err := api.Read(body, dialect.Input{Op: op, Header: r.Header.Get, Param: pathParam(c), Query: c.QueryParam,
-		State: &s.o.State, Key: x.access.KeyID})
+	d, err := api.Read(body, dialect.Input{Op: op, Header: r.Header.Get, Param: dialect.PathParams(c.Param, r.URL), Query: c.QueryParam,
+		State: &s.o.State, Key: x.access.KeyID, Record: x.access.Record})
 	if err != nil {
 		return nil, err
 	}

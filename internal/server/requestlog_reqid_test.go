@@ -167,3 +167,27 @@ func TestRequestLogEscapedIDs(t *testing.T) {
 		t.Errorf("GET /admin/logs/a%%2Fc: got %d %s, want 404 log_not_found", r.status, r.body)
 	}
 }
+
+// TestResponsesSharedRequestID (issue 47): a stored response is named after its request's
+// record, not the X-Request-Id its client chose, so two keys' requests with the same one
+// are each kept, each for its own key.
+func TestResponsesSharedRequestID(t *testing.T) {
+	u := serveGate(t, sqliteLogs(t, "")+simConfig, nil, time.Minute, nil)
+	_, keyA := createKey(t, u, logsAdmin, `{"name":"ka"}`)
+	_, keyB := createKey(t, u, logsAdmin, `{"name":"kb"}`)
+	var ids []string
+	for _, key := range []string{keyA, keyB} {
+		r := withID(t, "POST", u+"/v1/responses", key, "same-id", `{"model":"default","input":"Hello there, gateway.","store":true}`)
+		var resp struct{ ID string }
+		decode(t, r.body, &resp)
+		if r.status != 200 || resp.ID != "resp_"+r.header.Get("X-Sluice-Record-Id") || slices.Contains(ids, resp.ID) {
+			t.Fatalf("got %d %s (record %s), want a response named after its own record", r.status, r.body, r.header.Get("X-Sluice-Record-Id"))
+		}
+		ids = append(ids, resp.ID)
+	}
+	for i, key := range []string{keyA, keyB} {
+		if r := do(t, "GET", u+"/v1/responses/"+ids[i], key, ""); r.status != 200 {
+			t.Errorf("GET %s by its key: got %d %s, want 200", ids[i], r.status, r.body)
+		}
+	}
+}

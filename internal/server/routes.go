@@ -82,7 +82,7 @@ func (s *Server) opHandler(api *dialect.API, op dialect.Op) echo.HandlerFunc {
 		return s.mcp
 	case dialect.Kept: // what the wire keeps for the caller's key (a stored response)
 		return func(c echo.Context) error {
-			in := dialect.Input{Op: op, Param: pathParam(c), Query: c.QueryParam, Method: c.Request().Method, Route: c.Path(),
+			in := dialect.Input{Op: op, Param: dialect.PathParams(c.Param, c.Request().URL), Query: c.QueryParam, Method: c.Request().Method, Route: c.Path(),
 				State: &s.o.State, Key: reqInfo(c).KeyID}
 			return c.JSONBlob(api.Kept(c.Request().Context(), in))
 		}
