@@ -2,8 +2,6 @@ package server_test
 
 import (
 	"encoding/json"
-	"io"
-	"net/http"
 	"net/url"
 	"slices"
 	"strings"
@@ -14,19 +12,10 @@ import (
 // withID sends one request with the X-Request-Id id (none when ""), with key.
 func withID(t *testing.T, method, u, key, id, body string) reply {
 	t.Helper()
-	req, _ := http.NewRequest(method, u, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+key)
-	if id != "" {
-		req.Header.Set("X-Request-Id", id)
+	if id == "" {
+		return do(t, method, u, key, body)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return reply{status: resp.StatusCode, header: resp.Header, body: b}
+	return do(t, method, u, key, body, "X-Request-Id", id)
 }
 
 // reqIDRecord is what these tests read of a record.
