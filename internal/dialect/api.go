@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -83,6 +84,25 @@ func (c Credential) Secret(r *http.Request) string {
 	return ""
 }
 
+// PathParams reads the parameters of u's path, which param reads as the router found them,
+// unescaped whatever the path holds. echo routes on the escaped path (URL.RawPath) when
+// net/http kept one, that is when the path holds an escaped '/' or a byte escaped unusually,
+// and its parameters are then escaped; otherwise on URL.Path, already unescaped. Unescaping
+// the first kind only, an id with a '/', a '%' or a space is found whichever way its client
+// escaped it (issue 47).
+func PathParams(param func(name string) string, u *url.URL) func(name string) string {
+	if u.RawPath == "" {
+		return param
+	}
+	return func(name string) string {
+		v := param(name)
+		if s, err := url.PathUnescape(v); err == nil {
+			return s
+		}
+		return v
+	}
+}
+
 // Input is what a request is decoded from besides its body.
 type Input struct {
 	Op     Op
@@ -96,6 +116,9 @@ type Input struct {
 	// Key the id of the caller's key that scopes it ("": auth is off).
 	State *State
 	Key   string
+	// Record is the request's own id (its record's in the request log), unique where the
+	// X-Request-Id the client chose may not be (issue 47).
+	Record string
 }
 
 // Store keeps a wire's state between requests (the Responses API's stored responses), by

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -103,7 +104,7 @@ func (l *requestLog) Close() error {
 
 func (l *requestLog) build(in *telemetry.Access) logstore.Record {
 	end := in.Start.Add(in.Duration)
-	r := logstore.Record{ID: in.ID, Time: in.Start, Replica: l.replica, KeyID: in.KeyID, KeyName: in.KeyName,
+	r := logstore.Record{ID: cmp.Or(in.Record, in.ID), RequestID: in.ID, Time: in.Start, Replica: l.replica, KeyID: in.KeyID, KeyName: in.KeyName,
 		KeyMeta: maps.Clone(in.KeyMeta), Team: in.Team, Wire: in.Wire, Method: in.Method, Path: in.Path, Alias: in.Model,
 		Target: in.Target, Status: in.Status, Kind: kindName(in.Kind), Stream: in.Stream,
 		FirstEventMS: ms(in.FirstEvent), FirstTokenMS: ms(in.FirstText), DurationMS: ms(in.Duration),

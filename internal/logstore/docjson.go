@@ -20,6 +20,8 @@ import (
 func appendDoc(b []byte, r *Record) []byte {
 	b = append(b, `{"id":`...)
 	b = jsonstr.Append(b, r.ID)
+	b = append(b, `,"request_id":`...)
+	b = jsonstr.Append(b, r.RequestID)
 	b = append(b, `,"time":"`...)
 	b = r.Time.AppendFormat(b, time.RFC3339Nano)
 	b = append(b, `","replica":`...)

@@ -31,6 +31,10 @@ type Filter struct {
 	Cache  string
 	// Affinity is conversation affinity's outcome (issue 46): new, kept or moved.
 	Affinity string
+	// RequestID is the X-Request-Id the clients got (Record.RequestID, issue 47): every
+	// record of that id, a retry's and another team's with the same id included (Scope
+	// still applies).
+	RequestID string
 	// Q is text searched in the captured content (case-insensitive; plain text, no pattern).
 	Q string
 	// Limit is the page size: 1 to MaxLimit; 0 means DefaultLimit.
@@ -72,7 +76,7 @@ const (
 )
 
 // params are the query parameters ParseFilter knows, in the order Values writes them.
-var params = []string{"from", "to", "key", "team", "alias", "target", "status", "kind", "stream", "cache", "affinity", "q", "limit", "cursor"}
+var params = []string{"from", "to", "key", "team", "alias", "target", "status", "kind", "stream", "cache", "affinity", "request_id", "q", "limit", "cursor"}
 
 // cacheOutcomes are the values Record.Cache takes besides "".
 var cacheOutcomes = []string{"hit", "miss", "bypass", "coalesced"}
@@ -82,7 +86,8 @@ var affinityOutcomes = []string{"new", "kept", "moved"}
 
 // ParseFilter reads a filter from query parameters (GET /admin/logs and its export and
 // tail): from and to (RFC 3339; default to now, from 24 h before to), key, team, alias, target,
-// status, kind, stream (true or false), cache, affinity, q, limit (1 to 1000, default 100) and cursor.
+// status, kind, stream (true or false), cache, affinity, request_id, q, limit (1 to 1000, default
+// 100) and cursor.
 // An empty value is the parameter left out. Anything else, an unknown parameter or one given
 // twice included, is an *llm.Error (Invalid, 400, code invalid_filter) whose Param and
 // message name the parameter. A route that takes other parameters (an export's format)
@@ -115,7 +120,8 @@ func ParseFilter(v url.Values, now time.Time) (Filter, error) {
 		name string
 		dst  *string
 		max  int
-	}{{"key", &f.Key, maxText}, {"team", &f.Team, maxText}, {"alias", &f.Alias, maxText}, {"target", &f.Target, maxText}, {"q", &f.Q, maxQ}} {
+	}{{"key", &f.Key, maxText}, {"team", &f.Team, maxText}, {"alias", &f.Alias, maxText}, {"target", &f.Target, maxText},
+		{"request_id", &f.RequestID, maxIDLen}, {"q", &f.Q, maxQ}} {
 		s := get(p.name)
 		if err := checkText(p.name, s, p.max); err != nil {
 			return Filter{}, err
@@ -192,6 +198,7 @@ func (f Filter) Values() url.Values {
 	}
 	set("cache", f.Cache)
 	set("affinity", f.Affinity)
+	set("request_id", f.RequestID)
 	set("q", f.Q)
 	if f.Limit != 0 {
 		set("limit", strconv.Itoa(f.Limit))

@@ -23,10 +23,10 @@ func TestParseFilter(t *testing.T) {
 		{"defaults", "", Filter{From: now.Add(-24 * time.Hour), To: now, Limit: 100}},
 		{"empty values are absent", "key=&alias=&limit=&stream=", Filter{From: now.Add(-24 * time.Hour), To: now, Limit: 100}},
 		{"all", "from=2026-05-01T00:00:00Z&to=2026-05-02T00:00:00%2B02:00&key=key_1&alias=fast&target=openai/gpt-4o" +
-			"&status=502&kind=unavailable&stream=true&cache=hit&affinity=moved&q=hello+world&limit=1000&cursor=" + cur,
+			"&status=502&kind=unavailable&stream=true&cache=hit&affinity=moved&request_id=a%2Fb%25+c&q=hello+world&limit=1000&cursor=" + cur,
 			Filter{From: time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC), To: time.Date(2026, 5, 1, 22, 0, 0, 0, time.UTC),
 				Key: "key_1", Alias: "fast", Target: "openai/gpt-4o", Status: 502, Kind: "unavailable", Stream: &yes,
-				Cache: "hit", Affinity: "moved", Q: "hello world", Limit: 1000, Cursor: cur}},
+				Cache: "hit", Affinity: "moved", RequestID: "a/b% c", Q: "hello world", Limit: 1000, Cursor: cur}},
 		{"from only", "from=2026-05-31T00:00:00.5Z", Filter{From: time.Date(2026, 5, 31, 0, 0, 0, 5e8, time.UTC), To: now, Limit: 100}},
 		{"to only", "to=2026-05-01T00:00:00Z", Filter{From: time.Date(2026, 4, 30, 0, 0, 0, 0, time.UTC), To: time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC), Limit: 100}},
 		{"from equals to", "from=2026-05-01T00:00:00Z&to=2026-05-01T00:00:00Z", Filter{From: time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC), To: time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC), Limit: 100}},
@@ -77,6 +77,9 @@ func TestParseFilterErrors(t *testing.T) {
 		{"alias=%ff", "alias"},
 		{"target=a%00b", "target"},
 		{"q=" + strings.Repeat("q", 1025), "q"},
+		{"request_id=" + strings.Repeat("r", 257), "request_id"},
+		{"request_id=a%00b", "request_id"},
+		{"request_id=a&request_id=b", "request_id"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.query[:min(len(tc.query), 40)], func(t *testing.T) {

@@ -66,6 +66,12 @@ func rec(i int, at time.Time) Record {
 		r.Attempts = []Attempt{{Target: r.Target, MS: 20, Status: 200}}
 	}
 	r.Team = []string{"search", "infra", ""}[i%3]
+	// The X-Request-Id the client got (issue 47): the record's id, or on one in five its
+	// own, which three share (a retry, two teams choosing the same id).
+	r.RequestID = r.ID
+	if i%5 == 2 {
+		r.RequestID = fmt.Sprintf("retry/%d%% x", i%3)
+	}
 	// The provider's prompt cache (issue 46): a read on two turns in three, a write (its 1h
 	// part on some) on one in four, the saving of either sign, each affinity outcome.
 	if i%3 != 0 {

@@ -105,6 +105,13 @@ var pgSchema = [][]string{
 		`ALTER TABLE sluice_logs ADD COLUMN saved_usd double precision NOT NULL DEFAULT 0`,
 		`ALTER TABLE sluice_logs ADD COLUMN affinity text NOT NULL DEFAULT ''`,
 	},
+	{ // the client's X-Request-Id, apart from the record's id (issue 47): "" when the client
+		// sent none (it got the record's id) and in the records before it (their id was the
+		// client's). A constant default rewrites no partition; the index, made on the parent,
+		// is made on every partition, and is partial: only records a client named pay it.
+		`ALTER TABLE sluice_logs ADD COLUMN request_id text NOT NULL DEFAULT ''`,
+		`CREATE INDEX sluice_logs_request ON sluice_logs (request_id, time, id) WHERE request_id <> ''`,
+	},
 }
 
 type pgStore struct {
@@ -276,17 +283,17 @@ func containsDay(days []time.Time, d time.Time) bool {
 // without content has noContent for its cap, and NULL in its four content columns.
 const pgInsert = `INSERT INTO sluice_logs (id, time, key_id, key_name, key_meta, alias, target, status, kind,
 	stream, cache, tokens_in, tokens_out, cost_usd, first_token_ms, doc, content_request, content_answer,
-	content_cap, content_truncated, team, cache_read_tokens, cache_write_tokens, saved_usd, affinity)
+	content_cap, content_truncated, team, cache_read_tokens, cache_write_tokens, saved_usd, affinity, request_id)
 	SELECT id, time, key_id, key_name, key_meta::jsonb, alias, target, status, kind, stream, cache, tokens_in,
 		tokens_out, cost_usd, first_token_ms, doc, CASE WHEN cap <> -2147483648 THEN req END,
 		CASE WHEN cap <> -2147483648 THEN ans END, nullif(cap, -2147483648), CASE WHEN cap <> -2147483648 THEN trunc END, team,
-		cache_read, cache_write, saved, affinity
+		cache_read, cache_write, saved, affinity, request_id
 	FROM unnest($1::text[], $2::timestamptz[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
 		$8::integer[], $9::text[], $10::boolean[], $11::text[], $12::bigint[], $13::bigint[], $14::float8[],
 		$15::float8[], $16::text[], $17::text[], $18::text[], $19::integer[], $20::boolean[], $21::text[],
-		$22::bigint[], $23::bigint[], $24::float8[], $25::text[])
+		$22::bigint[], $23::bigint[], $24::float8[], $25::text[], $26::text[])
 		AS u(id, time, key_id, key_name, key_meta, alias, target, status, kind, stream, cache, tokens_in,
-			tokens_out, cost_usd, first_token_ms, doc, req, ans, cap, trunc, team, cache_read, cache_write, saved, affinity)
+			tokens_out, cost_usd, first_token_ms, doc, req, ans, cap, trunc, team, cache_read, cache_write, saved, affinity, request_id)
 	ON CONFLICT DO NOTHING`
 
 // noContent is pgInsert's cap of a record without content (no cap is that).
@@ -303,10 +310,10 @@ func (s *pgStore) Write(ctx context.Context, rs []Record) error {
 	}
 	n := len(rows)
 	// The text columns share one backing array, as do the others of a type.
-	strs := make([]string, 13*n)
+	strs := make([]string, 14*n)
 	col := func(i int) []string { return strs[i*n : (i+1)*n : (i+1)*n] }
 	ids, keyIDs, keyNames, metas, aliases, targets, kinds := col(0), col(1), col(2), col(3), col(4), col(5), col(6)
-	caches, docs, reqs, anss, teams, affs := col(7), col(8), col(9), col(10), col(11), col(12)
+	caches, docs, reqs, anss, teams, affs, rids := col(7), col(8), col(9), col(10), col(11), col(12), col(13)
 	ints := make([]int32, 2*n)
 	statuses, caps := ints[:n:n], ints[n:]
 	bigs := make([]int64, 4*n)
@@ -321,7 +328,7 @@ func (s *pgStore) Write(ctx context.Context, rs []Record) error {
 		ids[i], times[i], keyIDs[i], keyNames[i], metas[i], aliases[i], targets[i] = w.id, w.time, w.keyID, w.keyName, w.keyMeta, w.alias, w.target
 		statuses[i], kinds[i], streams[i], caches[i], tin[i], tout[i] = int32(w.status), w.kind, w.stream, w.cache, int64(w.tokensIn), int64(w.tokensOut)
 		costs[i], ftms[i], docs[i], teams[i] = w.costUSD, w.firstTokenMS, w.doc, w.team
-		cread[i], cwrite[i], saved[i], affs[i] = int64(w.cacheRead), int64(w.cacheWrite), w.savedUSD, w.affinity
+		cread[i], cwrite[i], saved[i], affs[i], rids[i] = int64(w.cacheRead), int64(w.cacheWrite), w.savedUSD, w.affinity, w.requestID
 		caps[i] = noContent
 		if w.capN != nil {
 			reqs[i], anss[i], caps[i], truncs[i] = *w.req, *w.ans, int32(*w.capN), *w.trunc
@@ -335,7 +342,7 @@ func (s *pgStore) Write(ctx context.Context, rs []Record) error {
 			return err
 		}
 		_, err := s.db.ExecContext(ctx, pgInsert, ids, times, keyIDs, keyNames, metas, aliases, targets, statuses,
-			kinds, streams, caches, tin, tout, costs, ftms, docs, reqs, anss, caps, truncs, teams, cread, cwrite, saved, affs)
+			kinds, streams, caches, tin, tout, costs, ftms, docs, reqs, anss, caps, truncs, teams, cread, cwrite, saved, affs, rids)
 		return err
 	}
 	err = insert()

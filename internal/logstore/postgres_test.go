@@ -60,8 +60,8 @@ func TestPostgres(t *testing.T) {
 			}
 			defer stores[i].Close()
 		}
-		if v := pgRows(t, stores[0], "SELECT version::text FROM sluice_logs_schema ORDER BY 1"); !slices.Equal(v, []string{"1", "2", "3", "4"}) {
-			t.Errorf("got schema versions %v, want [1 2 3 4] (each migration once)", v)
+		if v := pgRows(t, stores[0], "SELECT version::text FROM sluice_logs_schema ORDER BY 1"); !slices.Equal(v, pgVersions()) {
+			t.Errorf("got schema versions %v, want %v (each migration once)", v, pgVersions())
 		}
 		today := day(time.Now())
 		var want []string
@@ -119,15 +119,16 @@ func TestPostgres(t *testing.T) {
 				content_cap, content_truncated, team)
 				VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)`,
 				w.id, w.time, w.keyID, w.keyName, w.keyMeta, w.alias, w.target, w.status, w.kind, w.stream, w.cache,
-				w.tokensIn, w.tokensOut, w.costUSD, w.firstTokenMS, w.doc, w.req, w.ans, w.capN, w.trunc, w.team)
+				w.tokensIn, w.tokensOut, w.costUSD, w.firstTokenMS, oldDoc(w), w.req, w.ans, w.capN, w.trunc, w.team)
 		}
 		st := mustOpen(t, url, 0)
-		if v := pgRows(t, st, "SELECT version::text FROM sluice_logs_schema ORDER BY 1"); !slices.Equal(v, []string{"1", "2", "3", "4"}) {
-			t.Errorf("got schema versions %v, want [1 2 3 4]", v)
+		if v := pgRows(t, st, "SELECT version::text FROM sluice_logs_schema ORDER BY 1"); !slices.Equal(v, pgVersions()) {
+			t.Errorf("got schema versions %v, want %v", v, pgVersions())
 		}
 		if n := count(t, st); n != len(set) {
 			t.Errorf("got %d records after the migration, want %d", n, len(set))
 		}
+		checkMigratedRequestID(t, st, set)
 		checkMigratedCache(t, st, set, now)
 	})
 
@@ -135,7 +136,7 @@ func TestPostgres(t *testing.T) {
 		st := mustOpen(t, srv.NewDB(t), 0)
 		got := pgRows(t, st, "SELECT indexdef FROM pg_indexes WHERE tablename = 'sluice_logs' ORDER BY indexname")
 		for _, want := range []string{"USING brin (\"time\")", "(key_id, \"time\", id)", "(alias, \"time\", id)",
-			"(target, \"time\", id)", "(status, \"time\")", "(kind, \"time\")", "(\"time\", id)", "(id, \"time\")"} {
+			"(target, \"time\", id)", "(status, \"time\")", "(request_id, \"time\", id) WHERE (request_id <> ''::text)", "(kind, \"time\")", "(\"time\", id)", "(id, \"time\")"} {
 			if !slices.ContainsFunc(got, func(d string) bool { return strings.Contains(d, want) }) {
 				t.Errorf("no index %s in %v", want, got)
 			}
@@ -247,4 +248,13 @@ func TestPostgresOutage(t *testing.T) {
 		t.Fatalf("got %s records (all, distinct ids), want %s", got, want)
 	}
 	t.Logf("%d records through a 3 s outage, each once; the longest Add took %v", total, slow)
+}
+
+// pgVersions are the versions of every migration, "1" to len(pgSchema).
+func pgVersions() []string {
+	v := make([]string, len(pgSchema))
+	for i := range v {
+		v[i] = fmt.Sprint(i + 1)
+	}
+	return v
 }

@@ -12,8 +12,14 @@ import (
 // credential, a virtual key or an admin token: the gateway builds it from what it already
 // shows the client, and captured content after redaction.
 type Record struct {
-	// ID is the request id (the X-Request-Id the client got), unique in the store.
+	// ID is the record's own id, made by the gateway (time-ordered, unique in the store):
+	// GET /admin/logs/{id} reads it, and the X-Sluice-Record-Id header gives it to the client.
+	// Records written before issue 47 have the client's X-Request-Id here.
 	ID string `json:"id"`
+	// RequestID is the X-Request-Id the client got: its own when it sent a valid one, else
+	// ID. Any number of records may share one (a client's retry, or two teams choosing the
+	// same id): ?request_id= lists them (issue 47). Records written before issue 47 read ID.
+	RequestID string `json:"request_id"`
 	// Time is when the request came in, UTC; the store keeps microseconds.
 	Time    time.Time `json:"time"`
 	Replica string    `json:"replica"`
@@ -127,6 +133,12 @@ func prepare(r Record) (Record, error) {
 	if r.ID == "" || len(r.ID) > maxIDLen {
 		return r, errorf("a record needs an id of 1 to %d bytes, got %d", maxIDLen, len(r.ID))
 	}
+	if r.RequestID == "" {
+		r.RequestID = r.ID // none given: the record's id is the one the client got
+	}
+	if len(r.RequestID) > maxIDLen {
+		return r, errorf("record %q has a request id of %d bytes, more than %d", r.ID, len(r.RequestID), maxIDLen)
+	}
 	if r.Time.IsZero() {
 		return r, errorf("record %q has no time", r.ID)
 	}
@@ -138,7 +150,7 @@ func prepare(r Record) (Record, error) {
 	for _, p := range []*float64{&r.FirstEventMS, &r.FirstTokenMS, &r.DurationMS, &r.OverheadMS, &r.CostUSD, &r.SavedUSD} {
 		*p = finite(*p)
 	}
-	for _, p := range []*string{&r.ID, &r.Replica, &r.KeyID, &r.KeyName, &r.Team, &r.Wire, &r.Method, &r.Path,
+	for _, p := range []*string{&r.ID, &r.RequestID, &r.Replica, &r.KeyID, &r.KeyName, &r.Team, &r.Wire, &r.Method, &r.Path,
 		&r.Alias, &r.Target, &r.Kind, &r.Cache, &r.Affinity, &r.UserAgent, &r.TraceID, &r.Error, &r.Capture} {
 		*p = clean(*p)
 	}

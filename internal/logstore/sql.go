@@ -111,6 +111,15 @@ func (s *sqlStore) where(f Filter, a *args) string {
 	if f.Affinity != "" {
 		eq("affinity", f.Affinity)
 	}
+	if f.RequestID != "" && (clean(f.RequestID) != f.RequestID || len(f.RequestID) > maxIDLen) {
+		conds = append(conds, "FALSE") // no record has it (prepare), and PostgreSQL refuses bad UTF-8
+	} else if f.RequestID != "" {
+		// The column holds the client's own id, "" when the client got the record's id
+		// (rowsOf), or the record predates the column (its id was the client's then). The
+		// partial index of the ids clients chose is used only when the WHERE holds its term.
+		conds = append(conds, fmt.Sprintf("(request_id = %s AND request_id <> '' OR id = %s AND request_id = '')",
+			a.add(f.RequestID), a.add(f.RequestID)))
+	}
 	if f.Scope != nil {
 		conds = append(conds, s.scope(f.Scope, a))
 	}
@@ -230,6 +239,9 @@ func scanRecord(sc scanner) (*Record, error) {
 		return nil, fmt.Errorf("logstore: a stored record is not JSON: %w", err)
 	}
 	r.Time = r.Time.UTC()
+	if r.RequestID == "" {
+		r.RequestID = r.ID // a record from before issue 47: its id was the client's
+	}
 	if req.Valid || ans.Valid {
 		r.Content = &Content{Request: req.String, Answer: ans.String, Cap: int(capN.Int64), Truncated: trunc.Bool}
 	}
@@ -239,13 +251,16 @@ func scanRecord(sc scanner) (*Record, error) {
 // row is one record in the columns both stores write.
 type row struct {
 	id, keyID, keyName, keyMeta, team, alias, target, kind, cache, affinity, doc string
-	time                                                                         time.Time
-	status, tokensIn, tokensOut, cacheRead, cacheWrite                           int
-	stream                                                                       bool
-	costUSD, firstTokenMS, savedUSD                                              float64
-	req, ans                                                                     *string
-	capN                                                                         *int
-	trunc                                                                        *bool
+	// requestID is the client's own X-Request-Id, "" when it got the record's id: the
+	// column's partial index then costs such a record nothing.
+	requestID                                          string
+	time                                               time.Time
+	status, tokensIn, tokensOut, cacheRead, cacheWrite int
+	stream                                             bool
+	costUSD, firstTokenMS, savedUSD                    float64
+	req, ans                                           *string
+	capN                                               *int
+	trunc                                              *bool
 }
 
 // rowsOf prepares a batch and splits each record into columns: the filters' own, and the
@@ -278,10 +293,13 @@ func rowsOf(rs []Record) ([]row, error) {
 		r.Content = nil
 		b = appendDoc(b, &r)
 		cuts = append(cuts, len(b))
-		w := row{id: r.ID, time: r.Time, keyID: r.KeyID, keyName: r.KeyName, team: r.Team,
+		w := row{id: r.ID, time: r.Time, requestID: r.RequestID, keyID: r.KeyID, keyName: r.KeyName, team: r.Team,
 			alias: r.Alias, target: r.Target, status: r.Status, kind: r.Kind, stream: r.Stream, cache: r.Cache,
 			tokensIn: r.TokensIn, tokensOut: r.TokensOut, costUSD: r.CostUSD, firstTokenMS: r.FirstTokenMS,
 			cacheRead: r.CacheReadTokens, cacheWrite: r.CacheWriteTokens, savedUSD: r.SavedUSD, affinity: r.Affinity}
+		if w.requestID == w.id {
+			w.requestID = ""
+		}
 		if c != nil {
 			w.req, w.ans, w.capN, w.trunc = &c.Request, &c.Answer, &c.Cap, &c.Truncated
 		}

@@ -115,6 +115,13 @@ var sqliteSchema = []string{
 	ALTER TABLE sluice_logs ADD COLUMN cache_write_tokens INTEGER NOT NULL DEFAULT 0;
 	ALTER TABLE sluice_logs ADD COLUMN saved_usd REAL NOT NULL DEFAULT 0;
 	ALTER TABLE sluice_logs ADD COLUMN affinity TEXT NOT NULL DEFAULT '';`,
+	// 6: the client's X-Request-Id, apart from the record's id (issue 47): the gateway makes
+	// every record's id, so a reused X-Request-Id no longer makes two requests one record.
+	// "" when the client sent none (it got the record's id) and in the records before it
+	// (their id was the client's): the index is partial, so only the records whose client
+	// named them pay its insert (sqlStore.where adds its term for SQLite to use it).
+	`ALTER TABLE sluice_logs ADD COLUMN request_id TEXT NOT NULL DEFAULT '';
+	CREATE INDEX sluice_logs_request ON sluice_logs (request_id, time_us, id) WHERE request_id <> '';`,
 }
 
 type sqliteStore struct {
@@ -250,12 +257,12 @@ func sqliteInsert(n int) string {
 	var b strings.Builder
 	b.WriteString(`INSERT INTO sluice_logs (id, time_us, key_id, key_name, key_meta, alias, target, status, kind,
 	stream, cache, tokens_in, tokens_out, cost_usd, first_token_ms, doc, content_request, content_answer,
-	content_cap, content_truncated, team, cache_read_tokens, cache_write_tokens, saved_usd, affinity) VALUES `)
+	content_cap, content_truncated, team, cache_read_tokens, cache_write_tokens, saved_usd, affinity, request_id) VALUES `)
 	for i := range n {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+		b.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 	}
 	b.WriteString(" ON CONFLICT (id) DO NOTHING")
 	return b.String()
@@ -269,7 +276,7 @@ const insertRows = 16
 var sqliteInsertFull = sqliteInsert(insertRows)
 
 // sqliteCols is how many columns sqliteInsert writes a row.
-const sqliteCols = 25
+const sqliteCols = 26
 
 // yieldEvery is how many rows a batch inserts between yields of its goroutine. An insert
 // costs some 40 µs of CPU in the pure-Go SQLite and a batch is up to 500 of them, all on one
@@ -310,7 +317,7 @@ func (s *sqliteStore) Write(ctx context.Context, rs []Record) error {
 			}
 			args = append(args, w.id, w.time.UnixMicro(), w.keyID, w.keyName, w.keyMeta, w.alias, w.target,
 				int64(w.status), w.kind, w.stream, w.cache, int64(w.tokensIn), int64(w.tokensOut), w.costUSD,
-				w.firstTokenMS, w.doc, req, ans, capN, trunc, w.team, int64(w.cacheRead), int64(w.cacheWrite), w.savedUSD, w.affinity)
+				w.firstTokenMS, w.doc, req, ans, capN, trunc, w.team, int64(w.cacheRead), int64(w.cacheWrite), w.savedUSD, w.affinity, w.requestID)
 		}
 		if len(chunk) == insertRows {
 			_, err = full.ExecContext(ctx, args...)

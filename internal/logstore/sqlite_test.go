@@ -181,30 +181,48 @@ func TestSQLitePlans(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			f := c.f
 			f.From, f.To = time.Now().Add(-24*time.Hour), time.Now()
-			q, list, err := st.pageSQL(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rows, err := st.db.QueryContext(context.Background(), "EXPLAIN QUERY PLAN "+q, list...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer rows.Close()
-			var plan []string
-			for rows.Next() {
-				var id, parent, notused int
-				var detail string
-				if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
-					t.Fatal(err)
-				}
-				plan = append(plan, detail)
-			}
-			p := strings.Join(plan, "; ")
+			p := queryPlan(t, st, f)
 			if !strings.HasPrefix(p, "SEARCH sluice_logs USING INDEX "+c.index+" (") || strings.Contains(p, "TEMP B-TREE") {
 				t.Errorf("got plan %q, want a search of the index %s and no sort", p, c.index)
 			}
 		})
 	}
+}
+
+// TestSQLiteRequestIDPlan: ?request_id= reads two indexes (issue 47), the partial one of the
+// ids clients chose and the primary key (a record whose client got its id), never a scan of
+// the log; the few records it finds are then sorted.
+func TestSQLiteRequestIDPlan(t *testing.T) {
+	st := openSQLiteTemp(t, 0).(*sqliteStore)
+	p := queryPlan(t, st, Filter{RequestID: "retry/1", From: time.Now().Add(-24 * time.Hour), To: time.Now()})
+	if !strings.Contains(p, "USING INDEX sluice_logs_request (request_id=?") || !strings.Contains(p, "USING INDEX sqlite_autoindex_sluice_logs_1 (id=?)") ||
+		strings.Contains(p, "SCAN sluice_logs") {
+		t.Errorf("got plan %q, want the request_id index and the primary key, no scan", p)
+	}
+}
+
+// queryPlan is SQLite's plan of the page query of f, its steps joined by "; ".
+func queryPlan(t *testing.T, st *sqliteStore, f Filter) string {
+	t.Helper()
+	q, list, err := st.pageSQL(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := st.db.QueryContext(context.Background(), "EXPLAIN QUERY PLAN "+q, list...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, notused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	return strings.Join(plan, "; ")
 }
 
 // TestSQLiteMigrate: a file written by a gateway before migration 4 (three migrations, the
@@ -213,7 +231,7 @@ func TestSQLitePlans(t *testing.T) {
 // back with no prompt-cache numbers, a new one with its own, and Usage sums both; a second
 // Open finds nothing to do.
 func TestSQLiteMigrate(t *testing.T) {
-	for _, from := range []int{3, 4} {
+	for _, from := range []int{3, 4, 5} {
 		t.Run(fmt.Sprint("from version ", from), func(t *testing.T) {
 			ctx := context.Background()
 			path := filepath.Join(t.TempDir(), "logs.db")
@@ -239,7 +257,7 @@ func TestSQLiteMigrate(t *testing.T) {
 					content_request, content_answer, content_cap, content_truncated, team)
 					VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 					w.id, w.time.UnixMicro(), w.keyID, w.keyName, w.keyMeta, w.alias, w.target, w.status, w.kind,
-					w.stream, w.cache, w.tokensIn, w.tokensOut, w.costUSD, w.firstTokenMS, w.doc, w.req, w.ans,
+					w.stream, w.cache, w.tokensIn, w.tokensOut, w.costUSD, w.firstTokenMS, oldDoc(w), w.req, w.ans,
 					w.capN, w.trunc, w.team); err != nil {
 					t.Fatal(err)
 				}
@@ -269,6 +287,7 @@ func TestSQLiteMigrate(t *testing.T) {
 					t.Errorf("got %d records, want %d", n, len(set)+pass)
 				}
 				if pass == 0 {
+					checkMigratedRequestID(t, st, set)
 					checkMigratedCache(t, st, set, now)
 				}
 				st.Close()
@@ -277,13 +296,36 @@ func TestSQLiteMigrate(t *testing.T) {
 	}
 }
 
-// oldRecords are set as a gateway before issue 46 wrote them: no prompt-cache fields.
+// oldRecords are set as a gateway before issue 46 wrote them: no prompt-cache fields, and
+// the client's request id as the record's id.
 func oldRecords(set []Record) []Record {
 	for i := range set {
 		r := &set[i]
 		r.CacheReadTokens, r.CacheWriteTokens, r.CacheWrite1hTokens, r.SavedUSD, r.CacheDropped, r.Affinity = 0, 0, 0, 0, 0, ""
+		r.RequestID = r.ID
 	}
 	return set
+}
+
+// oldDoc is w's document as a gateway before issue 47 wrote it: without request_id.
+func oldDoc(w row) string {
+	return strings.Replace(w.doc, `,"request_id":"`+w.id+`"`, "", 1)
+}
+
+// checkMigratedRequestID: in a store migrated from before issue 47, an old record (its id
+// the client's, no request_id in its document nor its row) reads back that id as its
+// request id, and ?request_id= finds it.
+func checkMigratedRequestID(t *testing.T, st Store, old []Record) {
+	t.Helper()
+	r := old[7]
+	if got, err := st.Get(context.Background(), r.ID); err != nil || got.RequestID != r.ID {
+		t.Errorf("old record: got %+v (%v), want request_id %q", got, err, r.ID)
+	}
+	f := wide()
+	f.RequestID = r.ID
+	if got := ids(all(t, st, f)); !slices.Equal(got, []string{r.ID}) {
+		t.Errorf("request_id=%s: got %v, want the old record", r.ID, got)
+	}
 }
 
 // checkMigratedCache: in a store migrated from before issue 46 that holds the records old,

@@ -2,6 +2,7 @@ package logstore
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -33,6 +34,7 @@ var suite = []struct {
 	{"Export", testExport},
 	{"Tail", testTail},
 	{"Audit", testAudit}, // audit_test.go
+	{"RequestIDs", testRequestIDs},
 }
 
 func TestSuite(t *testing.T) {
@@ -53,7 +55,7 @@ func TestSuite(t *testing.T) {
 // full is a record with every field set.
 func full(at time.Time) Record {
 	return Record{
-		ID: "req_full", Time: at, Replica: "replica-1", KeyID: "key_1", KeyName: "team key",
+		ID: "req_full", RequestID: "client/req 1%", Time: at, Replica: "replica-1", KeyID: "key_1", KeyName: "team key",
 		KeyMeta: map[string]string{"team": "red", "env": "prod"}, Team: "search", Wire: "responses", Method: "POST",
 		Path: "/v1/responses", Alias: "smart", Target: "anthropic/claude",
 		Attempts: []Attempt{{Target: "openai/gpt-4o", Kind: "timeout", MS: 1500.5, Status: 0},
@@ -123,7 +125,7 @@ func TestJSONNames(t *testing.T) {
 	sort.Strings(got)
 	want := strings.Fields(`affinity alias attempts cache cache_dropped cache_read_tokens cache_write_1h_tokens
 		cache_write_tokens capture content cost_usd duration_ms error first_event_ms first_token_ms guardrails id key_id key_meta key_name kind method overhead_ms path redactions
-		replica saved_usd status stream target team time tokens_cached tokens_estimated tokens_in tokens_out
+		replica request_id saved_usd status stream target team time tokens_cached tokens_estimated tokens_in tokens_out
 		tokens_reasoning tools trace_id user_agent wire`)
 	if !slices.Equal(got, want) {
 		t.Errorf("got fields %v, want %v", got, want)
@@ -191,6 +193,14 @@ func testFilters(t *testing.T, open openFunc) {
 		{"stream false", func(f *Filter) { f.Stream = &no }, func(r Record) bool { return !r.Stream }},
 		{"cache", func(f *Filter) { f.Cache = "hit" }, func(r Record) bool { return r.Cache == "hit" }},
 		{"affinity", func(f *Filter) { f.Affinity = "moved" }, func(r Record) bool { return r.Affinity == "moved" }},
+		// The X-Request-Id the client got (issue 47): its own, shared by several records;
+		// the record's id when it sent none; never the id of a record the client named.
+		{"request_id shared", func(f *Filter) { f.RequestID = "retry/1% x" }, func(r Record) bool { return r.RequestID == "retry/1% x" }},
+		{"request_id of a record the client did not name", func(f *Filter) { f.RequestID = "req_00003" },
+			func(r Record) bool { return r.ID == "req_00003" }},
+		{"request_id is not a named record's id", func(f *Filter) { f.RequestID = "req_00007" }, func(r Record) bool { return false }},
+		{"request_id and scope", func(f *Filter) { f.RequestID, f.Scope = "retry/1% x", &Scope{Keys: []string{"key_a"}} },
+			func(r Record) bool { return r.RequestID == "retry/1% x" && r.KeyID == "key_a" }},
 		{"affinity and alias", func(f *Filter) { f.Affinity, f.Alias = "kept", "fast" },
 			func(r Record) bool { return r.Affinity == "kept" && r.Alias == "fast" }},
 		{"q case-insensitive", func(f *Filter) { f.Q = "zebras" }, func(r Record) bool { return r.Content != nil }},
@@ -385,4 +395,74 @@ func testPing(t *testing.T, open openFunc) {
 	if err := st.Ping(context.Background()); err != nil {
 		t.Fatalf("Ping: %v", err)
 	}
+}
+
+// testRequestIDs (issue 47): records are keyed by the gateway's own id, so two requests that
+// share an X-Request-Id (another team's client that chose the same one, a client's retry)
+// are two records, each found by ?request_id= within its reader's scope; a record whose
+// client sent none reads back its own id as its request id, and the column of the client's
+// ids (and its partial index) holds nothing for it.
+func testRequestIDs(t *testing.T, open openFunc) {
+	st := open(t, 0)
+	ctx := context.Background()
+	at := time.Now().Add(-time.Minute)
+	mk := func(id, reqID, team, key string, d time.Duration) Record {
+		r := rec(1, at.Add(d))
+		r.ID, r.RequestID, r.Team, r.KeyID = id, reqID, team, key
+		return r
+	}
+	set := []Record{
+		mk("0001a", "shared/id %1", "team-a", "key_a", 0),
+		mk("0002b", "shared/id %1", "team-b", "key_b", time.Second),   // team B reuses A's id
+		mk("0003a", "shared/id %1", "team-a", "key_a", 2*time.Second), // A retries with it
+		mk("0004a", "", "team-a", "key_a", 3*time.Second),             // A sends none
+		mk("0005b", "0004a", "team-b", "key_b", 4*time.Second),        // B names A's record's id
+	}
+	if err := st.Write(ctx, set); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(t, st); n != len(set) {
+		t.Fatalf("got %d records, want %d: none lost to a shared request id", n, len(set))
+	}
+	for _, tc := range []struct {
+		name, reqID string
+		scope       *Scope
+		want        []string
+	}{
+		{"admin", "shared/id %1", nil, []string{"0003a", "0002b", "0001a"}},
+		{"team a", "shared/id %1", &Scope{Teams: []string{"team-a"}}, []string{"0003a", "0001a"}},
+		{"team b", "shared/id %1", &Scope{Teams: []string{"team-b"}}, []string{"0002b"}},
+		{"the record's own id", "0004a", nil, []string{"0005b", "0004a"}},
+		{"the record's own id, team a", "0004a", &Scope{Teams: []string{"team-a"}}, []string{"0004a"}},
+		{"a named record's id is not its request id", "0001a", nil, nil},
+		{"bad text", "bad\x00id", nil, nil},
+	} {
+		f := wide()
+		f.RequestID, f.Scope = tc.reqID, tc.scope
+		if got := ids(all(t, st, f)); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: request_id=%q: got %v, want %v", tc.name, tc.reqID, got, tc.want)
+		}
+	}
+	got, err := st.Get(ctx, "0004a")
+	if err != nil || got.RequestID != "0004a" {
+		t.Errorf("a record whose client sent no id: got %+v (%v), want request_id = its id", got, err)
+	}
+	if _, err := st.Get(ctx, "shared/id %1"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Get of a request id: got %v, want ErrNotFound (Get reads record ids)", err)
+	}
+	var named int
+	if err := dbOf(st).QueryRowContext(ctx, "SELECT count(*) FROM sluice_logs WHERE request_id <> ''").Scan(&named); err != nil || named != 4 {
+		t.Errorf("got %d rows with a client's id (%v), want 4: the record that got its own id keeps none", named, err)
+	}
+}
+
+// dbOf is the database of a store of either kind.
+func dbOf(st Store) *sql.DB {
+	switch s := st.(type) {
+	case *sqliteStore:
+		return s.db
+	case *pgStore:
+		return s.db
+	}
+	panic("not a SQL store")
 }

@@ -135,7 +135,8 @@ var CSVHeader = []string{"id", "time", "replica", "key_id", "key_name", "wire", 
 	"overhead_ms", "tokens_in", "tokens_out", "tokens_cached", "tokens_reasoning", "tokens_estimated",
 	"cost_usd", "cache", "redactions", "user_agent", "trace_id", "error", "capture",
 	// issue 46, at the end so that a reader of the columns by position still reads them
-	"cache_read_tokens", "cache_write_tokens", "cache_write_1h_tokens", "saved_usd", "cache_dropped", "affinity"}
+	"cache_read_tokens", "cache_write_tokens", "cache_write_1h_tokens", "saved_usd", "cache_dropped", "affinity",
+	"request_id"} // issue 47
 
 // ExportCSV writes every record f selects to w as CSV with CSVHeader, newest first; attempts
 // is their number. A text cell that a spreadsheet would take for a formula (=, +, -, @, tab,
@@ -156,7 +157,7 @@ func ExportCSV(ctx context.Context, st Store, f Filter, w io.Writer) error {
 			strconv.Itoa(r.TokensReasoning), strconv.FormatBool(r.TokensEstimated), num(r.CostUSD),
 			text(r.Cache), strconv.Itoa(r.Redactions), text(r.UserAgent), text(r.TraceID), text(r.Error), text(r.Capture),
 			strconv.Itoa(r.CacheReadTokens), strconv.Itoa(r.CacheWriteTokens), strconv.Itoa(r.CacheWrite1hTokens),
-			num(r.SavedUSD), strconv.Itoa(r.CacheDropped), text(r.Affinity)})
+			num(r.SavedUSD), strconv.Itoa(r.CacheDropped), text(r.Affinity), text(r.RequestID)})
 	})
 	if err != nil {
 		return err

@@ -57,9 +57,15 @@ func testExport(t *testing.T, open openFunc) {
 		t.Errorf("CSV: got first row %v, want %s, its user agent defused and 1 attempt", newest, set[2099].ID)
 	}
 	r := set[2099]
-	if got, want := newest[len(newest)-6:], []string{strconv.Itoa(r.CacheReadTokens), strconv.Itoa(r.CacheWriteTokens),
+	if got, want := newest[len(newest)-7:len(newest)-1], []string{strconv.Itoa(r.CacheReadTokens), strconv.Itoa(r.CacheWriteTokens),
 		strconv.Itoa(r.CacheWrite1hTokens), strconv.FormatFloat(r.SavedUSD, 'f', -1, 64), strconv.Itoa(r.CacheDropped), r.Affinity}; !slices.Equal(got, want) {
 		t.Errorf("CSV: got the prompt cache's columns %v, want %v", got, want)
+	}
+	// The client's request id (issue 47), last: a record it named, and one it did not.
+	for i, line := range lines[1:] {
+		if r := set[len(set)-1-i]; line[len(line)-1] != text(r.RequestID) || r.RequestID == "" {
+			t.Fatalf("CSV: row %d: got request_id %q, want %q", i, line[len(line)-1], r.RequestID)
+		}
 	}
 }
 

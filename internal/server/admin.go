@@ -52,7 +52,7 @@ func (s *Server) adminAuth(next echo.HandlerFunc) echo.HandlerFunc {
 // POST and PATCH, the body.
 func (s *Server) adminOp(op admin.Op) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		in := admin.Input{ID: c.Param("id"), Sub: c.Param("token"), Query: c.QueryParams()}
+		in := admin.NewInput(dialect.PathParams(c.Param, c.Request().URL), c.QueryParams())
 		if m := c.Request().Method; m == http.MethodPost || m == http.MethodPatch {
 			var err error
 			if in.Body, err = s.readBody(c); err != nil {

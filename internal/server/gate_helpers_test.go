@@ -73,8 +73,9 @@ func (r reply) errCode() string {
 	return e.Error.Code
 }
 
-// do sends one request with the key (Bearer; "" for none) and reads the whole answer.
-func do(t *testing.T, method, url, key, body string) reply {
+// do sends one request with the key (Bearer; "" for none) and the header pairs given, and
+// reads the whole answer.
+func do(t *testing.T, method, url, key, body string, header ...string) reply {
 	t.Helper()
 	req, err := http.NewRequest(method, url, strings.NewReader(body))
 	if err != nil {
@@ -85,6 +86,9 @@ func do(t *testing.T, method, url, key, body string) reply {
 	}
 	if key != "" {
 		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
 	}
 	return send(t, req)
 }

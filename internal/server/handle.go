@@ -86,8 +86,8 @@ func (s *Server) admitted(c echo.Context, api *dialect.API, op dialect.Op) (*cal
 	if err != nil {
 		return nil, err
 	}
-	d, err := api.Read(body, dialect.Input{Op: op, Header: r.Header.Get, Param: c.Param, Query: c.QueryParam,
-		State: &s.o.State, Key: x.access.KeyID})
+	d, err := api.Read(body, dialect.Input{Op: op, Header: r.Header.Get, Param: dialect.PathParams(c.Param, r.URL), Query: c.QueryParam,
+		State: &s.o.State, Key: x.access.KeyID, Record: x.access.Record})
 	if err != nil {
 		return nil, err
 	}

@@ -82,7 +82,7 @@ func (s *Server) opHandler(api *dialect.API, op dialect.Op) echo.HandlerFunc {
 		return s.mcp
 	case dialect.Kept: // what the wire keeps for the caller's key (a stored response)
 		return func(c echo.Context) error {
-			in := dialect.Input{Op: op, Param: c.Param, Query: c.QueryParam, Method: c.Request().Method, Route: c.Path(),
+			in := dialect.Input{Op: op, Param: dialect.PathParams(c.Param, c.Request().URL), Query: c.QueryParam, Method: c.Request().Method, Route: c.Path(),
 				State: &s.o.State, Key: reqInfo(c).KeyID}
 			return c.JSONBlob(api.Kept(c.Request().Context(), in))
 		}
@@ -99,6 +99,7 @@ func (s *Server) wire(api *dialect.API) echo.MiddlewareFunc {
 			if api.RequestID != "" {
 				c.Response().Header().Set(api.RequestID, x.access.ID)
 			}
+			c.Response().Header().Set("X-Sluice-Record-Id", x.access.Record) // GET /admin/logs/{id}
 			return next(c)
 		}
 	}
@@ -159,7 +160,7 @@ func (s *Server) deny(c echo.Context, err error) error {
 
 // exposed are the response headers a browser app may read: who served, the rate limits, and
 // the UI stream's marker.
-const exposed = "X-Request-Id, X-Sluice-Target, X-Sluice-Attempts, X-Sluice-Warning, X-Vercel-Ai-Ui-Message-Stream, Retry-After, " +
+const exposed = "X-Request-Id, X-Sluice-Record-Id, X-Sluice-Target, X-Sluice-Attempts, X-Sluice-Warning, X-Vercel-Ai-Ui-Message-Stream, Retry-After, " +
 	"X-Ratelimit-Limit-Requests, X-Ratelimit-Remaining-Requests, X-Ratelimit-Limit-Tokens, X-Ratelimit-Remaining-Tokens"
 
 // cors lets browser apps on cors.allowed_origins call the table's routes (DESIGN §9): none by

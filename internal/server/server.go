@@ -196,8 +196,8 @@ func (s *Server) access(next echo.HandlerFunc) echo.HandlerFunc {
 		defer stop() // before the abort below, and before net/http writes after the handler
 		c.SetRequest(c.Request().WithContext(ctx))
 		c.Response().Writer = w
-		x := &exchange{access: telemetry.Access{ID: telemetry.RequestID(c.Request().Header.Get("X-Request-Id")), Start: start,
-			UserAgent: c.Request().UserAgent()}}
+		id, rec := telemetry.RequestIDs(c.Request().Header.Get("X-Request-Id")) // the client's, and its record's (issue 47)
+		x := &exchange{access: telemetry.Access{ID: id, Record: rec, Start: start, UserAgent: c.Request().UserAgent()}}
 		c.Set(exchangeKey, x)
 		in := &x.access
 		c.Response().Header().Set("X-Request-Id", in.ID)

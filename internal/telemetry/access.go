@@ -27,7 +27,12 @@ import (
 
 // Access is what one request's log line says.
 type Access struct {
-	ID       string
+	// ID is the request id, the X-Request-Id the client got: its own when it sent a valid
+	// one, else Record. Any number of requests may share it (RequestIDs).
+	ID string
+	// Record is the gateway's own id of the request, unique: its record's in the request log
+	// (issue 47).
+	Record   string
 	Method   string
 	Path     string
 	Status   int
@@ -165,7 +170,7 @@ func LogAccess(ctx context.Context, log *slog.Logger, a *Access) {
 	// pc on every line, and the access line's caller is always this function.
 	r := slog.NewRecord(time.Now(), lvl, "request", 0)
 	r.AddAttrs(
-		slog.String("id", a.ID), slog.String("method", a.Method), slog.String("path", a.Path),
+		slog.String("id", a.ID), slog.String("record", a.Record), slog.String("method", a.Method), slog.String("path", a.Path),
 		slog.Int("status", a.Status), slog.Float64("ms", ms(a.Duration)),
 		slog.String("model", a.Model), slog.String("target", a.Target),
 		slog.Int("attempts", a.Attempts), slog.Bool("stream", a.Stream), slog.String("kind", a.Kind.String()),
@@ -240,14 +245,37 @@ func (a *Access) tokens() int {
 // ms is milliseconds with microsecond precision: logs and headers use milliseconds (DESIGN §7).
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
+// RequestIDs are the ids of a request whose X-Request-Id header is h: record, new (NewID),
+// and id, the caller's when it is short and printable (RequestID), else record. The client
+// chooses id, so two requests may share it (a retry, another team's client); record is the
+// one no other request has (issue 47).
+func RequestIDs(h string) (id, record string) {
+	record = NewID()
+	if validRequestID(h) {
+		return h, record
+	}
+	return record, record
+}
+
 // RequestID is the id of a request whose X-Request-Id header is h: the caller's id when it
-// is short and printable, else a new one, the time in ms then 48 random bits. Ids that grow
-// with time land at the end of the request log's indexes instead of on a random page each
-// (a third less CPU per record in SQLite: BenchmarkWriterIDs).
+// is short and printable, else a new one (NewID).
 func RequestID(h string) string {
-	if h != "" && len(h) <= 128 && strings.IndexFunc(h, func(r rune) bool { return r < 0x21 || r > 0x7e }) < 0 {
+	if validRequestID(h) {
 		return h
 	}
+	return NewID()
+}
+
+// validRequestID reports whether a client's X-Request-Id is one the gateway takes: 1 to 128
+// printable ASCII characters, no space, so that it cannot break a log line or a header.
+func validRequestID(h string) bool {
+	return h != "" && len(h) <= 128 && strings.IndexFunc(h, func(r rune) bool { return r < 0x21 || r > 0x7e }) < 0
+}
+
+// NewID is a new unique id: the time in ms then 48 random bits, in hex. Ids that grow with
+// time land at the end of the request log's indexes instead of on a random page each (a
+// third less CPU per record in SQLite: BenchmarkWriterIDs).
+func NewID() string {
 	var b [12]byte
 	binary.BigEndian.PutUint64(b[:8], uint64(time.Now().UnixMilli())<<16) // the time in b[:6]
 	_, _ = rand.Read(b[6:])

@@ -22,7 +22,8 @@ func (rq *Request) endSpan(in *Access, op string, end time.Time) {
 		sp.End(trace.WithTimestamp(end))
 		return
 	}
-	attrs := []attribute.KeyValue{semconv.HTTPResponseStatusCode(in.Status), attribute.String("sluice.request.id", in.ID)}
+	attrs := []attribute.KeyValue{semconv.HTTPResponseStatusCode(in.Status), attribute.String("sluice.request.id", in.ID),
+		attribute.String("sluice.record.id", in.Record)}
 	if in.KeyName != "" || in.KeyID != "" {
 		// The key's name and id, never the key.
 		attrs = append(attrs, attribute.String("sluice.key.name", in.KeyName), attribute.String("sluice.key.id", in.KeyID))

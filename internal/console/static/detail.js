@@ -60,6 +60,7 @@ export function render(rec) {
       `${rec.status ?? '—'}${rec.kind && rec.kind !== 'none' ? ' ' + rec.kind : ''} · ${time(rec.time)} · ${rec.method || ''} ${rec.path || ''}`),
     rec.error ? h('p', { className: 'error' }, rec.error) : '',
     pairs('summary', [
+      ['Request id', rec.request_id || rec.id], // the X-Request-Id the client got (issue 47)
       ['Key', rec.key_name ? `${rec.key_name} (${rec.key_id})` : rec.key_id || '—'],
       ['Team', rec.team || '—'],
       ['Key metadata', meta || '—'],

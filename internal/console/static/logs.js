@@ -161,13 +161,19 @@ function row(rec) {
     h('td', {}, rec.cache || '—'), // the gateway's response cache
     h('td', { className: 'prompt-cache' }, promptCache(rec)), // the provider's (issue 46)
     h('td', {}, rec.affinity || '—'),
-    h('td', { className: 'id' }, rec.id));
+    h('td', { className: 'id' }, rec.id, requestID(rec)));
   // The whole row opens the detail; the time is the link a keyboard reaches.
   tr.addEventListener('click', (e) => {
     if (e.target.closest('a')) return;
     location.hash = '#logs/' + encodeURIComponent(rec.id);
   });
   return tr;
+}
+
+// requestID is the X-Request-Id the client chose, under the record's id; nothing when the
+// client got the record's id (issue 47).
+export function requestID(rec) {
+  return rec.request_id && rec.request_id !== rec.id ? h('span', { className: 'request-id' }, rec.request_id) : '';
 }
 
 // promptCache is a record's provider prompt cache: tokens read / written, '—' for none (a

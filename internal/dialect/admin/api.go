@@ -56,6 +56,12 @@ type Input struct {
 	Body    []byte
 }
 
+// NewInput is the Input of a request whose path parameters param reads, unescaped
+// (dialect.PathParams), and whose query is q.
+func NewInput(param func(name string) string, q url.Values) Input {
+	return Input{ID: param("id"), Sub: param("token"), Query: q}
+}
+
 // Route is a route of the admin API (echo's path syntax).
 type Route struct {
 	Method, Path string

@@ -110,7 +110,10 @@ func (a API) logs(ctx context.Context, in Input) (int, any, error) {
 	}{"list", p.Records, next}, nil
 }
 
-// log serves GET /admin/logs/{id}: one request's record.
+// log serves GET /admin/logs/{id}: one request's record, by its id (X-Sluice-Record-Id), else
+// the newest the caller may read whose request id (X-Request-Id) is id: a client that chose
+// its request id finds its request by it, and another team's request of the same id is
+// neither shown nor hides it (issue 47). ?request_id= lists them all.
 func (a API) log(ctx context.Context, in Input) (int, any, error) {
 	if a.Logs == nil {
 		return 0, nil, logsOff
@@ -120,6 +123,16 @@ func (a API) log(ctx context.Context, in Input) (int, any, error) {
 		return 0, nil, err
 	}
 	r, err := st.Get(ctx, in.ID)
+	if errors.Is(err, logstore.ErrNotFound) && in.ID != "" {
+		var p logstore.Page
+		if p, err = st.Query(ctx, logstore.Filter{RequestID: in.ID, Limit: 1}); err == nil {
+			if len(p.Records) == 0 {
+				err = logstore.ErrNotFound
+			} else {
+				r = &p.Records[0]
+			}
+		}
+	}
 	if errors.Is(err, logstore.ErrNotFound) {
 		return 0, nil, &llm.Error{Kind: llm.NotFound, Code: "log_not_found", Type: "invalid_request_error", Param: "id",
 			Message: "No request with this id in the log (it may be older than logs.retention, or not written yet)."}

@@ -2,6 +2,7 @@ package responses
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -72,7 +73,10 @@ func keepState(d *dialect.Decoded, rr *Request, in dialect.Input) {
 		d.Keep = k.keep
 		answer := d.Answer
 		d.Answer = func(id string) dialect.Wire {
-			k.w = answer(id).(*Wire)
+			// A kept response's id is a key of the store, so it is the request's own, never
+			// the X-Request-Id its client chose: another key's request with the same one
+			// cannot take it (issue 47).
+			k.w = answer(cmp.Or(in.Record, id)).(*Wire)
 			return k.w
 		}
 	}
