@@ -33,8 +33,7 @@ type Gate struct {
 	FailOpen bool
 	// Closer releases the shared state's connections at Server.Close; nil: nothing to close.
 	Closer io.Closer
-	// Console is the operator console at /console/, whose sessions may call the admin API;
-	// nil: no console (it needs AdminToken).
+	// Console is the console at /console/, whose sessions call the admin API (nil: none).
 	Console  *console.Console
 	Throttle *auth.Throttle // limits failed tokens per address and token (issue 47); nil: none
 }
