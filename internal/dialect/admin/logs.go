@@ -7,9 +7,11 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/sluice-gw/sluice/internal/auth"
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/logstore"
 	"github.com/sluice-gw/sluice/internal/sse"
@@ -186,6 +188,8 @@ func (a API) tail(ctx context.Context, in Input) (int, any, error) {
 	}
 	f.From = time.Now() // now, before the client sees the stream open: a request made then is shown
 	return http.StatusOK, Events{Send: func(ctx context.Context, send func([]byte) error) error {
+		ctx, stop := a.whileCaller(ctx)
+		defer stop()
 		return logstore.Tail(ctx, st, f, TailEvery, func(r logstore.Record) error {
 			b, err := json.Marshal(r)
 			if err != nil {
@@ -194,6 +198,46 @@ func (a API) tail(ctx context.Context, in Input) (int, any, error) {
 			return send(b)
 		})
 	}}, nil
+}
+
+// TailRecheck is how often a live tail asks the users' store whether its caller is still
+// who they were when it opened.
+var TailRecheck = 5 * time.Second
+
+// whileCaller is ctx ended as soon as the user it was authorised for (a console session or
+// a personal token) is deleted or moved to another role or teams, so that a tail opened
+// before stops with the rest of their session (issue 47); the admin token's, or a caller
+// with no users' store, runs to the client's end. stop ends the check.
+func (a API) whileCaller(ctx context.Context) (context.Context, func()) {
+	p := auth.PrincipalFrom(ctx)
+	if p == nil || p == auth.Bootstrap || a.Users == nil {
+		return ctx, func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(TailRecheck)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			u, err := a.Users.User(ctx, p.User)
+			if errors.Is(err, auth.ErrNoUser) || (err == nil && (u.Role != p.Role || !sameTeams(u.Principal().Teams, p.Teams))) {
+				cancel()
+				return
+			} // another error: the store did not answer; ask again at the next tick
+		}
+	}()
+	return ctx, func() { cancel(); <-done }
+}
+
+// sameTeams tells whether a and b hold the same teams, in any order.
+func sameTeams(a, b []string) bool {
+	return len(a) == len(b) && !slices.ContainsFunc(a, func(t string) bool { return !slices.Contains(b, t) })
 }
 
 func unreachableLogs(err error) error {
