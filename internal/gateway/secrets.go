@@ -207,6 +207,9 @@ type maskedAudit struct {
 	rules *redact.Rules
 }
 
+// Unwrap is the store m writes to, for GET /admin/audit's "store".
+func (m maskedAudit) Unwrap() logstore.AuditStore { return m.AuditStore }
+
 func (m maskedAudit) WriteAudit(ctx context.Context, e logstore.AuditEntry) error {
 	r := m.rules
 	e.User, e.Action, e.ResourceID = r.Redact(e.User), r.Redact(e.Action), r.Redact(e.ResourceID)

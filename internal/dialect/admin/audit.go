@@ -277,8 +277,11 @@ func (a API) auditList(ctx context.Context, in Input) (int, any, error) {
 	if p.NextCursor != "" {
 		next = &p.NextCursor
 	}
-	store := "logs"
-	if _, mem := a.Audit.(*logstore.AuditMemory); mem || a.Audit == nil {
+	store, kept := "logs", a.Audit
+	for u, ok := kept.(interface{ Unwrap() logstore.AuditStore }); ok; u, ok = kept.(interface{ Unwrap() logstore.AuditStore }) {
+		kept = u.Unwrap() // a store wrapped (the gateway's masking): where its entries go
+	}
+	if _, mem := kept.(*logstore.AuditMemory); mem || kept == nil {
 		store = "memory"
 	}
 	return http.StatusOK, struct {
