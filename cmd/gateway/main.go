@@ -1,6 +1,7 @@
 // Command gateway runs the Sluice LLM gateway: an OpenAI-compatible proxy with fallback
 // chains and streaming redaction. `gateway --config FILE` (or SLUICE_CONFIG); with neither, the
-// embedded default serves the built-in simulated provider on 127.0.0.1:8080.
+// embedded default serves the built-in simulated provider on 127.0.0.1:8080. `gateway version`
+// (or --version) says which build it is: version, commit, modified tree, commit date, Go.
 package main
 
 import (
@@ -26,7 +27,16 @@ func main() {
 	path := flag.String("config", os.Getenv("SLUICE_CONFIG"), "configuration file (default: the embedded default)")
 	grace := flag.Duration("grace", 30*time.Second, "how long open streams may finish after SIGTERM")
 	check := flag.String("check", "", "GET `url` and exit 0 when it answers 200 (a container health check: distroless has no curl)")
+	version := flag.Bool("version", false, "print the build (version, commit, modified tree, commit date, Go) and exit")
 	flag.Parse()
+	switch {
+	case *version || flag.Arg(0) == "version" && flag.NArg() == 1:
+		fmt.Print(telemetry.ReadBuild())
+		return
+	case flag.NArg() > 0:
+		fmt.Fprintf(os.Stderr, "gateway: unknown command %q (the only command is version; -h lists the flags)\n", flag.Arg(0))
+		os.Exit(2)
+	}
 	if *check != "" {
 		if err := healthy(*check); err != nil {
 			fmt.Fprintln(os.Stderr, "gateway:", err)
@@ -59,6 +69,7 @@ func run(ctx context.Context, path string, grace time.Duration) error {
 	}
 	// The OpenTelemetry SDK, from the telemetry: block and OTEL_*: Prometheus, and OTLP when
 	// an endpoint is set (none in the embedded default: nothing reaches out to a network).
+	log.Info("starting", "version", telemetry.ReadBuild().Version, "commit", telemetry.ReadBuild().Commit)
 	sdk, err := telemetry.Setup(ctx, telemetry.Config{Prometheus: cfg.Telemetry.Prometheus,
 		OTLPEndpoint: cfg.Telemetry.OTLPEndpoint, OTLPProtocol: cfg.Telemetry.OTLPProtocol, Log: log})
 	if err != nil {

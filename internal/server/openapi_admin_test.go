@@ -48,6 +48,7 @@ func TestOpenAPIAdminAndGate(t *testing.T) {
 	sc.call(t, "GET", "/admin/keys", tok.Token, "", 200)
 	sc.call(t, "POST", "/admin/keys", tok.Token, `{"name":"x","team":"a"}`, 403)
 	sc.call(t, "DELETE", "/admin/cache", tok.Token, "", 403)
+	sc.call(t, "GET", "/admin/version", tok.Token, "", 403) // admin only
 	other, _ := createKey(t, url, "adm-token", `{"name":"b","team":"b"}`)
 	sc.call(t, "GET", "/admin/keys/"+other, tok.Token, "", 404)
 	// Teams: the viewer reads theirs and its members, not another's, and changes nothing.

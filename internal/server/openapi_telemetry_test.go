@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"runtime"
 	"testing"
 	"time"
 )
@@ -27,4 +28,11 @@ func TestOpenAPITelemetry(t *testing.T) {
 	call(url, "GET", "/admin/stats?minutes=5", adminToken, "", 200)
 	call(url, "GET", "/admin/stats?minutes=100000", adminToken, "", 400)
 	call(url, "GET", "/admin/stats", "", "", 401)
+	// The build (a test binary has no VCS information: unknown, and its Go version).
+	var b struct{ Object, Version, Commit, Go string }
+	decode(t, call(url, "GET", "/admin/version", adminToken, "", 200).body, &b)
+	if b.Object != "version" || b.Version != "unknown" || b.Commit != "unknown" || b.Go != runtime.Version() {
+		t.Errorf("got /admin/version %+v, want version and commit unknown, go %s", b, runtime.Version())
+	}
+	call(url, "GET", "/admin/version", "", "", 401)
 }

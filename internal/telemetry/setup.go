@@ -40,7 +40,8 @@ type Config struct {
 	// OTLPProtocol is grpc or http/protobuf; "": OTEL_EXPORTER_OTLP_PROTOCOL, else
 	// http/protobuf.
 	OTLPProtocol string
-	// Version is the gateway's, for the service.version resource attribute.
+	// Version is the gateway's, for the service.version resource attribute; "": the
+	// binary's (ReadBuild).
 	Version string
 	// Log receives exporter errors, at most one line a minute; nil: discarded.
 	Log *slog.Logger
@@ -84,6 +85,9 @@ func NewSDK(ctx context.Context, c Config) (*SDK, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
+	if c.Version == "" {
+		c.Version = ReadBuild().Version
+	}
 	res, err := resource.New(ctx, resource.WithAttributes(semconv.ServiceName("sluice"), semconv.ServiceVersion(c.Version)),
 		resource.WithFromEnv(), resource.WithTelemetrySDK(), resource.WithHost())
 	if err != nil && res == nil {
@@ -125,6 +129,9 @@ func NewSDK(ctx context.Context, c Config) (*SDK, error) {
 		s.Metrics = promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 	}
 	s.MeterProvider = sdkmetric.NewMeterProvider(mopts...)
+	if err := recordBuild(s.MeterProvider.Meter(scope), ReadBuild()); err != nil {
+		return nil, fmt.Errorf("telemetry: %s: %w", MetricBuildInfo, err)
+	}
 	return s, nil
 }
 

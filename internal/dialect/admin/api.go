@@ -113,6 +113,7 @@ func (a API) Routes() []Route {
 		{http.MethodGet, "/admin/logs/tail", a.tail},
 		{http.MethodGet, "/admin/logs/:id", a.log},
 		{http.MethodGet, "/admin/audit", a.auditList}, // audit.go
+		{http.MethodGet, "/admin/version", version},   // admin only: which build runs is no one else's business
 	}...)
 	for i, r := range rs { // the role policy before every route (scope.go)
 		rs[i].Op = guard(r.Method, r.Path, r.Op)
@@ -190,6 +191,15 @@ func (a API) stats(ctx context.Context, in Input) (int, any, error) {
 		return 0, nil, err
 	}
 	return http.StatusOK, r, nil
+}
+
+// version serves GET /admin/version: the running binary's build (telemetry.Build), as
+// `sluice version` prints it and sluice_build_info labels it.
+func version(context.Context, Input) (int, any, error) {
+	return http.StatusOK, struct {
+		Object string `json:"object"`
+		telemetry.Build
+	}{"version", telemetry.ReadBuild()}, nil
 }
 
 // health serves GET /admin/health: each configured target's cooldown and its requests and
