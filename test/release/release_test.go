@@ -19,8 +19,16 @@ import (
 	"time"
 )
 
-// platforms are the release's, in the order of its file names.
-var platforms = []string{"darwin_amd64", "darwin_arm64", "linux_amd64", "linux_arm64"}
+// platforms are the release's, in the order of its file names: the four, or those PLATFORMS
+// (os/arch, as deploy/release.sh takes them) names.
+var platforms = func() []string {
+	ps := strings.Fields(strings.ReplaceAll(os.Getenv("PLATFORMS"), "/", "_"))
+	if len(ps) == 0 {
+		return []string{"darwin_amd64", "darwin_arm64", "linux_amd64", "linux_arm64"}
+	}
+	slices.Sort(ps)
+	return ps
+}()
 
 // repo is the repository's root (this package is test/release).
 func repo(t *testing.T) string {
