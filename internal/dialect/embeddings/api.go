@@ -20,5 +20,7 @@ var API = dialect.API{
 		}
 		return &dialect.Decoded{Model: model, Req: req}, nil
 	},
-	Error: oai.Error,
+	Error:    oai.Error,
+	Upstream: "embeddings",
+	Usage:    Usage,
 }
