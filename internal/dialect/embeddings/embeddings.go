@@ -69,6 +69,16 @@ func DecodePlain(body []byte, def string, field func(key string, raw json.RawMes
 	return model, req, nil
 }
 
+// Int checks that the member key is an integer in [lo, hi], written as a number (oai.Int
+// also takes "2").
+func Int(key string, raw json.RawMessage, lo, hi int) error {
+	if len(raw) > 0 && raw[0] == '"' {
+		return oai.TypeErr(key, "an integer")
+	}
+	_, err := oai.Int(key, raw, lo, hi)
+	return err
+}
+
 // String checks that the member key is a string.
 func String(key string, raw json.RawMessage) error {
 	var s string

@@ -49,11 +49,9 @@ func Decode(body []byte) (string, *llm.Request, error) {
 				return oai.Invalid(key, "Invalid 'prompt': expected a string of 1 to 32000 characters.")
 			}
 		case "n":
-			_, err := oai.Int(key, raw, 1, 10)
-			return err
+			return embeddings.Int(key, raw, 1, 10)
 		case "output_compression":
-			_, err := oai.Int(key, raw, 0, 100)
-			return err
+			return embeddings.Int(key, raw, 0, 100)
 		case "response_format":
 			var f string
 			if json.Unmarshal(raw, &f) != nil || (f != "url" && f != "b64_json") {

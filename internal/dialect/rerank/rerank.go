@@ -51,8 +51,7 @@ func Decode(body []byte) (string, *llm.Request, error) {
 		case "documents":
 			return documents(raw)
 		case "top_n", "max_chunks_per_doc", "max_tokens_per_doc":
-			_, err := oai.Int(key, raw, 1, 1<<20)
-			return err
+			return embeddings.Int(key, raw, 1, 1<<20)
 		case "return_documents":
 			var b bool
 			if json.Unmarshal(raw, &b) != nil {
