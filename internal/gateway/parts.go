@@ -44,6 +44,10 @@ func guardsFromConfig(c *config.Config) (guard.Catalog, error) {
 // like a provider without a key.
 func plainChains(c *config.Config, o *server.Options, health fallback.Health, log *slog.Logger) {
 	o.Plain = map[string]map[string]*fallback.Chain{}
+	o.Serves = func(provider, path string) bool { // the kind table's word (config.Kind)
+		i := slices.IndexFunc(c.Plain(), func(s config.PlainSection) bool { return s.Path == path })
+		return i >= 0 && c.Plain()[i].Serves(c.Providers[provider])
+	}
 	for _, sec := range c.Plain() {
 		o.Plain[sec.Path] = map[string]*fallback.Chain{}
 		for _, alias := range slices.Sorted(maps.Keys(sec.Aliases)) {

@@ -182,7 +182,8 @@ func plainCatalogs(o Options) map[string]*fallback.Catalog {
 	out := map[string]*fallback.Catalog{}
 	for _, api := range Wires {
 		if api.Upstream != "" {
-			out[api.Upstream] = fallback.NewCatalog(o.Plain[api.Upstream], embeddings.Targets(o.Providers, api.Upstream), o.Health, o.Log, o.Timeouts)
+			serves := func(p string) bool { return o.Serves == nil || o.Serves(p, api.Upstream) }
+			out[api.Upstream] = fallback.NewCatalog(o.Plain[api.Upstream], embeddings.Targets(o.Providers, api.Upstream, serves), o.Health, o.Log, o.Timeouts)
 		}
 	}
 	return out

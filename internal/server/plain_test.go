@@ -227,7 +227,8 @@ func TestPlainEndpointsSim(t *testing.T) {
 // Bad input on every plain route is a 4xx in OpenAI's error shape, never a 5xx, and never
 // reaches an upstream.
 func TestPlainEndpointsBadInput(t *testing.T) {
-	gs := serveConfig(t, plainSim+"limits: {max_body_bytes: 4096}\n", nil)
+	yaml := strings.Replace(plainSim, "  sim: {kind: sim}\n", "  sim: {kind: sim}\n  oai: {kind: openai, api_key: k, base_url: \"http://127.0.0.1:9/v1\"}\n", 1)
+	gs := serveConfig(t, yaml+"limits: {max_body_bytes: 4096}\n", nil)
 	t.Cleanup(gs.Close)
 	big := `{"input":"` + strings.Repeat("x", 5000) + `"}`
 	tests := []struct {
@@ -263,6 +264,8 @@ func TestPlainEndpointsBadInput(t *testing.T) {
 		{"/v1/rerank", `{"model":"rerank","query":"q","documents":["a"],"top_n":0}`, 400, "top_n"},
 		{"/v1/rerank", `{"model":"rerank","query":"q","documents":["a"],"return_documents":"yes"}`, 400, "return_documents"},
 		{"/v1/rerank", `{"model":"default","query":"q","documents":["a"]}`, 404, "model"},
+		{"/v1/rerank", `{"model":"oai/rerank-v3.5","query":"q","documents":["a"]}`, 404, "model"}, // kind openai serves no rerank
+		{"/v1/moderations", `{"model":"oai/omni-moderation-latest","input":"x","extra":`, 400, ""},
 	}
 	for _, tt := range tests {
 		r := do(t, "POST", gs.URL+tt.route, "", tt.body)

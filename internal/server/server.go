@@ -32,6 +32,8 @@ type Options struct {
 	// Plain are the aliases of the plain endpoints by their path (dialect.API.Upstream:
 	// "embeddings", "moderations", ...), by name (targets wrap a poster).
 	Plain map[string]map[string]*fallback.Chain
+	// Serves says whether a provider serves a plain path as a direct target (nil: any that can).
+	Serves func(provider, path string) bool
 	// Providers serve direct "provider/model" requests, as a chain of one target.
 	Providers map[string]fallback.Provider
 	// Heartbeat is how long an event stream may stay silent before a keepalive (0: never).

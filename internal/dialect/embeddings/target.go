@@ -30,11 +30,12 @@ var _ llm.Provider = plainProvider{}
 // (not OpenAI-compatible, or nil).
 func Target(p llm.Provider) (llm.Provider, bool) { return TargetOf(p, "embeddings") }
 
-// Targets are the providers of ps that serve the plain endpoint path, as its targets.
-func Targets(ps map[string]llm.Provider, path string) map[string]llm.Provider {
+// Targets are the providers of ps that serve the plain endpoint path (and serves allows,
+// by name), as its targets.
+func Targets(ps map[string]llm.Provider, path string, serves func(name string) bool) map[string]llm.Provider {
 	out := map[string]llm.Provider{}
 	for name, p := range ps {
-		if t, ok := TargetOf(p, path); ok {
+		if t, ok := TargetOf(p, path); ok && serves(name) {
 			out[name] = t
 		}
 	}
