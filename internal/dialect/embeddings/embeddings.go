@@ -88,19 +88,29 @@ func String(key string, raw json.RawMessage) error {
 	return nil
 }
 
-// input accepts what the API does: a string, an array of strings, an array of
-// tokens, or an array of token arrays, never empty.
-func input(raw json.RawMessage) error {
+// Input checks an input member that is a string, never empty (nil, nil), or an array, whose
+// elements it returns; want says what the member may be.
+func Input(raw json.RawMessage, want string) ([]json.RawMessage, error) {
 	var one string
 	if json.Unmarshal(raw, &one) == nil {
 		if one == "" {
-			return oai.Invalid("input", "Invalid 'input': empty string.")
+			return nil, oai.Invalid("input", "Invalid 'input': empty string.")
 		}
-		return nil
+		return nil, nil
 	}
 	var many []json.RawMessage
 	if err := json.Unmarshal(raw, &many); err != nil {
-		return oai.TypeErr("input", "a string, an array of strings, or an array of token arrays")
+		return nil, oai.TypeErr("input", want)
+	}
+	return many, nil
+}
+
+// input accepts what the API does: a string, an array of strings, an array of
+// tokens, or an array of token arrays, never empty.
+func input(raw json.RawMessage) error {
+	many, err := Input(raw, "a string, an array of strings, or an array of token arrays")
+	if err != nil || many == nil {
+		return err
 	}
 	if len(many) == 0 || len(many) > 2048 {
 		return oai.Invalid("input", "Invalid 'input': expected an array of 1 to 2048 items.")

@@ -6,9 +6,7 @@ package images
 
 import (
 	"encoding/json"
-	"net/http"
 
-	"github.com/sluice-gw/sluice/internal/dialect"
 	"github.com/sluice-gw/sluice/internal/dialect/embeddings"
 	"github.com/sluice-gw/sluice/internal/dialect/oai"
 	"github.com/sluice-gw/sluice/internal/llm"
@@ -19,21 +17,7 @@ const DefaultModel = "dall-e-2"
 
 // API is the image generation wire, served by an images alias or a direct target of a
 // provider that serves images.
-var API = dialect.API{
-	Name:       "images",
-	Routes:     []dialect.Route{{Method: http.MethodPost, Path: "/v1/images/generations", Op: dialect.Embed}},
-	Credential: dialect.Bearer | dialect.XAPIKey,
-	Decode: func(body []byte, _ dialect.Input) (*dialect.Decoded, error) {
-		model, req, err := Decode(body)
-		if err != nil {
-			return nil, err
-		}
-		return &dialect.Decoded{Model: model, Req: req}, nil
-	},
-	Error:    oai.Error,
-	Upstream: "images/generations",
-	Usage:    Usage,
-}
+var API = embeddings.Wire("images", "/v1/images/generations", "images/generations", Decode, Usage)
 
 // Decode checks an image generation body: a prompt, and the members OpenAI types. A
 // streamed generation is refused: the gateway passes one answer through.

@@ -5,9 +5,7 @@ package moderations
 
 import (
 	"encoding/json"
-	"net/http"
 
-	"github.com/sluice-gw/sluice/internal/dialect"
 	"github.com/sluice-gw/sluice/internal/dialect/embeddings"
 	"github.com/sluice-gw/sluice/internal/dialect/oai"
 	"github.com/sluice-gw/sluice/internal/llm"
@@ -18,21 +16,7 @@ const DefaultModel = "omni-moderation-latest"
 
 // API is the moderations wire, served by a moderations alias or a direct target of a
 // provider that serves moderations.
-var API = dialect.API{
-	Name:       "moderations",
-	Routes:     []dialect.Route{{Method: http.MethodPost, Path: "/v1/moderations", Op: dialect.Embed}},
-	Credential: dialect.Bearer | dialect.XAPIKey,
-	Decode: func(body []byte, _ dialect.Input) (*dialect.Decoded, error) {
-		model, req, err := Decode(body)
-		if err != nil {
-			return nil, err
-		}
-		return &dialect.Decoded{Model: model, Req: req}, nil
-	},
-	Error:    oai.Error,
-	Upstream: "moderations",
-	Usage:    func([]byte) (llm.Usage, bool) { return llm.Usage{}, false },
-}
+var API = embeddings.Wire("moderations", "/v1/moderations", "moderations", Decode, func([]byte) (llm.Usage, bool) { return llm.Usage{}, false })
 
 // Decode checks a moderations body: input is a string, an array of strings, or an array
 // of text and image_url parts, never empty.
@@ -48,16 +32,9 @@ func Decode(body []byte) (string, *llm.Request, error) {
 const inputWant = "a string, an array of strings, or an array of text and image_url objects"
 
 func input(raw json.RawMessage) error {
-	var one string
-	if json.Unmarshal(raw, &one) == nil {
-		if one == "" {
-			return oai.Invalid("input", "Invalid 'input': empty string.")
-		}
-		return nil
-	}
-	var many []json.RawMessage
-	if json.Unmarshal(raw, &many) != nil {
-		return oai.TypeErr("input", inputWant)
+	many, err := embeddings.Input(raw, inputWant)
+	if err != nil || many == nil {
+		return err
 	}
 	if len(many) == 0 {
 		return oai.Invalid("input", "Invalid 'input': empty array. Expected at least one item.")

@@ -6,9 +6,7 @@ package rerank
 
 import (
 	"encoding/json"
-	"net/http"
 
-	"github.com/sluice-gw/sluice/internal/dialect"
 	"github.com/sluice-gw/sluice/internal/dialect/embeddings"
 	"github.com/sluice-gw/sluice/internal/dialect/oai"
 	"github.com/sluice-gw/sluice/internal/llm"
@@ -16,21 +14,7 @@ import (
 
 // API is the rerank wire, served by a rerank alias or a direct target of a provider that
 // serves rerank.
-var API = dialect.API{
-	Name:       "rerank",
-	Routes:     []dialect.Route{{Method: http.MethodPost, Path: "/v1/rerank", Op: dialect.Embed}},
-	Credential: dialect.Bearer | dialect.XAPIKey,
-	Decode: func(body []byte, _ dialect.Input) (*dialect.Decoded, error) {
-		model, req, err := Decode(body)
-		if err != nil {
-			return nil, err
-		}
-		return &dialect.Decoded{Model: model, Req: req}, nil
-	},
-	Error:    oai.Error,
-	Upstream: "rerank",
-	Usage:    Usage,
-}
+var API = embeddings.Wire("rerank", "/v1/rerank", "rerank", Decode, Usage)
 
 // MaxDocuments is the most documents a request may rank (Cohere's limit).
 const MaxDocuments = 1000
