@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-gw/sluice/internal/auth"
 	"github.com/sluice-gw/sluice/internal/server"
 )
 
@@ -301,6 +302,36 @@ func TestRouteTableInSpec(t *testing.T) {
 			if !spec[rt.Method+" "+param.ReplaceAllString(rt.Path, "{}")] {
 				t.Errorf("%s %s (%s) is not in api/openapi.yaml", rt.Method, rt.Path, api.Name)
 			}
+		}
+	}
+}
+
+// A key reaches the plain endpoints' aliases its models name, and no other (403), and its
+// budget, spent per image at the price table's unit price, refuses the image that would pass
+// it (429 budget_exceeded); the cost of each image is in X-Sluice-Cost-Usd.
+func TestPlainEndpointsKeyAndBudget(t *testing.T) {
+	secret := auth.NewSecret()
+	yaml := plainSim + `prices:
+  sim/image: {unit: 0.5}
+keys: [{name: painter, hash: ` + auth.Hash(secret) + `, models: [dall-e-2, omni-moderation-latest], budget: {daily_usd: 1}}]
+`
+	url := serveGate(t, yaml, nil, time.Hour, nil)
+	if r := do(t, "POST", url+"/v1/rerank", secret, `{"model":"rerank","query":"q","documents":["a"]}`); r.status != http.StatusForbidden || r.errCode() != "model_not_allowed" {
+		t.Errorf("rerank, not the key's: got %d %s, want 403 model_not_allowed", r.status, r.body)
+	}
+	if r := do(t, "POST", url+"/v1/moderations", secret, `{"input":"hello"}`); r.status != http.StatusOK {
+		t.Errorf("moderation: got %d %s", r.status, r.body)
+	}
+	for i, want := range []int{200, 200, 429} {
+		r := do(t, "POST", url+"/v1/images/generations", secret, `{"prompt":"a lighthouse"}`)
+		if r.status != want {
+			t.Fatalf("image %d: got %d %s, want %d", i, r.status, r.body, want)
+		}
+		if want == 200 && r.header.Get("X-Sluice-Cost-Usd") != "0.5" {
+			t.Errorf("image %d: X-Sluice-Cost-Usd %q, want 0.5", i, r.header.Get("X-Sluice-Cost-Usd"))
+		}
+		if want == 429 && r.errCode() != "budget_exceeded" {
+			t.Errorf("image %d: got %s, want budget_exceeded", i, r.body)
 		}
 	}
 }
