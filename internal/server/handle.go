@@ -171,7 +171,7 @@ func (s *Server) resolvePlain(api *dialect.API, model string) (*fallback.Chain, 
 	if _, ok := s.o.Chains[model]; ok {
 		msg = "The model '" + model + "' is a chat model alias, not an " + api.Name + " alias."
 	} else if p, _, _ := strings.Cut(model, "/"); s.o.Providers[p] != nil {
-		msg = "The provider '" + p + "' does not serve " + api.Name + " (it is not OpenAI-compatible)."
+		msg = "The provider '" + p + "' does not serve " + api.Name + " (its kind does not: see docs/providers.md)."
 	}
 	return nil, fallback.UnknownModel(msg)
 }
