@@ -132,9 +132,11 @@ func (c *Config) resolve() {
 		}
 		c.Models[name] = a
 	}
-	for name, e := range c.Embeddings {
-		resolveElements(e.Targets, e.Timeouts, e.Retries, "")
-		c.Embeddings[name] = e
+	for _, sec := range c.Plain() {
+		for name, e := range sec.Aliases {
+			resolveElements(e.Targets, e.Timeouts, e.Retries, "")
+			sec.Aliases[name] = e
+		}
 	}
 	for i := range c.Keys {
 		k := &c.Keys[i]
@@ -202,9 +204,11 @@ func (c *Config) Targets() []string {
 			ts = append(ts, e.Targets...)
 		}
 	}
-	for _, a := range c.Embeddings {
-		for _, e := range a.Targets {
-			ts = append(ts, e.Targets...)
+	for _, sec := range c.Plain() {
+		for _, a := range sec.Aliases {
+			for _, e := range a.Targets {
+				ts = append(ts, e.Targets...)
+			}
 		}
 	}
 	slices.Sort(ts)

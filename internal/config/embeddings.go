@@ -2,6 +2,43 @@ package config
 
 import "fmt"
 
+// PlainSection is a section of aliases of a plain endpoint (issue 48): its key, the path its
+// targets serve it on, its aliases, and which kinds serve it (Kind's field).
+type PlainSection struct {
+	Name, Path string
+	Aliases    map[string]Embedding
+	serves     func(Kind) func(Provider) bool
+}
+
+// Plain returns the sections of the plain endpoints, embeddings first. The maps are c's.
+func (c *Config) Plain() []PlainSection {
+	return []PlainSection{
+		{"embeddings", "embeddings", c.Embeddings, func(k Kind) func(Provider) bool { return k.Embeddings }},
+		{"moderations", "moderations", c.Moderations, func(k Kind) func(Provider) bool { return k.Moderations }},
+		{"images", "images/generations", c.Images, func(k Kind) func(Provider) bool { return k.Images }},
+		{"rerank", "rerank", c.Rerank, func(k Kind) func(Provider) bool { return k.Rerank }},
+	}
+}
+
+// Serves reports whether a provider of kind serves the section's endpoint.
+func (s PlainSection) Serves(p Provider) bool {
+	k, _ := kindOf(p.Kind)
+	f := s.serves(k)
+	return f != nil && f(p)
+}
+
+// served checks that every target of a plain section's alias serves its endpoint.
+func (v *validator) served(c *Config, s PlainSection, path string, es []Element) {
+	for i, e := range es {
+		for _, t := range e.Targets {
+			prov, _, ok := SplitTarget(t)
+			if pr, known := c.Providers[prov]; ok && known && !s.Serves(pr) {
+				v.errorf(fmt.Sprintf("%s.targets[%d]", path, i), "target %q: provider %q does not serve %s", t, prov, s.Name)
+			}
+		}
+	}
+}
+
 // embeddingModels checks an embeddings chain: every target is of a provider that serves the
 // OpenAI embeddings endpoint, and all serve the same embedding model, since vectors of
 // different models are not interchangeable and the chain falls back from one to the next. A

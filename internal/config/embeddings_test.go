@@ -35,3 +35,38 @@ func TestEmbeddingModels(t *testing.T) {
 		mustParse(t, src, env())
 	}
 }
+
+// The other plain endpoints' sections (issue 48): each target's kind serves the endpoint, as
+// the kind table says; embedding_model is the embeddings' only; a name is not a model alias's.
+func TestPlainSections(t *testing.T) {
+	const provs = `providers:
+  openai: {kind: openai, api_key: k}
+  vllm:   {kind: openai-compatible, base_url: "http://127.0.0.1:8000/v1"}
+  claude: {kind: anthropic, api_key: k}
+  sim:    {kind: sim}
+  simant: {kind: sim, api: anthropic}
+models:
+  default: [sim/echo]
+`
+	errs := []struct{ name, src, want string }{
+		{"anthropic moderations", provs + "moderations:\n  m: [claude/x]\n",
+			`moderations.m.targets[0]: target "claude/x": provider "claude" does not serve moderations`},
+		{"openai rerank", provs + "rerank:\n  r: [vllm/bge, openai/rerank]\n",
+			`rerank.r.targets[1]: target "openai/rerank": provider "openai" does not serve rerank`},
+		{"sim speaking anthropic", provs + "images:\n  i: [simant/image]\n",
+			`images.i.targets[0]: target "simant/image": provider "simant" does not serve images`},
+		{"embedding_model", provs + "images:\n  i:\n    - {target: openai/dall-e-3, embedding_model: x}\n",
+			`images.i.targets[0]: embedding_model applies to embeddings only`},
+		{"a model alias's name", provs + "moderations:\n  default: [openai/omni-moderation-latest]\n",
+			`moderations.default: name also used by a model alias`},
+		{"unknown provider", provs + "rerank:\n  r: [cohere/rerank-v3.5]\n", `unknown provider "cohere"`},
+	}
+	for _, tt := range errs {
+		t.Run(tt.name, func(t *testing.T) { checkErr(t, tt.src, tt.want) })
+	}
+	c := mustParse(t, provs+"moderations:\n  m: [openai/omni-moderation-latest, sim/moderation]\nimages:\n  i: [openai/dall-e-3]\n"+
+		"rerank:\n  r: [vllm/bge-reranker, sim/rerank]\nkeys:\n  - {name: k, hash: "+hashA+", models: [m, r]}\n", env())
+	if got := c.Targets(); len(got) != 6 {
+		t.Errorf("Targets() = %v, want the five plain targets and sim/echo", got)
+	}
+}

@@ -36,13 +36,19 @@ type Kind struct {
 	// Embeddings reports whether a provider of the kind serves the OpenAI embeddings
 	// endpoint; nil: never.
 	Embeddings func(p Provider) bool
+	// Moderations, Images and Rerank report whether a provider of the kind serves OpenAI's
+	// /moderations, /images/generations, and the Cohere/Jina /rerank (issue 48); nil: never.
+	Moderations, Images, Rerank func(p Provider) bool
 }
 
 // kinds is the table of provider kinds, in the order errors list them.
 var kinds = []Kind{
 	{Name: "openai", BaseURL: "https://api.openai.com/v1", APIs: chatAPIs, APIWant: chatWant, NeedsKey: true,
-		Embeddings: always},
+		Embeddings: always, Moderations: always, Images: always},
+	// A reranker (vLLM, Infinity, a Cohere or Jina compatible server) is one too: its base_url
+	// is where its /rerank is.
 	{Name: "openai-compatible", APIs: chatAPIs, APIWant: chatWant, Embeddings: always,
+		Moderations: always, Images: always, Rerank: always,
 		Check: func(p Provider, bad func(key, msg string)) {
 			if p.BaseURL == "" {
 				bad("", "kind openai-compatible needs a base_url")
@@ -88,7 +94,7 @@ var kinds = []Kind{
 	{Name: "sim", APIs: []string{"", "chat", "responses", "anthropic"},
 		APIWant: "chat, responses or anthropic (the wire the simulation speaks)",
 		// A simulation speaking anthropic has no embeddings endpoint.
-		Embeddings: func(p Provider) bool { return p.API != "anthropic" },
+		Embeddings: notAnthropic, Moderations: notAnthropic, Images: notAnthropic, Rerank: notAnthropic,
 		Check: func(p Provider, bad func(key, msg string)) {
 			if p.BaseURL != "" {
 				bad("base_url", "kind sim has no base_url")
@@ -102,6 +108,8 @@ var (
 )
 
 func always(Provider) bool { return true }
+
+func notAnthropic(p Provider) bool { return p.API != "anthropic" }
 
 // noAPI is the error for an api set on a kind that takes none. Its words predate the azure
 // kind (which takes one too) and are pinned by tests and operators' scripts: kept as written.

@@ -36,14 +36,16 @@ func (c *Config) prune() {
 		}
 		c.Models[name] = a
 	}
-	for _, name := range sortedKeys(c.Embeddings) {
-		e := c.Embeddings[name]
-		if e.Targets = pruneChain(e.Targets, gone); len(e.Targets) == 0 {
-			delete(c.Embeddings, name)
-			c.warnf("embeddings alias %q has no usable target: left out", name)
-			continue
+	for _, sec := range c.Plain() {
+		for _, name := range sortedKeys(sec.Aliases) {
+			e := sec.Aliases[name]
+			if e.Targets = pruneChain(e.Targets, gone); len(e.Targets) == 0 {
+				delete(sec.Aliases, name)
+				c.warnf("%s alias %q has no usable target: left out", sec.Name, name)
+				continue
+			}
+			sec.Aliases[name] = e
 		}
-		c.Embeddings[name] = e
 	}
 	if c.Auth.Disabled && c.AuthEnabled() {
 		c.warnf("auth.disabled is ignored: keys or auth.admin_token are configured")

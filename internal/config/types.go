@@ -24,6 +24,9 @@ type Config struct {
 	Tools             map[string]Tool      `yaml:"tools"`
 	Runs              Runs                 `yaml:"runs"`
 	Embeddings        map[string]Embedding `yaml:"embeddings"`
+	Moderations       map[string]Embedding `yaml:"moderations"` // plain endpoints (issue 48): Plain
+	Images            map[string]Embedding `yaml:"images"`
+	Rerank            map[string]Embedding `yaml:"rerank"`
 	Telemetry         Telemetry            `yaml:"telemetry"`
 	Cache             CacheStore           `yaml:"cache"`     // the response cache's store (cache.go)
 	Responses         ResponsesStore       `yaml:"responses"` // the stored responses' store (cache.go)
@@ -293,7 +296,9 @@ type Element struct {
 // IsGroup reports whether the element is a weighted group rather than a single target.
 func (e Element) IsGroup() bool { return len(e.Targets) > 1 }
 
-// Embedding is an embeddings alias: a chain of targets serving the same embedding model.
+// Embedding is an embeddings alias: a chain of targets serving the same embedding model;
+// or an alias of another plain endpoint (moderations, images, rerank): a chain of targets
+// serving it.
 type Embedding struct {
 	Targets  []Element `yaml:"targets"`
 	Timeouts Timeouts  `yaml:"timeouts"`
@@ -393,6 +398,8 @@ type Price struct {
 	// CacheWrite1h prices the cache writes with the 1-hour lifetime (Anthropic: 2 times the
 	// input price, issue 46); absent: the cache_write price.
 	CacheWrite1h *float64 `yaml:"cache_write_1h"`
+	// Unit is USD per billed unit: an image generated, a rerank's search unit (issue 48).
+	Unit float64 `yaml:"unit"`
 }
 
 // Tool is a server-side tool: exactly one of HTTP, MCP and Sim is set.

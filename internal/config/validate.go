@@ -81,14 +81,20 @@ func (v *validator) config(c *Config) {
 	for _, name := range sortedKeys(c.Models) {
 		v.alias(c, "models."+name, name, c.Models[name])
 	}
-	for _, name := range sortedKeys(c.Embeddings) {
-		path := "embeddings." + name
-		if _, ok := c.Models[name]; ok {
-			v.errorf(path, "name also used by a model alias")
+	for _, sec := range c.Plain() {
+		for _, name := range sortedKeys(sec.Aliases) {
+			path, a := sec.Name+"."+name, sec.Aliases[name]
+			if _, ok := c.Models[name]; ok {
+				v.errorf(path, "name also used by a model alias")
+			}
+			v.chain(c, path, name, a.Targets, sec.Name == "embeddings")
+			if sec.Name == "embeddings" {
+				v.embeddingModels(c, path, a.Targets)
+			} else {
+				v.served(c, sec, path, a.Targets)
+			}
+			v.nonNegative(path+".retries", int64(a.Retries))
 		}
-		v.chain(c, path, name, c.Embeddings[name].Targets, true)
-		v.embeddingModels(c, path, c.Embeddings[name].Targets)
-		v.nonNegative(path+".retries", int64(c.Embeddings[name].Retries))
 	}
 	v.redaction(c.Redaction)
 	for _, name := range sortedKeys(c.Guardrails) {
@@ -347,7 +353,11 @@ func (v *validator) models(c *Config, path string, models []string) {
 	for j, m := range models {
 		p := fmt.Sprintf("%s.models[%d]", path, j)
 		_, isAlias := c.Models[m]
-		_, isEmbedding := c.Embeddings[m]
+		isEmbedding := false // or another plain endpoint's alias
+		for _, sec := range c.Plain() {
+			_, in := sec.Aliases[m]
+			isEmbedding = isEmbedding || in
+		}
 		switch prov, _, ok := SplitTarget(m); {
 		case m == "*" || isAlias || isEmbedding:
 		case ok:

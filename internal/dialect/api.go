@@ -19,7 +19,8 @@ type Op uint8
 const (
 	// Call is a model call answered by rounds, streamed or not, on Decoded.Answer's wire.
 	Call Op = iota + 1
-	// Embed is an embeddings call: one plain answer, passed through.
+	// Embed is a plain call (embeddings, moderations, images, rerank): one JSON answer from
+	// the path API.Upstream of a target of the wire's own aliases, passed through.
 	Embed
 	// Count counts a request's input tokens: a target of the alias that can, else
 	// Decoded.Estimate.
@@ -216,6 +217,11 @@ type API struct {
 	Kept func(ctx context.Context, in Input) (int, []byte)
 	// Described is the body of one model of the list (a Model route's answer).
 	Described func(model string) []byte
+	// Upstream is the path an Embed route is served by on its targets ("embeddings",
+	// "moderations", ...), and the name of the configuration's section of its aliases;
+	// Usage reads an answer's usage (false: none, the call is counted, not priced).
+	Upstream string
+	Usage    func(answer []byte) (llm.Usage, bool)
 	// StreamType is the media type of a streamed answer given the request's query ("" or
 	// nil: text/event-stream).
 	StreamType func(query func(name string) string) string

@@ -99,7 +99,7 @@ func New(c *config.Config, log *slog.Logger) (*server.Server, error) {
 			RefuseHosted: a.HostedTools == "refuse"}
 		o.Models = append(o.Models, alias)
 	}
-	embeddingChains(c, &o, health, log) // parts.go
+	plainChains(c, &o, health, log) // parts.go
 	for _, t := range c.Targets() {
 		if pn, _, _ := config.SplitTarget(t); o.Providers[pn] != nil {
 			o.Models = append(o.Models, t)

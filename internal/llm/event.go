@@ -124,6 +124,9 @@ type Usage struct {
 	CacheDropped int
 	// Estimated is set when the stream ended without a usage report.
 	Estimated bool
+	// Units are what a call is billed per besides tokens: the images generated, a rerank's
+	// search units (issue 48). Priced at usage.Price.Unit.
+	Units int
 }
 
 // Plus is u and o together: the usage of several rounds or attempts; estimated if either is.
@@ -132,7 +135,7 @@ func (u Usage) Plus(o Usage) Usage {
 		TotalTokens: u.TotalTokens + o.TotalTokens, CachedTokens: u.CachedTokens + o.CachedTokens,
 		CacheWriteTokens: u.CacheWriteTokens + o.CacheWriteTokens, CacheWrite1hTokens: u.CacheWrite1hTokens + o.CacheWrite1hTokens,
 		ReasoningTokens: u.ReasoningTokens + o.ReasoningTokens, CacheDropped: u.CacheDropped + o.CacheDropped,
-		Estimated: u.Estimated || o.Estimated}
+		Estimated: u.Estimated || o.Estimated, Units: u.Units + o.Units}
 }
 
 // Stream is an upstream answer, pull-style and single-use. Recv returns the next event, or

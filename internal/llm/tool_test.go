@@ -69,8 +69,8 @@ func TestRequestMask(t *testing.T) {
 }
 
 func TestUsagePlus(t *testing.T) {
-	a := Usage{PromptTokens: 1, CompletionTokens: 2, TotalTokens: 3, CachedTokens: 4, CacheWriteTokens: 5, CacheWrite1hTokens: 2, ReasoningTokens: 6, CacheDropped: 1}
-	if got := a.Plus(Usage{PromptTokens: 10, CompletionTokens: 20, TotalTokens: 30, CachedTokens: 40, CacheWriteTokens: 50, CacheWrite1hTokens: 20, ReasoningTokens: 60, CacheDropped: 3, Estimated: true}); got != (Usage{11, 22, 33, 44, 55, 22, 66, 4, true}) {
+	a := Usage{PromptTokens: 1, CompletionTokens: 2, TotalTokens: 3, CachedTokens: 4, CacheWriteTokens: 5, CacheWrite1hTokens: 2, ReasoningTokens: 6, CacheDropped: 1, Units: 2}
+	if got := a.Plus(Usage{PromptTokens: 10, CompletionTokens: 20, TotalTokens: 30, CachedTokens: 40, CacheWriteTokens: 50, CacheWrite1hTokens: 20, ReasoningTokens: 60, CacheDropped: 3, Estimated: true, Units: 5}); got != (Usage{11, 22, 33, 44, 55, 22, 66, 4, true, 7}) {
 		t.Errorf("got %+v", got)
 	}
 }

@@ -54,7 +54,8 @@ func (s *Server) modelOp(api *dialect.API, op dialect.Op) echo.HandlerFunc {
 		}
 		t := s.turn(c, q)
 		if op == dialect.Embed {
-			return t.Call(ctx, e, embedded)
+			// Fallback stays within one embedding model: the configuration refuses a chain that mixes them.
+			return t.Call(ctx, e, func(st *fallback.Stream) ([]byte, *llm.Usage, error) { return embeddings.Read(st, api.Usage) })
 		}
 		w, stream := q.d.Answer(x.access.ID), q.d.Req.Stream
 		hit, k, err := s.fromCache(c, t, q.chain.Alias, e, w, stream) // cache.go
@@ -98,7 +99,7 @@ func (s *Server) admitted(c echo.Context, api *dialect.API, op dialect.Op) (*cal
 	}
 	q := &call{d: d, bodyLen: len(body)}
 	if op == dialect.Embed {
-		q.chain, err = s.resolveEmbeddings(d.Model)
+		q.chain, err = s.resolvePlain(api, d.Model)
 	} else {
 		q.chain, err = s.catalog.Resolve(d.Model)
 	}
@@ -160,41 +161,29 @@ func costHeader(c echo.Context, h http.Header) {
 	}
 }
 
-// embedded is the answer of an embeddings call (DESIGN §9) from the target that serves it,
-// and its usage: fallback stays within one embedding model, the configuration refuses a
-// chain that mixes them.
-func embedded(st *fallback.Stream) ([]byte, *llm.Usage, error) {
-	out, err := embeddings.Answer(st)
-	if err != nil {
-		return nil, nil, err
-	}
-	if u, ok := embeddings.Usage(out); ok {
-		return out, &u, nil
-	}
-	return out, nil, nil
-}
-
-// resolveEmbeddings finds the chain for model: an embeddings alias, or "provider/model" of a
-// provider that serves embeddings, as one target.
-func (s *Server) resolveEmbeddings(model string) (*fallback.Chain, error) {
-	if ch := s.embedders.Find(model); ch != nil {
+// resolvePlain finds the chain for model on api's plain endpoint: one of its aliases, or
+// "provider/model" of a provider that serves it, as one target.
+func (s *Server) resolvePlain(api *dialect.API, model string) (*fallback.Chain, error) {
+	if ch := s.plain[api.Upstream].Find(model); ch != nil {
 		return ch, nil
 	}
 	msg := "The model '" + model + "' does not exist or you do not have access to it."
 	if _, ok := s.o.Chains[model]; ok {
-		msg = "The model '" + model + "' is a chat model alias, not an embeddings alias."
+		msg = "The model '" + model + "' is a chat model alias, not an " + api.Name + " alias."
 	} else if p, _, _ := strings.Cut(model, "/"); s.o.Providers[p] != nil {
-		msg = "The provider '" + p + "' does not serve embeddings (it is not OpenAI-compatible)."
+		msg = "The provider '" + p + "' does not serve " + api.Name + " (its kind does not: see docs/providers.md)."
 	}
 	return nil, fallback.UnknownModel(msg)
 }
 
-// embedders are the providers that serve embeddings, as targets of an embeddings chain.
-func embedders(ps map[string]fallback.Provider) map[string]fallback.Provider {
-	out := map[string]fallback.Provider{}
-	for name, p := range ps {
-		if e, ok := embeddings.Target(p); ok {
-			out[name] = e
+// plainCatalogs are the catalogs of the route table's plain endpoints, by path: their
+// aliases, and the providers that serve them as direct targets.
+func plainCatalogs(o Options) map[string]*fallback.Catalog {
+	out := map[string]*fallback.Catalog{}
+	for _, api := range Wires {
+		if api.Upstream != "" {
+			serves := func(p string) bool { return o.Serves == nil || o.Serves(p, api.Upstream) }
+			out[api.Upstream] = fallback.NewCatalog(o.Plain[api.Upstream], embeddings.Targets(o.Providers, api.Upstream, serves), o.Health, o.Log, o.Timeouts)
 		}
 	}
 	return out

@@ -14,7 +14,10 @@ import (
 	"github.com/sluice-gw/sluice/internal/dialect/chat"
 	"github.com/sluice-gw/sluice/internal/dialect/embeddings"
 	"github.com/sluice-gw/sluice/internal/dialect/gemini"
+	"github.com/sluice-gw/sluice/internal/dialect/images"
+	"github.com/sluice-gw/sluice/internal/dialect/moderations"
 	"github.com/sluice-gw/sluice/internal/dialect/oai"
+	"github.com/sluice-gw/sluice/internal/dialect/rerank"
 	"github.com/sluice-gw/sluice/internal/dialect/responses"
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/mcpgw"
@@ -27,14 +30,17 @@ import (
 // the keys; the access line, span and metrics hold for every route of the server. No route
 // that names a model exists outside it.
 var Wires = []*dialect.API{
-	&chat.API,       // POST /v1/chat/completions
-	&responses.API,  // POST /v1/responses
-	&anthropic.API,  // POST /v1/messages, /v1/messages/count_tokens
-	&embeddings.API, // POST /v1/embeddings
-	&gemini.API,     // POST /v1beta/models/*, /v1/models/* ({model}:generateContent, ...)
-	&uistream.API,   // POST /v1/ui/chat, GET .../stream, POST .../stop
-	&oai.Models,     // GET /v1/models, /v1/models/*
-	&mcpgw.API,      // POST, GET, DELETE /mcp
+	&chat.API,        // POST /v1/chat/completions
+	&responses.API,   // POST /v1/responses
+	&anthropic.API,   // POST /v1/messages, /v1/messages/count_tokens
+	&embeddings.API,  // POST /v1/embeddings
+	&moderations.API, // POST /v1/moderations
+	&images.API,      // POST /v1/images/generations
+	&rerank.API,      // POST /v1/rerank (Cohere/Jina shape)
+	&gemini.API,      // POST /v1beta/models/*, /v1/models/* ({model}:generateContent, ...)
+	&uistream.API,    // POST /v1/ui/chat, GET .../stream, POST .../stop
+	&oai.Models,      // GET /v1/models, /v1/models/*
+	&mcpgw.API,       // POST, GET, DELETE /mcp
 }
 
 // register adds every route of the table to e, through the wire's middleware: what the

@@ -36,6 +36,9 @@ var fastBodies = map[string]string{
 	"/v1/messages":              `{"model":"fast","max_tokens":16,"messages":[{"role":"user","content":"hi"}]}`,
 	"/v1/messages/count_tokens": `{"model":"fast","messages":[{"role":"user","content":"hi"}]}`,
 	"/v1/embeddings":            `{"model":"emb","input":"hi"}`,
+	"/v1/moderations":           `{"model":"sim/moderation","input":"hi"}`,
+	"/v1/images/generations":    `{"model":"sim/image","prompt":"a lighthouse"}`,
+	"/v1/rerank":                `{"model":"sim/rerank","query":"q","documents":["d"]}`,
 	"/v1/ui/chat":               `{"id":"c1","model":"fast","messages":[{"id":"m1","role":"user","parts":[{"type":"text","text":"hi"}]}]}`,
 	// Gemini's model is in the path: "*" is "fast:generateContent" (fastPath).
 	"/v1beta/models/*": `{"contents":[{"parts":[{"text":"hi"}]}]}`,

@@ -29,8 +29,11 @@ import (
 type Options struct {
 	// Chains are the model aliases, by name.
 	Chains map[string]*fallback.Chain
-	// Embeddings are the embeddings aliases, by name (targets wrap an embedder).
-	Embeddings map[string]*fallback.Chain
+	// Plain are the aliases of the plain endpoints by their path (dialect.API.Upstream:
+	// "embeddings", "moderations", ...), by name (targets wrap a poster).
+	Plain map[string]map[string]*fallback.Chain
+	// Serves says whether a provider serves a plain path as a direct target (nil: any that can).
+	Serves func(provider, path string) bool
 	// Providers serve direct "provider/model" requests, as a chain of one target.
 	Providers map[string]fallback.Provider
 	// Heartbeat is how long an event stream may stay silent before a keepalive (0: never).
@@ -100,8 +103,9 @@ type Server struct {
 	adm  admit.Policy        // the keys' limits and budgets (limits.go)
 	// draining is set by Drain: /readyz fails from then on.
 	draining atomic.Bool
-	// catalog and embedders find the chain of a request's model (fallback.Catalog).
-	catalog, embedders *fallback.Catalog
+	// catalog and plain (by dialect.API.Upstream) find the chain of a request's model.
+	catalog *fallback.Catalog
+	plain   map[string]*fallback.Catalog
 	// paths are the route table's paths and their wires (routes.go).
 	paths []wirePath
 }
@@ -137,7 +141,7 @@ func New(o Options) *Server {
 		s.o.UI.Runs = runs.NewManager(runs.Options{Log: o.Log})
 	}
 	s.catalog = fallback.NewCatalog(o.Chains, o.Providers, o.Health, o.Log, o.Timeouts)
-	s.embedders = fallback.NewCatalog(o.Embeddings, embedders(o.Providers), o.Health, o.Log, o.Timeouts)
+	s.plain = plainCatalogs(o) // handle.go
 	e := s.echo
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.httpError

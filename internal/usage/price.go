@@ -13,8 +13,11 @@ import (
 // 5-minute lifetime (Anthropic charges them at 1.25 times the input price) and CacheWrite1h
 // to those written with the 1-hour one (2 times); all are part of the prompt tokens. A zero
 // cache rate means the table does not know it, not that the tokens are free: see rates.
+// Unit is the price of one billed unit, in USD: an image generated, a rerank's search unit
+// (llm.Usage.Units, issue 48).
 type Price struct {
 	Input, Output, CachedInput, CacheWrite, CacheWrite1h float64
+	Unit                                                 float64
 }
 
 // rates returns p's cache read, 5-minute and 1-hour write rates with the unknown (zero) ones
@@ -105,7 +108,7 @@ func Cost(p Price, u llm.Usage) int64 {
 	plain := max(float64(u.PromptTokens)-cached-w5m-w1h, 0)
 	// USD per million tokens is nano-USD per thousandth of a token: times 1000 per token.
 	usd := plain*p.Input + cached*read + w5m*r5m + w1h*r1h + float64(u.CompletionTokens)*p.Output
-	return int64(math.Round(usd * 1000))
+	return int64(math.Round(usd*1000 + float64(max(u.Units, 0))*p.Unit*1e9))
 }
 
 // Saved is what the provider's prompt cache saved on u at p, in nano-USD, rounded to the

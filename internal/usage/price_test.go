@@ -95,3 +95,25 @@ func TestCacheRates(t *testing.T) {
 		}
 	}
 }
+
+// Units are priced at the unit price (issue 48): dall-e-3 at $0.04 an image, Cohere's rerank
+// at $0.002 a search unit; tokens and units add up (an over-ridden price with both).
+func TestCostUnits(t *testing.T) {
+	p := NewPrices(map[string]Price{"imgs/both": {Input: 5, Output: 40, Unit: 0.01}})
+	tests := []struct {
+		target, model string
+		u             llm.Usage
+		cost          int64
+	}{
+		{"openai/dall-e-3", "dall-e-3", llm.Usage{Units: 2}, 80_000_000},
+		{"cohere/rerank-v3.5", "rerank-v3.5", llm.Usage{Units: 3}, 6_000_000},
+		{"openai/omni-moderation-latest", "omni-moderation-latest", llm.Usage{Units: 1}, 0},
+		{"imgs/both", "x", llm.Usage{PromptTokens: 1000, CompletionTokens: 100, Units: 1}, 1000*5_000 + 100*40_000 + 10_000_000},
+	}
+	for _, tt := range tests {
+		pr, _ := p.Lookup(tt.target, tt.model)
+		if got := Cost(pr, tt.u); got != tt.cost {
+			t.Errorf("%s: cost %d, want %d", tt.target, got, tt.cost)
+		}
+	}
+}

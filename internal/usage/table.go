@@ -29,6 +29,17 @@ var builtin = map[string]Price{
 	"text-embedding-3-small": {Input: 0.02},
 	"text-embedding-3-large": {Input: 0.13},
 	"text-embedding-ada-002": {Input: 0.10},
+	// Images (per image, the standard 1024x1024 quality; gpt-image-1 bills tokens) and
+	// moderations (free).
+	"dall-e-3":               {Unit: 0.04},
+	"dall-e-2":               {Unit: 0.02},
+	"gpt-image-1":            {Input: 5, Output: 40},
+	"omni-moderation-latest": {},
+	"text-moderation-latest": {},
+	// Rerankers, per search unit (Cohere: a query with up to 100 documents).
+	"rerank-v3.5":              {Unit: 0.002},
+	"rerank-english-v3.0":      {Unit: 0.002},
+	"rerank-multilingual-v3.0": {Unit: 0.002},
 	// Anthropic
 	"claude-opus-4-5":   {Input: 5, Output: 25, CachedInput: 0.50, CacheWrite: 6.25, CacheWrite1h: 10},
 	"claude-opus-4-1":   {Input: 15, Output: 75, CachedInput: 1.50, CacheWrite: 18.75, CacheWrite1h: 30},

@@ -7,6 +7,7 @@ package embeddings
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 
 	"github.com/sluice-gw/sluice/internal/dialect/oai"
 	"github.com/sluice-gw/sluice/internal/llm"
@@ -16,33 +17,40 @@ import (
 // order, for the upstream. Members it does not know are passed on: compatible servers take
 // extras (input_type, truncate).
 func Decode(body []byte) (string, *llm.Request, error) {
-	var model string
-	req := &llm.Request{}
-	err := oai.Scan(body, func(key string, raw json.RawMessage) error {
+	return DecodePlain(body, "", func(key string, raw json.RawMessage) error {
 		switch key {
-		case "model":
-			if err := json.Unmarshal(raw, &model); err != nil {
-				return oai.TypeErr(key, "a string")
-			}
-			return nil
 		case "input":
-			if err := input(raw); err != nil {
-				return err
-			}
+			return input(raw)
 		case "encoding_format":
 			var f string
 			if json.Unmarshal(raw, &f) != nil || (f != "float" && f != "base64") {
 				return oai.Invalid(key, "Invalid value for 'encoding_format'. Supported values are: 'float' and 'base64'.")
 			}
 		case "dimensions":
-			if _, err := oai.Int(key, raw, 1, 1<<16); err != nil {
-				return err
-			}
+			_, err := oai.Int(key, raw, 1, 1<<16)
+			return err
 		case "user":
-			var u string
-			if err := json.Unmarshal(raw, &u); err != nil {
+			return String(key, raw)
+		}
+		return nil
+	}, "input")
+}
+
+// DecodePlain checks the body of a plain endpoint's request (embeddings, moderations,
+// images, rerank) and keeps every member but model, raw and in order, for the upstream:
+// field checks each member, required are the members it must hold, and model is def when
+// the body names none ("": model is required too).
+func DecodePlain(body []byte, def string, field func(key string, raw json.RawMessage) error, required ...string) (string, *llm.Request, error) {
+	model, req := def, &llm.Request{}
+	err := oai.Scan(body, func(key string, raw json.RawMessage) error {
+		if key == "model" {
+			if err := json.Unmarshal(raw, &model); err != nil {
 				return oai.TypeErr(key, "a string")
 			}
+			return nil
+		}
+		if err := field(key, raw); err != nil {
+			return err
 		}
 		req.Extra = append(req.Extra, llm.Field{Name: key, Value: raw})
 		return nil
@@ -53,27 +61,56 @@ func Decode(body []byte) (string, *llm.Request, error) {
 	if model == "" {
 		return "", nil, oai.Invalid("model", "Missing required parameter: 'model'.")
 	}
-	for _, f := range req.Extra {
-		if f.Name == "input" {
-			return model, req, nil
+	for _, r := range required {
+		if !slices.ContainsFunc(req.Extra, func(f llm.Field) bool { return f.Name == r }) {
+			return "", nil, oai.Invalid(r, "Missing required parameter: '%s'.", r)
 		}
 	}
-	return "", nil, oai.Invalid("input", "Missing required parameter: 'input'.")
+	return model, req, nil
+}
+
+// Int checks that the member key is an integer in [lo, hi], written as a number (oai.Int
+// also takes "2").
+func Int(key string, raw json.RawMessage, lo, hi int) error {
+	if len(raw) > 0 && raw[0] == '"' {
+		return oai.TypeErr(key, "an integer")
+	}
+	_, err := oai.Int(key, raw, lo, hi)
+	return err
+}
+
+// String checks that the member key is a string.
+func String(key string, raw json.RawMessage) error {
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return oai.TypeErr(key, "a string")
+	}
+	return nil
+}
+
+// Input checks an input member that is a string, never empty (nil, nil), or an array, whose
+// elements it returns; want says what the member may be.
+func Input(raw json.RawMessage, want string) ([]json.RawMessage, error) {
+	var one string
+	if json.Unmarshal(raw, &one) == nil {
+		if one == "" {
+			return nil, oai.Invalid("input", "Invalid 'input': empty string.")
+		}
+		return nil, nil
+	}
+	var many []json.RawMessage
+	if err := json.Unmarshal(raw, &many); err != nil {
+		return nil, oai.TypeErr("input", want)
+	}
+	return many, nil
 }
 
 // input accepts what the API does: a string, an array of strings, an array of
 // tokens, or an array of token arrays, never empty.
 func input(raw json.RawMessage) error {
-	var one string
-	if json.Unmarshal(raw, &one) == nil {
-		if one == "" {
-			return oai.Invalid("input", "Invalid 'input': empty string.")
-		}
-		return nil
-	}
-	var many []json.RawMessage
-	if err := json.Unmarshal(raw, &many); err != nil {
-		return oai.TypeErr("input", "a string, an array of strings, or an array of token arrays")
+	many, err := Input(raw, "a string, an array of strings, or an array of token arrays")
+	if err != nil || many == nil {
+		return err
 	}
 	if len(many) == 0 || len(many) > 2048 {
 		return oai.Invalid("input", "Invalid 'input': expected an array of 1 to 2048 items.")

@@ -7,33 +7,54 @@ import (
 	"github.com/sluice-gw/sluice/internal/llm"
 )
 
-// embedder is a provider that serves the OpenAI embeddings endpoint: body is the client's
-// JSON object, passed on with its model member set to model; the answer is the upstream's
-// JSON, unchanged. Errors are *llm.Error, as from Stream.
-type embedder interface {
-	Embed(ctx context.Context, model string, body []byte) ([]byte, error)
+// poster is a provider that serves plain JSON endpoints of the OpenAI shape (embeddings,
+// moderations, images, rerank): body is the client's JSON object, passed on to path with its
+// model member set to model; the answer is the upstream's JSON, unchanged. Errors are
+// *llm.Error, as from Stream.
+type poster interface {
+	Plain(ctx context.Context, path, model string, body []byte) ([]byte, error)
 }
 
-// embedProvider runs an embeddings call as a chain attempt: the whole call happens in
-// Stream, and the answer is one terminal event (Raw holds the JSON), which commits. So the
-// chain's retries, cooldowns, timeouts (first_event bounds the call) and exhausted-chain
-// errors apply unchanged. The request's Extra holds the client's members but model.
-type embedProvider struct{ e embedder }
+// plainProvider runs a plain call as a chain attempt: the whole call happens in Stream, and
+// the answer is one terminal event (Raw holds the JSON), which commits. So the chain's
+// retries, cooldowns, timeouts (first_event bounds the call) and exhausted-chain errors
+// apply unchanged. The request's Extra holds the client's members but model.
+type plainProvider struct {
+	p    poster
+	path string
+}
 
-var _ llm.Provider = embedProvider{}
+var _ llm.Provider = plainProvider{}
 
 // Target is p as the target of an embeddings chain; false when p does not serve embeddings
 // (not OpenAI-compatible, or nil).
-func Target(p llm.Provider) (llm.Provider, bool) {
-	e, ok := p.(embedder)
+func Target(p llm.Provider) (llm.Provider, bool) { return TargetOf(p, "embeddings") }
+
+// Targets are the providers of ps that serve the plain endpoint path (and serves allows,
+// by name), as its targets.
+func Targets(ps map[string]llm.Provider, path string, serves func(name string) bool) map[string]llm.Provider {
+	out := map[string]llm.Provider{}
+	for name, p := range ps {
+		if t, ok := TargetOf(p, path); ok && serves(name) {
+			out[name] = t
+		}
+	}
+	return out
+}
+
+// TargetOf is p as the target of a chain of the plain endpoint path (dialect.API.Upstream);
+// false when p serves no plain endpoint. Which kinds serve which endpoint is the
+// configuration's kind table's to say.
+func TargetOf(p llm.Provider, path string) (llm.Provider, bool) {
+	e, ok := p.(poster)
 	if !ok {
 		return nil, false
 	}
-	return embedProvider{e}, true
+	return plainProvider{e, path}, true
 }
 
-func (p embedProvider) Stream(ctx context.Context, req *llm.Request) (llm.Stream, error) {
-	raw, err := p.e.Embed(ctx, req.Model, Body(req))
+func (p plainProvider) Stream(ctx context.Context, req *llm.Request) (llm.Stream, error) {
+	raw, err := p.p.Plain(ctx, p.path, req.Model, Body(req))
 	if err != nil {
 		return nil, err
 	}
@@ -56,16 +77,29 @@ func (s *oneEvent) Recv() (llm.Event, error) {
 
 func (s *oneEvent) Close() error { return nil }
 
-// Answer reads the committed attempt of an embeddings chain (a Target's stream): its one
-// event, the upstream's body, and its clean end, so that the target's health hears the
-// attempt ended well. An attempt that did not end cleanly is an Internal error.
+// Answer reads the committed attempt of a plain chain (a Target's stream): its one event,
+// the upstream's body, and its clean end, so that the target's health hears the attempt
+// ended well. An attempt that did not end cleanly is an Internal error.
 func Answer(st llm.Stream) ([]byte, error) {
 	ev, err := st.Recv() // the committing event, replayed
 	if err == nil {
 		_, err = st.Recv() // io.EOF
 	}
 	if err != io.EOF {
-		return nil, &llm.Error{Kind: llm.Internal, Message: "the embeddings attempt did not end cleanly", Err: err}
+		return nil, &llm.Error{Kind: llm.Internal, Message: "the plain call's attempt did not end cleanly", Err: err}
 	}
 	return ev.Raw, nil
+}
+
+// Read reads the committed attempt of a plain chain (Answer) and its usage as usage finds
+// it in the answer (nil: none, the call is counted, not priced).
+func Read(st llm.Stream, usage func([]byte) (llm.Usage, bool)) ([]byte, *llm.Usage, error) {
+	out, err := Answer(st)
+	if err != nil {
+		return nil, nil, err
+	}
+	if u, ok := usage(out); ok {
+		return out, &u, nil
+	}
+	return out, nil, nil
 }

@@ -13,23 +13,24 @@ import (
 	"github.com/sluice-gw/sluice/internal/llm"
 )
 
-// maxEmbeddingBody caps an embeddings answer held in memory: 2048 inputs of 3072 dimensions,
+// maxEmbeddingBody caps a plain answer held in memory (the largest: embeddings): 2048 inputs of 3072 dimensions,
 // as JSON floats, are about 130 MB.
 const maxEmbeddingBody = 256 << 20
 
-// Embed calls POST {base}/embeddings with body, a JSON object passed on as the client sent
-// it except for its model member, which becomes model. It returns the upstream's JSON answer
+// Plain calls POST {base}/{path} (embeddings, moderations, images/generations, rerank)
+// with body, a JSON object passed on as the client sent it except for its model member,
+// which becomes model. It returns the upstream's JSON answer
 // unchanged. A non-2xx answer, a connection failure, or a 200 that carries an error object
 // or is not JSON is an *llm.Error, mapped as for a chat call, so the chain decides fallback
 // the same way. Any OpenAI-compatible provider serves it, whichever API its chats use.
-func (c *conn) Embed(ctx context.Context, model string, body []byte) ([]byte, error) {
+func (c *conn) Plain(ctx context.Context, path, model string, body []byte) ([]byte, error) {
 	b, err := withModel(body, model)
 	if err != nil {
-		return nil, &llm.Error{Kind: llm.Invalid, Message: "the embeddings request is not a JSON object"}
+		return nil, &llm.Error{Kind: llm.Invalid, Message: "the " + path + " request is not a JSON object"}
 	}
 	var res *http.Response
 	// The raw response, body unread, as for chat (see conn.post); JSON this time.
-	err = c.sdk.Post(ctx, "embeddings", nil, &res, option.WithRequestBody("application/json", b),
+	err = c.sdk.Post(ctx, path, nil, &res, option.WithRequestBody("application/json", b),
 		option.WithHeader("Accept", "application/json"))
 	if err != nil {
 		if res != nil && res.Body != nil {
@@ -43,17 +44,17 @@ func (c *conn) Embed(ctx context.Context, model string, body []byte) ([]byte, er
 		if e := llm.ContextError(ctx); e != nil {
 			return nil, e
 		}
-		return nil, &llm.Error{Kind: llm.Unavailable, Message: c.name + ": reading the embeddings answer failed", Err: err}
+		return nil, &llm.Error{Kind: llm.Unavailable, Message: c.name + ": reading the " + path + " answer failed", Err: err}
 	}
 	if len(out) > maxEmbeddingBody {
-		return nil, &llm.Error{Kind: llm.Unavailable, Message: c.name + ": the embeddings answer is larger than the gateway's limit"}
+		return nil, &llm.Error{Kind: llm.Unavailable, Message: c.name + ": the " + path + " answer is larger than the gateway's limit"}
 	}
 	if we := parseErrorBody(out); we.Message != "" {
 		return nil, c.inStreamError(we) // an error with status 200: the upstream failed
 	}
 	if !json.Valid(out) {
 		return nil, &llm.Error{Kind: llm.Unavailable, Status: res.StatusCode,
-			Message: c.name + " answered the embeddings call with something other than JSON"}
+			Message: c.name + " answered the " + path + " call with something other than JSON"}
 	}
 	return out, nil
 }

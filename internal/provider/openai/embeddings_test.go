@@ -48,7 +48,7 @@ func TestEmbed(t *testing.T) {
 			}))
 			defer srv.Close()
 			c := New(Config{Name: "up", BaseURL: srv.URL + "/v1", APIKey: testKey})
-			out, err := c.Embed(context.Background(), "text-embedding-3-small",
+			out, err := c.Plain(context.Background(), "embeddings", "text-embedding-3-small",
 				[]byte(`{"input": ["a"], "model": "embed", "dimensions": 2, "x_extra": {"k": 1}}`))
 			// The model is replaced and written first; the other members keep their order.
 			if want := `{"model":"text-embedding-3-small","input":["a"],"dimensions":2,"x_extra":{"k": 1}}`; string(got) != want {

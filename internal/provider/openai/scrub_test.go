@@ -44,7 +44,7 @@ func TestErrorsScrubbed(t *testing.T) {
 			w.Header().Set("Content-Type", "application/json")
 			io.WriteString(w, echo)
 		}, func(u *upstream) error {
-			_, err := u.client(Config{Scrub: providertest.Scrub(testKey)}).Embed(context.Background(), "m", []byte(`{"input":"x"}`))
+			_, err := u.client(Config{Scrub: providertest.Scrub(testKey)}).Plain(context.Background(), "embeddings", "m", []byte(`{"input":"x"}`))
 			return err
 		}},
 	}
