@@ -38,11 +38,14 @@ const (
 	// Kept reads or deletes what a wire keeps for the caller's key (a stored response:
 	// API.Kept answers it).
 	Kept
+	// Realtime is a Realtime session over a WebSocket (issue 48): admitted once at connect,
+	// then served by package live.
+	Realtime
 )
 
 // Models reports whether a request of op names a model and is admitted (keys' model access,
 // rate limits, guardrails, budget) once decoded.
-func (op Op) Models() bool { return op >= Call && op <= Run }
+func (op Op) Models() bool { return op >= Call && op <= Run || op == Realtime }
 
 // Route is one method and path of a wire. A path may hold a parameter (":chatId") or end in
 // "*"; a suffix inside a segment (Gemini's "{model}:generateContent") is the wire's decoder's
@@ -60,7 +63,11 @@ const (
 	XAPIKey                            // x-api-key: KEY (the Anthropic SDKs)
 	XGoogAPIKey                        // x-goog-api-key: KEY (Google's SDKs)
 	KeyQuery                           // ?key=KEY
+	Subprotocol                        // Sec-WebSocket-Protocol: openai-insecure-api-key.KEY (browsers' Realtime)
 )
+
+// keyProtocol prefixes the WebSocket subprotocol that carries a browser's key.
+const keyProtocol = "openai-insecure-api-key."
 
 // Secret is the key r carries in the first of c's places that holds one ("": none).
 func (c Credential) Secret(r *http.Request) string {
@@ -80,7 +87,18 @@ func (c Credential) Secret(r *http.Request) string {
 		}
 	}
 	if c&KeyQuery != 0 {
-		return strings.TrimSpace(r.URL.Query().Get("key"))
+		if v := strings.TrimSpace(r.URL.Query().Get("key")); v != "" {
+			return v
+		}
+	}
+	if c&Subprotocol != 0 {
+		for _, v := range r.Header.Values("Sec-WebSocket-Protocol") {
+			for p := range strings.SplitSeq(v, ",") {
+				if k, ok := strings.CutPrefix(strings.TrimSpace(p), keyProtocol); ok {
+					return k
+				}
+			}
+		}
 	}
 	return ""
 }

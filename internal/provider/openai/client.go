@@ -120,7 +120,7 @@ func newConn(c Config) conn {
 	}
 	cn := conn{origin: origin{name: c.Name, scrub: c.Scrub}, sdk: sdk.Client{Options: opts}, hc: hc,
 		prep: map[string]prepared{}, openAI: c.OpenAI}
-	for _, path := range streamedPaths {
+	for _, path := range append(streamedPaths, "realtime") { // realtime: the URL and headers of a Realtime dial
 		if p, ok := cn.prepare(path); ok {
 			cn.prep[path] = p
 		}
