@@ -32,6 +32,7 @@ type Config struct {
 	Responses         ResponsesStore       `yaml:"responses"` // the stored responses' store (cache.go)
 	Logs              Logs                 `yaml:"logs"`      // the request log
 	Console           Console              `yaml:"console"`   // its sign-in (console.go)
+	Files             Files                `yaml:"files"`     // files and batches (files.go)
 
 	// Warnings are the problems that did not stop loading (a provider left out for want of a
 	// key, an alias left with no target). They never contain a secret.
@@ -400,6 +401,8 @@ type Price struct {
 	CacheWrite1h *float64 `yaml:"cache_write_1h"`
 	// Unit is USD per billed unit: an image generated, a rerank's search unit (issue 48).
 	Unit float64 `yaml:"unit"`
+	// Batch is the fraction of the price a batch's results pay (absent: 0.5, issue 48).
+	Batch float64 `yaml:"batch"`
 }
 
 // Tool is a server-side tool: exactly one of HTTP, MCP and Sim is set.

@@ -38,6 +38,9 @@ const (
 	// Kept reads or deletes what a wire keeps for the caller's key (a stored response:
 	// API.Kept answers it).
 	Kept
+	// Object is a call of a target's stored-object API (files, batches: llm.ObjectHost),
+	// passed through by the server's Options.Objects (package objects), which admits it.
+	Object
 )
 
 // Models reports whether a request of op names a model and is admitted (keys' model access,

@@ -69,9 +69,10 @@ func New(c *config.Config, log *slog.Logger) (*server.Server, error) {
 	if o.Guards, err = guardsFromConfig(c); err != nil { // parts.go
 		return nil, err
 	}
-	o.UI = uiFromConfig(c, rs, log)  // ui.go
-	o.Cache = cacheFromConfig(c, rs) // parts.go
-	o.State = stateFromConfig(c, rs) // state.go
+	o.UI = uiFromConfig(c, rs, log)                 // ui.go
+	o.Cache = cacheFromConfig(c, rs)                // parts.go
+	o.State = stateFromConfig(c, rs)                // state.go
+	o.Objects = objectsFromConfig(c, &o, log).Serve // objects.go: files and batches
 	o.Health, o.Policies = health, map[string]server.Policy{}
 	// One affinity store for every chain (keys name the alias): in Redis, the fleet's.
 	var affinity fallback.Affinity = &fallback.AffinityMemory{}
