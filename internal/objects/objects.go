@@ -292,14 +292,17 @@ func invalid(param, msg string) *llm.Error {
 	return &llm.Error{Kind: llm.Invalid, Status: http.StatusBadRequest, Type: "invalid_request_error", Param: param, Message: msg}
 }
 
-func fileMissing(id string) error {
-	return notFound("No such File object: " + strings.ToValidUTF8(id, ""))
-}
+// fileMissing, batchMissing and msgBatchMissing are the wires' 404 of an id, in their words.
+func fileMissing(id string) error { return notFound("No such File object: " + shown(id)) }
 
-func batchMissing(id string) error {
-	return notFound("No such Batch object: " + strings.ToValidUTF8(id, ""))
-}
+func batchMissing(id string) error { return notFound("No such Batch object: " + shown(id)) }
 
-func msgBatchMissing(id string) error {
-	return notFound("Message batch not found: " + strings.ToValidUTF8(id, ""))
+func msgBatchMissing(id string) error { return notFound("Message batch not found: " + shown(id)) }
+
+// shown is id as an error quotes it: valid UTF-8, at most 128 bytes.
+func shown(id string) string {
+	if len(id) > 128 {
+		id = id[:128] + "..."
+	}
+	return strings.ToValidUTF8(id, "")
 }

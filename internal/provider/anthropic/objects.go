@@ -19,16 +19,7 @@ func (c *Client) Object(ctx context.Context, call llm.ObjectCall) (*llm.ObjectAn
 	if err != nil {
 		return nil, &llm.Error{Kind: llm.Internal, Message: c.name + ": cannot build the request", Err: err}
 	}
-	hr, err := transport.ObjectRequest(ctx, c.name, base, c.ep.Header, call)
-	if err != nil {
-		return nil, err
-	}
-	a, bad, err := transport.Object(ctx, c.ep.Client, c.name, hr)
-	switch {
-	case err != nil:
-		return nil, err
-	case bad != nil:
-		return nil, transport.ObjectError(c.statusError(bad.Status, bad.Header, bad.Body))
-	}
-	return a, nil
+	return transport.DoObject(ctx, c.ep.Client, c.name, base, c.ep.Header, call, func(a *transport.Answer) *llm.Error {
+		return c.statusError(a.Status, a.Header, a.Body)
+	})
 }

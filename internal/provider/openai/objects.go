@@ -24,18 +24,9 @@ func (c *conn) Object(ctx context.Context, call llm.ObjectCall) (*llm.ObjectAnsw
 	if err != nil {
 		return nil, err
 	}
-	hr, err := transport.ObjectRequest(ctx, c.name, base, header, call)
-	if err != nil {
-		return nil, err
-	}
-	a, bad, err := transport.Object(ctx, c.hc, c.name, hr)
-	switch {
-	case err != nil:
-		return nil, err
-	case bad != nil:
-		return nil, transport.ObjectError(c.statusError(&statusError{status: bad.Status, header: bad.Header, body: bad.Body}))
-	}
-	return a, nil
+	return transport.DoObject(ctx, c.hc, c.name, base, header, call, func(a *transport.Answer) *llm.Error {
+		return c.statusError(&statusError{status: a.Status, header: a.Header, body: a.Body})
+	})
 }
 
 // objectMark is the path openai-go is asked to write, to learn the API root's URL.

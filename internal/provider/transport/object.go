@@ -72,3 +72,22 @@ func ObjectError(e *llm.Error) *llm.Error {
 	}
 	return e
 }
+
+// DoObject is an object call of provider name to its API root base with header (its
+// credentials) on hc: ObjectRequest, then Object; a non-2xx answer is the error status
+// makes of it (the adapter's wire), completed by ObjectError.
+func DoObject(ctx context.Context, hc *http.Client, name string, base *url.URL, header http.Header, call llm.ObjectCall,
+	status func(a *Answer) *llm.Error) (*llm.ObjectAnswer, error) {
+	hr, err := ObjectRequest(ctx, name, base, header, call)
+	if err != nil {
+		return nil, err
+	}
+	a, bad, err := Object(ctx, hc, name, hr)
+	switch {
+	case err != nil:
+		return nil, err
+	case bad != nil:
+		return nil, ObjectError(status(bad))
+	}
+	return a, nil
+}
