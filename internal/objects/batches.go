@@ -73,9 +73,10 @@ func (s *Service) createBatch(ctx context.Context, c Call) error {
 	return s.relayJSON(ctx, c, a, rewriter{s: s, name: name, prefix: BatchPrefix, owner: owner, created: true, base: baseURL(c.R)})
 }
 
-// admit admits a batch's creation: the key may use each of models (its access and its
-// team's), a request of its rate limits, and its budgets hold the estimate of bytes of
-// input at target's price (none when target is unknown).
+// admit admits a batch's creation or the read of its results: the key may use each of
+// models (its access and its team's), a request of its rate limits, and its budgets hold
+// the estimate of bytes of input at target's price (none when target is unknown), and
+// take what the request is charged when it settles.
 func (s *Service) admit(ctx context.Context, c Call, models []string, target string, bytes int64) error {
 	if err := c.T.Admit(ctx, admit.Ask{Model: models[0]}); err != nil {
 		return err

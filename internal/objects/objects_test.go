@@ -361,3 +361,48 @@ func checkClient(t *testing.T, err error) {
 		t.Fatalf("got %v (status %d), want a 4xx", err, s)
 	}
 }
+
+// A key whose budget its batches' results spent gets its next batch refused at creation
+// (429 budget_exceeded, in OpenAI's shape) before the upstream sees it.
+func TestBatchBudget(t *testing.T) {
+	f, srv := newFake(t)
+	s := replica(t, srv.URL, &cache.Memory{MaxBytes: 1 << 20})
+	saved := policy
+	policy = &admit.Policy{Prices: saved.Prices, Budgets: &usage.MemoryBudgets{}}
+	defer func() { policy = saved }()
+	poor := &auth.Key{ID: "k-poor", Name: "poor", Models: []string{"*"}, DailyUSD: 0.01}
+	body, ct := upload(input)
+	fid := field(t, call(t, s, poor, "POST", files.Path, "", body, ct).body, "id")
+	create := `{"input_file_id":"` + fid + `","endpoint":"/v1/chat/completions"}`
+	b := call(t, s, poor, "POST", batches.Path, "", strings.NewReader(create), "application/json")
+	if b.status != 200 {
+		t.Fatalf("first batch: %d %s", b.status, b.body)
+	}
+	if r := call(t, s, poor, "GET", files.Content, field(t, b.body, "output_file_id"), nil, ""); r.rec.CostUSD < 0.0149 {
+		t.Fatalf("results charged $%v, want $0.015", r.rec.CostUSD)
+	}
+	a := call(t, s, poor, "POST", batches.Path, "", strings.NewReader(create), "application/json")
+	if a.status != 429 || !strings.Contains(a.body, "budget_exceeded") {
+		t.Errorf("over budget: %d %s, want 429 budget_exceeded", a.status, a.body)
+	}
+	if len(f.batches) != 1 {
+		t.Errorf("the upstream got %d batches, want the first only", len(f.batches))
+	}
+}
+
+// An object the gateway recorded that the upstream no longer has is the wire's 404, the
+// upstream's words (which quote its key) not shown.
+func TestUpstreamLost(t *testing.T) {
+	f, srv := newFake(t)
+	s := replica(t, srv.URL, &cache.Memory{MaxBytes: 1 << 20})
+	body, ct := upload(input)
+	fid := field(t, call(t, s, alice, "POST", files.Path, "", body, ct).body, "id")
+	f.mu.Lock()
+	clear(f.files)
+	f.mu.Unlock()
+	for _, route := range []string{files.One, files.Content} {
+		if a := call(t, s, alice, "GET", route, fid, nil, ""); a.status != 404 || strings.Contains(a.body, upstreamKey) || !strings.Contains(a.body, fid) {
+			t.Errorf("GET %s of a lost file: %d %s", route, a.status, a.body)
+		}
+	}
+}

@@ -12,11 +12,18 @@ import (
 )
 
 // content streams a file's content from its host. The output file of a batch is read
-// line by line and each result's usage accounted (account).
+// line by line and each result's usage accounted (account): the read is admitted as a
+// request of the batch's model, so a key whose budget is spent gets a 429 until its period
+// ends, and the cost reaches its budgets.
 func (s *Service) content(ctx context.Context, c Call) error {
 	rec, h, up, err := s.owned(ctx, c, FilePrefix, fileMissing)
 	if err != nil {
 		return err
+	}
+	if rec.Batch != "" {
+		if err := s.admit(ctx, c, []string{rec.Model}, rec.Target, 0); err != nil {
+			return err
+		}
 	}
 	a, err := h.Object(ctx, llm.ObjectCall{Method: http.MethodGet, Path: "files/" + up + "/content"})
 	if err != nil {
@@ -38,6 +45,9 @@ func (s *Service) content(ctx context.Context, c Call) error {
 func (s *Service) results(ctx context.Context, c Call) error {
 	rec, h, up, err := s.owned(ctx, c, MsgBatchPrefix, msgBatchMissing)
 	if err != nil {
+		return err
+	}
+	if err := s.admit(ctx, c, []string{rec.Model}, rec.Target, 0); err != nil {
 		return err
 	}
 	a, err := h.Object(ctx, llm.ObjectCall{Method: http.MethodGet, Path: "messages/batches/" + up + "/results"})
