@@ -144,7 +144,7 @@ keys:
 			ops[rt.Op] = true
 		}
 	}
-	for op := dialect.Call; op <= dialect.Kept; op++ {
+	for op := dialect.Call; op <= dialect.Object; op++ {
 		if !ops[op] {
 			t.Errorf("op %d is served by no route of the table", op)
 		}
