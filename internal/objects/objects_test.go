@@ -32,10 +32,12 @@ var (
 
 // replica is a Service over the fake upstream, through the real adapters, with store.
 func replica(t *testing.T, url string, store dialect.Store) *Service {
+	hc := &http.Client{Transport: &http.Transport{}}
+	t.Cleanup(hc.CloseIdleConnections)
 	t.Helper()
 	scrub := llm.Scrub(func(s string) string { return strings.ReplaceAll(s, upstreamKey, "[MASKED]") })
-	oa := openai.New(openai.Config{Name: "oa", BaseURL: url + "/v1", APIKey: upstreamKey, Scrub: scrub})
-	an := anthropic.New(anthropic.Config{Name: "an", BaseURL: url, APIKey: upstreamKey, Scrub: scrub})
+	oa := openai.New(openai.Config{Name: "oa", BaseURL: url + "/v1", APIKey: upstreamKey, Scrub: scrub, HTTPClient: hc})
+	an := anthropic.New(anthropic.Config{Name: "an", BaseURL: url, APIKey: upstreamKey, Scrub: scrub, HTTPClient: hc})
 	aliases := map[string][]string{"batchy": {"sim/echo", "oa/gpt-4o-mini"}, "claude": {"an/claude-sonnet-4-5"}, "plain": {"sim/echo"}}
 	dir := &Directory{Hosts: map[string]llm.ObjectHost{"oa": oa, "an": an}, Targets: func(a string) ([]string, bool) {
 		ts, ok := aliases[a]
