@@ -275,3 +275,13 @@ func (a *API) Read(body []byte, in Input) (*Decoded, error) {
 	}
 	return d, err
 }
+
+// ObjectRoutes are the routes of a wire of stored objects (files, batches), all of op
+// Object: methodPaths are method and path, in pairs.
+func ObjectRoutes(methodPaths ...string) []Route {
+	rs := make([]Route, 0, len(methodPaths)/2)
+	for i := 0; i+1 < len(methodPaths); i += 2 {
+		rs = append(rs, Route{Method: methodPaths[i], Path: methodPaths[i+1], Op: Object})
+	}
+	return rs
+}

@@ -19,13 +19,8 @@ const (
 
 // API is the Batch wire.
 var API = dialect.API{
-	Name: "batches",
-	Routes: []dialect.Route{
-		{Method: http.MethodPost, Path: Path, Op: dialect.Object},
-		{Method: http.MethodGet, Path: Path, Op: dialect.Object},
-		{Method: http.MethodGet, Path: One, Op: dialect.Object},
-		{Method: http.MethodPost, Path: Cancel, Op: dialect.Object},
-	},
+	Name:       "batches",
+	Routes:     dialect.ObjectRoutes(http.MethodPost, Path, http.MethodGet, Path, http.MethodGet, One, http.MethodPost, Cancel),
 	Credential: dialect.Bearer | dialect.XAPIKey,
 	Error:      oai.Error,
 }

@@ -20,13 +20,8 @@ const (
 // API is the Files wire.
 var API = dialect.API{
 	Name: "files",
-	Routes: []dialect.Route{
-		{Method: http.MethodPost, Path: Path, Op: dialect.Object},
-		{Method: http.MethodGet, Path: Path, Op: dialect.Object},
-		{Method: http.MethodGet, Path: One, Op: dialect.Object},
-		{Method: http.MethodDelete, Path: One, Op: dialect.Object},
-		{Method: http.MethodGet, Path: Content, Op: dialect.Object},
-	},
+	Routes: dialect.ObjectRoutes(http.MethodPost, Path, http.MethodGet, Path, http.MethodGet, One, http.MethodDelete, One,
+		http.MethodGet, Content),
 	Credential: dialect.Bearer | dialect.XAPIKey,
 	Error:      oai.Error,
 }

@@ -23,14 +23,8 @@ const (
 // API is the Message Batches wire.
 var API = dialect.API{
 	Name: "message batches",
-	Routes: []dialect.Route{
-		{Method: http.MethodPost, Path: Path, Op: dialect.Object},
-		{Method: http.MethodGet, Path: Path, Op: dialect.Object},
-		{Method: http.MethodGet, Path: One, Op: dialect.Object},
-		{Method: http.MethodDelete, Path: One, Op: dialect.Object},
-		{Method: http.MethodPost, Path: Cancel, Op: dialect.Object},
-		{Method: http.MethodGet, Path: Results, Op: dialect.Object},
-	},
+	Routes: dialect.ObjectRoutes(http.MethodPost, Path, http.MethodGet, Path, http.MethodGet, One, http.MethodDelete, One,
+		http.MethodPost, Cancel, http.MethodGet, Results),
 	Credential: dialect.Bearer | dialect.XAPIKey,
 	Error:      func(err error, _ []llm.Attempt) (int, []byte) { return anthropic.Error(err, false) },
 	RequestID:  "Request-Id",
