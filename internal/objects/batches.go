@@ -78,7 +78,7 @@ func (s *Service) createBatch(ctx context.Context, c Call) error {
 // the estimate of bytes of input at target's price (none when target is unknown), and
 // take what the request is charged when it settles.
 func (s *Service) admit(ctx context.Context, c Call, models []string, target string, bytes int64) error {
-	if err := c.T.Admit(ctx, admit.Ask{Model: models[0]}); err != nil {
+	if err := c.T.Admit(ctx, admit.Ask{Model: models[0], Embeddings: true}); err != nil { // Embeddings: no answer tokens to reserve
 		return err
 	}
 	if k := c.T.Key(); k != nil {

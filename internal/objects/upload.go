@@ -206,7 +206,7 @@ func (s *Service) upload(ctx context.Context, c Call) error {
 	if err != nil {
 		return err
 	}
-	if err := c.T.Admit(ctx, admit.Ask{Model: model}); err != nil {
+	if err := c.T.Admit(ctx, admit.Ask{Model: model, Embeddings: true}); err != nil { // Embeddings: no answer tokens to reserve
 		return err
 	}
 	c.Rec.Model, c.Rec.Target = model, p.Name
