@@ -256,7 +256,10 @@ func (r *Runner) dispatch(ctx context.Context, key *auth.Key, raw []byte) ([]byt
 		t.Completed = 1
 		var u struct {
 			Usage struct {
-				PromptTokens, CompletionTokens, InputTokens, OutputTokens int64
+				PromptTokens     int64 `json:"prompt_tokens"`
+				CompletionTokens int64 `json:"completion_tokens"`
+				InputTokens      int64 `json:"input_tokens"`
+				OutputTokens     int64 `json:"output_tokens"`
 			} `json:"usage"`
 		}
 		if json.Unmarshal(body, &u) == nil {
