@@ -1,6 +1,9 @@
 package auth
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 type keyKey struct{}
 
@@ -16,4 +19,13 @@ func WithKey(ctx context.Context, k *Key) context.Context {
 func KeyFrom(ctx context.Context) *Key {
 	k, _ := ctx.Value(keyKey{}).(*Key)
 	return k
+}
+
+// Caller is the key a request is served as: the one its context carries (the gateway's own
+// in-process request, WithKey), else the one whose secret it sent (Authenticate).
+func (ks *Keys) Caller(ctx context.Context, secret string, now time.Time) (*Key, error) {
+	if k := KeyFrom(ctx); k != nil {
+		return k, nil
+	}
+	return ks.Authenticate(ctx, secret, now)
 }
