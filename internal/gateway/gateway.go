@@ -129,7 +129,18 @@ func New(c *config.Config, log *slog.Logger) (*server.Server, error) {
 	if rs != nil {
 		o.Admin.Shared = rs.Ping
 	}
-	return server.New(o), nil
+	em, err := emulatedFromConfig(c, &o.Gate, log) // batch.go: batch: emulate (issue 48)
+	if err != nil {
+		return nil, err
+	}
+	if em != nil {
+		o.Gate.Closer = closers{em, o.Gate.Closer} // its lines stop before the log and Redis close
+	}
+	srv := server.New(o)
+	if em != nil {
+		em.runner.Start(srv) // each line through the gateway's own handler
+	}
+	return srv, nil
 }
 
 // buildChain is the chain of alias: its elements with the targets provider serves (false
