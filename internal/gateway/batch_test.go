@@ -28,7 +28,7 @@ func TestEmulatedBatchDefault(t *testing.T) {
 	}
 	defer srv.Close()
 	var g server.Gate
-	em, err := emulatedFromConfig(c, &g, log)
+	em, err := emulatedFromConfig(c, &g, nil, log)
 	if err != nil || em == nil {
 		t.Fatalf("emulated: %v, %v", em, err)
 	}

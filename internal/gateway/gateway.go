@@ -129,7 +129,7 @@ func New(c *config.Config, log *slog.Logger) (*server.Server, error) {
 	if rs != nil {
 		o.Admin.Shared = rs.Ping
 	}
-	em, err := emulatedFromConfig(c, &o.Gate, log) // batch.go: batch: emulate (issue 48)
+	em, err := emulatedFromConfig(c, &o.Gate, rs, log) // batch.go: batch: emulate (issue 48)
 	if err != nil {
 		return nil, err
 	}
