@@ -53,7 +53,7 @@ func TestFleetEmulatedBatch(t *testing.T) {
 	r := do(t, "POST", f.url+"/v1/batches", key, `{"input_file_id":"`+file.ID+`","endpoint":"/v1/chat/completions","completion_window":"24h"}`)
 	var b struct {
 		ID, Status    string
-		OutputFileID  string `json:"output_file_id"`
+		OutputFileID  string                                 `json:"output_file_id"`
 		RequestCounts struct{ Total, Completed, Failed int } `json:"request_counts"`
 	}
 	if r.status != 200 || json.Unmarshal(r.body, &b) != nil {
