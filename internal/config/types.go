@@ -257,6 +257,12 @@ type Alias struct {
 	// by weight per request. Empty in the file: conversation for an alias with a group or
 	// named claude-* or gpt-* (agent aliases), off otherwise, resolved at load (issue 46).
 	Affinity string `yaml:"affinity"`
+	// Batch: emulate serves /v1/files and /v1/batches for the alias from the gateway itself
+	// (targets without a batch API: openai-compatible, sim): each line runs through the
+	// normal chain as a request of the batch's key, at most BatchRate lines a second across
+	// the fleet (default 10; docs/files-batches.md, issue 48). "": no emulated batches.
+	Batch     string `yaml:"batch"`
+	BatchRate int    `yaml:"batch_rate"`
 }
 
 // AffinityOn reports whether the alias keeps conversations on their group member.

@@ -189,6 +189,9 @@ func (v *validator) alias(c *Config, path, name string, a Alias) {
 	if !oneOf(a.Upstream, "stream", "plain") {
 		v.errorf(path+".upstream", "want stream or plain, got %q", a.Upstream)
 	}
+	if !oneOf(a.Batch, "", "emulate") || a.BatchRate < 0 {
+		v.errorf(path+".batch", "want emulate (with batch_rate >= 0), got %q (batch_rate %d)", a.Batch, a.BatchRate)
+	}
 	if !oneOf(a.HostedTools, "drop", "refuse") {
 		v.errorf(path+".hosted_tools", "want drop or refuse, got %q", a.HostedTools)
 	}

@@ -72,7 +72,11 @@ func New(c *config.Config, log *slog.Logger) (*server.Server, error) {
 	o.UI = uiFromConfig(c, rs, log)                 // ui.go
 	o.Cache = cacheFromConfig(c, rs)                // parts.go
 	o.State = stateFromConfig(c, rs)                // state.go
-	o.Objects = objectsFromConfig(c, &o, log).Serve // objects.go: files and batches
+	em, err := emulatedFromConfig(c, &o.Gate, rs, log) // batch.go: batch: emulate (issue 48)
+	if err != nil {
+		return nil, err
+	}
+	o.Objects = objectsFromConfig(c, &o, em.Host, log).Serve // objects.go: files and batches
 	o.Health, o.Policies = health, map[string]server.Policy{}
 	// One affinity store for every chain (keys name the alias): in Redis, the fleet's.
 	var affinity fallback.Affinity = &fallback.AffinityMemory{}
@@ -130,7 +134,14 @@ func New(c *config.Config, log *slog.Logger) (*server.Server, error) {
 	if rs != nil {
 		o.Admin.Shared = rs.Ping
 	}
-	return server.New(o), nil
+	if em != nil {
+		o.Gate.Closer = closers{em, o.Gate.Closer} // its lines stop before the log and Redis close
+	}
+	srv := server.New(o)
+	if em != nil {
+		em.runner.Start(srv) // each line through the gateway's own handler
+	}
+	return srv, nil
 }
 
 // buildChain is the chain of alias: its elements with the targets provider serves (false

@@ -12,10 +12,10 @@ import (
 // objectsFromConfig is the files and batches service (docs/files-batches.md, issue 48):
 // the hosts are the providers whose kind keeps objects (kinds' objects), the aliases'
 // targets say which one keeps a model's, and the owners are recorded in the wires' state
-// (o.State: Redis or memory). Its Directory's Emulated is the hook of the gateway's own
-// hosts (an alias's batch: emulate).
-func objectsFromConfig(c *config.Config, o *server.Options, log *slog.Logger) *objects.Service {
-	dir := &objects.Directory{Hosts: map[string]llm.ObjectHost{}, Targets: func(alias string) ([]string, bool) {
+// (o.State: Redis or memory). emulated is the gateway's own hosts (an alias's batch:
+// emulate, batch.go), consulted first.
+func objectsFromConfig(c *config.Config, o *server.Options, emulated func(string) (llm.ObjectHost, bool), log *slog.Logger) *objects.Service {
+	dir := &objects.Directory{Hosts: map[string]llm.ObjectHost{}, Emulated: emulated, Targets: func(alias string) ([]string, bool) {
 		a, ok := c.Models[alias]
 		var ts []string
 		for _, e := range a.Targets {

@@ -147,7 +147,7 @@ func (s *Server) gate(next echo.HandlerFunc) echo.HandlerFunc {
 			return next(c)
 		}
 		x := exchangeOf(c)
-		key, err := s.o.Gate.Keys.Authenticate(c.Request().Context(), x.api.Credential.Secret(c.Request()), time.Now())
+		key, err := s.o.Gate.Keys.Caller(c.Request().Context(), x.api.Credential.Secret(c.Request()), time.Now())
 		if err != nil {
 			if x.api.Challenge != "" {
 				c.Response().Header().Set("WWW-Authenticate", x.api.Challenge)
@@ -156,6 +156,7 @@ func (s *Server) gate(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		x.key, x.access.KeyID, x.access.KeyName, x.access.KeyMeta = key, key.ID, key.Name, key.Metadata
 		x.access.Capture, x.access.Team = key.Capture, key.Team // capture "": the alias's, else logs.capture
+		c.SetRequest(c.Request().WithContext(auth.WithKey(c.Request().Context(), key)))
 		return next(c)
 	}
 }
