@@ -69,9 +69,9 @@ func New(c *config.Config, log *slog.Logger) (*server.Server, error) {
 	if o.Guards, err = guardsFromConfig(c); err != nil { // parts.go
 		return nil, err
 	}
-	o.UI = uiFromConfig(c, rs, log)                 // ui.go
-	o.Cache = cacheFromConfig(c, rs)                // parts.go
-	o.State = stateFromConfig(c, rs)                // state.go
+	o.UI = uiFromConfig(c, rs, log)                    // ui.go
+	o.Cache = cacheFromConfig(c, rs)                   // parts.go
+	o.State = stateFromConfig(c, rs)                   // state.go
 	em, err := emulatedFromConfig(c, &o.Gate, rs, log) // batch.go: batch: emulate (issue 48)
 	if err != nil {
 		return nil, err
