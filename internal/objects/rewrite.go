@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strings"
 
 	"github.com/sluice-gw/sluice/internal/llm"
 )
@@ -88,7 +89,9 @@ func (rw rewriter) object(ctx context.Context, o map[string]json.RawMessage, own
 		o[k], _ = json.Marshal(fid)
 		if k != "input_file_id" && id != "" {
 			out := owner
-			out.Batch = id
+			if !strings.HasPrefix(rw.name, EmulatePrefix) { // an emulated line was accounted as it ran
+				out.Batch = id
+			}
 			if err := rw.s.records().put(ctx, fid, out); err != nil {
 				return err
 			}
