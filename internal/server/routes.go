@@ -11,6 +11,7 @@ import (
 	"github.com/sluice-gw/sluice/internal/auth"
 	"github.com/sluice-gw/sluice/internal/dialect"
 	"github.com/sluice-gw/sluice/internal/dialect/anthropic"
+	"github.com/sluice-gw/sluice/internal/dialect/audio"
 	"github.com/sluice-gw/sluice/internal/dialect/chat"
 	"github.com/sluice-gw/sluice/internal/dialect/embeddings"
 	"github.com/sluice-gw/sluice/internal/dialect/gemini"
@@ -41,6 +42,8 @@ var Wires = []*dialect.API{
 	&uistream.API,    // POST /v1/ui/chat, GET .../stream, POST .../stop
 	&oai.Models,      // GET /v1/models, /v1/models/*
 	&mcpgw.API,       // POST, GET, DELETE /mcp
+	// POST /v1/images/edits, /v1/audio/transcriptions (multipart in), /v1/audio/speech (audio out)
+	&images.Edits, &audio.Transcriptions, &audio.Speech,
 }
 
 // register adds every route of the table to e, through the wire's middleware: what the
