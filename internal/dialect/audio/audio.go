@@ -14,7 +14,6 @@ import (
 	"encoding/json"
 	"io"
 	"math"
-	"net/http"
 	"slices"
 	"strconv"
 	"unicode/utf8"
@@ -28,26 +27,11 @@ import (
 
 // Transcriptions is the transcription wire, served by a transcriptions alias or a direct
 // target of a provider that serves transcriptions.
-var Transcriptions = embeddings.Passed(dialect.API{
-	Name:       "transcriptions",
-	Routes:     []dialect.Route{{Method: http.MethodPost, Path: "/v1/audio/transcriptions", Op: dialect.Media}},
-	Credential: dialect.Bearer | dialect.XAPIKey,
-	Decode:     decodeTranscription,
-	Error:      oai.Error,
-	Upstream:   "audio/transcriptions",
-	Streamed:   true,
-})
+var Transcriptions = embeddings.Media("transcriptions", "/v1/audio/transcriptions", "audio/transcriptions", decodeTranscription, true)
 
 // Speech is the text-to-speech wire, served by a speech alias or a direct target of a
 // provider that serves speech.
-var Speech = embeddings.Passed(dialect.API{
-	Name:       "speech",
-	Routes:     []dialect.Route{{Method: http.MethodPost, Path: "/v1/audio/speech", Op: dialect.Media}},
-	Credential: dialect.Bearer | dialect.XAPIKey,
-	Decode:     decodeSpeech,
-	Error:      oai.Error,
-	Upstream:   "audio/speech",
-})
+var Speech = embeddings.Media("speech", "/v1/audio/speech", "audio/speech", decodeSpeech, false)
 
 // Formats are the response_format values of a transcription.
 var Formats = []string{"json", "text", "srt", "verbose_json", "vtt"}

@@ -3,8 +3,10 @@ package embeddings
 import (
 	"context"
 	"io"
+	"net/http"
 
 	"github.com/sluice-gw/sluice/internal/dialect"
+	"github.com/sluice-gw/sluice/internal/dialect/oai"
 	"github.com/sluice-gw/sluice/internal/llm"
 )
 
@@ -124,11 +126,21 @@ type passer interface {
 // passed are the upstream paths of the Media wires (Passed): written at init only.
 var passed = map[string]bool{}
 
-// Passed registers api's upstream path as one whose answer passes through (its targets are
-// passers) and returns api: each Media wire declares itself with it.
-func Passed(api dialect.API) dialect.API {
-	passed[api.Upstream] = true
-	return api
+// Media is the API of a Media wire (speech, transcriptions, image edits): POST path, with
+// the OpenAI SDKs' keys and errors, served on its targets' upstream path, whose answer passes
+// through (its targets are passers, registered here); streamed: the wire reads its multipart
+// body itself (dialect.API.Streamed).
+func Media(name, path, upstream string, decode func([]byte, dialect.Input) (*dialect.Decoded, error), streamed bool) dialect.API {
+	passed[upstream] = true
+	return dialect.API{
+		Name:       name,
+		Routes:     []dialect.Route{{Method: http.MethodPost, Path: path, Op: dialect.Media}},
+		Credential: dialect.Bearer | dialect.XAPIKey,
+		Decode:     decode,
+		Error:      oai.Error,
+		Upstream:   upstream,
+		Streamed:   streamed,
+	}
 }
 
 // passProvider runs a Media call as a chain attempt: the answer's first bytes commit it, so

@@ -1,7 +1,6 @@
 package images
 
 import (
-	"net/http"
 	"strconv"
 
 	"github.com/sluice-gw/sluice/internal/dialect"
@@ -15,15 +14,7 @@ import (
 // images aliases (the configuration's images: section) or a direct target of a provider
 // that serves images. Its images are spooled as they arrive (package upload), its answer
 // passed through; it bills the images of the answer, like a generation.
-var Edits = embeddings.Passed(dialect.API{
-	Name:       "images",
-	Routes:     []dialect.Route{{Method: http.MethodPost, Path: "/v1/images/edits", Op: dialect.Media}},
-	Credential: dialect.Bearer | dialect.XAPIKey,
-	Decode:     decodeEdit,
-	Error:      oai.Error,
-	Upstream:   "images/edits",
-	Streamed:   true,
-})
+var Edits = embeddings.Media("images", "/v1/images/edits", "images/edits", decodeEdit, true)
 
 // edit is an image edit's form: one image (dall-e-2) or several (gpt-image-1, as image[]
 // or repeated), an optional mask, and a prompt.
