@@ -81,7 +81,7 @@ func TestDefaults(t *testing.T) {
 		want := &Config{
 			Listen:            "127.0.0.1:8080",
 			Redis:             Redis{OnFailure: "open", Timeout: millis(250), Spool: 10_000},
-			Limits:            Limits{MaxBodyBytes: 10485760, BodyTimeout: seconds(30)},
+			Limits:            Limits{MaxBodyBytes: 10485760, BodyTimeout: seconds(30), MaxUploadBytes: 25 << 20},
 			HeartbeatInterval: seconds(10),
 			Redaction:         Redaction{WindowBytes: 128, MaxMatchBytes: 4096, MaxRunBytes: 4096},
 			Runs:              Runs{MaxRounds: 128, FlushInterval: millis(50), TTL: seconds(86400)},

@@ -3,20 +3,27 @@ package config
 import "fmt"
 
 // PlainSection is a section of aliases of a plain endpoint (issue 48): its key, the path its
-// targets serve it on, its aliases, and which kinds serve it (Kind's field).
+// targets serve it on, its aliases, and which kinds serve it (Kind's field). Also are the
+// other paths its aliases serve (images: images/edits), by the same kinds.
 type PlainSection struct {
 	Name, Path string
 	Aliases    map[string]Embedding
 	serves     func(Kind) func(Provider) bool
+	Also       []string
 }
+
+// Paths are the paths the section's aliases serve: Path, then Also.
+func (s PlainSection) Paths() []string { return append([]string{s.Path}, s.Also...) }
 
 // Plain returns the sections of the plain endpoints, embeddings first. The maps are c's.
 func (c *Config) Plain() []PlainSection {
 	return []PlainSection{
-		{"embeddings", "embeddings", c.Embeddings, func(k Kind) func(Provider) bool { return k.Embeddings }},
-		{"moderations", "moderations", c.Moderations, func(k Kind) func(Provider) bool { return k.Moderations }},
-		{"images", "images/generations", c.Images, func(k Kind) func(Provider) bool { return k.Images }},
-		{"rerank", "rerank", c.Rerank, func(k Kind) func(Provider) bool { return k.Rerank }},
+		{"embeddings", "embeddings", c.Embeddings, func(k Kind) func(Provider) bool { return k.Embeddings }, nil},
+		{"moderations", "moderations", c.Moderations, func(k Kind) func(Provider) bool { return k.Moderations }, nil},
+		{"images", "images/generations", c.Images, func(k Kind) func(Provider) bool { return k.Images }, []string{"images/edits"}},
+		{"rerank", "rerank", c.Rerank, func(k Kind) func(Provider) bool { return k.Rerank }, nil},
+		{"transcriptions", "audio/transcriptions", c.Transcriptions, func(k Kind) func(Provider) bool { return k.Audio }, nil},
+		{"speech", "audio/speech", c.Speech, func(k Kind) func(Provider) bool { return k.Audio }, nil},
 	}
 }
 

@@ -39,16 +39,19 @@ type Kind struct {
 	// Moderations, Images and Rerank report whether a provider of the kind serves OpenAI's
 	// /moderations, /images/generations, and the Cohere/Jina /rerank (issue 48); nil: never.
 	Moderations, Images, Rerank func(p Provider) bool
+	// Audio reports whether a provider of the kind serves OpenAI's /audio/transcriptions and
+	// /audio/speech (issue 48); nil: never. Image edits go with Images.
+	Audio func(p Provider) bool
 }
 
 // kinds is the table of provider kinds, in the order errors list them.
 var kinds = []Kind{
 	{Name: "openai", BaseURL: "https://api.openai.com/v1", APIs: chatAPIs, APIWant: chatWant, NeedsKey: true,
-		Embeddings: always, Moderations: always, Images: always},
+		Embeddings: always, Moderations: always, Images: always, Audio: always},
 	// A reranker (vLLM, Infinity, a Cohere or Jina compatible server) is one too: its base_url
 	// is where its /rerank is.
 	{Name: "openai-compatible", APIs: chatAPIs, APIWant: chatWant, Embeddings: always,
-		Moderations: always, Images: always, Rerank: always,
+		Moderations: always, Images: always, Rerank: always, Audio: always,
 		Check: func(p Provider, bad func(key, msg string)) {
 			if p.BaseURL == "" {
 				bad("", "kind openai-compatible needs a base_url")
@@ -94,7 +97,7 @@ var kinds = []Kind{
 	{Name: "sim", APIs: []string{"", "chat", "responses", "anthropic"},
 		APIWant: "chat, responses or anthropic (the wire the simulation speaks)",
 		// A simulation speaking anthropic has no embeddings endpoint.
-		Embeddings: notAnthropic, Moderations: notAnthropic, Images: notAnthropic, Rerank: notAnthropic,
+		Embeddings: notAnthropic, Moderations: notAnthropic, Images: notAnthropic, Rerank: notAnthropic, Audio: notAnthropic,
 		Check: func(p Provider, bad func(key, msg string)) {
 			if p.BaseURL != "" {
 				bad("base_url", "kind sim has no base_url")

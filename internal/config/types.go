@@ -27,6 +27,8 @@ type Config struct {
 	Moderations       map[string]Embedding `yaml:"moderations"` // plain endpoints (issue 48): Plain
 	Images            map[string]Embedding `yaml:"images"`
 	Rerank            map[string]Embedding `yaml:"rerank"`
+	Transcriptions    map[string]Embedding `yaml:"transcriptions"` // audio (issue 48): Plain
+	Speech            map[string]Embedding `yaml:"speech"`
 	Telemetry         Telemetry            `yaml:"telemetry"`
 	Cache             CacheStore           `yaml:"cache"`     // the response cache's store (cache.go)
 	Responses         ResponsesStore       `yaml:"responses"` // the stored responses' store (cache.go)
@@ -45,6 +47,7 @@ func (c *Config) setDefaults() {
 	c.Redis.Timeout = millis(250)
 	c.Redis.Spool = 10_000
 	c.Limits.MaxBodyBytes = 10 << 20
+	c.Limits.MaxUploadBytes = 25 << 20
 	c.Limits.BodyTimeout = seconds(30)
 	c.HeartbeatInterval = seconds(10)
 	c.Redaction.WindowBytes = 128
@@ -151,6 +154,10 @@ type Limits struct {
 	// BodyTimeout is how long a client may take to send a whole request body (default 30s):
 	// a slower one is cut with 408, so a trickling body cannot hold a handler for ever.
 	BodyTimeout Duration `yaml:"body_timeout"`
+	// MaxUploadBytes bounds a multipart upload (an audio transcription's, an image edit's;
+	// default 25 MB, OpenAI's for audio): its files are spooled to a temporary file, never
+	// held in memory. A larger body is refused with 413.
+	MaxUploadBytes int64 `yaml:"max_upload_bytes"`
 }
 
 // Provider says how to reach one upstream.

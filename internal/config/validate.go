@@ -68,6 +68,7 @@ func (v *validator) config(c *Config) {
 	}
 	v.positive("heartbeat_interval", int64(c.HeartbeatInterval))
 	v.positive("limits.max_body_bytes", c.Limits.MaxBodyBytes)
+	v.positive("limits.max_upload_bytes", c.Limits.MaxUploadBytes)
 	v.positive("limits.body_timeout", int64(c.Limits.BodyTimeout))
 	if !oneOf(c.Redis.OnFailure, "open", "closed") {
 		v.errorf("redis.on_failure", "want open or closed, got %q", c.Redis.OnFailure)

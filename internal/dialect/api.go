@@ -3,6 +3,7 @@ package dialect
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -41,11 +42,19 @@ const (
 	// Object is a call of a target's stored-object API (files, batches: llm.ObjectHost),
 	// passed through by the server's Options.Objects (package objects), which admits it.
 	Object
+	// Media is a plain call (speech, transcriptions, image edits: issue 48) whose answer is
+	// passed through as it comes, with its media type (turn.Pass); its request is JSON, or
+	// multipart read by the wire itself (API.Streamed).
+	Media
 )
 
 // Models reports whether a request of op names a model and is admitted (keys' model access,
 // rate limits, guardrails, budget) once decoded.
-func (op Op) Models() bool { return op >= Call && op <= Run }
+func (op Op) Models() bool { return op >= Call && op <= Run || op == Media }
+
+// Plain reports whether op is a plain call: served by its wire's own aliases (API.Upstream),
+// its input neither redacted nor screened, no answer tokens estimated.
+func (op Op) Plain() bool { return op == Embed || op == Media }
 
 // Route is one method and path of a wire. A path may hold a parameter (":chatId") or end in
 // "*"; a suffix inside a segment (Gemini's "{model}:generateContent") is the wire's decoder's
@@ -123,6 +132,9 @@ type Input struct {
 	// Record is the request's own id (its record's in the request log), unique where the
 	// X-Request-Id the client chose may not be (issue 47).
 	Record string
+	// Body is the request's body, unread, within its limits (its bytes, its time), for a wire
+	// that reads it itself (API.Streamed); nil for the others, whose body is read whole.
+	Body io.Reader
 }
 
 // Store keeps a wire's state between requests (the Responses API's stored responses), by
@@ -173,6 +185,10 @@ type Decoded struct {
 	// answer did not complete. nil: nothing to do.
 	Resume func(ctx context.Context) error
 	Keep   func(ctx context.Context, alias string) error
+	// Bill is what a Media request is billed for, read from its answer (nil when the answer
+	// was too large to keep: the request's own word then, as a speech's characters always);
+	// false: nothing known, the call is counted, not priced. nil: never priced.
+	Bill func(answer []byte) (llm.Usage, bool)
 }
 
 // Resumed runs d.Resume, if any.
@@ -225,6 +241,9 @@ type API struct {
 	// Usage reads an answer's usage (false: none, the call is counted, not priced).
 	Upstream string
 	Usage    func(answer []byte) (llm.Usage, bool)
+	// Streamed: the wire reads its requests' bodies itself from Input.Body (a multipart
+	// upload, its files spooled), the edge does not read them.
+	Streamed bool
 	// StreamType is the media type of a streamed answer given the request's query ("" or
 	// nil: text/event-stream).
 	StreamType func(query func(name string) string) string

@@ -32,12 +32,13 @@ func New(c *config.Config, log *slog.Logger) (*server.Server, error) {
 	}
 	log = masked(log, ownRules.Redact)
 	o := server.Options{
-		Chains:       map[string]*fallback.Chain{},
-		MaxBodyBytes: c.Limits.MaxBodyBytes,
-		BodyTimeout:  c.Limits.BodyTimeout.Std(),
-		Heartbeat:    c.HeartbeatInterval.Std(),
-		Log:          log,
-		Timeouts:     timeouts(config.DefaultTimeouts()), // of a direct "provider/model" target
+		Chains:         map[string]*fallback.Chain{},
+		MaxBodyBytes:   c.Limits.MaxBodyBytes,
+		MaxUploadBytes: c.Limits.MaxUploadBytes,
+		BodyTimeout:    c.Limits.BodyTimeout.Std(),
+		Heartbeat:      c.HeartbeatInterval.Std(),
+		Log:            log,
+		Timeouts:       timeouts(config.DefaultTimeouts()), // of a direct "provider/model" target
 	}
 	// The replica's name for X-Sluice-Replica: set per process (a pod name), else the host's.
 	if o.Replica = os.Getenv("SLUICE_REPLICA"); o.Replica == "" {

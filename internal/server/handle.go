@@ -14,6 +14,7 @@ import (
 	"github.com/sluice-gw/sluice/internal/dialect/oai"
 	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/reqbody"
 	"github.com/sluice-gw/sluice/internal/runs"
 	"github.com/sluice-gw/sluice/internal/turn"
 	"github.com/sluice-gw/sluice/internal/usage"
@@ -53,6 +54,9 @@ func (s *Server) modelOp(api *dialect.API, op dialect.Op) echo.HandlerFunc {
 			return s.run(c, q)
 		}
 		t := s.turn(c, q)
+		if op == dialect.Media { // the answer passed through as it comes (speech, transcriptions, image edits)
+			return t.Pass(ctx, e, c.Response(), q.d.Req, q.d.Bill)
+		}
 		if op == dialect.Embed {
 			// Fallback stays within one embedding model: the configuration refuses a chain that mixes them.
 			return t.Call(ctx, e, func(st *fallback.Stream) ([]byte, *llm.Usage, error) { return embeddings.Read(st, api.Usage) })
@@ -88,7 +92,7 @@ func (s *Server) admitted(c echo.Context, api *dialect.API, op dialect.Op) (*cal
 		return nil, err
 	}
 	d, err := api.Read(body, dialect.Input{Op: op, Header: r.Header.Get, Param: dialect.PathParams(c.Param, r.URL), Query: c.QueryParam,
-		State: &s.o.State, Key: x.access.KeyID, Record: x.access.Record})
+		State: &s.o.State, Key: x.access.KeyID, Record: x.access.Record, Body: reqbody.Stream(c.Response(), r, s.o.MaxUploadBytes, s.o.BodyTimeout)})
 	if err != nil {
 		return nil, err
 	}
@@ -98,7 +102,7 @@ func (s *Server) admitted(c echo.Context, api *dialect.API, op dialect.Op) (*cal
 		in.Stream = d.Req.Stream
 	}
 	q := &call{d: d, bodyLen: len(body)}
-	if op == dialect.Embed {
+	if op.Plain() {
 		q.chain, err = s.resolvePlain(api, d.Model)
 	} else {
 		q.chain, err = s.catalog.Resolve(d.Model)
@@ -130,13 +134,13 @@ func (s *Server) admitted(c echo.Context, api *dialect.API, op dialect.Op) (*cal
 			q.offered = o // not a nil *Offer in the interface
 		}
 	}
-	if op != dialect.Embed && s.o.Policies[q.chain.Alias].RedactInput && s.o.RedactText != nil {
+	if !op.Plain() && s.o.Policies[q.chain.Alias].RedactInput && s.o.RedactText != nil {
 		d.Req.Mask(s.o.RedactText, s.o.RedactJSON) // the alias's redact_input
 	}
 	if err := d.Resumed(r.Context()); err != nil { // after redaction, before admission
 		return nil, err
 	}
-	a := admit.Ask{Model: d.Model, Req: d.Req, Chain: q.chain, BodyLen: len(body), Embeddings: op == dialect.Embed}
+	a := admit.Ask{Model: d.Model, Req: d.Req, Chain: q.chain, BodyLen: len(body), Embeddings: op.Plain()}
 	if d.Of(op) == dialect.Count {
 		a.Chain = nil // no round: the key's access and rate limits only
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/sluice-gw/sluice/internal/dialect"
 	"github.com/sluice-gw/sluice/internal/dialect/anthropic"
 	"github.com/sluice-gw/sluice/internal/dialect/batches"
+	"github.com/sluice-gw/sluice/internal/dialect/audio"
 	"github.com/sluice-gw/sluice/internal/dialect/chat"
 	"github.com/sluice-gw/sluice/internal/dialect/embeddings"
 	"github.com/sluice-gw/sluice/internal/dialect/files"
@@ -47,6 +48,8 @@ var Wires = []*dialect.API{
 	&files.API,       // /v1/files: upload, list, get, content, delete (package objects)
 	&batches.API,     // /v1/batches: create, list, get, cancel
 	&msgbatches.API,  // /v1/messages/batches: create, list, get, cancel, results, delete
+	// POST /v1/images/edits, /v1/audio/transcriptions (multipart in), /v1/audio/speech (audio out)
+	&images.Edits, &audio.Transcriptions, &audio.Speech,
 }
 
 // register adds every route of the table to e, through the wire's middleware: what the

@@ -43,8 +43,8 @@ type Options struct {
 	// Timeouts of a direct target.
 	Timeouts fallback.Timeouts
 	// Models lists, in order, what GET /v1/models shows: the aliases, then direct targets.
-	Models       []string
-	MaxBodyBytes int64
+	Models                       []string
+	MaxBodyBytes, MaxUploadBytes int64 // a body read whole; a multipart upload, streamed (dialect.API.Streamed; 0: 25 MB)
 	// BodyTimeout bounds the reading of a whole request body (default 30s): a slower client
 	// is answered 408.
 	BodyTimeout time.Duration
@@ -262,6 +262,9 @@ func (s *Server) readyz(c echo.Context) error {
 // readBody reads the body within limits.max_body_bytes and limits.body_timeout
 // (reqbody.Read).
 func (s *Server) readBody(c echo.Context) ([]byte, error) {
+	if api := exchangeOf(c).api; api != nil && api.Streamed {
+		return nil, nil // its wire reads it, streamed (dialect.Input.Body)
+	}
 	return reqbody.Read(c.Response(), c.Request(), s.o.MaxBodyBytes, s.o.BodyTimeout)
 }
 

@@ -36,6 +36,11 @@ var builtin = map[string]Price{
 	"gpt-image-1":            {Input: 5, Output: 40},
 	"omni-moderation-latest": {},
 	"text-moderation-latest": {},
+	// Audio: transcriptions per second of audio, speech per character of input (issue 48;
+	// the gpt-4o transcribe and tts models bill tokens).
+	"whisper-1": {Unit: 0.0001},
+	"tts-1":     {Unit: 0.000015},
+	"tts-1-hd":  {Unit: 0.00003},
 	// Rerankers, per search unit (Cohere: a query with up to 100 documents).
 	"rerank-v3.5":              {Unit: 0.002},
 	"rerank-english-v3.0":      {Unit: 0.002},
