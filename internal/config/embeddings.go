@@ -46,6 +46,19 @@ func (v *validator) served(c *Config, s PlainSection, path string, es []Element)
 	}
 }
 
+// chatServed checks that every target of a chat alias is of a provider whose kind serves
+// chat (Kind.NoChat: a reranker's API does not).
+func (v *validator) chatServed(c *Config, path string, es []Element) {
+	for i, e := range es {
+		for _, t := range e.Targets {
+			prov, _, _ := SplitTarget(t)
+			if k, _ := kindOf(c.Providers[prov].Kind); k.NoChat {
+				v.errorf(fmt.Sprintf("%s.targets[%d]", path, i), "target %q: provider %q of kind %s serves no chat, only its plain endpoints (rerank, embeddings)", t, prov, k.Name)
+			}
+		}
+	}
+}
+
 // embeddingModels checks an embeddings chain: every target is of a provider that serves the
 // OpenAI embeddings endpoint, and all serve the same embedding model, since vectors of
 // different models are not interchangeable and the chain falls back from one to the next. A

@@ -42,6 +42,9 @@ type Kind struct {
 	// Audio reports whether a provider of the kind serves OpenAI's /audio/transcriptions and
 	// /audio/speech (issue 48); nil: never. Image edits go with Images.
 	Audio func(p Provider) bool
+	// NoChat: the kind serves its plain endpoints only (a reranker's API), and a chat
+	// alias's target of it is an error.
+	NoChat bool
 }
 
 // kinds is the table of provider kinds, in the order errors list them.
@@ -103,6 +106,11 @@ var kinds = []Kind{
 				bad("base_url", "kind sim has no base_url")
 			}
 		}},
+	// The APIs of rerankers and embedders, which serve no chat (issue 48); their wires are
+	// the routes of provider/cohere, provider/jina and provider/voyage.
+	{Name: "cohere", BaseURL: "https://api.cohere.com", NeedsKey: true, NoChat: true, Rerank: always, Embeddings: always},
+	{Name: "jina", BaseURL: "https://api.jina.ai/v1", NeedsKey: true, NoChat: true, Rerank: always},
+	{Name: "voyage", BaseURL: "https://api.voyageai.com/v1", NeedsKey: true, NoChat: true, Rerank: always, Embeddings: always},
 }
 
 var (
@@ -119,7 +127,7 @@ func notAnthropic(p Provider) bool { return p.API != "anthropic" }
 const noAPI = "applies to kinds openai, openai-compatible and sim only"
 
 // noEmbeddings is the error for an embeddings target whose provider serves none.
-const noEmbeddings = "(want kind openai, openai-compatible, or sim not speaking anthropic)"
+const noEmbeddings = "(want kind openai, openai-compatible, cohere, voyage, or sim not speaking anthropic)"
 
 // KindNames returns the provider kinds' names, in the table's order.
 func KindNames() []string {
@@ -139,7 +147,7 @@ func kindOf(name string) (Kind, bool) {
 	return kinds[i], true
 }
 
-// kindList names the provider kinds, for errors: "openai, ..., azure or sim".
+// kindList names the provider kinds, for errors: "openai, ..., sim, cohere, jina or voyage".
 func kindList() string {
 	names := KindNames()
 	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]

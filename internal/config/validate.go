@@ -183,6 +183,7 @@ func (v *validator) alias(c *Config, path, name string, a Alias) {
 		}
 	}
 	v.chain(c, path, name, a.Targets, false)
+	v.chatServed(c, path, a.Targets)
 	v.nonNegative(path+".retries", int64(a.Retries))
 	if !oneOf(a.OnMidstreamFailure, "fail", "restart") {
 		v.errorf(path+".on_midstream_failure", "want fail or restart, got %q", a.OnMidstreamFailure)

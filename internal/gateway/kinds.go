@@ -9,9 +9,12 @@ import (
 	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/provider/anthropic"
+	"github.com/sluice-gw/sluice/internal/provider/cohere"
 	"github.com/sluice-gw/sluice/internal/provider/gemini"
+	"github.com/sluice-gw/sluice/internal/provider/jina"
 	"github.com/sluice-gw/sluice/internal/provider/openai"
 	"github.com/sluice-gw/sluice/internal/provider/sim"
+	"github.com/sluice-gw/sluice/internal/provider/voyage"
 )
 
 // kind is how the gateway serves the providers of one kind: how it builds one, and how
@@ -55,6 +58,9 @@ var kinds = map[string]kind{
 	"sim": {build: func(name string, p config.Provider, _ shared) (fallback.Provider, error) {
 		return sim.New(name, p.API) // validation lets only known APIs through
 	}},
+	"cohere": {system: "cohere", build: buildRetrieval(cohere.Routes)}, // rerankers.go
+	"jina":   {build: buildRetrieval(jina.Routes)},
+	"voyage": {build: buildRetrieval(voyage.Routes)},
 }
 
 func buildOpenAI(name string, p config.Provider, s shared) (fallback.Provider, error) {

@@ -45,6 +45,13 @@ var builtin = map[string]Price{
 	"rerank-v3.5":              {Unit: 0.002},
 	"rerank-english-v3.0":      {Unit: 0.002},
 	"rerank-multilingual-v3.0": {Unit: 0.002},
+	// Voyage, per million tokens (rerankers: query tokens times documents plus the
+	// documents' tokens, as usage.total_tokens reports them).
+	"rerank-2.5":      {Input: 0.05},
+	"rerank-2.5-lite": {Input: 0.02},
+	"voyage-3.5":      {Input: 0.06},
+	"voyage-3.5-lite": {Input: 0.02},
+	"voyage-3-large":  {Input: 0.18},
 	// Anthropic
 	"claude-opus-4-5":   {Input: 5, Output: 25, CachedInput: 0.50, CacheWrite: 6.25, CacheWrite1h: 10},
 	"claude-opus-4-1":   {Input: 15, Output: 75, CachedInput: 1.50, CacheWrite: 18.75, CacheWrite1h: 30},
