@@ -39,13 +39,14 @@ func (s *Share) Start() {
 	if every <= 0 {
 		every = DefaultShareEvery
 	}
-	s.stop = make(chan struct{})
+	stop := make(chan struct{})
+	s.stop = stop
 	s.done.Go(func() {
 		t := time.NewTicker(every)
 		defer t.Stop()
 		for {
 			select {
-			case <-s.stop:
+			case <-stop:
 				return
 			case <-t.C:
 				ctx, cancel := context.WithTimeout(context.Background(), every)
