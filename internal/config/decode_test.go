@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 const providers = `
@@ -179,11 +180,23 @@ func TestElementErrors(t *testing.T) {
 		{"zero weight", "{group: [sim/a, sim/b], weights: [1, 0]}", "models.d.targets[0]: weights must be positive"},
 		{"weights on target", "{target: sim/a, weights: [1]}", "models.d.targets[0]: weights apply to a group only"},
 		{"empty group", "{group: []}", "models.d.targets[0]: want a target or a non-empty group"},
+		{"route on target", "{target: sim/a, route: latency}", "models.d.targets[0]: route and max_ttft apply to a group only"},
+		{"unknown route", "{group: [sim/a, sim/b], route: fastest}", `models.d.targets[0].route: want weighted, latency, least_busy or cost, got "fastest"`},
+		{"weights with route", "{group: [sim/a, sim/b], weights: [2, 1], route: latency}", "models.d.targets[0]: weights apply to route: weighted only"},
+		{"max_ttft without cost", "{group: [sim/a, sim/b], route: latency, max_ttft: 1s}", "models.d.targets[0].max_ttft: a positive duration, for route: cost only"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			checkErr(t, providers+"models:\n  d:\n    - "+tt.elem+"\n", "config.yaml:7: "+tt.want)
 		})
+	}
+}
+
+// A group's route and max_ttft are kept as written (issue 49).
+func TestElementRoute(t *testing.T) {
+	c := mustParse(t, providers+"models:\n  d:\n    - {group: [sim/a, sim/b], route: cost, max_ttft: 800ms}\n", env())
+	if e := c.Models["d"].Targets[0]; e.Route != "cost" || e.MaxTTFT.Std() != 800*time.Millisecond {
+		t.Errorf("got route %q, max_ttft %v; want cost, 800ms", e.Route, e.MaxTTFT)
 	}
 }
 

@@ -301,6 +301,11 @@ type Element struct {
 	// EmbeddingModel is the model name a target serves when its own name differs (an Azure
 	// deployment); embeddings only.
 	EmbeddingModel string
+	// Route is how a group picks its member: weighted ("", the default), latency,
+	// least_busy or cost (issue 49; chat aliases only). MaxTTFT bounds the first-token p95
+	// of the members route: cost may pick (0: none).
+	Route   string
+	MaxTTFT Duration
 
 	over     timeoutsOverride
 	retries  *int

@@ -239,6 +239,9 @@ func (v *validator) chain(c *Config, path, name string, es []Element, embeddings
 		case !oneOf(e.upstream, "", "stream", "plain"):
 			v.errorf(p+".upstream", "want stream or plain, got %q", e.upstream)
 		}
+		if embeddings && e.Route != "" {
+			v.errorf(p+".route", "route applies to chat aliases only")
+		}
 		for _, t := range e.Targets {
 			prov, _, ok := SplitTarget(t)
 			if !ok {

@@ -84,6 +84,7 @@ func New(c *config.Config, log *slog.Logger) (*server.Server, error) {
 	if rs != nil {
 		affinity = rs.Affinity()
 	}
+	rt := newRouting()
 	for _, alias := range c.AliasNames() {
 		a := c.Models[alias]
 		ch := buildChain(alias, a.Targets, func(t, pn string) (fallback.Provider, bool) {
@@ -99,12 +100,16 @@ func New(c *config.Config, log *slog.Logger) (*server.Server, error) {
 		if a.AffinityOn() {
 			ch.Affinity = affinity
 		}
+		rt.route(ch, o.Usage.Prices) // route.go (issue 49)
 		o.Chains[alias] = ch
 		o.Policies[alias] = server.Policy{ThinkFilter: a.ThinkFilter, RedactInput: a.RedactInput,
 			Coalesce: relay.Coalesce{Events: a.Coalesce.Events, Interval: a.Coalesce.Interval.Std()}, Cache: cachePolicy(a),
 			RefuseHosted: a.HostedTools == "refuse"}
 		o.Models = append(o.Models, alias)
 	}
+	rt.start(rs, o.Chains, o.Replica)
+	// Sharing ends before Redis closes; /admin/health shows what routing learned.
+	o.Gate.Closer, o.Admin.Routing = closers{rt, o.Gate.Closer}, rt.state
 	plainChains(c, &o, health, log) // parts.go
 	for _, t := range c.Targets() {
 		if pn, _, _ := config.SplitTarget(t); o.Providers[pn] != nil {
@@ -150,7 +155,8 @@ func New(c *config.Config, log *slog.Logger) (*server.Server, error) {
 func buildChain(alias string, elements []config.Element, provider func(target, pn string) (fallback.Provider, bool)) *fallback.Chain {
 	ch := &fallback.Chain{Alias: alias}
 	for _, e := range elements {
-		var el fallback.Element
+		el := fallback.Element{MaxTTFT: e.MaxTTFT.Std()}
+		el.Route, _ = fallback.ParseRoute(e.Route) // checked by config
 		for i, t := range e.Targets {
 			pn, model, _ := config.SplitTarget(t)
 			prov, ok := provider(t, pn)
