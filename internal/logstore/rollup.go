@@ -91,7 +91,9 @@ type rollup struct {
 }
 
 // rollupsOf sums the rows of a batch the store inserted (inserted[id]) by rollup, in the
-// order of their keys: two writers that add to the same rollups lock them in one order.
+// order of their keys: two writers that add to the same rollups lock them in one order. A
+// batch that holds one record twice inserted it once, and counts it once (inserted is
+// emptied as it is read).
 func rollupsOf(rows []row, inserted map[string]bool) []rollup {
 	by := map[rollupKey]*rollup{}
 	for i := range rows {
@@ -99,6 +101,7 @@ func rollupsOf(rows []row, inserted map[string]bool) []rollup {
 		if !inserted[w.id] {
 			continue
 		}
+		delete(inserted, w.id)
 		k := rollupKey{hour: w.time.Truncate(time.Hour).UnixMicro(), key: w.keyID, team: w.team, alias: w.alias,
 			target: w.target, wire: w.wire, class: w.status / 100}
 		r := by[k]
@@ -334,3 +337,5 @@ func (k *contentKept) done(t time.Time) {
 		k.upTo = t
 	}
 }
+
+func (s *sqlStore) sqlOf() *sqlStore { return s }
