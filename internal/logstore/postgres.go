@@ -116,6 +116,21 @@ var pgSchema = [][]string{
 		rollupDDL("bigint", "double precision"),
 		rollupFill(pgDialect.bucket(Hour), "coalesce(doc::jsonb->>'wire', '')"),
 	},
+	{ // the index of ?q= (issue 50): pg_trgm's GIN over the captured content, which ILIKE
+		// '%...%' uses for 3 characters or more. pg_trgm is in Debian's postgresql-contrib and
+		// trusted (a database owner may create it); where it is missing the log works, and a
+		// search reads the rows.
+		`DO $$ BEGIN
+			CREATE EXTENSION IF NOT EXISTS pg_trgm;
+		EXCEPTION WHEN OTHERS THEN
+			RAISE NOTICE 'pg_trgm is not available: ?q= reads the rows (%)', SQLERRM;
+		END $$`,
+		`DO $$ BEGIN
+			IF EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm') THEN
+				CREATE INDEX sluice_logs_content ON sluice_logs USING gin (content_request gin_trgm_ops, content_answer gin_trgm_ops);
+			END IF;
+		END $$`,
+	},
 }
 
 type pgStore struct {

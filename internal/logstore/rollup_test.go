@@ -244,6 +244,12 @@ func testContentRetention(t *testing.T, open openFunc) {
 			if got.TokensIn != r.TokensIn || got.Capture != "content" {
 				t.Errorf("record of %v: got %+v, want its metadata kept", r.Time, got)
 			}
+			// ?q= (through the stores' index) finds the content kept, not the content emptied.
+			f := wide()
+			f.Q = r.Content.Request
+			if n := len(all(t, st, f)); n != map[bool]int{true: 0, false: 1}[old] {
+				t.Errorf("q=%q: got %d records, want them only while the content is kept (old: %v)", f.Q, n, old)
+			}
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // table is the log's table in both stores (in PostgreSQL, the partitioned parent).
@@ -35,6 +36,10 @@ type dialect struct {
 	metaArg func(name string) any
 	// p95 is the SQL of the 95th percentile of first_token_ms over the records that had one.
 	p95 string
+	// search, when set, is the condition (with one %s, its argument's placeholder) that
+	// narrows a text search for q (3 characters or more) through the store's index of the
+	// captured content; the LIKE of the rows it names decides.
+	search func(q string) (cond string, arg any)
 }
 
 // sqlStore is the part of both stores that is the same SQL: reads. The stores embed it and
@@ -122,6 +127,10 @@ func (s *sqlStore) where(f Filter, a *args) string {
 	}
 	if f.Scope != nil {
 		conds = append(conds, s.scope(f.Scope, a))
+	}
+	if f.Q != "" && s.d.search != nil && utf8.RuneCountInString(f.Q) >= 3 {
+		cond, arg := s.d.search(f.Q)
+		conds = append(conds, fmt.Sprintf(cond, a.add(arg)))
 	}
 	if f.Q != "" {
 		pat := "%" + escapeLike(f.Q) + "%"

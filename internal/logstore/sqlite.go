@@ -124,6 +124,28 @@ var sqliteSchema = []string{
 	CREATE INDEX sluice_logs_request ON sluice_logs (request_id, time_us, id) WHERE request_id <> '';`,
 	// 7: the hourly rollups (rollup.go, issue 50), filled from the records already kept.
 	rollupDDL("INTEGER", "REAL") + ";\n" + rollupFill("(time_us / 3600000000) * 3600000000", "coalesce(json_extract(doc, '$.wire'), '')"),
+	// 8: the index of ?q= (issue 50): FTS5's trigram tokenizer over the captured content, an
+	// external-content table (the text is stored once, in sluice_logs), kept by triggers
+	// that only the records with content fire; content retention and retention take their
+	// text out. sqlStore.where asks it for q of 3 characters or more, then tests the LIKE on
+	// the rows it names. (A VACUUM may renumber the rowids: after one, rebuild the index,
+	// INSERT INTO sluice_logs_fts(sluice_logs_fts) VALUES ('rebuild').)
+	`CREATE VIRTUAL TABLE sluice_logs_fts USING fts5(content_request, content_answer, content='sluice_logs',
+		content_rowid='rowid', tokenize='trigram');
+	INSERT INTO sluice_logs_fts (rowid, content_request, content_answer)
+		SELECT rowid, content_request, content_answer FROM sluice_logs WHERE content_cap IS NOT NULL;
+	CREATE TRIGGER sluice_logs_fts_insert AFTER INSERT ON sluice_logs WHEN new.content_cap IS NOT NULL BEGIN
+		INSERT INTO sluice_logs_fts (rowid, content_request, content_answer) VALUES (new.rowid, new.content_request, new.content_answer);
+	END;
+	CREATE TRIGGER sluice_logs_fts_delete AFTER DELETE ON sluice_logs WHEN old.content_cap IS NOT NULL BEGIN
+		INSERT INTO sluice_logs_fts (sluice_logs_fts, rowid, content_request, content_answer)
+			VALUES ('delete', old.rowid, old.content_request, old.content_answer);
+	END;
+	CREATE TRIGGER sluice_logs_fts_empty AFTER UPDATE OF content_cap ON sluice_logs
+		WHEN old.content_cap IS NOT NULL AND new.content_cap IS NULL BEGIN
+		INSERT INTO sluice_logs_fts (sluice_logs_fts, rowid, content_request, content_answer)
+			VALUES ('delete', old.rowid, old.content_request, old.content_answer);
+	END;`,
 }
 
 type sqliteStore struct {
@@ -153,6 +175,9 @@ var sqliteDialect = dialect{
 	meta:    "json_extract(key_meta, %s)",
 	metaArg: func(name string) any { return `$."` + name + `"` },
 	p95:     "sluice_p95(first_token_ms)",
+	search: func(q string) (string, any) {
+		return "rowid IN (SELECT rowid FROM sluice_logs_fts WHERE sluice_logs_fts MATCH %s)", `"` + strings.ReplaceAll(q, `"`, `""`) + `"`
+	},
 }
 
 func openSQLite(ctx context.Context, opt Options) (Store, error) {
