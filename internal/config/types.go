@@ -57,7 +57,8 @@ func (c *Config) setDefaults() {
 	c.Telemetry.Prometheus = true
 	c.Cache = CacheStore{MemoryBytes: 64 << 20, Lease: seconds(3)}
 	c.Responses = ResponsesStore{MemoryBytes: 64 << 20}
-	c.Logs = Logs{Retention: seconds(30 * 24 * 3600), Capture: "metadata", Queue: 10_000, MaxContentBytes: 32 << 10}
+	c.Logs = Logs{Retention: seconds(30 * 24 * 3600), RollupRetention: seconds(400 * 24 * 3600), ContentRetention: seconds(7 * 24 * 3600),
+		Capture: "metadata", Queue: 10_000, MaxContentBytes: 32 << 10}
 }
 
 // Logs is the request log (DESIGN §7): one record per request of the route table, written
@@ -68,6 +69,12 @@ type Logs struct {
 	URL string `yaml:"url"`
 	// Retention is how long records stay (default 30d): PostgreSQL drops whole days.
 	Retention Duration `yaml:"retention"`
+	// RollupRetention is how long the hourly usage rollups stay (default 400d), longer than
+	// the records: /admin/usage reads them (issue 50).
+	RollupRetention Duration `yaml:"rollup_retention"`
+	// ContentRetention is how long captured content stays (default 7d): past it a record
+	// keeps its metadata until Retention, its content emptied (issue 50).
+	ContentRetention Duration `yaml:"content_retention"`
 	// Capture is what a record keeps unless its alias or key says otherwise: metadata
 	// (default) | content (the messages and the answer, after redaction).
 	Capture string `yaml:"capture"`

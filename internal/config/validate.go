@@ -406,6 +406,8 @@ func (v *validator) logs(c *Config) {
 		}
 	}
 	v.positive("logs.retention", int64(l.Retention))
+	v.positive("logs.rollup_retention", int64(l.RollupRetention))
+	v.positive("logs.content_retention", int64(l.ContentRetention))
 	v.positive("logs.queue", int64(l.Queue))
 	v.positive("logs.max_content_bytes", int64(l.MaxContentBytes))
 	if !oneOf(l.Capture, "metadata", "content") {
