@@ -156,13 +156,13 @@ func newInstruments(m metric.Meter) instruments {
 func (t *Telemetry) cacheTokens(ctx context.Context, c []attribute.KeyValue, u *Usage) {
 	c = c[:len(c):len(c)] // appending copies
 	if u.Cached > 0 {
-		t.inst.cacheReadTokens.Add(ctx, int64(u.Cached), t.sets.opt(c...))
+		t.inst.cacheReadTokens.Add(ctx, int64(u.Cached), t.sets.opt(c...).add...)
 	}
 	w1h := min(u.CacheWrite1h, u.CacheWrite)
 	if w := u.CacheWrite - w1h; w > 0 {
-		t.inst.cacheWriteTokens.Add(ctx, int64(w), t.sets.opt(append(c, attrCacheTTL.String("5m"))...))
+		t.inst.cacheWriteTokens.Add(ctx, int64(w), t.sets.opt(append(c, attrCacheTTL.String("5m"))...).add...)
 	}
 	if w1h > 0 {
-		t.inst.cacheWriteTokens.Add(ctx, int64(w1h), t.sets.opt(append(c, attrCacheTTL.String("1h"))...))
+		t.inst.cacheWriteTokens.Add(ctx, int64(w1h), t.sets.opt(append(c, attrCacheTTL.String("1h"))...).add...)
 	}
 }
