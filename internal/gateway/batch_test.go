@@ -20,6 +20,7 @@ import (
 // The embedded default's batch-sim alias runs a batch to completed, each line through the
 // gateway's own handler and chain (sim answers), as make run does.
 func TestEmulatedBatchDefault(t *testing.T) {
+	t.Chdir(t.TempDir()) // the default's request log, data/logs.db, is written there
 	c := config.Default()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	srv, err := New(c, log)
