@@ -3,18 +3,13 @@ package gateway
 import (
 	"cmp"
 	"context"
-	"log/slog"
-	"maps"
-	"slices"
 	"time"
 
 	"github.com/sluice-gw/sluice/internal/cache"
 	"github.com/sluice-gw/sluice/internal/config"
-	"github.com/sluice-gw/sluice/internal/dialect/embeddings"
 	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/guard"
 	"github.com/sluice-gw/sluice/internal/redisstore"
-	"github.com/sluice-gw/sluice/internal/server"
 	"github.com/sluice-gw/sluice/internal/telemetry"
 )
 
@@ -36,51 +31,6 @@ func guardsFromConfig(c *config.Config) (guard.Catalog, error) {
 		}
 	}
 	return gs, nil
-}
-
-// plainChains builds the chains of the plain endpoints' aliases (embeddings, moderations,
-// images and their edits, rerank, transcriptions, speech) into o, by path, and lists the aliases in o.Models after the chat
-// aliases. A target whose provider cannot serve the endpoint is dropped with a warning,
-// like a provider without a key.
-func plainChains(c *config.Config, o *server.Options, health fallback.Health, log *slog.Logger) {
-	o.Plain = map[string]map[string]*fallback.Chain{}
-	o.Serves = func(provider, path string) bool { // the kind table's word (config.Kind)
-		i := slices.IndexFunc(c.Plain(), func(s config.PlainSection) bool { return slices.Contains(s.Paths(), path) })
-		return i >= 0 && c.Plain()[i].Serves(c.Providers[provider])
-	}
-	for _, sec := range c.Plain() {
-		for _, path := range sec.Paths() {
-			o.Plain[path] = map[string]*fallback.Chain{}
-			for _, alias := range slices.Sorted(maps.Keys(sec.Aliases)) {
-				if ch := plainChain(o, sec, path, alias, log); ch != nil {
-					ch.CommitOnReasoning, ch.Health, ch.Log = true, health, log
-					o.Plain[path][alias] = ch
-					if path == sec.Path { // listed once, whatever paths it serves
-						o.Models = append(o.Models, alias)
-					}
-				}
-			}
-		}
-	}
-}
-
-// plainChain is the chain of sec's alias on path (one of sec.Paths), nil when none of its
-// targets serves it (said in a warning).
-func plainChain(o *server.Options, sec config.PlainSection, path, alias string, log *slog.Logger) *fallback.Chain {
-	ch := buildChain(alias, sec.Aliases[alias].Targets, func(t, pn string) (fallback.Provider, bool) {
-		em, ok := embeddings.TargetOf(o.Providers[pn], path)
-		if !ok { // the configuration checked its kind serves the endpoint
-			if o.Providers[pn] != nil {
-				log.Warn(sec.Name+" target left out: its provider does not serve "+path, "alias", alias, "target", t)
-			}
-			return nil, false
-		}
-		return em, true
-	})
-	if ch == nil {
-		log.Warn(sec.Name+" alias left out of "+path+": none of its targets is served", "alias", alias)
-	}
-	return ch
 }
 
 // telemetryOptions are the telemetry: block's per-server options.

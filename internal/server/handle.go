@@ -103,7 +103,7 @@ func (s *Server) admitted(c echo.Context, api *dialect.API, op dialect.Op) (*cal
 	}
 	q := &call{d: d, bodyLen: len(body)}
 	if op.Plain() {
-		q.chain, err = s.resolvePlain(api, d.Model)
+		q.chain, err = s.o.Plain(api, d.Model)
 	} else {
 		q.chain, err = s.catalog.Resolve(d.Model)
 	}
@@ -163,32 +163,4 @@ func costHeader(c echo.Context, h http.Header) {
 	if t := exchangeOf(c).ticket; t != nil && t.Charged {
 		h.Set("X-Sluice-Cost-Usd", strconv.FormatFloat(usage.USD(t.Cost), 'f', -1, 64))
 	}
-}
-
-// resolvePlain finds the chain for model on api's plain endpoint: one of its aliases, or
-// "provider/model" of a provider that serves it, as one target.
-func (s *Server) resolvePlain(api *dialect.API, model string) (*fallback.Chain, error) {
-	if ch := s.plain[api.Upstream].Find(model); ch != nil {
-		return ch, nil
-	}
-	msg := "The model '" + model + "' does not exist or you do not have access to it."
-	if _, ok := s.o.Chains[model]; ok {
-		msg = "The model '" + model + "' is a chat model alias, not an " + api.Name + " alias."
-	} else if p, _, _ := strings.Cut(model, "/"); s.o.Providers[p] != nil {
-		msg = "The provider '" + p + "' does not serve " + api.Name + " (its kind does not: see docs/providers.md)."
-	}
-	return nil, fallback.UnknownModel(msg)
-}
-
-// plainCatalogs are the catalogs of the route table's plain endpoints, by path: their
-// aliases, and the providers that serve them as direct targets.
-func plainCatalogs(o Options) map[string]*fallback.Catalog {
-	out := map[string]*fallback.Catalog{}
-	for _, api := range Wires {
-		if api.Upstream != "" {
-			serves := func(p string) bool { return o.Serves == nil || o.Serves(p, api.Upstream) }
-			out[api.Upstream] = fallback.NewCatalog(o.Plain[api.Upstream], embeddings.Targets(o.Providers, api.Upstream, serves), o.Health, o.Log, o.Timeouts)
-		}
-	}
-	return out
 }
