@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net/http"
 	"net/url"
 	"os"
@@ -40,12 +39,15 @@ type options struct {
 	rateScale  float64 // multiplies the open-loop rates (0: 1)
 	ceilingN   int     // requests per rate of the ceiling scenario (0: ceilingN)
 	peer       peerEnv // the optional peer (Bifrost); its bin empty: none
+	rounds     int     // alternating rounds of each load, the servers' order rotating (0: 1)
+	pin        bool    // each server under test on one core, the mock and the load on the others
 }
 
 // bench is one run: the servers and the load.
 type bench struct {
 	o     options
 	c     *cluster
+	pin   pinning
 	dir   string // the servers' logs
 	load  *loader
 	admin *http.Client
@@ -74,6 +76,7 @@ func measure(ctx context.Context, o options) (*report, error) {
 	if o.rateScale == 0 {
 		o.rateScale = 1
 	}
+	o.rounds = max(o.rounds, 1)
 	nofile, err := raiseNoFile()
 	if err != nil {
 		return nil, fmt.Errorf("raising RLIMIT_NOFILE: %w", err)
@@ -85,16 +88,21 @@ func measure(ctx context.Context, o options) (*report, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := start(ctx, o.inproc, dir, o.cpuprofile, o.peer)
+	pn := pinning{why: "the servers run in this process"}
+	if !o.inproc {
+		pn = pin(o.pin)
+	}
+	c, err := start(ctx, o.inproc, dir, o.cpuprofile, o.peer, pn)
 	if err != nil {
 		return nil, err
 	}
-	b := &bench{o: o, c: c, dir: dir, load: newLoader(), admin: &http.Client{
+	b := &bench{o: o, c: c, pin: pn, dir: dir, load: newLoader(), admin: &http.Client{
 		Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 10 * time.Second}}
 	rep := newReport(o)
 	if !o.inproc {
 		rep.notes = append(rep.notes, "Server logs: "+dir) // first: dropped below unless a request failed
 	}
+	rep.notes = append(rep.notes, pn.note(c))
 	if c.peer != nil {
 		rep.peer = "Bifrost"
 		logging := "request logging and stores off"
@@ -214,52 +222,87 @@ func (t *trio) of(b *bench, p *proc) *result {
 	return &t.gw
 }
 
+// merged is the rounds ts of one load as one trio.
+func merged(ts []trio) trio {
+	var m trio
+	for _, t := range ts {
+		m.peered = t.peered
+		m.proxy.merge(t.proxy)
+		m.peer.merge(t.peer)
+		m.gw.merge(t.gw)
+	}
+	return m
+}
+
+// rotation is s rotated left by r: round r's order of the servers (A B C, B C A, C A B, ...).
+func rotation[T any](s []T, r int) []T {
+	if len(s) == 0 {
+		return nil
+	}
+	r %= len(s)
+	return append(slices.Clone(s[r:]), s[:r]...)
+}
+
 // compare runs one load against the proxy, the peer and the gateway: a short warm-up of
-// each, then the measured time in halves, proxy, peer, gateway, gateway, peer, proxy, so
-// that a drift of the machine (it may be shared) weighs on all alike. The CPU time of each
-// server process is taken around each of its measured halves.
+// each, then o.rounds rounds of the measured time's share each, the servers' order rotating
+// from round to round, so that a drift of the machine (it may be shared) weighs on all
+// alike and each figure has a spread. The CPU time of each server process is taken around
+// each of its rounds. It returns one trio per round.
 func (b *bench) compare(ctx context.Context, name string, rep *report,
-	load func(ctx context.Context, p *proc, d time.Duration) result) (t trio, err error) {
-	t.peered = b.c.peer != nil
+	load func(ctx context.Context, p *proc, d time.Duration) result) ([]trio, error) {
 	targets := b.c.targets()
 	warm := min(b.o.duration/5, time.Second)
 	for _, p := range targets {
 		load(ctx, p, warm)
 	}
-	half := b.o.duration / 2
-	back := slices.Clone(targets)
-	slices.Reverse(back)
-	order := append(slices.Clone(targets), back...)
-	for _, p := range order {
-		c0 := cpuTime(p.pid)
-		r := load(ctx, p, half)
-		r.cpu = cpuTime(p.pid) - c0
-		t.of(b, p).merge(r)
-	}
-	if err := ctx.Err(); err != nil {
-		return t, err
-	}
-	for _, x := range t.each() {
-		if len(x.r.samples) == 0 {
-			return t, fmt.Errorf("%s: every request failed (%d): %v", x.name, x.r.errs, x.r.firstErr)
+	ts := make([]trio, b.o.rounds)
+	part := b.o.duration / time.Duration(len(ts))
+	for i := range ts {
+		ts[i].peered = b.c.peer != nil
+		for _, p := range rotation(targets, i) {
+			c0 := cpuTime(p.pid)
+			r := load(ctx, p, part)
+			r.cpu = cpuTime(p.pid) - c0
+			ts[i].of(b, p).merge(r)
 		}
 	}
-	rep.runs(name, t)
-	return t, nil
+	if err := ctx.Err(); err != nil {
+		return ts, err
+	}
+	for i := range ts {
+		for _, x := range ts[i].each() {
+			if len(x.r.samples) == 0 {
+				return ts, fmt.Errorf("%s, round %d: every request failed (%d): %v", x.name, i+1, x.r.errs, x.r.firstErr)
+			}
+		}
+	}
+	rep.runs(name, ts...)
+	return ts, nil
 }
 
-// latency adds the row of quantile q (of the first content if first) of t.
-func (rep *report) latency(t trio, scenario, metric string, q float64, first bool, lim limits) {
-	rep.add(scenario, metric, msUnit, ms(t.proxy.quantile(q, first)), ms(t.peer.quantile(q, first)),
-		ms(t.gw.quantile(q, first)), t.peered, lim)
+// over is the figure of v of each round of ts.
+func over(ts []trio, v func(*result) float64) figure {
+	var f figure
+	for i := range ts {
+		f.p = append(f.p, v(&ts[i].proxy))
+		f.b = append(f.b, v(&ts[i].peer))
+		f.g = append(f.g, v(&ts[i].gw))
+	}
+	return f
 }
 
-// cpu adds the CPU-per-request row of t, unless the servers ran in process.
-func (rep *report) cpu(t trio, scenario string, lim limits) {
-	if t.proxy.cpu == 0 && t.gw.cpu == 0 {
+// latency adds the row of quantile q (of the first content if first) of the rounds ts.
+func (rep *report) latency(ts []trio, scenario, metric string, q float64, first bool, lim limits) {
+	rep.add(scenario, metric, msUnit, over(ts, func(r *result) float64 { return ms(r.quantile(q, first)) }),
+		ts[0].peered, lim)
+}
+
+// cpu adds the CPU-per-request row of the rounds ts, unless the servers ran in process.
+func (rep *report) cpu(ts []trio, scenario string, lim limits) {
+	if m := merged(ts); m.proxy.cpu == 0 && m.gw.cpu == 0 {
 		return
 	}
-	rep.add(scenario, "CPU/request", cpuUnit, t.proxy.cpuPer(), t.peer.cpuPer(), t.gw.cpuPer(), t.peered, lim)
+	rep.add(scenario, "CPU/request", cpuUnit, over(ts, (*result).cpuPer), ts[0].peered, lim)
 }
 
 func (b *bench) nonstream(ctx context.Context, rep *report) error {
@@ -330,15 +373,15 @@ func (b *bench) saturation(ctx context.Context, rep *report) error {
 		if err != nil {
 			return err
 		}
-		rep.add(name, "throughput", rpsUnit, t.proxy.throughput(), t.peer.throughput(), t.gw.throughput(),
-			t.peered, limits{proxy: v.limit})
+		rep.add(name, "throughput", rpsUnit, over(t, (*result).throughput), t[0].peered, limits{proxy: v.limit})
 		rep.cpu(t, name, limits{})
 		if b.o.inproc {
 			continue
 		}
 		line := name + ", CPU per request of the mock (user+system, from /proc) behind"
+		all := merged(t)
 		for i, p := range b.c.targets() {
-			r := t.of(b, p)
+			r := all.of(b, p)
 			sep := ","
 			if i == 0 {
 				sep = ""
@@ -348,150 +391,6 @@ func (b *bench) saturation(ctx context.Context, rep *report) error {
 		rep.notes = append(rep.notes, line+". "+v.why)
 	}
 	return nil
-}
-
-// memStat is what the memory scenario measured of one server.
-type memStat struct {
-	baseRSS, openRSS     int64 // KiB
-	baseG, openG, afterG int
-	base, open           memSplit // zero for a server without the harness's admin (Bifrost)
-	res                  result
-}
-
-// memSplit is what a server's runtime says it holds: goroutine stacks and live heap objects.
-type memSplit struct{ stack, heap int64 } // bytes
-
-func (m memStat) perStream(n int) float64 { return float64(m.openRSS-m.baseRSS) / float64(n) }
-
-// memory holds o.streams streams open at once on each server, the mock sending one chunk a
-// second, and measures the RSS they add, whether the goroutines return to baseline, and the
-// first content's latency and the errors under that load.
-func (b *bench) memory(ctx context.Context, rep *report) error {
-	if b.c.gateway.pid == 0 {
-		return errors.New("needs the servers in child processes")
-	}
-	n := b.o.streams
-	// Long enough that every stream is still open when the last one has its headers.
-	chunks := int(math.Ceil(float64(n)/openRate)) + 3
-	mscript := fmt.Sprintf("text?len=%d&chunk=10&delay=1s", 10*chunks)
-	stats := map[*proc]memStat{}
-	for _, p := range b.c.targets() {
-		st, err := b.hold(ctx, p, chatCall(p, mscript, true), n)
-		if err != nil {
-			return fmt.Errorf("%s: %w", p.name, err)
-		}
-		stats[p] = st
-	}
-	name := fmt.Sprintf("memory, %d open streams", n)
-	p, g := stats[b.c.proxy], stats[b.c.gateway]
-	t := trio{proxy: p.res, gw: g.res, peered: b.c.peer != nil}
-	var f memStat
-	if t.peered {
-		f = stats[b.c.peer]
-		t.peer = f.res
-	}
-	rep.runs(name, t)
-	rep.add(name, "RSS added per stream", kibUnit, p.perStream(n), f.perStream(n), g.perStream(n), t.peered, limits{proxy: 1.2})
-	gor := func(m memStat) string { return fmt.Sprintf("%d → %d → %d", m.baseG, m.openG, m.afterG) }
-	rw := row{scenario: name, metric: "goroutines: before → open → after",
-		proxy: gor(p), gateway: gor(g), pv: float64(p.openG), gv: float64(g.openG), ratio: "",
-		target: "back to baseline", holds: yesNo(g.afterG <= g.baseG)}
-	if t.peered {
-		rw.peer, rw.bv = gor(f), float64(f.openG)
-	}
-	rep.rows = append(rep.rows, rw)
-	rep.latency(t, name, "first content p50", 0.5, true, limits{})
-	rep.latency(t, name, "first content p99", 0.99, true, limits{proxy: 1.5})
-	rep.rows = append(rep.rows, row{scenario: name, metric: "errors", proxy: fmt.Sprint(p.res.errs),
-		peer: map[bool]string{true: fmt.Sprint(f.res.errs)}[t.peered], gateway: fmt.Sprint(g.res.errs),
-		target: "0", holds: yesNo(g.res.errs == 0)})
-	split := func(m memStat) string {
-		return fmt.Sprintf("stacks %.1f KiB, live heap %.1f KiB", float64(m.open.stack-m.base.stack)/1024/float64(n),
-			float64(m.open.heap-m.base.heap)/1024/float64(n))
-	}
-	rep.notes = append(rep.notes, fmt.Sprintf("Memory per stream as the runtime counts it: proxy %s; gateway %s.", split(p), split(g)))
-	rep.notes = append(rep.notes, fmt.Sprintf("Memory: `%s`, opened at %d/s; RSS is VmRSS of the server process after debug.FreeOSMemory, before and once every stream has its headers; first content is measured from each stream's scheduled opening.", mscript, openRate))
-	return nil
-}
-
-// hold measures one server under n open streams of c.
-func (b *bench) hold(ctx context.Context, p *proc, c call, n int) (memStat, error) {
-	var st memStat
-	var err error
-	settle := func() error {
-		// Idle keep-alive connections are a pool, not streams that did not end: close the
-		// load's and the server's upstream ones (the mock closes its idle connections).
-		b.load.close()
-		if err := b.post(b.c.mock.admin + "/closeidle"); err != nil {
-			return err
-		}
-		time.Sleep(500 * time.Millisecond)
-		return nil
-	}
-	if err := settle(); err != nil {
-		return st, err
-	}
-	if p.admin != "" { // Bifrost has none: its RSS is taken as it stands
-		if err := b.post(p.admin + "/freeos"); err != nil {
-			return st, err
-		}
-	}
-	// The connections closed above end their goroutines asynchronously: wait for the count
-	// to settle.
-	for i := 0; i < 25; i++ {
-		g, err := b.goroutines(p)
-		if err != nil {
-			return st, err
-		}
-		if i > 0 && g >= st.baseG {
-			break
-		}
-		st.baseG = g
-		time.Sleep(200 * time.Millisecond)
-	}
-	if st.baseRSS, err = rssKiB(p.pid); err != nil {
-		return st, err
-	}
-	if st.base, err = b.memSplit(p); err != nil {
-		return st, err
-	}
-	var merr error
-	st.res = b.load.hold(ctx, c, n, openRate, func() {
-		time.Sleep(500 * time.Millisecond)
-		if st.openRSS, merr = rssKiB(p.pid); merr != nil {
-			return
-		}
-		if st.openG, merr = b.goroutines(p); merr != nil {
-			return
-		}
-		if st.open, merr = b.memSplit(p); merr != nil || b.o.heldprof == "" || p != b.c.gateway {
-			return
-		}
-		// After a collection, the profile's in-use figures are what the open streams hold.
-		var abs string
-		if abs, merr = filepath.Abs(b.o.heldprof); merr == nil {
-			if merr = b.post(p.admin + "/freeos"); merr == nil {
-				merr = b.post(p.admin + "/memprofile?path=" + url.QueryEscape(abs))
-			}
-		}
-	})
-	if merr != nil {
-		return st, merr
-	}
-	if err := ctx.Err(); err != nil {
-		return st, err
-	}
-	if len(st.res.samples) == 0 {
-		return st, fmt.Errorf("every stream failed (%d): %v", st.res.errs, st.res.firstErr)
-	}
-	if err := settle(); err != nil {
-		return st, err
-	}
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(200 * time.Millisecond) {
-		if st.afterG, err = b.goroutines(p); err != nil || st.afterG <= st.baseG || time.Now().After(deadline) {
-			return st, err
-		}
-	}
 }
 
 func (b *bench) post(url string) error {

@@ -4,10 +4,13 @@
 // the targets of issue 5. Loopback only, bounded in time.
 //
 //	sluicebench [-duration 10s] [-scenarios nonstream,stream,saturation,memory,redis-hung,redis-cluster] [-streams 2000]
-//	            [-quick] [-cpuprofile FILE] [-memprofile FILE] [-heldprofile FILE]
+//	            [-rounds 3] [-pin=false] [-quick] [-cpuprofile FILE] [-memprofile FILE] [-heldprofile FILE]
 //
 // Each server runs in its own process (this binary re-executed with -serve), so none shares a
-// Go runtime with the load generator. The exit code is 0 when a target does not hold: the
+// Go runtime with the load generator. Each server under test runs pinned to one core, the
+// mock and the load generator to the others (-pin=false: unpinned), and each load runs in
+// alternating rounds, the servers' order rotating: every figure has its spread, and a target
+// holds only when it holds in every round. The exit code is 0 when a target does not hold: the
 // table reports it. It is non-zero only when the harness itself fails.
 package main
 
@@ -35,6 +38,8 @@ func main() {
 	flag.DurationVar(&o.duration, "duration", 10*time.Second, "measured time per scenario and target")
 	flag.StringVar(&scens, "scenarios", strings.Join(allScenarios, ","), "comma list of scenarios: "+strings.Join(allScenarios, ", "))
 	flag.IntVar(&o.streams, "streams", 2000, "concurrent open streams of the memory scenario")
+	flag.IntVar(&o.rounds, "rounds", 3, "alternating rounds of each load (the servers' order rotating); -duration is split among them")
+	flag.BoolVar(&o.pin, "pin", true, "pin each server under test to one core and the mock and the load to the others (sched_setaffinity, else taskset)")
 	flag.BoolVar(&o.quick, "quick", false, "smoke mode: 2 s per scenario, 200 streams unless -streams is given")
 	flag.StringVar(&profile, "cpuprofile", "", "write a CPU profile of the gateway over the selected scenarios to `file`")
 	flag.StringVar(&o.heldprof, "heldprofile", "", "write a heap profile of the gateway to `file` while the memory scenario's streams are open (go tool pprof -sample_index=inuse_space)")

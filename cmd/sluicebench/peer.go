@@ -43,9 +43,10 @@ func peerFromEnv(getenv func(string) string) peerEnv {
 	return peerEnv{bin: getenv("BIFROST_BIN"), dir: getenv("BIFROST_DIR")}
 }
 
-// spawnBifrost starts Bifrost on a free loopback port in front of the mock at upstream, its
-// output appended to bifrost.log in logDir, and waits until /health answers.
-func spawnBifrost(ctx context.Context, pe peerEnv, upstream, logDir string) (*proc, error) {
+// spawnBifrost starts Bifrost on a free loopback port in front of the mock at upstream, pinned
+// by pn as every server under test, its output appended to bifrost.log in logDir, and waits
+// until /health answers.
+func spawnBifrost(ctx context.Context, pe peerEnv, upstream, logDir string, pn pinning) (*proc, error) {
 	dir := pe.dir
 	if dir == "" {
 		dir = filepath.Join(logDir, "bifrost-app")
@@ -72,7 +73,7 @@ func spawnBifrost(ctx context.Context, pe peerEnv, upstream, logDir string) (*pr
 	defer logf.Close()
 	cmd := exec.Command(pe.bin, "-app-dir", dir, "-host", "127.0.0.1", "-port", strconv.Itoa(port), "-log-level", "error")
 	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
+	if err := pn.start(cmd, true); err != nil {
 		return nil, fmt.Errorf("starting BIFROST_BIN: %w", err)
 	}
 	waited := make(chan error, 1)

@@ -55,7 +55,8 @@ func (b *bench) long(ctx context.Context, rep *report) error {
 }
 
 // ceiling finds, for each server, the highest of ceilingRates at which ceilingN requests
-// keep p99 under ceilingP99 with none failing, climbing until a rate does not.
+// keep p99 under ceilingP99 with none failing, climbing until a rate does not; in o.rounds
+// rounds, the servers' order rotating.
 func (b *bench) ceiling(ctx context.Context, rep *report) error {
 	n := ceilingN
 	if b.o.ceilingN > 0 {
@@ -68,42 +69,50 @@ func (b *bench) ceiling(ctx context.Context, rep *report) error {
 		if stream {
 			name = "saturation, streamed"
 		}
-		var best, p50 [3]float64 // by position in targets
-		peered := b.c.peer != nil
-		for i, p := range b.c.targets() {
-			c := chatCall(p, script, stream)
-			b.load.openLoop(ctx, c, 200, time.Second) // warm-up
-			for _, rate := range ceilingRates {
-				rate *= b.o.rateScale
-				r := b.load.openLoop(ctx, c, rate, time.Duration(float64(n)/rate*float64(time.Second)))
-				if err := ctx.Err(); err != nil {
+		var best, p50 figure
+		for i := range b.o.rounds {
+			rb, r50 := map[*proc]float64{}, map[*proc]float64{}
+			for _, p := range rotation(b.c.targets(), i) {
+				var err error
+				var broke string
+				if rb[p], r50[p], broke, err = b.climb(ctx, p, stream, n); err != nil {
 					return err
 				}
-				if r.errs > 0 || len(r.samples) == 0 || r.quantile(0.99, false) >= ceilingP99 {
-					rep.notes = append(rep.notes, fmt.Sprintf("%s: %s broke at %g/s (p99 %.1f ms, %d of %d failed).",
-						name, p.name, rate, ms(r.quantile(0.99, false)), r.errs, r.n))
-					break
-				}
-				best[i], p50[i] = rate, ms(r.quantile(0.5, false))
-				if !b.o.inproc {
-					time.Sleep(time.Second) // the servers' and the kernel's queues drain between rates
+				if broke != "" {
+					rep.notes = append(rep.notes, fmt.Sprintf("%s, round %d: %s %s.", name, i+1, p.name, broke))
 				}
 			}
-			b.load.close()
+			best.p, best.b, best.g = append(best.p, rb[b.c.proxy]), append(best.b, rb[b.c.peer]), append(best.g, rb[b.c.gateway])
+			p50.p, p50.b, p50.g = append(p50.p, r50[b.c.proxy]), append(p50.b, r50[b.c.peer]), append(p50.g, r50[b.c.gateway])
 		}
-		g, pb := best[1], 0.0 // without a peer the gateway is second
-		if peered {
-			pb, g = best[1], best[2]
-		}
+		peered := b.c.peer != nil
 		metric := fmt.Sprintf("highest rate with p99 < %d ms (%d requests per rate)", ceilingP99.Milliseconds(), n)
-		rep.add(name, metric, rpsUnit, best[0], pb, g, peered, limits{proxy: 0.7, peer: 1})
-		pp, gp := p50[1], 0.0
-		if peered {
-			gp = p50[2]
-		} else {
-			pp, gp = 0, p50[1]
-		}
-		rep.add(name, "p50 at that rate", msUnit, p50[0], pp, gp, peered, limits{})
+		rep.add(name, metric, rpsUnit, best, peered, limits{proxy: 0.7, peer: 1})
+		rep.add(name, "p50 at that rate", msUnit, p50, peered, limits{})
 	}
 	return nil
+}
+
+// climb is the ceiling scenario on server p: the highest rate it sustained and its p50
+// there (0 and 0 if it broke at the first), and where it broke ("": it did not).
+func (b *bench) climb(ctx context.Context, p *proc, stream bool, n int) (best, p50 float64, broke string, err error) {
+	c := chatCall(p, script, stream)
+	b.load.openLoop(ctx, c, 200, time.Second) // warm-up
+	defer b.load.close()
+	for _, rate := range ceilingRates {
+		rate *= b.o.rateScale
+		r := b.load.openLoop(ctx, c, rate, time.Duration(float64(n)/rate*float64(time.Second)))
+		if err := ctx.Err(); err != nil {
+			return 0, 0, "", err
+		}
+		if r.errs > 0 || len(r.samples) == 0 || r.quantile(0.99, false) >= ceilingP99 {
+			return best, p50, fmt.Sprintf("broke at %g/s (p99 %.1f ms, %d of %d failed)",
+				rate, ms(r.quantile(0.99, false)), r.errs, r.n), nil
+		}
+		best, p50 = rate, ms(r.quantile(0.5, false))
+		if !b.o.inproc {
+			time.Sleep(time.Second) // the servers' and the kernel's queues drain between rates
+		}
+	}
+	return best, p50, "", nil
 }

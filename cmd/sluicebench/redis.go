@@ -98,7 +98,7 @@ func (b *bench) redisHung(ctx context.Context, rep *report) error {
 	if b.o.inproc {
 		gw, err = inProcess(ctx, "gateway", b.c.mock.url, url)
 	} else {
-		gw, err = spawn("gateway", b.c.mock.url, url, b.dir, "")
+		gw, err = spawn("gateway", b.c.mock.url, url, b.dir, "", b.pin)
 	}
 	if err != nil {
 		return err

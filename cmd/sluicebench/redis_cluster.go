@@ -41,7 +41,7 @@ func (b *bench) redisCluster(ctx context.Context, rep *report) error {
 		if b.o.inproc {
 			gws[i], err = inProcess(ctx, "gateway", b.c.mock.url, url)
 		} else {
-			gws[i], err = spawn("gateway", b.c.mock.url, url, b.dir, "")
+			gws[i], err = spawn("gateway", b.c.mock.url, url, b.dir, "", b.pin)
 		}
 		if err != nil {
 			return err
@@ -66,13 +66,13 @@ func (b *bench) redisCluster(ctx context.Context, rep *report) error {
 			return fmt.Errorf("%s: every request failed (%d): %v", name, t.gw.errs, t.gw.firstErr)
 		}
 		rep.runs(name, t)
-		rep.latency(t, name, "p50", 0.5, false, limits{})
-		rep.latency(t, name, "p99", 0.99, false, limits{})
-		rep.cpu(t, name, limits{})
+		rep.latency([]trio{t}, name, "p50", 0.5, false, limits{})
+		rep.latency([]trio{t}, name, "p99", 0.99, false, limits{})
+		rep.cpu([]trio{t}, name, limits{})
 		s := trio{proxy: closed[0], gw: closed[i+1]}
 		name = fmt.Sprintf("saturation, %d connections, %s", satConns, form)
 		rep.runs(name, s)
-		rep.add(name, "throughput", rpsUnit, s.proxy.throughput(), 0, s.gw.throughput(), false, limits{})
+		rep.add(name, "throughput", rpsUnit, single(s.proxy.throughput(), 0, s.gw.throughput()), false, limits{})
 	}
 	rep.notes = append(rep.notes, fmt.Sprintf("Redis Cluster / one node, gateway: p50 %s, p99 %s, CPU/request %s, "+
 		"throughput %s (the redis-cluster rows).",

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 )
@@ -20,62 +21,135 @@ type report struct {
 	plain, streamed string
 }
 
-// row is one measured figure of the servers. pv, bv and gv are the raw values (ms, µs,
-// req/s, KiB) of the proxy, the peer and the gateway; bv and peer are empty without a peer.
+// row is one measured figure of the servers. pv, bv and gv are the values (ms, µs, req/s,
+// KiB) of the proxy, the peer and the gateway, the median over the rounds; bv and peer are
+// empty without a peer. The cells show the median and, over more than one round, the range.
 type row struct {
 	scenario, metric     string
 	proxy, peer, gateway string
 	pv, bv, gv           float64
 	ratio, peerRatio     string // gateway / proxy, gateway / peer
 	target               string // empty: for information
-	holds                string
+	holds                string // "yes" only when the target held in every round
 }
+
+// figure is one measured quantity of the servers, a value per round each: p the proxy's, b
+// the peer's (ignored without a peer), g the gateway's, all of the same length.
+type figure struct{ p, b, g []float64 }
+
+// single is the figure of one measurement.
+func single(p, b, g float64) figure { return figure{[]float64{p}, []float64{b}, []float64{g}} }
 
 // limits are a row's targets: the gateway's value at most (or, for a throughput, at least)
 // proxy times the proxy's and peer times the peer's; 0 is no target.
 type limits struct{ proxy, peer float64 }
 
-// unit formats a raw value; atLeast marks a figure where more is better (a throughput).
+// unit formats a value: num its number, suffix its unit; atLeast marks a figure where more
+// is better (a throughput).
 type unit struct {
-	format  string
-	atLeast bool
+	num, suffix string
+	atLeast     bool
 }
 
 var (
-	msUnit  = unit{format: "%.2f ms"}
-	cpuUnit = unit{format: "%.0f µs"}
-	rpsUnit = unit{format: "%.0f req/s", atLeast: true}
-	kibUnit = unit{format: "%.1f KiB"}
+	msUnit  = unit{num: "%.2f", suffix: " ms"}
+	cpuUnit = unit{num: "%.0f", suffix: " µs"}
+	rpsUnit = unit{num: "%.0f", suffix: " req/s", atLeast: true}
+	kibUnit = unit{num: "%.1f", suffix: " KiB"}
 )
 
-// add adds a row of the three values (b, the peer's, only if peered) against lim.
-func (r *report) add(scenario, metric string, u unit, p, b, g float64, peered bool, lim limits) {
-	rw := row{scenario: scenario, metric: metric, proxy: fmt.Sprintf(u.format, p), gateway: fmt.Sprintf(u.format, g),
-		pv: p, gv: g, ratio: ratioString(p, g)}
+// cell is vs as a table cell: the median with its unit, then the range over the rounds
+// when there is more than one: "2.11 ms (1.98–2.30)".
+func (u unit) cell(vs []float64) string { return spread(vs, u.num, u.suffix) }
+
+// spread formats the median of vs with num and suffix, and "(min–max)" after it when vs
+// has more than one value.
+func spread(vs []float64, num, suffix string) string {
+	if len(vs) == 0 {
+		return "n/a"
+	}
+	s := fmt.Sprintf(num, median(vs)) + suffix
+	if len(vs) > 1 {
+		s += fmt.Sprintf(" ("+num+"–"+num+")", slices.Min(vs), slices.Max(vs))
+	}
+	return s
+}
+
+// median is the middle value of vs (the mean of the two middle ones for an even count); 0
+// for none.
+func median(vs []float64) float64 {
+	if len(vs) == 0 {
+		return 0
+	}
+	s := slices.Sorted(slices.Values(vs))
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// ratios is g / ref round by round, as a spread; n/a when a reference is not positive.
+func ratios(ref, g []float64) string {
+	var rs []float64
+	for i := range g {
+		if i >= len(ref) || ref[i] <= 0 {
+			return "n/a"
+		}
+		rs = append(rs, g[i]/ref[i])
+	}
+	return spread(rs, "%.2f", "x")
+}
+
+// add adds the row of figure f (its peer's values only if peered) against lim: it holds
+// when the targets hold in every round.
+func (r *report) add(scenario, metric string, u unit, f figure, peered bool, lim limits) {
+	rw := row{scenario: scenario, metric: metric, proxy: u.cell(f.p), gateway: u.cell(f.g),
+		pv: median(f.p), gv: median(f.g), ratio: ratios(f.p, f.g)}
 	if peered {
-		rw.peer, rw.bv, rw.peerRatio = fmt.Sprintf(u.format, b), b, ratioString(b, g)
+		rw.peer, rw.bv, rw.peerRatio = u.cell(f.b), median(f.b), ratios(f.b, f.g)
 	}
 	op := "<="
 	if u.atLeast {
 		op = ">="
 	}
 	var targets []string
-	ok := true
-	check := func(limit, ref float64, name string) {
-		if limit <= 0 {
-			return
+	if lim.proxy > 0 {
+		targets = append(targets, fmt.Sprintf("%s %gx proxy", op, lim.proxy))
+	}
+	if peered && lim.peer > 0 {
+		targets = append(targets, fmt.Sprintf("%s %gx %s", op, lim.peer, r.peer))
+	}
+	if len(targets) == 0 {
+		r.rows = append(r.rows, rw)
+		return
+	}
+	within := func(limit, ref, g float64) bool {
+		return limit <= 0 || ref > 0 && (u.atLeast && g >= limit*ref || !u.atLeast && g <= limit*ref)
+	}
+	held := 0
+	for i, g := range f.g {
+		ok := i < len(f.p) && within(lim.proxy, f.p[i], g)
+		if peered && lim.peer > 0 {
+			ok = ok && i < len(f.b) && within(lim.peer, f.b[i], g)
 		}
-		targets = append(targets, fmt.Sprintf("%s %gx %s", op, limit, name))
-		ok = ok && ref > 0 && (u.atLeast && g >= limit*ref || !u.atLeast && g <= limit*ref)
+		if ok {
+			held++
+		}
 	}
-	check(lim.proxy, p, "proxy")
-	if peered {
-		check(lim.peer, b, r.peer)
-	}
-	if len(targets) > 0 {
-		rw.target, rw.holds = strings.Join(targets, ", "), yesNo(ok)
-	}
+	rw.target, rw.holds = strings.Join(targets, ", "), verdict(held, len(f.g))
 	r.rows = append(r.rows, rw)
+}
+
+// verdict is a row's holds cell: "yes" when its target held in each of n rounds, "**no**"
+// otherwise, with how many rounds it held in when there was more than one.
+func verdict(held, n int) string {
+	switch {
+	case held == n && n > 0:
+		return "yes"
+	case n > 1:
+		return fmt.Sprintf("**no** (held in %d of %d rounds)", held, n)
+	}
+	return "**no**"
 }
 
 func newReport(o options) *report {
@@ -88,10 +162,14 @@ func newReport(o options) *report {
 		fmt.Sprintf("Run %s on %s: %s/%s, %d CPUs (%s), %s; %s.",
 			time.Now().UTC().Format("2006-01-02 15:04 MST"), host, runtime.GOOS, runtime.GOARCH,
 			runtime.NumCPU(), cpuModel(), runtime.Version(), mode),
-		fmt.Sprintf("Each load runs %s per server (after a warm-up, in halves: proxy, [Bifrost,] gateway, gateway, [Bifrost,] proxy). "+
+		fmt.Sprintf("Each load runs %s per server (after a warm-up), in %d alternating rounds of %s each, the servers' order "+
+			"rotating from round to round (proxy, [Bifrost,] gateway; then [Bifrost,] gateway, proxy; ...). Each cell is the "+
+			"median over the rounds with their range in parentheses, each ratio the median of the rounds' ratios; a target "+
+			"holds only when it holds in every round. "+
 			"Mock answer: `%s` (20 text chunks), sent at once. Ratios are gateway / proxy (and / Bifrost); latencies are "+
 			"measured from each request's scheduled time (open loop); CPU/request is the server process's own "+
-			"user+system time (/proc/<pid>/stat) over its measured load divided by the requests it completed.", o.duration, script),
+			"user+system time (/proc/<pid>/stat) over its measured load divided by the requests it completed.",
+			o.duration, o.rounds, (o.duration / time.Duration(max(o.rounds, 1))).Round(time.Millisecond), script),
 	}}
 }
 
@@ -113,11 +191,13 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 
 // ratio adds a latency row of the proxy and the gateway; limit 0 means for information.
 func (r *report) ratio(scenario, metric string, p, g time.Duration, limit float64) {
-	r.add(scenario, metric, msUnit, ms(p), 0, ms(g), false, limits{proxy: limit})
+	r.add(scenario, metric, msUnit, single(ms(p), 0, ms(g)), false, limits{proxy: limit})
 }
 
-// runs notes how many requests a scenario sent to each server and how many failed.
-func (r *report) runs(scenario string, t trio) {
+// runs notes how many requests a scenario sent to each server and how many failed, over
+// its rounds ts.
+func (r *report) runs(scenario string, ts ...trio) {
+	t := merged(ts)
 	line := scenario + ":"
 	for i, x := range t.each() {
 		sep := ";"
@@ -136,6 +216,7 @@ func (r *report) runs(scenario string, t trio) {
 	r.notes = append(r.notes, line)
 }
 
+// ratioString is g / p, or n/a.
 func ratioString(p, g float64) string {
 	if p <= 0 {
 		return "n/a"
@@ -143,6 +224,7 @@ func ratioString(p, g float64) string {
 	return fmt.Sprintf("%.2fx", g/p)
 }
 
+// yesNo is a holds cell of one verdict.
 func yesNo(ok bool) string {
 	if ok {
 		return "yes"

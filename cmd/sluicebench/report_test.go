@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -40,11 +41,11 @@ func TestCPUPer(t *testing.T) {
 func TestAddPeer(t *testing.T) {
 	r := &report{peer: "Bifrost"}
 	lim := limits{proxy: 1.6, peer: 0.8}
-	r.add("plain", "CPU/request", cpuUnit, 200, 400, 300, true, lim) // 1.5x proxy, 0.75x peer
-	r.add("plain", "CPU/request", cpuUnit, 200, 400, 330, true, lim) // 1.65x proxy
-	r.add("plain", "CPU/request", cpuUnit, 200, 350, 300, true, lim) // 0.857x peer
-	r.add("plain", "CPU/request", cpuUnit, 200, 0, 300, false, lim)  // no peer: the proxy's target only
-	r.add("sat", "throughput", rpsUnit, 1000, 900, 800, true, limits{proxy: 0.7})
+	r.add("plain", "CPU/request", cpuUnit, single(200, 400, 300), true, lim) // 1.5x proxy, 0.75x peer
+	r.add("plain", "CPU/request", cpuUnit, single(200, 400, 330), true, lim) // 1.65x proxy
+	r.add("plain", "CPU/request", cpuUnit, single(200, 350, 300), true, lim) // 0.857x peer
+	r.add("plain", "CPU/request", cpuUnit, single(200, 0, 300), false, lim)  // no peer: the proxy's target only
+	r.add("sat", "throughput", rpsUnit, single(1000, 900, 800), true, limits{proxy: 0.7})
 	want := []struct{ ratio, peerRatio, target, holds string }{
 		{"1.50x", "0.75x", "<= 1.6x proxy, <= 0.8x Bifrost", "yes"},
 		{"1.65x", "0.82x", "<= 1.6x proxy, <= 0.8x Bifrost", "**no**"},
@@ -69,12 +70,12 @@ func TestAddPeer(t *testing.T) {
 func TestSideBySide(t *testing.T) {
 	r := &report{peer: "Bifrost", plain: "non-streamed 500/s", streamed: "streamed 300/s"}
 	tr := trio{peered: true}
-	r.add(r.plain, "p50", msUnit, 0.34, 0.55, 0.5, true, limits{})
-	r.add(r.plain, "p99", msUnit, 0.82, 0.94, 0.9, true, limits{})
-	r.add(r.plain, "CPU/request", cpuUnit, 219, 422, 300, true, limits{})
-	r.add(r.streamed, "first content p50", msUnit, 0.4, 0.71, 0.45, true, limits{})
-	r.add(r.streamed, "first content p99", msUnit, 0.93, 2.01, 1.1, true, limits{})
-	r.cpu(tr, r.streamed, limits{}) // not measured: no row
+	r.add(r.plain, "p50", msUnit, single(0.34, 0.55, 0.5), true, limits{})
+	r.add(r.plain, "p99", msUnit, single(0.82, 0.94, 0.9), true, limits{})
+	r.add(r.plain, "CPU/request", cpuUnit, single(219, 422, 300), true, limits{})
+	r.add(r.streamed, "first content p50", msUnit, single(0.4, 0.71, 0.45), true, limits{})
+	r.add(r.streamed, "first content p99", msUnit, single(0.93, 2.01, 1.1), true, limits{})
+	r.cpu([]trio{tr}, r.streamed, limits{}) // not measured: no row
 	var b strings.Builder
 	r.write(&b)
 	for _, line := range []string{
@@ -89,5 +90,88 @@ func TestSideBySide(t *testing.T) {
 	}
 	if i, j := strings.Index(b.String(), "| Bifrost |"), strings.Index(b.String(), "| **Sluice** |"); i > j {
 		t.Errorf("got Bifrost's line after Sluice's:\n%s", b.String())
+	}
+}
+
+// TestRotation checks the rounds' order of the servers: each round starts one server later,
+// so that over as many rounds as servers each one runs first, in the middle and last.
+func TestRotation(t *testing.T) {
+	s := []string{"proxy", "bifrost", "gateway"}
+	want := [][]string{
+		{"proxy", "bifrost", "gateway"},
+		{"bifrost", "gateway", "proxy"},
+		{"gateway", "proxy", "bifrost"},
+		{"proxy", "bifrost", "gateway"},
+	}
+	for r, w := range want {
+		if got := rotation(s, r); !slices.Equal(got, w) {
+			t.Errorf("round %d: got %v, want %v", r, got, w)
+		}
+	}
+	if got := s; !slices.Equal(got, want[0]) {
+		t.Errorf("rotation changed its argument: %v", got)
+	}
+	if got := rotation([]string{}, 2); len(got) != 0 {
+		t.Errorf("no servers: got %v", got)
+	}
+}
+
+// TestSpread checks a figure's cell over rounds: the median (the mean of the middle two for
+// an even count), then the range; one round is the value alone.
+func TestSpread(t *testing.T) {
+	for _, c := range []struct {
+		vs   []float64
+		u    unit
+		want string
+	}{
+		{[]float64{2.3, 1.98, 2.11}, msUnit, "2.11 ms (1.98–2.30)"},
+		{[]float64{400, 300, 350, 500}, cpuUnit, "375 µs (300–500)"},
+		{[]float64{2500}, rpsUnit, "2500 req/s"},
+		{nil, kibUnit, "n/a"},
+	} {
+		if got := c.u.cell(c.vs); got != c.want {
+			t.Errorf("cell(%v): got %q, want %q", c.vs, got, c.want)
+		}
+	}
+	if got, want := ratios([]float64{1, 2, 4}, []float64{1.5, 2, 2}), "1.00x (0.50–1.50)"; got != want {
+		t.Errorf("ratios: got %q, want %q", got, want)
+	}
+	if got := ratios([]float64{1, 0}, []float64{1, 1}); got != "n/a" {
+		t.Errorf("ratios with a zero reference: got %q, want n/a", got)
+	}
+}
+
+// TestHeldInEveryRound checks the verdict over rounds: a row whose median is within its
+// targets but that failed them in one round does not hold, and says in how many it held;
+// against the peer, each round compares that round's values.
+func TestHeldInEveryRound(t *testing.T) {
+	r := &report{peer: "Bifrost"}
+	lim := limits{proxy: 1.5, peer: 1}
+	// Medians: proxy 2, Bifrost 3, gateway 2.8: 1.4x the proxy and 0.93x Bifrost, within both.
+	r.add("plain", "p50", msUnit, figure{p: []float64{2, 2, 2}, b: []float64{3, 3, 3}, g: []float64{2.8, 2.7, 3.2}}, true, lim)
+	r.add("plain", "p50", msUnit, figure{p: []float64{2, 2, 2}, b: []float64{3, 3, 3}, g: []float64{2.8, 2.7, 2.9}}, true, lim)
+	// Round 2's Bifrost was fast: 2.7 > 1.0x 2.5 there, though the medians hold.
+	r.add("plain", "p50", msUnit, figure{p: []float64{2, 2, 2}, b: []float64{3, 2.5, 3}, g: []float64{2.8, 2.7, 2.9}}, true, lim)
+	// A throughput: at least, in every round; none held.
+	r.add("sat", "throughput", rpsUnit, figure{p: []float64{1000, 1000}, g: []float64{600, 650}}, false, limits{proxy: 0.7})
+	for i, want := range []string{"**no** (held in 2 of 3 rounds)", "yes", "**no** (held in 2 of 3 rounds)", "**no** (held in 0 of 2 rounds)"} {
+		if got := r.rows[i].holds; got != want {
+			t.Errorf("row %d: got %q, want %q", i, got, want)
+		}
+	}
+	if got, want := r.rows[0].gateway, "2.80 ms (2.70–3.20)"; got != want {
+		t.Errorf("got gateway cell %q, want %q", got, want)
+	}
+	if got, want := r.rows[0].gv, 2.8; got != want {
+		t.Errorf("got median %v, want %v", got, want)
+	}
+	if got, want := r.rows[2].peerRatio, "0.97x (0.93–1.08)"; got != want {
+		t.Errorf("got peer ratio %q, want %q", got, want)
+	}
+	if got, want := verdict(1, 1), "yes"; got != want {
+		t.Errorf("one round held: got %q", got)
+	}
+	if got, want := verdict(0, 1), "**no**"; got != want {
+		t.Errorf("one round failed: got %q", got)
 	}
 }

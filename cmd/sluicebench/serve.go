@@ -328,9 +328,10 @@ type proc struct {
 	stop  func() error
 }
 
-// spawn starts this binary with -serve kind in a child process, its stderr appended to a log
-// file in dir, and waits for its address. A gateway with redisURL keeps its state there.
-func spawn(kind, upstream, redisURL, dir, profile string) (*proc, error) {
+// spawn starts this binary with -serve kind in a child process, pinned by pn (a server to the
+// servers' core, the mock to the others), its stderr appended to a log file in dir, and waits
+// for its address. A gateway with redisURL keeps its state there.
+func spawn(kind, upstream, redisURL, dir, profile string, pn pinning) (*proc, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -363,7 +364,7 @@ func spawn(kind, upstream, redisURL, dir, profile string) (*proc, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
+	if err := pn.start(cmd, kind != "mock"); err != nil {
 		return nil, err
 	}
 	waited := make(chan error, 1)
@@ -453,15 +454,15 @@ func (c *cluster) targets() []*proc {
 }
 
 // start starts the servers, in child processes unless inproc, and the peer when pe names
-// its binary. profile, if set, is where the gateway writes its CPU profile.
-func start(ctx context.Context, inproc bool, dir, profile string, pe peerEnv) (*cluster, error) {
+// its binary, pinned by pn. profile, if set, is where the gateway writes its CPU profile.
+func start(ctx context.Context, inproc bool, dir, profile string, pe peerEnv, pn pinning) (*cluster, error) {
 	c := &cluster{}
 	var err error
 	launch := func(kind, upstream, profile string) (*proc, error) {
 		if inproc {
 			return inProcess(ctx, kind, upstream, "")
 		}
-		return spawn(kind, upstream, "", dir, profile)
+		return spawn(kind, upstream, "", dir, profile, pn)
 	}
 	if c.mock, err = launch("mock", "", ""); err != nil {
 		return nil, err
@@ -475,7 +476,7 @@ func start(ctx context.Context, inproc bool, dir, profile string, pe peerEnv) (*
 		return nil, err
 	}
 	if pe.bin != "" {
-		if c.peer, err = spawnBifrost(ctx, pe, c.mock.url, dir); err != nil {
+		if c.peer, err = spawnBifrost(ctx, pe, c.mock.url, dir, pn); err != nil {
 			c.stop()
 			return nil, err
 		}

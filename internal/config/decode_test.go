@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 const providers = `
@@ -81,14 +82,14 @@ func TestDefaults(t *testing.T) {
 		want := &Config{
 			Listen:            "127.0.0.1:8080",
 			Redis:             Redis{OnFailure: "open", Timeout: millis(250), Spool: 10_000},
-			Limits:            Limits{MaxBodyBytes: 10485760, BodyTimeout: seconds(30)},
+			Limits:            Limits{MaxBodyBytes: 10485760, BodyTimeout: seconds(30), MaxUploadBytes: 25 << 20},
 			HeartbeatInterval: seconds(10),
 			Redaction:         Redaction{WindowBytes: 128, MaxMatchBytes: 4096, MaxRunBytes: 4096},
 			Runs:              Runs{MaxRounds: 128, FlushInterval: millis(50), TTL: seconds(86400)},
 			Telemetry:         Telemetry{Prometheus: true},
 			Cache:             CacheStore{MemoryBytes: 64 << 20, Lease: seconds(3)},
 			Responses:         ResponsesStore{MemoryBytes: 64 << 20},
-			Logs:              Logs{Retention: seconds(30 * 86400), Capture: "metadata", Queue: 10_000, MaxContentBytes: 32 << 10},
+			Logs:              Logs{Retention: seconds(30 * 86400), RollupRetention: seconds(400 * 86400), ContentRetention: seconds(7 * 86400), Capture: "metadata", Queue: 10_000, MaxContentBytes: 32 << 10},
 		}
 		if !reflect.DeepEqual(c, want) {
 			t.Errorf("%q: got %+v, want %+v", src, c, want)
@@ -179,11 +180,23 @@ func TestElementErrors(t *testing.T) {
 		{"zero weight", "{group: [sim/a, sim/b], weights: [1, 0]}", "models.d.targets[0]: weights must be positive"},
 		{"weights on target", "{target: sim/a, weights: [1]}", "models.d.targets[0]: weights apply to a group only"},
 		{"empty group", "{group: []}", "models.d.targets[0]: want a target or a non-empty group"},
+		{"route on target", "{target: sim/a, route: latency}", "models.d.targets[0]: route and max_ttft apply to a group only"},
+		{"unknown route", "{group: [sim/a, sim/b], route: fastest}", `models.d.targets[0].route: want weighted, latency, least_busy or cost, got "fastest"`},
+		{"weights with route", "{group: [sim/a, sim/b], weights: [2, 1], route: latency}", "models.d.targets[0]: weights apply to route: weighted only"},
+		{"max_ttft without cost", "{group: [sim/a, sim/b], route: latency, max_ttft: 1s}", "models.d.targets[0].max_ttft: a positive duration, for route: cost only"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			checkErr(t, providers+"models:\n  d:\n    - "+tt.elem+"\n", "config.yaml:7: "+tt.want)
 		})
+	}
+}
+
+// A group's route and max_ttft are kept as written (issue 49).
+func TestElementRoute(t *testing.T) {
+	c := mustParse(t, providers+"models:\n  d:\n    - {group: [sim/a, sim/b], route: cost, max_ttft: 800ms}\n", env())
+	if e := c.Models["d"].Targets[0]; e.Route != "cost" || e.MaxTTFT.Std() != 800*time.Millisecond {
+		t.Errorf("got route %q, max_ttft %v; want cost, 800ms", e.Route, e.MaxTTFT)
 	}
 }
 

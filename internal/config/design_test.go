@@ -31,7 +31,7 @@ func TestDesignExample(t *testing.T) {
 	check("admin token", c.Auth.AdminToken, "admin-secret")
 	check("redis", c.Redis, Redis{URL: "redis://127.0.0.1:6379/0", OnFailure: "open", Timeout: millis(250), Spool: 10_000})
 	check("heartbeat", c.HeartbeatInterval.Std(), 10*time.Second)
-	check("limits", c.Limits, Limits{MaxBodyBytes: 10485760, BodyTimeout: seconds(30)})
+	check("limits", c.Limits, Limits{MaxBodyBytes: 10485760, BodyTimeout: seconds(30), MaxUploadBytes: 25 << 20})
 
 	check("openai", c.Providers["openai"], Provider{Kind: "openai", API: "chat",
 		BaseURL: "https://api.openai.com/v1", APIKey: "sk-openai", StreamOptions: true, Stream: true})

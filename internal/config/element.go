@@ -53,6 +53,8 @@ type elementYAML struct {
 	Retries        *int             `yaml:"retries"`
 	Upstream       string           `yaml:"upstream"`
 	EmbeddingModel string           `yaml:"embedding_model"`
+	Route          string           `yaml:"route"`
+	MaxTTFT        Duration         `yaml:"max_ttft"`
 }
 
 func (e *Element) decodeNode(d *decoder, n *yaml.Node, path string) {
@@ -73,7 +75,9 @@ func (e *Element) decodeNode(d *decoder, n *yaml.Node, path string) {
 	if len(d.errs) > errs {
 		return
 	}
-	*e = Element{EmbeddingModel: y.EmbeddingModel, over: y.Timeouts, retries: y.Retries, upstream: y.Upstream}
+	*e = Element{EmbeddingModel: y.EmbeddingModel, over: y.Timeouts, retries: y.Retries, upstream: y.Upstream,
+		Route: y.Route, MaxTTFT: y.MaxTTFT}
+	route(d, n.Line, path, &y)
 	switch {
 	case y.Target != "" && y.Group != nil:
 		d.errorf(n.Line, "%s: set either target or group, not both", path)
@@ -101,5 +105,21 @@ func (e *Element) decodeNode(d *decoder, n *yaml.Node, path string) {
 		}
 	default:
 		d.errorf(n.Line, "%s: want a target or a non-empty group", path)
+	}
+}
+
+// route checks an element's route and max_ttft (issue 49): a group's, one of the four;
+// weights only for weighted, max_ttft only for cost.
+func route(d *decoder, line int, path string, y *elementYAML) {
+	switch {
+	case y.Route == "" && y.MaxTTFT == 0:
+	case y.Group == nil:
+		d.errorf(line, "%s: route and max_ttft apply to a group only", path)
+	case !oneOf(y.Route, "", "weighted", "latency", "least_busy", "cost"):
+		d.errorf(line, "%s.route: want weighted, latency, least_busy or cost, got %q", path, y.Route)
+	case y.Weights != nil && !oneOf(y.Route, "", "weighted"):
+		d.errorf(line, "%s: weights apply to route: weighted only", path)
+	case y.MaxTTFT < 0 || (y.MaxTTFT > 0 && y.Route != "cost"):
+		d.errorf(line, "%s.max_ttft: a positive duration, for route: cost only", path)
 	}
 }

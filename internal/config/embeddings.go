@@ -3,20 +3,27 @@ package config
 import "fmt"
 
 // PlainSection is a section of aliases of a plain endpoint (issue 48): its key, the path its
-// targets serve it on, its aliases, and which kinds serve it (Kind's field).
+// targets serve it on, its aliases, and which kinds serve it (Kind's field). Also are the
+// other paths its aliases serve (images: images/edits), by the same kinds.
 type PlainSection struct {
 	Name, Path string
 	Aliases    map[string]Embedding
 	serves     func(Kind) func(Provider) bool
+	Also       []string
 }
+
+// Paths are the paths the section's aliases serve: Path, then Also.
+func (s PlainSection) Paths() []string { return append([]string{s.Path}, s.Also...) }
 
 // Plain returns the sections of the plain endpoints, embeddings first. The maps are c's.
 func (c *Config) Plain() []PlainSection {
 	return []PlainSection{
-		{"embeddings", "embeddings", c.Embeddings, func(k Kind) func(Provider) bool { return k.Embeddings }},
-		{"moderations", "moderations", c.Moderations, func(k Kind) func(Provider) bool { return k.Moderations }},
-		{"images", "images/generations", c.Images, func(k Kind) func(Provider) bool { return k.Images }},
-		{"rerank", "rerank", c.Rerank, func(k Kind) func(Provider) bool { return k.Rerank }},
+		{"embeddings", "embeddings", c.Embeddings, func(k Kind) func(Provider) bool { return k.Embeddings }, nil},
+		{"moderations", "moderations", c.Moderations, func(k Kind) func(Provider) bool { return k.Moderations }, nil},
+		{"images", "images/generations", c.Images, func(k Kind) func(Provider) bool { return k.Images }, []string{"images/edits"}},
+		{"rerank", "rerank", c.Rerank, func(k Kind) func(Provider) bool { return k.Rerank }, nil},
+		{"transcriptions", "audio/transcriptions", c.Transcriptions, func(k Kind) func(Provider) bool { return k.Audio }, nil},
+		{"speech", "audio/speech", c.Speech, func(k Kind) func(Provider) bool { return k.Audio }, nil},
 	}
 }
 
@@ -34,6 +41,19 @@ func (v *validator) served(c *Config, s PlainSection, path string, es []Element)
 			prov, _, ok := SplitTarget(t)
 			if pr, known := c.Providers[prov]; ok && known && !s.Serves(pr) {
 				v.errorf(fmt.Sprintf("%s.targets[%d]", path, i), "target %q: provider %q does not serve %s", t, prov, s.Name)
+			}
+		}
+	}
+}
+
+// chatServed checks that every target of a chat alias is of a provider whose kind serves
+// chat (Kind.NoChat: a reranker's API does not).
+func (v *validator) chatServed(c *Config, path string, es []Element) {
+	for i, e := range es {
+		for _, t := range e.Targets {
+			prov, _, _ := SplitTarget(t)
+			if k, _ := kindOf(c.Providers[prov].Kind); k.NoChat {
+				v.errorf(fmt.Sprintf("%s.targets[%d]", path, i), "target %q: provider %q of kind %s serves no chat, only its plain endpoints (rerank, embeddings)", t, prov, k.Name)
 			}
 		}
 	}

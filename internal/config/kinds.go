@@ -39,16 +39,22 @@ type Kind struct {
 	// Moderations, Images and Rerank report whether a provider of the kind serves OpenAI's
 	// /moderations, /images/generations, and the Cohere/Jina /rerank (issue 48); nil: never.
 	Moderations, Images, Rerank func(p Provider) bool
+	// Audio reports whether a provider of the kind serves OpenAI's /audio/transcriptions and
+	// /audio/speech (issue 48); nil: never. Image edits go with Images.
+	Audio func(p Provider) bool
+	// NoChat: the kind serves its plain endpoints only (a reranker's API), and a chat
+	// alias's target of it is an error.
+	NoChat bool
 }
 
 // kinds is the table of provider kinds, in the order errors list them.
 var kinds = []Kind{
 	{Name: "openai", BaseURL: "https://api.openai.com/v1", APIs: chatAPIs, APIWant: chatWant, NeedsKey: true,
-		Embeddings: always, Moderations: always, Images: always},
+		Embeddings: always, Moderations: always, Images: always, Audio: always},
 	// A reranker (vLLM, Infinity, a Cohere or Jina compatible server) is one too: its base_url
 	// is where its /rerank is.
 	{Name: "openai-compatible", APIs: chatAPIs, APIWant: chatWant, Embeddings: always,
-		Moderations: always, Images: always, Rerank: always,
+		Moderations: always, Images: always, Rerank: always, Audio: always,
 		Check: func(p Provider, bad func(key, msg string)) {
 			if p.BaseURL == "" {
 				bad("", "kind openai-compatible needs a base_url")
@@ -94,12 +100,17 @@ var kinds = []Kind{
 	{Name: "sim", APIs: []string{"", "chat", "responses", "anthropic"},
 		APIWant: "chat, responses or anthropic (the wire the simulation speaks)",
 		// A simulation speaking anthropic has no embeddings endpoint.
-		Embeddings: notAnthropic, Moderations: notAnthropic, Images: notAnthropic, Rerank: notAnthropic,
+		Embeddings: notAnthropic, Moderations: notAnthropic, Images: notAnthropic, Rerank: notAnthropic, Audio: notAnthropic,
 		Check: func(p Provider, bad func(key, msg string)) {
 			if p.BaseURL != "" {
 				bad("base_url", "kind sim has no base_url")
 			}
 		}},
+	// The APIs of rerankers and embedders, which serve no chat (issue 48); their wires are
+	// the routes of provider/cohere, provider/jina and provider/voyage.
+	{Name: "cohere", BaseURL: "https://api.cohere.com", NeedsKey: true, NoChat: true, Rerank: always, Embeddings: always},
+	{Name: "jina", BaseURL: "https://api.jina.ai/v1", NeedsKey: true, NoChat: true, Rerank: always},
+	{Name: "voyage", BaseURL: "https://api.voyageai.com/v1", NeedsKey: true, NoChat: true, Rerank: always, Embeddings: always},
 }
 
 var (
@@ -116,7 +127,7 @@ func notAnthropic(p Provider) bool { return p.API != "anthropic" }
 const noAPI = "applies to kinds openai, openai-compatible and sim only"
 
 // noEmbeddings is the error for an embeddings target whose provider serves none.
-const noEmbeddings = "(want kind openai, openai-compatible, or sim not speaking anthropic)"
+const noEmbeddings = "(want kind openai, openai-compatible, cohere, voyage, or sim not speaking anthropic)"
 
 // KindNames returns the provider kinds' names, in the table's order.
 func KindNames() []string {
@@ -136,7 +147,7 @@ func kindOf(name string) (Kind, bool) {
 	return kinds[i], true
 }
 
-// kindList names the provider kinds, for errors: "openai, ..., azure or sim".
+// kindList names the provider kinds, for errors: "openai, ..., sim, cohere, jina or voyage".
 func kindList() string {
 	names := KindNames()
 	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]

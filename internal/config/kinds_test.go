@@ -40,7 +40,7 @@ providers:
 			t.Errorf("%s: got base_url %q, api %q; want %q, %q", tt.name, p.BaseURL, p.API, tt.baseURL, tt.api)
 		}
 	}
-	if got, want := kindList(), "openai, openai-compatible, anthropic, bedrock, gemini, vertex, azure or sim"; got != want {
+	if got, want := kindList(), "openai, openai-compatible, anthropic, bedrock, gemini, vertex, azure, sim, cohere, jina or voyage"; got != want {
 		t.Errorf("got kind list %q, want %q", got, want)
 	}
 }

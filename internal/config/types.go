@@ -27,11 +27,14 @@ type Config struct {
 	Moderations       map[string]Embedding `yaml:"moderations"` // plain endpoints (issue 48): Plain
 	Images            map[string]Embedding `yaml:"images"`
 	Rerank            map[string]Embedding `yaml:"rerank"`
+	Transcriptions    map[string]Embedding `yaml:"transcriptions"` // audio (issue 48): Plain
+	Speech            map[string]Embedding `yaml:"speech"`
 	Telemetry         Telemetry            `yaml:"telemetry"`
 	Cache             CacheStore           `yaml:"cache"`     // the response cache's store (cache.go)
 	Responses         ResponsesStore       `yaml:"responses"` // the stored responses' store (cache.go)
 	Logs              Logs                 `yaml:"logs"`      // the request log
 	Console           Console              `yaml:"console"`   // its sign-in (console.go)
+	Files             Files                `yaml:"files"`     // files and batches (files.go)
 
 	// Warnings are the problems that did not stop loading (a provider left out for want of a
 	// key, an alias left with no target). They never contain a secret.
@@ -44,6 +47,7 @@ func (c *Config) setDefaults() {
 	c.Redis.Timeout = millis(250)
 	c.Redis.Spool = 10_000
 	c.Limits.MaxBodyBytes = 10 << 20
+	c.Limits.MaxUploadBytes = 25 << 20
 	c.Limits.BodyTimeout = seconds(30)
 	c.HeartbeatInterval = seconds(10)
 	c.Redaction.WindowBytes = 128
@@ -53,7 +57,8 @@ func (c *Config) setDefaults() {
 	c.Telemetry.Prometheus = true
 	c.Cache = CacheStore{MemoryBytes: 64 << 20, Lease: seconds(3)}
 	c.Responses = ResponsesStore{MemoryBytes: 64 << 20}
-	c.Logs = Logs{Retention: seconds(30 * 24 * 3600), Capture: "metadata", Queue: 10_000, MaxContentBytes: 32 << 10}
+	c.Logs = Logs{Retention: seconds(30 * 24 * 3600), RollupRetention: seconds(400 * 24 * 3600), ContentRetention: seconds(7 * 24 * 3600),
+		Capture: "metadata", Queue: 10_000, MaxContentBytes: 32 << 10}
 }
 
 // Logs is the request log (DESIGN §7): one record per request of the route table, written
@@ -64,6 +69,12 @@ type Logs struct {
 	URL string `yaml:"url"`
 	// Retention is how long records stay (default 30d): PostgreSQL drops whole days.
 	Retention Duration `yaml:"retention"`
+	// RollupRetention is how long the hourly usage rollups stay (default 400d), longer than
+	// the records: /admin/usage reads them (issue 50).
+	RollupRetention Duration `yaml:"rollup_retention"`
+	// ContentRetention is how long captured content stays (default 7d): past it a record
+	// keeps its metadata until Retention, its content emptied (issue 50).
+	ContentRetention Duration `yaml:"content_retention"`
 	// Capture is what a record keeps unless its alias or key says otherwise: metadata
 	// (default) | content (the messages and the answer, after redaction).
 	Capture string `yaml:"capture"`
@@ -150,6 +161,10 @@ type Limits struct {
 	// BodyTimeout is how long a client may take to send a whole request body (default 30s):
 	// a slower one is cut with 408, so a trickling body cannot hold a handler for ever.
 	BodyTimeout Duration `yaml:"body_timeout"`
+	// MaxUploadBytes bounds a multipart upload (an audio transcription's, an image edit's;
+	// default 25 MB, OpenAI's for audio): its files are spooled to a temporary file, never
+	// held in memory. A larger body is refused with 413.
+	MaxUploadBytes int64 `yaml:"max_upload_bytes"`
 }
 
 // Provider says how to reach one upstream.
@@ -256,6 +271,12 @@ type Alias struct {
 	// by weight per request. Empty in the file: conversation for an alias with a group or
 	// named claude-* or gpt-* (agent aliases), off otherwise, resolved at load (issue 46).
 	Affinity string `yaml:"affinity"`
+	// Batch: emulate serves /v1/files and /v1/batches for the alias from the gateway itself
+	// (targets without a batch API: openai-compatible, sim): each line runs through the
+	// normal chain as a request of the batch's key, at most BatchRate lines a second across
+	// the fleet (default 10; docs/files-batches.md, issue 48). "": no emulated batches.
+	Batch     string `yaml:"batch"`
+	BatchRate int    `yaml:"batch_rate"`
 }
 
 // AffinityOn reports whether the alias keeps conversations on their group member.
@@ -287,6 +308,11 @@ type Element struct {
 	// EmbeddingModel is the model name a target serves when its own name differs (an Azure
 	// deployment); embeddings only.
 	EmbeddingModel string
+	// Route is how a group picks its member: weighted ("", the default), latency,
+	// least_busy or cost (issue 49; chat aliases only). MaxTTFT bounds the first-token p95
+	// of the members route: cost may pick (0: none).
+	Route   string
+	MaxTTFT Duration
 
 	over     timeoutsOverride
 	retries  *int
@@ -400,6 +426,8 @@ type Price struct {
 	CacheWrite1h *float64 `yaml:"cache_write_1h"`
 	// Unit is USD per billed unit: an image generated, a rerank's search unit (issue 48).
 	Unit float64 `yaml:"unit"`
+	// Batch is the fraction of the price a batch's results pay (absent: 0.5, issue 48).
+	Batch float64 `yaml:"batch"`
 }
 
 // Tool is a server-side tool: exactly one of HTTP, MCP and Sim is set.

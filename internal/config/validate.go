@@ -68,6 +68,7 @@ func (v *validator) config(c *Config) {
 	}
 	v.positive("heartbeat_interval", int64(c.HeartbeatInterval))
 	v.positive("limits.max_body_bytes", c.Limits.MaxBodyBytes)
+	v.positive("limits.max_upload_bytes", c.Limits.MaxUploadBytes)
 	v.positive("limits.body_timeout", int64(c.Limits.BodyTimeout))
 	if !oneOf(c.Redis.OnFailure, "open", "closed") {
 		v.errorf("redis.on_failure", "want open or closed, got %q", c.Redis.OnFailure)
@@ -182,12 +183,16 @@ func (v *validator) alias(c *Config, path, name string, a Alias) {
 		}
 	}
 	v.chain(c, path, name, a.Targets, false)
+	v.chatServed(c, path, a.Targets)
 	v.nonNegative(path+".retries", int64(a.Retries))
 	if !oneOf(a.OnMidstreamFailure, "fail", "restart") {
 		v.errorf(path+".on_midstream_failure", "want fail or restart, got %q", a.OnMidstreamFailure)
 	}
 	if !oneOf(a.Upstream, "stream", "plain") {
 		v.errorf(path+".upstream", "want stream or plain, got %q", a.Upstream)
+	}
+	if !oneOf(a.Batch, "", "emulate") || a.BatchRate < 0 {
+		v.errorf(path+".batch", "want emulate (with batch_rate >= 0), got %q (batch_rate %d)", a.Batch, a.BatchRate)
 	}
 	if !oneOf(a.HostedTools, "drop", "refuse") {
 		v.errorf(path+".hosted_tools", "want drop or refuse, got %q", a.HostedTools)
@@ -233,6 +238,9 @@ func (v *validator) chain(c *Config, path, name string, es []Element, embeddings
 			v.errorf(p+".upstream", "upstream applies to chat aliases only")
 		case !oneOf(e.upstream, "", "stream", "plain"):
 			v.errorf(p+".upstream", "want stream or plain, got %q", e.upstream)
+		}
+		if embeddings && e.Route != "" {
+			v.errorf(p+".route", "route applies to chat aliases only")
 		}
 		for _, t := range e.Targets {
 			prov, _, ok := SplitTarget(t)
@@ -398,6 +406,8 @@ func (v *validator) logs(c *Config) {
 		}
 	}
 	v.positive("logs.retention", int64(l.Retention))
+	v.positive("logs.rollup_retention", int64(l.RollupRetention))
+	v.positive("logs.content_retention", int64(l.ContentRetention))
 	v.positive("logs.queue", int64(l.Queue))
 	v.positive("logs.max_content_bytes", int64(l.MaxContentBytes))
 	if !oneOf(l.Capture, "metadata", "content") {

@@ -3,6 +3,7 @@ package dialect
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -38,6 +39,13 @@ const (
 	// Kept reads or deletes what a wire keeps for the caller's key (a stored response:
 	// API.Kept answers it).
 	Kept
+	// Object is a call of a target's stored-object API (files, batches: llm.ObjectHost),
+	// passed through by the server's Options.Objects (package objects), which admits it.
+	Object
+	// Media is a plain call (speech, transcriptions, image edits: issue 48) whose answer is
+	// passed through as it comes, with its media type (turn.Pass); its request is JSON, or
+	// multipart read by the wire itself (API.Streamed).
+	Media
 	// Realtime is a Realtime session over a WebSocket (issue 48): admitted once at connect,
 	// then served by package live.
 	Realtime
@@ -45,7 +53,11 @@ const (
 
 // Models reports whether a request of op names a model and is admitted (keys' model access,
 // rate limits, guardrails, budget) once decoded.
-func (op Op) Models() bool { return op >= Call && op <= Run || op == Realtime }
+func (op Op) Models() bool { return op >= Call && op <= Run || op == Media || op == Realtime }
+
+// Plain reports whether op is a plain call: served by its wire's own aliases (API.Upstream),
+// its input neither redacted nor screened, no answer tokens estimated.
+func (op Op) Plain() bool { return op == Embed || op == Media }
 
 // Route is one method and path of a wire. A path may hold a parameter (":chatId") or end in
 // "*"; a suffix inside a segment (Gemini's "{model}:generateContent") is the wire's decoder's
@@ -138,6 +150,9 @@ type Input struct {
 	// Record is the request's own id (its record's in the request log), unique where the
 	// X-Request-Id the client chose may not be (issue 47).
 	Record string
+	// Body is the request's body, unread, within its limits (its bytes, its time), for a wire
+	// that reads it itself (API.Streamed); nil for the others, whose body is read whole.
+	Body io.Reader
 }
 
 // Store keeps a wire's state between requests (the Responses API's stored responses), by
@@ -188,6 +203,10 @@ type Decoded struct {
 	// answer did not complete. nil: nothing to do.
 	Resume func(ctx context.Context) error
 	Keep   func(ctx context.Context, alias string) error
+	// Bill is what a Media request is billed for, read from its answer (nil when the answer
+	// was too large to keep: the request's own word then, as a speech's characters always);
+	// false: nothing known, the call is counted, not priced. nil: never priced.
+	Bill func(answer []byte) (llm.Usage, bool)
 }
 
 // Resumed runs d.Resume, if any.
@@ -240,6 +259,9 @@ type API struct {
 	// Usage reads an answer's usage (false: none, the call is counted, not priced).
 	Upstream string
 	Usage    func(answer []byte) (llm.Usage, bool)
+	// Streamed: the wire reads its requests' bodies itself from Input.Body (a multipart
+	// upload, its files spooled), the edge does not read them.
+	Streamed bool
 	// StreamType is the media type of a streamed answer given the request's query ("" or
 	// nil: text/event-stream).
 	StreamType func(query func(name string) string) string
@@ -289,4 +311,14 @@ func (a *API) Read(body []byte, in Input) (*Decoded, error) {
 		d.Req.KeySession(in.Header(llm.SessionHeader))
 	}
 	return d, err
+}
+
+// ObjectRoutes are the routes of a wire of stored objects (files, batches), all of op
+// Object: methodPaths are method and path, in pairs.
+func ObjectRoutes(methodPaths ...string) []Route {
+	rs := make([]Route, 0, len(methodPaths)/2)
+	for i := 0; i+1 < len(methodPaths); i += 2 {
+		rs = append(rs, Route{Method: methodPaths[i], Path: methodPaths[i+1], Op: Object})
+	}
+	return rs
 }

@@ -108,6 +108,21 @@ func (l *look) remembered(cands []int) int {
 	return -1
 }
 
+// claimed returns the index in cands of the member l's Get claimed for a new conversation,
+// -1 when it claimed none or it is no longer a candidate: a route that draws at random
+// then serves the conversation with the member it remembers.
+func (l *look) claimed(cands []int) int {
+	if l == nil || l.had != "" || l.pick == "" {
+		return -1
+	}
+	for j, i := range cands {
+		if l.el.Targets[i].Name == l.pick {
+			return j
+		}
+	}
+	return -1
+}
+
 // committed records affinity's outcome for an attempt on t that committed, and remembers t
 // for the conversation when the group's entry named another target or none.
 func (r *Run) committed(ctx context.Context, t *Target) {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math/rand/v2"
 	"net"
 	"strings"
 	"time"
@@ -43,6 +42,9 @@ type Target struct {
 	// (llm.Request.Plain) where the provider's wire has one, and Timeouts.FirstEvent bounds
 	// the response headers rather than the first event, which comes with the whole body.
 	Plain bool
+	// Price is what route: cost compares: the target's input plus output price per million
+	// tokens (0: not priced, taken as free).
+	Price float64
 }
 
 // Element is one step of a chain: a single target, or a weighted group of equivalent targets
@@ -53,6 +55,10 @@ type Element struct {
 	Targets []Target
 	// Weights has one positive weight per target; nil means equal weights.
 	Weights []int
+	// Route is how a member is picked (route.go); it needs the chain's Load, else weighted.
+	Route Route
+	// MaxTTFT bounds the first-token p95 of the members route: cost may pick (0: none).
+	MaxTTFT time.Duration
 }
 
 // Backoff is the wait between retries of one target: the n-th retry waits Base×2ⁿ (at most
@@ -99,6 +105,9 @@ type Chain struct {
 	// while it is not cooling, and a new conversation is placed by weight from its hash.
 	// nil: every request picks by weight.
 	Affinity Affinity
+	// Load is what routing learns of targets (load.go): the attempts report to it and the
+	// groups' routes read it. nil: none is learned, groups pick by weight.
+	Load Load
 	// AutoCache puts prompt-cache breakpoints on a request whose client sent none (an
 	// alias's prompt_cache: auto), once per round, before any target is called.
 	AutoCache bool
@@ -204,76 +213,6 @@ func (r *Run) Next(ctx context.Context) (*Stream, error) {
 
 func canceled(ctx context.Context) error {
 	return &llm.Error{Kind: llm.Canceled, Message: "client went away", Err: context.Cause(ctx)}
-}
-
-// pick chooses the target of element idx, el, for this request among the members that are
-// not cooling down and did not time out in this run: the one affinity remembers for the
-// conversation if it is one of them, else by weight. nil when none is left.
-func (r *Run) pick(ctx context.Context, idx int, el *Element) *Target {
-	cands := make([]int, 0, len(el.Targets))
-	for i := range el.Targets {
-		if !r.timedOut[el.Targets[i].Name] {
-			cands = append(cands, i)
-		}
-	}
-	l := r.lookup(ctx, idx, el, cands) // nil: no affinity
-	for len(cands) > 0 {
-		j := l.remembered(cands)
-		if j < 0 {
-			x := -1.0
-			if l != nil {
-				x = l.x // the same conversation lands on the same member on every replica
-			}
-			j = r.choose(el, cands, x)
-		}
-		t := &el.Targets[cands[j]]
-		h := r.chain.Health
-		if h == nil {
-			return t
-		}
-		ok, left := h.Admit(ctx, t.Name, false)
-		if ok {
-			return t
-		}
-		r.skipped = append(r.skipped, skipped{t: t, left: left})
-		cands = append(cands[:j], cands[j+1:]...)
-	}
-	return nil
-}
-
-// choose returns an index into cands, drawn by the members' weights with x in [0, 1), or a
-// random number when x is negative.
-func (r *Run) choose(el *Element, cands []int, x float64) int {
-	if len(cands) == 1 {
-		return 0
-	}
-	weight := func(i int) float64 {
-		if el.Weights == nil {
-			return 1
-		}
-		return float64(el.Weights[i])
-	}
-	var total float64
-	for _, i := range cands {
-		total += weight(i)
-	}
-	if x < 0 {
-		x = r.rand()
-	}
-	x *= total
-	for j, i := range cands {
-		if x -= weight(i); x < 0 {
-			return j
-		}
-	}
-	return len(cands) - 1
-}
-
-func (r *Run) rand() float64 {
-	if r.chain.Rand != nil {
-		return r.chain.Rand()
-	}
-	return rand.Float64()
 }
 
 // try calls t, and calls it again after a failure before commit as long as its retries
@@ -401,6 +340,9 @@ func (r *Run) attempt(ctx context.Context, t *Target) (*Stream, error) {
 	idx := len(r.Attempts) - 1
 	actx, cancel := context.WithCancelCause(ctx)
 	s := &Stream{Target: t.Name, Model: t.Model, run: r, attempt: idx, ctx: actx, cancel: cancel, idle: t.Timeouts.Idle}
+	if ld := r.chain.Load; ld != nil {
+		ld.Begin(t.Name) // in flight until settle
+	}
 	if t.Timeouts.Total > 0 {
 		s.total = time.AfterFunc(t.Timeouts.Total, func() { cancel(errTotal) })
 	}
@@ -461,6 +403,9 @@ func (r *Run) attempt(ctx context.Context, t *Target) (*Stream, error) {
 			a.Committed = true
 			a.FirstEvent = time.Since(a.Start)
 			s.firstEvent = time.Since(r.start)
+			if ld := r.chain.Load; ld != nil {
+				ld.Latency(t.Name, a.FirstEvent)
+			}
 			s.armIdle()
 			return s, nil
 		}

@@ -125,20 +125,36 @@ func (s *Stream) Close() error {
 // settle reports the attempt's verdict to the chain's Health, once: nil is a success; a
 // client that left, an abandoned attempt, a request error (another target would refuse it
 // too) and a request the target's API cannot carry give the half-open probe back without a
-// verdict; anything else is a failure. Only the
+// verdict; anything else is a failure. It ends the attempt in the chain's Load too, with the
+// same verdict (a timeout before commit also a latency sample). Only the
 // owner's goroutine passes a failure (Close passes errAbandoned), so the run is not shared.
 func (s *Stream) settle(err error) {
 	s.settled.Do(func() {
+		k := llm.KindOf(err)
+		neutral := err != nil && (errors.Is(err, errAbandoned) || k == llm.Canceled || k == llm.Invalid || k == llm.Unsupported)
+		if ld := s.run.chain.Load; ld != nil {
+			v := Failed
+			switch {
+			case err == nil:
+				v = Succeeded
+			case neutral:
+				v = Neutral
+			case k == llm.Timeout && !s.run.Attempts[s.attempt].Committed:
+				// A first-event timeout is a slow answer too: the peak EWMA takes it.
+				ld.Latency(s.Target, time.Since(s.run.Attempts[s.attempt].Start))
+			}
+			ld.End(s.Target, v)
+		}
 		h := s.run.chain.Health
 		if h == nil {
 			return
 		}
 		// The verdict outlives a client who left: the store must still hear it.
 		ctx := context.WithoutCancel(s.ctx)
-		switch k := llm.KindOf(err); {
+		switch {
 		case err == nil:
 			h.Success(ctx, s.Target)
-		case errors.Is(err, errAbandoned) || k == llm.Canceled || k == llm.Invalid || k == llm.Unsupported:
+		case neutral:
 			h.Release(ctx, s.Target)
 		default:
 			var ra time.Duration

@@ -286,7 +286,7 @@ func staticTeams(ts []config.Team) []*auth.Team {
 func usageFromConfig(c *config.Config, rs *redisstore.Store) server.Usage {
 	over := map[string]usage.Price{}
 	for name, p := range c.Prices {
-		pr := usage.Price{Input: p.Input, Output: p.Output, CachedInput: p.Input, CacheWrite: p.Input, Unit: p.Unit}
+		pr := usage.Price{Input: p.Input, Output: p.Output, CachedInput: p.Input, CacheWrite: p.Input, Unit: p.Unit, Batch: p.Batch}
 		if p.CachedInput != nil {
 			pr.CachedInput = *p.CachedInput
 		}

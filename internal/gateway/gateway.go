@@ -32,12 +32,13 @@ func New(c *config.Config, log *slog.Logger) (*server.Server, error) {
 	}
 	log = masked(log, ownRules.Redact)
 	o := server.Options{
-		Chains:       map[string]*fallback.Chain{},
-		MaxBodyBytes: c.Limits.MaxBodyBytes,
-		BodyTimeout:  c.Limits.BodyTimeout.Std(),
-		Heartbeat:    c.HeartbeatInterval.Std(),
-		Log:          log,
-		Timeouts:     timeouts(config.DefaultTimeouts()), // of a direct "provider/model" target
+		Chains:         map[string]*fallback.Chain{},
+		MaxBodyBytes:   c.Limits.MaxBodyBytes,
+		MaxUploadBytes: c.Limits.MaxUploadBytes,
+		BodyTimeout:    c.Limits.BodyTimeout.Std(),
+		Heartbeat:      c.HeartbeatInterval.Std(),
+		Log:            log,
+		Timeouts:       timeouts(config.DefaultTimeouts()), // of a direct "provider/model" target
 	}
 	// The replica's name for X-Sluice-Replica: set per process (a pod name), else the host's.
 	if o.Replica = os.Getenv("SLUICE_REPLICA"); o.Replica == "" {
@@ -69,15 +70,21 @@ func New(c *config.Config, log *slog.Logger) (*server.Server, error) {
 	if o.Guards, err = guardsFromConfig(c); err != nil { // parts.go
 		return nil, err
 	}
-	o.UI = uiFromConfig(c, rs, log)  // ui.go
-	o.Cache = cacheFromConfig(c, rs) // parts.go
-	o.State = stateFromConfig(c, rs) // state.go
+	o.UI = uiFromConfig(c, rs, log)                    // ui.go
+	o.Cache = cacheFromConfig(c, rs)                   // parts.go
+	o.State = stateFromConfig(c, rs)                   // state.go
+	em, err := emulatedFromConfig(c, &o.Gate, rs, log) // batch.go: batch: emulate (issue 48)
+	if err != nil {
+		return nil, err
+	}
+	o.Objects = objectsFromConfig(c, &o, em.Host, log).Serve // objects.go: files and batches
 	o.Health, o.Policies = health, map[string]server.Policy{}
 	// One affinity store for every chain (keys name the alias): in Redis, the fleet's.
 	var affinity fallback.Affinity = &fallback.AffinityMemory{}
 	if rs != nil {
 		affinity = rs.Affinity()
 	}
+	rt := newRouting()
 	for _, alias := range c.AliasNames() {
 		a := c.Models[alias]
 		ch := buildChain(alias, a.Targets, func(t, pn string) (fallback.Provider, bool) {
@@ -93,12 +100,16 @@ func New(c *config.Config, log *slog.Logger) (*server.Server, error) {
 		if a.AffinityOn() {
 			ch.Affinity = affinity
 		}
+		rt.route(ch, o.Usage.Prices) // route.go (issue 49)
 		o.Chains[alias] = ch
 		o.Policies[alias] = server.Policy{ThinkFilter: a.ThinkFilter, RedactInput: a.RedactInput,
 			Coalesce: relay.Coalesce{Events: a.Coalesce.Events, Interval: a.Coalesce.Interval.Std()}, Cache: cachePolicy(a),
 			RefuseHosted: a.HostedTools == "refuse"}
 		o.Models = append(o.Models, alias)
 	}
+	rt.start(rs, o.Chains, o.Replica)
+	// Sharing ends before Redis closes; /admin/health shows what routing learned.
+	o.Gate.Closer, o.Admin.Routing = closers{rt, o.Gate.Closer}, rt.state
 	plainChains(c, &o, health, log) // parts.go
 	for _, t := range c.Targets() {
 		if pn, _, _ := config.SplitTarget(t); o.Providers[pn] != nil {
@@ -129,7 +140,14 @@ func New(c *config.Config, log *slog.Logger) (*server.Server, error) {
 	if rs != nil {
 		o.Admin.Shared = rs.Ping
 	}
-	return server.New(o), nil
+	if em != nil {
+		o.Gate.Closer = closers{em, o.Gate.Closer} // its lines stop before the log and Redis close
+	}
+	srv := server.New(o)
+	if em != nil {
+		em.runner.Start(srv) // each line through the gateway's own handler
+	}
+	return srv, nil
 }
 
 // buildChain is the chain of alias: its elements with the targets provider serves (false
@@ -137,7 +155,8 @@ func New(c *config.Config, log *slog.Logger) (*server.Server, error) {
 func buildChain(alias string, elements []config.Element, provider func(target, pn string) (fallback.Provider, bool)) *fallback.Chain {
 	ch := &fallback.Chain{Alias: alias}
 	for _, e := range elements {
-		var el fallback.Element
+		el := fallback.Element{MaxTTFT: e.MaxTTFT.Std()}
+		el.Route, _ = fallback.ParseRoute(e.Route) // checked by config
 		for i, t := range e.Targets {
 			pn, model, _ := config.SplitTarget(t)
 			prov, ok := provider(t, pn)

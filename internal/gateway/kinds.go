@@ -9,9 +9,12 @@ import (
 	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/provider/anthropic"
+	"github.com/sluice-gw/sluice/internal/provider/cohere"
 	"github.com/sluice-gw/sluice/internal/provider/gemini"
+	"github.com/sluice-gw/sluice/internal/provider/jina"
 	"github.com/sluice-gw/sluice/internal/provider/openai"
 	"github.com/sluice-gw/sluice/internal/provider/sim"
+	"github.com/sluice-gw/sluice/internal/provider/voyage"
 )
 
 // kind is how the gateway serves the providers of one kind: how it builds one, and how
@@ -23,6 +26,9 @@ type kind struct {
 	// GenAI conventions; "": the provider's own name (a server the conventions do not know).
 	system string
 	build  func(name string, p config.Provider, s shared) (fallback.Provider, error)
+	// objects: the kind's API keeps files and batches, which its adapter passes through
+	// (llm.ObjectHost, issue 48).
+	objects bool
 }
 
 // shared is what every provider is built with.
@@ -36,9 +42,9 @@ type shared struct {
 // kinds is the table of provider kinds the gateway builds; one more kind is one more entry
 // here and one in config's table.
 var kinds = map[string]kind{
-	"openai":            {system: "openai", build: buildOpenAI},
+	"openai":            {system: "openai", build: buildOpenAI, objects: true},
 	"openai-compatible": {build: buildOpenAI},
-	"anthropic": {system: "anthropic", build: func(name string, p config.Provider, s shared) (fallback.Provider, error) {
+	"anthropic": {system: "anthropic", objects: true, build: func(name string, p config.Provider, s shared) (fallback.Provider, error) {
 		return anthropic.New(anthropic.Config{Name: name, BaseURL: p.BaseURL, APIKey: p.APIKey,
 			Headers: p.Headers, Scrub: s.scrub}), nil
 	}},
@@ -46,12 +52,15 @@ var kinds = map[string]kind{
 		return gemini.New(gemini.Config{Name: name, BaseURL: p.BaseURL, APIKey: p.APIKey,
 			Headers: p.Headers, Scrub: s.scrub}), nil
 	}},
-	"azure":   {system: "azure.ai.openai", build: buildAzure}, // cloud.go
-	"bedrock": {system: "aws.bedrock", build: buildBedrock},   // cloud.go
-	"vertex":  {system: "gcp.vertex_ai", build: buildVertex},  // cloud.go
+	"azure":   {system: "azure.ai.openai", build: buildAzure, objects: true}, // cloud.go
+	"bedrock": {system: "aws.bedrock", build: buildBedrock},                  // cloud.go
+	"vertex":  {system: "gcp.vertex_ai", build: buildVertex},                 // cloud.go
 	"sim": {build: func(name string, p config.Provider, _ shared) (fallback.Provider, error) {
 		return sim.New(name, p.API) // validation lets only known APIs through
 	}},
+	"cohere": {system: "cohere", build: buildRetrieval(cohere.Routes)}, // rerankers.go
+	"jina":   {build: buildRetrieval(jina.Routes)},
+	"voyage": {build: buildRetrieval(voyage.Routes)},
 }
 
 func buildOpenAI(name string, p config.Provider, s shared) (fallback.Provider, error) {

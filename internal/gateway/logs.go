@@ -43,13 +43,19 @@ func logsFromConfig(c *config.Config, replica string, redact, own func(string) s
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	st, err := logstore.Open(ctx, logstore.Options{URL: c.Logs.URL, Retention: c.Logs.Retention.Std(), Log: log})
+	st, err := logstore.Open(ctx, logstore.Options{URL: c.Logs.URL, Retention: c.Logs.Retention.Std(),
+		RollupRetention: c.Logs.RollupRetention.Std(), ContentRetention: c.Logs.ContentRetention.Std(), Log: log})
 	if err != nil {
 		return nil, fmt.Errorf("logs: %w", err)
 	}
 	l := &requestLog{store: st, replica: replica, logs: c.Logs, aliases: c.Models, redact: redact, own: own}
+	var queued, spooled int // what OnDepth last reported: the gauges move by the difference
 	l.w = logstore.NewWriter(st, logstore.WriterOptions{Queue: c.Logs.Queue, Log: log,
-		OnDrop: func(n int) { telemetry.LogsDropped(context.Background(), int64(n)) }})
+		OnDrop: func(n int) { telemetry.LogsDropped(context.Background(), int64(n)) },
+		OnDepth: func(q, s int) {
+			telemetry.LogsDepth(context.Background(), int64(q-queued), int64(s-spooled))
+			queued, spooled = q, s
+		}})
 	rctx, stop := context.WithCancel(context.Background())
 	l.stop, l.retired = stop, make(chan struct{})
 	go l.retain(rctx, log)

@@ -3,18 +3,13 @@ package gateway
 import (
 	"cmp"
 	"context"
-	"log/slog"
-	"maps"
-	"slices"
 	"time"
 
 	"github.com/sluice-gw/sluice/internal/cache"
 	"github.com/sluice-gw/sluice/internal/config"
-	"github.com/sluice-gw/sluice/internal/dialect/embeddings"
 	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/guard"
 	"github.com/sluice-gw/sluice/internal/redisstore"
-	"github.com/sluice-gw/sluice/internal/server"
 	"github.com/sluice-gw/sluice/internal/telemetry"
 )
 
@@ -36,40 +31,6 @@ func guardsFromConfig(c *config.Config) (guard.Catalog, error) {
 		}
 	}
 	return gs, nil
-}
-
-// plainChains builds the chains of the plain endpoints' aliases (embeddings, moderations,
-// images, rerank) into o, by path, and lists the aliases in o.Models after the chat
-// aliases. A target whose provider cannot serve the endpoint is dropped with a warning,
-// like a provider without a key.
-func plainChains(c *config.Config, o *server.Options, health fallback.Health, log *slog.Logger) {
-	o.Plain = map[string]map[string]*fallback.Chain{}
-	o.Serves = func(provider, path string) bool { // the kind table's word (config.Kind)
-		i := slices.IndexFunc(c.Plain(), func(s config.PlainSection) bool { return s.Path == path })
-		return i >= 0 && c.Plain()[i].Serves(c.Providers[provider])
-	}
-	for _, sec := range c.Plain() {
-		o.Plain[sec.Path] = map[string]*fallback.Chain{}
-		for _, alias := range slices.Sorted(maps.Keys(sec.Aliases)) {
-			ch := buildChain(alias, sec.Aliases[alias].Targets, func(t, pn string) (fallback.Provider, bool) {
-				em, ok := embeddings.TargetOf(o.Providers[pn], sec.Path)
-				if !ok { // the configuration checked its kind serves the endpoint
-					if o.Providers[pn] != nil {
-						log.Warn(sec.Name+" target left out: its provider does not serve "+sec.Name, "alias", alias, "target", t)
-					}
-					return nil, false
-				}
-				return em, true
-			})
-			if ch == nil {
-				log.Warn(sec.Name+" alias left out: none of its targets is served", "alias", alias)
-				continue
-			}
-			ch.CommitOnReasoning, ch.Health, ch.Log = true, health, log
-			o.Plain[sec.Path][alias] = ch
-			o.Models = append(o.Models, alias)
-		}
-	}
 }
 
 // telemetryOptions are the telemetry: block's per-server options.

@@ -147,10 +147,12 @@ func (m maskHandler) Enabled(ctx context.Context, l slog.Level) bool { return m.
 
 func (m maskHandler) Handle(ctx context.Context, r slog.Record) error {
 	out := slog.NewRecord(r.Time, r.Level, m.mask(r.Message), r.PC)
+	as := make([]slog.Attr, 0, r.NumAttrs()) // added at once: the record grows once
 	r.Attrs(func(a slog.Attr) bool {
-		out.AddAttrs(m.attr(a))
+		as = append(as, m.attr(a))
 		return true
 	})
+	out.AddAttrs(as...)
 	return m.h.Handle(ctx, out)
 }
 

@@ -34,9 +34,13 @@ const (
 	// its place among the choice's tool calls (Tool.Index) and is released with them; only a
 	// Responses client gets it, as it came.
 	EvItem
+	// EvData is a piece of an answer passed through as its upstream sent it (speech audio,
+	// a transcription's text, an edited image's JSON: issue 48): Raw holds its bytes, and
+	// the first piece's Field the answer's media type. It commits, even when empty.
+	EvData
 )
 
-var evNames = [...]string{"", "start", "text", "refusal", "reasoning", "tool_call", "logprobs", "usage", "done", "item"}
+var evNames = [...]string{"", "start", "text", "refusal", "reasoning", "tool_call", "logprobs", "usage", "done", "item", "data"}
 
 func (t EventType) String() string {
 	if int(t) < len(evNames) {
@@ -63,7 +67,7 @@ type Event struct {
 	// client as a thinking block, not a redacted one.
 	Redacted bool
 	Tool     ToolDelta
-	// Raw is the raw JSON of EvLogprobs and EvItem.
+	// Raw is the raw JSON of EvLogprobs and EvItem, the bytes of EvData.
 	Raw json.RawMessage
 	// Progress are an EvItem's own progress events as its upstream sent them, raw, in order
 	// (response.web_search_call.in_progress, .searching, .completed, ...): a Responses
@@ -101,7 +105,7 @@ func (e *Event) Healthy() bool {
 		return e.Text != "" || e.Encrypted != ""
 	case EvToolCall, EvItem:
 		return true
-	case EvDone:
+	case EvDone, EvData:
 		return true
 	}
 	return false

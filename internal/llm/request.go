@@ -382,6 +382,10 @@ type Request struct {
 	// Request, which says the same in llm terms (also for fallback, guardrails and
 	// accounting). Input redaction masks both (Native.Mask).
 	Native *Native
+	// Files are the file parts of a multipart request (an audio transcription's, an image
+	// edit's: issue 48), kept so that every attempt sends them whole; Extra then holds the
+	// other parts, as JSON strings, in order.
+	Files []FilePart
 }
 
 // Native is a request in its provider's own wire format.

@@ -112,12 +112,32 @@ var pgSchema = [][]string{
 		`ALTER TABLE sluice_logs ADD COLUMN request_id text NOT NULL DEFAULT ''`,
 		`CREATE INDEX sluice_logs_request ON sluice_logs (request_id, time, id) WHERE request_id <> ''`,
 	},
+	{ // the hourly rollups (rollup.go, issue 50), filled from the records already kept
+		rollupDDL("bigint", "double precision"),
+		rollupFill(pgDialect.bucket(Hour), "coalesce(doc::jsonb->>'wire', '')"),
+	},
+	{ // the index of ?q= (issue 50): pg_trgm's GIN over the captured content, which ILIKE
+		// '%...%' uses for 3 characters or more. pg_trgm is in Debian's postgresql-contrib and
+		// trusted (a database owner may create it); where it is missing the log works, and a
+		// search reads the rows.
+		`DO $$ BEGIN
+			CREATE EXTENSION IF NOT EXISTS pg_trgm;
+		EXCEPTION WHEN OTHERS THEN
+			RAISE NOTICE 'pg_trgm is not available: ?q= reads the rows (%)', SQLERRM;
+		END $$`,
+		`DO $$ BEGIN
+			IF EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm') THEN
+				CREATE INDEX sluice_logs_content ON sluice_logs USING gin (content_request gin_trgm_ops, content_answer gin_trgm_ops);
+			END IF;
+		END $$`,
+	},
 }
 
 type pgStore struct {
 	sqlStore
-	retention time.Duration
-	log       *slog.Logger
+	opt  Options
+	log  *slog.Logger
+	kept contentKept
 
 	mu    sync.Mutex
 	parts map[time.Time]bool // days known to have a partition
@@ -151,7 +171,7 @@ func openPostgres(ctx context.Context, opt Options) (Store, error) {
 	db.SetMaxOpenConns(10)
 	db.SetMaxIdleConns(10)
 	db.SetConnMaxIdleTime(5 * time.Minute)
-	s := &pgStore{sqlStore: sqlStore{db: db, d: pgDialect}, retention: opt.Retention, log: opt.Log, parts: map[time.Time]bool{}}
+	s := &pgStore{sqlStore: sqlStore{db: db, d: pgDialect}, opt: opt, log: opt.Log, parts: map[time.Time]bool{}}
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("logstore: postgres %s: %w", cfg.Host, err)
@@ -294,12 +314,13 @@ const pgInsert = `INSERT INTO sluice_logs (id, time, key_id, key_name, key_meta,
 		$22::bigint[], $23::bigint[], $24::float8[], $25::text[], $26::text[])
 		AS u(id, time, key_id, key_name, key_meta, alias, target, status, kind, stream, cache, tokens_in,
 			tokens_out, cost_usd, first_token_ms, doc, req, ans, cap, trunc, team, cache_read, cache_write, saved, affinity, request_id)
-	ON CONFLICT DO NOTHING`
+	ON CONFLICT DO NOTHING RETURNING id`
 
 // noContent is pgInsert's cap of a record without content (no cap is that).
 const noContent = math.MinInt32
 
-// Write inserts the batch in one statement, after making the partitions of its days.
+// Write inserts the batch in one statement, after making the partitions of its days, and
+// adds what it inserted to the rollups in the same transaction.
 func (s *pgStore) Write(ctx context.Context, rs []Record) error {
 	if len(rs) == 0 {
 		return nil
@@ -341,9 +362,24 @@ func (s *pgStore) Write(ctx context.Context, rs []Record) error {
 		if err := s.ensure(ctx, days); err != nil {
 			return err
 		}
-		_, err := s.db.ExecContext(ctx, pgInsert, ids, times, keyIDs, keyNames, metas, aliases, targets, statuses,
+		tx, err := s.db.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback()
+		res, err := tx.QueryContext(ctx, pgInsert, ids, times, keyIDs, keyNames, metas, aliases, targets, statuses,
 			kinds, streams, caches, tin, tout, costs, ftms, docs, reqs, anss, caps, truncs, teams, cread, cwrite, saved, affs, rids)
-		return err
+		if err != nil {
+			return err
+		}
+		inserted := make(map[string]bool, n)
+		if err := scanIDs(res, inserted); err != nil {
+			return err
+		}
+		if err := addRollups(ctx, tx, rollupsOf(rows, inserted), true); err != nil {
+			return err
+		}
+		return tx.Commit()
 	}
 	err = insert()
 	var pe *pgconn.PgError
@@ -366,7 +402,7 @@ func (s *pgStore) Retain(ctx context.Context, now time.Time) error {
 	if err := s.ensure(ctx, s.ahead(day(now))); err != nil {
 		return fmt.Errorf("logstore: postgres retention: %w", err)
 	}
-	cutoff := day(now.Add(-s.retention))
+	cutoff := day(now.Add(-s.opt.Retention))
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("logstore: postgres retention: %w", err)
@@ -416,6 +452,20 @@ func (s *pgStore) Retain(ctx context.Context, now time.Time) error {
 	s.mu.Unlock()
 	if len(drop) > 0 {
 		s.log.Info("log store retention", "store", "postgres", "dropped", strings.Join(drop, ","), "before", cutoff)
+	}
+	from, to := s.kept.span(now.Add(-s.opt.ContentRetention))
+	res, err := s.db.ExecContext(ctx, `UPDATE sluice_logs SET content_request = NULL, content_answer = NULL, content_cap = NULL,
+		content_truncated = NULL WHERE time >= $1 AND time < $2 AND content_cap IS NOT NULL`, from, to)
+	if err != nil {
+		return fmt.Errorf("logstore: postgres content retention: %w", err)
+	}
+	s.kept.done(to)
+	if n, _ := res.RowsAffected(); n > 0 {
+		s.log.Info("log store content retention", "store", "postgres", "emptied", n, "before", to)
+	}
+	rollCut := day(now.Add(-s.opt.RollupRetention)).UnixMicro()
+	if _, err := s.db.ExecContext(ctx, "DELETE FROM "+rollupTable+" WHERE hour_us < $1", rollCut); err != nil {
+		return fmt.Errorf("logstore: postgres rollup retention: %w", err)
 	}
 	return nil
 }

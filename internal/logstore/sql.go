@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // table is the log's table in both stores (in PostgreSQL, the partitioned parent).
@@ -35,6 +36,10 @@ type dialect struct {
 	metaArg func(name string) any
 	// p95 is the SQL of the 95th percentile of first_token_ms over the records that had one.
 	p95 string
+	// search, when set, is the condition (with one %s, its argument's placeholder) that
+	// narrows a text search for q (3 characters or more) through the store's index of the
+	// captured content; the LIKE of the rows it names decides.
+	search func(q string) (cond string, arg any)
 }
 
 // sqlStore is the part of both stores that is the same SQL: reads. The stores embed it and
@@ -122,6 +127,10 @@ func (s *sqlStore) where(f Filter, a *args) string {
 	}
 	if f.Scope != nil {
 		conds = append(conds, s.scope(f.Scope, a))
+	}
+	if f.Q != "" && s.d.search != nil && utf8.RuneCountInString(f.Q) >= 3 {
+		cond, arg := s.d.search(f.Q)
+		conds = append(conds, fmt.Sprintf(cond, a.add(arg)))
 	}
 	if f.Q != "" {
 		pat := "%" + escapeLike(f.Q) + "%"
@@ -250,7 +259,7 @@ func scanRecord(sc scanner) (*Record, error) {
 
 // row is one record in the columns both stores write.
 type row struct {
-	id, keyID, keyName, keyMeta, team, alias, target, kind, cache, affinity, doc string
+	id, keyID, keyName, keyMeta, team, alias, target, kind, cache, affinity, doc, wire string
 	// requestID is the client's own X-Request-Id, "" when it got the record's id: the
 	// column's partial index then costs such a record nothing.
 	requestID                                          string
@@ -296,7 +305,7 @@ func rowsOf(rs []Record) ([]row, error) {
 		w := row{id: r.ID, time: r.Time, requestID: r.RequestID, keyID: r.KeyID, keyName: r.KeyName, team: r.Team,
 			alias: r.Alias, target: r.Target, status: r.Status, kind: r.Kind, stream: r.Stream, cache: r.Cache,
 			tokensIn: r.TokensIn, tokensOut: r.TokensOut, costUSD: r.CostUSD, firstTokenMS: r.FirstTokenMS,
-			cacheRead: r.CacheReadTokens, cacheWrite: r.CacheWriteTokens, savedUSD: r.SavedUSD, affinity: r.Affinity}
+			cacheRead: r.CacheReadTokens, cacheWrite: r.CacheWriteTokens, savedUSD: r.SavedUSD, affinity: r.Affinity, wire: r.Wire}
 		if w.requestID == w.id {
 			w.requestID = ""
 		}
@@ -318,75 +327,6 @@ func rowsOf(rs []Record) ([]row, error) {
 var docBufs = sync.Pool{New: func() any { return new([]byte) }}
 
 const maxDocBuf = 4 << 20
-
-func (s *sqlStore) Usage(ctx context.Context, q UsageQuery) ([]UsageRow, error) {
-	if err := checkUsage(q); err != nil {
-		return nil, err
-	}
-	a := &args{dollar: s.d.dollar}
-	bucket := "0"
-	if q.Bucket != Whole {
-		bucket = s.d.bucket(q.Bucket)
-	}
-	group := "''"
-	switch q.GroupBy {
-	case "key":
-		group = "key_id"
-	case "alias", "target", "team":
-		group = q.GroupBy
-	case "":
-	default:
-		name, _ := metaField(q.GroupBy)
-		group = "coalesce(" + fmt.Sprintf(s.d.meta, a.add(s.d.metaArg(name))) + ", '')"
-	}
-	keyName := "''"
-	if q.GroupBy == "key" {
-		keyName = "max(key_name)"
-	}
-	sel := fmt.Sprintf(`SELECT %s AS b, %s AS g, %s, count(*),
-		CAST(coalesce(sum(CASE WHEN kind <> '' AND kind <> 'canceled' THEN 1 ELSE 0 END), 0) AS BIGINT),
-		CAST(coalesce(sum(tokens_in), 0) AS BIGINT), CAST(coalesce(sum(tokens_out), 0) AS BIGINT),
-		CAST(coalesce(sum(cost_usd), 0) AS DOUBLE PRECISION), CAST(coalesce(%s, 0) AS DOUBLE PRECISION),
-		CAST(coalesce(sum(cache_read_tokens), 0) AS BIGINT), CAST(coalesce(sum(cache_write_tokens), 0) AS BIGINT),
-		CAST(coalesce(sum(saved_usd), 0) AS DOUBLE PRECISION)
-		FROM %s WHERE %s >= %s AND %s < %s`,
-		bucket, group, keyName, s.d.p95, table, s.d.timeCol, a.add(s.d.timeArg(q.From)), s.d.timeCol, a.add(s.d.timeArg(q.To)))
-	if q.Key != "" {
-		sel += " AND key_id = " + a.add(q.Key)
-	}
-	if q.Team != "" {
-		sel += " AND team = " + a.add(q.Team)
-	}
-	if q.Scope != nil {
-		sel += " AND " + s.scope(q.Scope, a)
-	}
-	sel += " GROUP BY 1, 2 ORDER BY 1, 2"
-	rows, err := s.db.QueryContext(ctx, sel, a.list...)
-	if err != nil {
-		return nil, fmt.Errorf("logstore: %s usage: %w", s.d.name, err)
-	}
-	defer rows.Close()
-	var out []UsageRow
-	for rows.Next() {
-		var (
-			u  UsageRow
-			us int64
-		)
-		if err := rows.Scan(&us, &u.Group, &u.KeyName, &u.Requests, &u.Errors, &u.TokensIn, &u.TokensOut, &u.CostUSD, &u.P95FirstTokenMS,
-			&u.CacheReadTokens, &u.CacheWriteTokens, &u.SavedUSD); err != nil {
-			return nil, fmt.Errorf("logstore: %s usage: %w", s.d.name, err)
-		}
-		u.Bucket = time.UnixMicro(us).UTC()
-		if q.Bucket == Whole {
-			u.Bucket = q.From.UTC()
-		}
-		out = append(out, u)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("logstore: %s usage: %w", s.d.name, err)
-	}
-	return out, nil
-}
 
 func (s *sqlStore) Ping(ctx context.Context) error {
 	if err := s.db.PingContext(ctx); err != nil {

@@ -122,14 +122,38 @@ var sqliteSchema = []string{
 	// named them pay its insert (sqlStore.where adds its term for SQLite to use it).
 	`ALTER TABLE sluice_logs ADD COLUMN request_id TEXT NOT NULL DEFAULT '';
 	CREATE INDEX sluice_logs_request ON sluice_logs (request_id, time_us, id) WHERE request_id <> '';`,
+	// 7: the hourly rollups (rollup.go, issue 50), filled from the records already kept.
+	rollupDDL("INTEGER", "REAL") + ";\n" + rollupFill("(time_us / 3600000000) * 3600000000", "coalesce(json_extract(doc, '$.wire'), '')"),
+	// 8: the index of ?q= (issue 50): FTS5's trigram tokenizer over the captured content, an
+	// external-content table (the text is stored once, in sluice_logs), kept by triggers
+	// that only the records with content fire; content retention and retention take their
+	// text out. sqlStore.where asks it for q of 3 characters or more, then tests the LIKE on
+	// the rows it names. (A VACUUM may renumber the rowids: after one, rebuild the index,
+	// INSERT INTO sluice_logs_fts(sluice_logs_fts) VALUES ('rebuild').)
+	`CREATE VIRTUAL TABLE sluice_logs_fts USING fts5(content_request, content_answer, content='sluice_logs',
+		content_rowid='rowid', tokenize='trigram');
+	INSERT INTO sluice_logs_fts (rowid, content_request, content_answer)
+		SELECT rowid, content_request, content_answer FROM sluice_logs WHERE content_cap IS NOT NULL;
+	CREATE TRIGGER sluice_logs_fts_insert AFTER INSERT ON sluice_logs WHEN new.content_cap IS NOT NULL BEGIN
+		INSERT INTO sluice_logs_fts (rowid, content_request, content_answer) VALUES (new.rowid, new.content_request, new.content_answer);
+	END;
+	CREATE TRIGGER sluice_logs_fts_delete AFTER DELETE ON sluice_logs WHEN old.content_cap IS NOT NULL BEGIN
+		INSERT INTO sluice_logs_fts (sluice_logs_fts, rowid, content_request, content_answer)
+			VALUES ('delete', old.rowid, old.content_request, old.content_answer);
+	END;
+	CREATE TRIGGER sluice_logs_fts_empty AFTER UPDATE OF content_cap ON sluice_logs
+		WHEN old.content_cap IS NOT NULL AND new.content_cap IS NULL BEGIN
+		INSERT INTO sluice_logs_fts (sluice_logs_fts, rowid, content_request, content_answer)
+			VALUES ('delete', old.rowid, old.content_request, old.content_answer);
+	END;`,
 }
 
 type sqliteStore struct {
 	sqlStore
-	path      string
-	retention time.Duration
-	opt       Options
-	insert    *sql.Stmt // sqliteInsertFull
+	path   string
+	opt    Options
+	insert *sql.Stmt // sqliteInsertFull
+	kept   contentKept
 }
 
 var _ Store = (*sqliteStore)(nil)
@@ -151,6 +175,9 @@ var sqliteDialect = dialect{
 	meta:    "json_extract(key_meta, %s)",
 	metaArg: func(name string) any { return `$."` + name + `"` },
 	p95:     "sluice_p95(first_token_ms)",
+	search: func(q string) (string, any) {
+		return "rowid IN (SELECT rowid FROM sluice_logs_fts WHERE sluice_logs_fts MATCH %s)", `"` + strings.ReplaceAll(q, `"`, `""`) + `"`
+	},
 }
 
 func openSQLite(ctx context.Context, opt Options) (Store, error) {
@@ -191,7 +218,7 @@ func openSQLite(ctx context.Context, opt Options) (Store, error) {
 	db.SetMaxOpenConns(8)
 	db.SetMaxIdleConns(8)
 	db.SetConnMaxIdleTime(5 * time.Minute)
-	s := &sqliteStore{sqlStore: sqlStore{db: db, d: sqliteDialect}, path: abs, retention: opt.Retention, opt: opt}
+	s := &sqliteStore{sqlStore: sqlStore{db: db, d: sqliteDialect}, path: abs, opt: opt}
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
 		return nil, sqliteError(abs, err)
@@ -264,7 +291,7 @@ func sqliteInsert(n int) string {
 		}
 		b.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 	}
-	b.WriteString(" ON CONFLICT (id) DO NOTHING")
+	b.WriteString(" ON CONFLICT (id) DO NOTHING RETURNING id") // the rows inserted: what the rollups add
 	return b.String()
 }
 
@@ -302,6 +329,7 @@ func (s *sqliteStore) Write(ctx context.Context, rs []Record) error {
 	full := tx.StmtContext(ctx, s.insert)
 	defer full.Close()
 	args := make([]any, 0, sqliteCols*insertRows)
+	inserted := make(map[string]bool, len(rows))
 	for i := 0; i < len(rows); i += insertRows {
 		if i > 0 {
 			runtime.Gosched() // see yieldEvery
@@ -319,14 +347,21 @@ func (s *sqliteStore) Write(ctx context.Context, rs []Record) error {
 				int64(w.status), w.kind, w.stream, w.cache, int64(w.tokensIn), int64(w.tokensOut), w.costUSD,
 				w.firstTokenMS, w.doc, req, ans, capN, trunc, w.team, int64(w.cacheRead), int64(w.cacheWrite), w.savedUSD, w.affinity, w.requestID)
 		}
+		var ids *sql.Rows
 		if len(chunk) == insertRows {
-			_, err = full.ExecContext(ctx, args...)
+			ids, err = full.QueryContext(ctx, args...)
 		} else {
-			_, err = tx.ExecContext(ctx, sqliteInsert(len(chunk)), args...)
+			ids, err = tx.QueryContext(ctx, sqliteInsert(len(chunk)), args...)
+		}
+		if err == nil {
+			err = scanIDs(ids, inserted)
 		}
 		if err != nil {
 			return fmt.Errorf("logstore: sqlite write: %w", err)
 		}
+	}
+	if err := addRollups(ctx, tx, rollupsOf(rows, inserted), false); err != nil {
+		return fmt.Errorf("logstore: sqlite write: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("logstore: sqlite write: %w", err)
@@ -334,24 +369,46 @@ func (s *sqliteStore) Write(ctx context.Context, rs []Record) error {
 	return nil
 }
 
-// Retain deletes the records of the days that ended before now minus the retention, a
-// chunk at a time so that writes wait at most one chunk.
+// Retain deletes the records of the days that ended before now minus the retention, empties
+// the content of those older than the content retention, and deletes the rollups past
+// theirs, a chunk at a time so that writes wait at most one chunk.
 func (s *sqliteStore) Retain(ctx context.Context, now time.Time) error {
-	cutoff := day(now.Add(-s.retention)).UnixMicro()
-	total := int64(0)
-	for {
-		res, err := s.db.ExecContext(ctx, "DELETE FROM sluice_logs WHERE rowid IN (SELECT rowid FROM sluice_logs WHERE time_us < ? LIMIT 5000)", cutoff)
-		if err != nil {
-			return fmt.Errorf("logstore: sqlite retention: %w", err)
+	cutoff := day(now.Add(-s.opt.Retention)).UnixMicro()
+	chunked := func(stmt string, args ...any) (int64, error) {
+		total := int64(0)
+		for {
+			res, err := s.db.ExecContext(ctx, stmt, args...)
+			if err != nil {
+				return total, fmt.Errorf("logstore: sqlite retention: %w", err)
+			}
+			n, _ := res.RowsAffected()
+			total += n
+			if n == 0 {
+				return total, nil
+			}
 		}
-		n, _ := res.RowsAffected()
-		total += n
-		if n == 0 {
-			break
-		}
+	}
+	total, err := chunked("DELETE FROM sluice_logs WHERE rowid IN (SELECT rowid FROM sluice_logs WHERE time_us < ? LIMIT 5000)", cutoff)
+	if err != nil {
+		return err
 	}
 	if total > 0 {
 		s.opt.Log.Info("log store retention", "store", "sqlite", "deleted", total, "before", time.UnixMicro(cutoff).UTC())
+	}
+	from, to := s.kept.span(now.Add(-s.opt.ContentRetention))
+	emptied, err := chunked(`UPDATE sluice_logs SET content_request = NULL, content_answer = NULL, content_cap = NULL,
+		content_truncated = NULL WHERE rowid IN (SELECT rowid FROM sluice_logs WHERE time_us >= ? AND time_us < ?
+		AND content_cap IS NOT NULL LIMIT 5000)`, from.UnixMicro(), to.UnixMicro())
+	if err != nil {
+		return err
+	}
+	s.kept.done(to)
+	if emptied > 0 {
+		s.opt.Log.Info("log store content retention", "store", "sqlite", "emptied", emptied, "before", to)
+	}
+	rollCut := day(now.Add(-s.opt.RollupRetention)).UnixMicro()
+	if _, err := chunked("DELETE FROM "+rollupTable+" WHERE rowid IN (SELECT rowid FROM "+rollupTable+" WHERE hour_us < ? LIMIT 5000)", rollCut); err != nil {
+		return err
 	}
 	return nil
 }

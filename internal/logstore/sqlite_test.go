@@ -189,6 +189,16 @@ func TestSQLitePlans(t *testing.T) {
 	}
 }
 
+// TestSQLiteSearchPlan: ?q= of 3 characters or more asks the trigram index of the content
+// (issue 50) for its rows.
+func TestSQLiteSearchPlan(t *testing.T) {
+	st := openSQLiteTemp(t, 0).(*sqliteStore)
+	p := queryPlan(t, st, Filter{Q: "refund policy", From: time.Now().Add(-24 * time.Hour), To: time.Now()})
+	if !strings.Contains(p, "VIRTUAL TABLE INDEX") || !strings.Contains(p, "sluice_logs_fts") {
+		t.Errorf("got plan %q, want the content's index sluice_logs_fts", p)
+	}
+}
+
 // TestSQLiteRequestIDPlan: ?request_id= reads two indexes (issue 47), the partial one of the
 // ids clients chose and the primary key (a record whose client got its id), never a scan of
 // the log; the few records it finds are then sorted.

@@ -30,7 +30,9 @@ type Store interface {
 	// Usage sums the records of q's range by bucket and group.
 	Usage(ctx context.Context, q UsageQuery) ([]UsageRow, error)
 	// Retain drops the records of every UTC day that ended before now minus the
-	// retention, and makes the days ahead ready (PostgreSQL). Call it about once an hour.
+	// retention, and makes the days ahead ready (PostgreSQL); it empties the content of the
+	// records older than the content retention, and drops the rollups of the days that ended
+	// before now minus the rollup retention. Call it about once an hour.
 	Retain(ctx context.Context, now time.Time) error
 	// Ping reports whether the store answers.
 	Ping(ctx context.Context) error
@@ -45,13 +47,24 @@ type Options struct {
 	URL string
 	// Retention is how long records are kept; 0 means DefaultRetention.
 	Retention time.Duration
+	// RollupRetention is how long the hourly rollups are kept (issue 50), longer than the
+	// records: /admin/usage reads them; 0 means DefaultRollupRetention.
+	RollupRetention time.Duration
+	// ContentRetention is how long captured content is kept (issue 50): past it a record
+	// keeps its metadata until Retention, its content is emptied (Record.Content nil). 0
+	// means DefaultContentRetention; one at or past Retention empties nothing.
+	ContentRetention time.Duration
 	// Log receives what the store does on its own (migrations, partitions, retention);
 	// nil discards it.
 	Log *slog.Logger
 }
 
-// DefaultRetention is how long records are kept when Options.Retention is 0.
-const DefaultRetention = 30 * 24 * time.Hour
+// The retentions of Options left 0.
+const (
+	DefaultRetention        = 30 * 24 * time.Hour
+	DefaultRollupRetention  = 400 * 24 * time.Hour
+	DefaultContentRetention = 7 * 24 * time.Hour
+)
 
 // ErrNotFound is what Get returns (wrapped) for an id the store does not hold.
 var ErrNotFound = errors.New("logstore: no such request")
@@ -90,9 +103,9 @@ type UsageQuery struct {
 }
 
 // UsageRow is one bucket of one group. Errors counts requests that ended in an error other
-// than the client leaving (as /admin/usage does); P95FirstTokenMS is the 95th percentile
-// (interpolated, as PostgreSQL's percentile_cont) of the first-token times of the requests
-// that had one, 0 when none did. CacheReadTokens, CacheWriteTokens and SavedUSD sum the
+// than the client leaving (as /admin/usage does); CacheHits those the response cache
+// answered. FirstToken is the Sketch of the first-token times of the requests that had one,
+// and P95FirstTokenMS its 95th percentile (within one bin of the sketch), 0 when none did. CacheReadTokens, CacheWriteTokens and SavedUSD sum the
 // provider prompt cache's fields of the records (issue 46): CacheReadTokens / TokensIn is
 // the bucket's cache-hit ratio, as the console charts it.
 type UsageRow struct {
@@ -108,6 +121,8 @@ type UsageRow struct {
 	CacheReadTokens  int64     `json:"cache_read_tokens"`
 	CacheWriteTokens int64     `json:"cache_write_tokens"`
 	SavedUSD         float64   `json:"saved_usd"`
+	CacheHits        int64     `json:"cache_hits"`
+	FirstToken       Sketch    `json:"-"`
 }
 
 // opener opens one kind of store from its URL.
@@ -134,6 +149,12 @@ func Open(ctx context.Context, opt Options) (Store, error) {
 	}
 	if opt.Retention <= 0 {
 		opt.Retention = DefaultRetention
+	}
+	if opt.RollupRetention <= 0 {
+		opt.RollupRetention = DefaultRollupRetention
+	}
+	if opt.ContentRetention <= 0 {
+		opt.ContentRetention = DefaultContentRetention
 	}
 	if opt.Log == nil {
 		opt.Log = slog.New(slog.DiscardHandler)

@@ -35,6 +35,7 @@ var suite = []struct {
 	{"Tail", testTail},
 	{"Audit", testAudit}, // audit_test.go
 	{"RequestIDs", testRequestIDs},
+	{"ContentRetention", testContentRetention}, // rollup_test.go
 }
 
 func TestSuite(t *testing.T) {

@@ -20,7 +20,6 @@ func usageWant(set []Record, q UsageQuery) []UsageRow {
 		g string
 	}
 	rows := map[k]*UsageRow{}
-	ftms := map[k][]float64{}
 	for _, r := range set {
 		if r.Time.Before(q.From) || !r.Time.Before(q.To) || q.Key != "" && r.KeyID != q.Key || q.Team != "" && r.Team != q.Team ||
 			!q.Scope.Holds(&r) {
@@ -64,15 +63,14 @@ func usageWant(set []Record, q UsageQuery) []UsageRow {
 		u.CacheReadTokens += int64(r.CacheReadTokens)
 		u.CacheWriteTokens += int64(r.CacheWriteTokens)
 		u.SavedUSD += r.SavedUSD
-		if r.FirstTokenMS > 0 {
-			ftms[key] = append(ftms[key], r.FirstTokenMS)
+		if r.Cache == "hit" {
+			u.CacheHits++
 		}
+		u.FirstToken.Add(r.FirstTokenMS)
 	}
 	var out []UsageRow
-	for key, u := range rows {
-		if v := ftms[key]; len(v) > 0 {
-			u.P95FirstTokenMS = percentile(v, 0.95)
-		}
+	for _, u := range rows {
+		u.P95FirstTokenMS = u.FirstToken.Quantile(0.95)
 		out = append(out, *u)
 	}
 	slices.SortFunc(out, func(a, b UsageRow) int {
@@ -132,7 +130,8 @@ func testUsage(t *testing.T, open openFunc) {
 				if !g.Bucket.Equal(w.Bucket) || g.Group != w.Group || g.KeyName != w.KeyName || g.Requests != w.Requests ||
 					g.Errors != w.Errors || g.TokensIn != w.TokensIn || g.TokensOut != w.TokensOut ||
 					!near(g.CostUSD, w.CostUSD) || !near(g.P95FirstTokenMS, w.P95FirstTokenMS) ||
-					g.CacheReadTokens != w.CacheReadTokens || g.CacheWriteTokens != w.CacheWriteTokens || !near(g.SavedUSD, w.SavedUSD) {
+					g.CacheReadTokens != w.CacheReadTokens || g.CacheWriteTokens != w.CacheWriteTokens || !near(g.SavedUSD, w.SavedUSD) ||
+					g.CacheHits != w.CacheHits || g.FirstToken != w.FirstToken {
 					t.Errorf("row %d: got %+v, want %+v", i, g, w)
 				}
 			}

@@ -30,6 +30,10 @@ type WriterOptions struct {
 	// refused, what Close could not write): the gateway counts sluice_logs_dropped_total. It
 	// is called from Add, on the request path, so it must be quick and never block.
 	OnDrop func(n int)
+	// OnDepth is told how many records wait in the queue and in the spool (the gateway's
+	// sluice_logs_queued and sluice_logs_spooled gauges), by the writer's goroutine: at every
+	// Every, and 0, 0 once it has closed. Calls never overlap.
+	OnDepth func(queued, spooled int)
 	// Log receives the drops (at most one line per LogEvery) and the store's failures.
 	Log *slog.Logger
 }
@@ -215,6 +219,9 @@ func (w *Writer) run() {
 				continue
 			}
 		case <-tick.C:
+			if w.opt.OnDepth != nil {
+				w.opt.OnDepth(len(w.queue), len(pending))
+			}
 			if time.Since(lastLog) >= LogEvery {
 				var e error
 				if errNew {
@@ -242,6 +249,9 @@ func (w *Writer) run() {
 				w.err = fmt.Errorf("logstore: %d records not written when the writer closed: %w", n, lastErr)
 			}
 			w.logDrops(lastErr)
+			if w.opt.OnDepth != nil {
+				w.opt.OnDepth(0, 0)
+			}
 			return
 		}
 		_ = flush(context.Background())

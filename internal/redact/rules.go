@@ -185,23 +185,39 @@ func Default() *Rules {
 // one piece, so it equals what any Window releases for any split of text. A nil *Rules
 // returns text unchanged.
 func (r *Rules) Redact(text string) string {
-	if r == nil {
-		return text
-	}
-	w := r.NewWindow()
-	return w.Write(text) + w.Flush()
+	out, _ := r.RedactCount(text)
+	return out
 }
 
 // RedactCount is Redact plus the number of masks per detector name ("term" for terms, the
 // pattern's name for operator patterns). The map is nil when nothing was masked.
+//
+// It runs a pooled window's Write and Flush on text and keeps their output whole instead of
+// releasing it twice; when nothing was masked that output is text itself (emitted text is
+// copied verbatim), which is returned without a copy: a log line's values cost no allocation.
 func (r *Rules) RedactCount(text string) (string, map[string]int) {
 	if r == nil {
 		return text, nil
 	}
-	w := r.NewWindow()
-	out := w.Write(text) + w.Flush()
-	return out, w.counts
+	w := oneShot.Get().(*Window)
+	*w = Window{r: r, fs: -1, buf: append(w.buf[:0], text...), out: w.out[:0]}
+	w.decide(false)
+	w.decide(true)
+	out, counts := text, w.counts
+	if counts != nil {
+		out = string(w.out)
+	}
+	if cap(w.buf)+cap(w.out) <= maxPooled {
+		*w = Window{buf: w.buf, out: w.out}
+		oneShot.Put(w)
+	}
+	return out, counts
 }
+
+// oneShot are the windows of RedactCount; maxPooled bounds the buffers a pooled one keeps.
+var oneShot = sync.Pool{New: func() any { return new(Window) }}
+
+const maxPooled = 64 << 10
 
 // next returns the first offset in b[pos:end] where a detector could open, or end. It is
 // the prefilter that keeps the window fast: one table lookup per byte, the rest of a word

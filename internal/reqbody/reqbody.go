@@ -20,10 +20,8 @@ import (
 // stays after a timeout (the rest of the body is not worth waiting for; Connection: close is
 // set). A read that fails otherwise is Canceled: the client left. w is the request's writer.
 func Read(w http.ResponseWriter, r *http.Request, max int64, timeout time.Duration) ([]byte, error) {
-	tooLarge := &llm.Error{Kind: llm.TooLarge, Code: "request_too_large", Type: "invalid_request_error",
-		Message: "The request body is larger than the gateway's limit."}
 	if r.ContentLength > max {
-		return nil, tooLarge
+		return nil, tooLarge()
 	}
 	rc := http.NewResponseController(w)
 	timed := timeout > 0 && rc.SetReadDeadline(time.Now().Add(timeout)) == nil // not under a recorder
@@ -32,12 +30,10 @@ func Read(w http.ResponseWriter, r *http.Request, max int64, timeout time.Durati
 		var mbe *http.MaxBytesError
 		switch {
 		case errors.As(err, &mbe):
-			return nil, tooLarge
+			return nil, tooLarge()
 		case errors.Is(err, os.ErrDeadlineExceeded):
 			w.Header().Set("Connection", "close")
-			return nil, &llm.Error{Kind: llm.Invalid, Status: http.StatusRequestTimeout, Code: "request_timeout",
-				Type: "invalid_request_error", Message: "The request body did not arrive within " + timeout.String() +
-					" (the gateway's limits.body_timeout)."}
+			return nil, timedOut(timeout)
 		}
 		return nil, &llm.Error{Kind: llm.Canceled, Message: "reading the request body failed", Err: err}
 	}
@@ -47,6 +43,19 @@ func Read(w http.ResponseWriter, r *http.Request, max int64, timeout time.Durati
 		_ = rc.SetReadDeadline(time.Time{})
 	}
 	return body, nil
+}
+
+// tooLarge is the error of a body over the limit.
+func tooLarge() *llm.Error {
+	return &llm.Error{Kind: llm.TooLarge, Code: "request_too_large", Type: "invalid_request_error",
+		Message: "The request body is larger than the gateway's limit."}
+}
+
+// timedOut is the error of a body that did not arrive within timeout.
+func timedOut(timeout time.Duration) *llm.Error {
+	return &llm.Error{Kind: llm.Invalid, Status: http.StatusRequestTimeout, Code: "request_timeout",
+		Type: "invalid_request_error", Message: "The request body did not arrive within " + timeout.String() +
+			" (the gateway's limits.body_timeout)."}
 }
 
 // presize is the most readAll allocates ahead on the word of Content-Length: a client that
@@ -74,4 +83,57 @@ func readAll(r io.Reader, size int64) ([]byte, error) {
 			b = append(b, 0)[:len(b)] // grow as append does
 		}
 	}
+}
+
+// Stream is r's body for a reader that takes it as it comes (a multipart upload, spooled by
+// its wire), within the same limits as Read: over max bytes a read fails with the TooLarge
+// error (413), slower than timeout with the 408, a client that left with Canceled. The
+// deadline is set at the first read, so a body never read costs nothing. w is the request's
+// writer.
+func Stream(w http.ResponseWriter, r *http.Request, max int64, timeout time.Duration) io.Reader {
+	return &stream{w: w, r: r, max: max, timeout: timeout}
+}
+
+// stream is Stream's reader: not safe for concurrent use.
+type stream struct {
+	w            http.ResponseWriter
+	r            *http.Request
+	max          int64
+	timeout      time.Duration
+	body         io.Reader
+	rc           *http.ResponseController
+	timed, ended bool
+}
+
+func (s *stream) Read(p []byte) (int, error) {
+	if s.body == nil {
+		if s.r.ContentLength > s.max {
+			return 0, tooLarge()
+		}
+		s.rc = http.NewResponseController(s.w)
+		s.timed = s.timeout > 0 && s.rc.SetReadDeadline(time.Now().Add(s.timeout)) == nil
+		s.body = http.MaxBytesReader(s.w, s.r.Body, s.max)
+	}
+	n, err := s.body.Read(p)
+	if err == io.EOF && s.timed && !s.ended {
+		s.ended = true
+		_ = s.rc.SetReadDeadline(time.Time{})
+	}
+	if err != nil && err != io.EOF {
+		err = s.failed(err)
+	}
+	return n, err
+}
+
+// failed is the error of a read of the body that failed with err, as Read's.
+func (s *stream) failed(err error) error {
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe):
+		return tooLarge()
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		s.w.Header().Set("Connection", "close")
+		return timedOut(s.timeout)
+	}
+	return &llm.Error{Kind: llm.Canceled, Message: "reading the request body failed", Err: err}
 }

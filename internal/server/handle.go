@@ -14,6 +14,7 @@ import (
 	"github.com/sluice-gw/sluice/internal/dialect/oai"
 	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/reqbody"
 	"github.com/sluice-gw/sluice/internal/runs"
 	"github.com/sluice-gw/sluice/internal/turn"
 	"github.com/sluice-gw/sluice/internal/usage"
@@ -53,6 +54,9 @@ func (s *Server) modelOp(api *dialect.API, op dialect.Op) echo.HandlerFunc {
 			return s.run(c, q)
 		}
 		t := s.turn(c, q)
+		if op == dialect.Media { // the answer passed through as it comes (speech, transcriptions, image edits)
+			return t.Pass(ctx, e, c.Response(), q.d.Req, q.d.Bill)
+		}
 		if op == dialect.Embed {
 			// Fallback stays within one embedding model: the configuration refuses a chain that mixes them.
 			return t.Call(ctx, e, func(st *fallback.Stream) ([]byte, *llm.Usage, error) { return embeddings.Read(st, api.Usage) })
@@ -88,7 +92,7 @@ func (s *Server) admitted(c echo.Context, api *dialect.API, op dialect.Op) (*cal
 		return nil, err
 	}
 	d, err := api.Read(body, dialect.Input{Op: op, Header: r.Header.Get, Param: dialect.PathParams(c.Param, r.URL), Query: c.QueryParam,
-		State: &s.o.State, Key: x.access.KeyID, Record: x.access.Record})
+		State: &s.o.State, Key: x.access.KeyID, Record: x.access.Record, Body: reqbody.Stream(c.Response(), r, s.o.MaxUploadBytes, s.o.BodyTimeout)})
 	if err != nil {
 		return nil, err
 	}
@@ -98,8 +102,8 @@ func (s *Server) admitted(c echo.Context, api *dialect.API, op dialect.Op) (*cal
 		in.Stream = d.Req.Stream
 	}
 	q := &call{d: d, bodyLen: len(body)}
-	if op == dialect.Embed {
-		q.chain, err = s.resolvePlain(api, d.Model)
+	if op.Plain() {
+		q.chain, err = s.o.Plain(api, d.Model)
 	} else {
 		q.chain, err = s.catalog.Resolve(d.Model)
 	}
@@ -130,13 +134,13 @@ func (s *Server) admitted(c echo.Context, api *dialect.API, op dialect.Op) (*cal
 			q.offered = o // not a nil *Offer in the interface
 		}
 	}
-	if op != dialect.Embed && s.o.Policies[q.chain.Alias].RedactInput && s.o.RedactText != nil {
+	if !op.Plain() && s.o.Policies[q.chain.Alias].RedactInput && s.o.RedactText != nil {
 		d.Req.Mask(s.o.RedactText, s.o.RedactJSON) // the alias's redact_input
 	}
 	if err := d.Resumed(r.Context()); err != nil { // after redaction, before admission
 		return nil, err
 	}
-	a := admit.Ask{Model: d.Model, Req: d.Req, Chain: q.chain, BodyLen: len(body), Embeddings: op == dialect.Embed}
+	a := admit.Ask{Model: d.Model, Req: d.Req, Chain: q.chain, BodyLen: len(body), Embeddings: op.Plain()}
 	if d.Of(op) == dialect.Count {
 		a.Chain = nil // no round: the key's access and rate limits only
 	}
@@ -159,32 +163,4 @@ func costHeader(c echo.Context, h http.Header) {
 	if t := exchangeOf(c).ticket; t != nil && t.Charged {
 		h.Set("X-Sluice-Cost-Usd", strconv.FormatFloat(usage.USD(t.Cost), 'f', -1, 64))
 	}
-}
-
-// resolvePlain finds the chain for model on api's plain endpoint: one of its aliases, or
-// "provider/model" of a provider that serves it, as one target.
-func (s *Server) resolvePlain(api *dialect.API, model string) (*fallback.Chain, error) {
-	if ch := s.plain[api.Upstream].Find(model); ch != nil {
-		return ch, nil
-	}
-	msg := "The model '" + model + "' does not exist or you do not have access to it."
-	if _, ok := s.o.Chains[model]; ok {
-		msg = "The model '" + model + "' is a chat model alias, not an " + api.Name + " alias."
-	} else if p, _, _ := strings.Cut(model, "/"); s.o.Providers[p] != nil {
-		msg = "The provider '" + p + "' does not serve " + api.Name + " (its kind does not: see docs/providers.md)."
-	}
-	return nil, fallback.UnknownModel(msg)
-}
-
-// plainCatalogs are the catalogs of the route table's plain endpoints, by path: their
-// aliases, and the providers that serve them as direct targets.
-func plainCatalogs(o Options) map[string]*fallback.Catalog {
-	out := map[string]*fallback.Catalog{}
-	for _, api := range Wires {
-		if api.Upstream != "" {
-			serves := func(p string) bool { return o.Serves == nil || o.Serves(p, api.Upstream) }
-			out[api.Upstream] = fallback.NewCatalog(o.Plain[api.Upstream], embeddings.Targets(o.Providers, api.Upstream, serves), o.Health, o.Log, o.Timeouts)
-		}
-	}
-	return out
 }

@@ -101,7 +101,7 @@ prices:
 		Source string `json:"source"`
 		Data   []struct {
 			Group            string  `json:"group"`
-			TokensIn         int64   `json:"tokens_in"`
+			TokensIn         int64   `json:"input_tokens"`
 			CacheReadTokens  int64   `json:"cache_read_tokens"`
 			CacheWriteTokens int64   `json:"cache_write_tokens"`
 			SavedUSD         float64 `json:"saved_usd"`

@@ -11,11 +11,15 @@ import (
 	"github.com/sluice-gw/sluice/internal/auth"
 	"github.com/sluice-gw/sluice/internal/dialect"
 	"github.com/sluice-gw/sluice/internal/dialect/anthropic"
+	"github.com/sluice-gw/sluice/internal/dialect/audio"
+	"github.com/sluice-gw/sluice/internal/dialect/batches"
 	"github.com/sluice-gw/sluice/internal/dialect/chat"
 	"github.com/sluice-gw/sluice/internal/dialect/embeddings"
+	"github.com/sluice-gw/sluice/internal/dialect/files"
 	"github.com/sluice-gw/sluice/internal/dialect/gemini"
 	"github.com/sluice-gw/sluice/internal/dialect/images"
 	"github.com/sluice-gw/sluice/internal/dialect/moderations"
+	"github.com/sluice-gw/sluice/internal/dialect/msgbatches"
 	"github.com/sluice-gw/sluice/internal/dialect/oai"
 	"github.com/sluice-gw/sluice/internal/dialect/rerank"
 	"github.com/sluice-gw/sluice/internal/dialect/responses"
@@ -41,6 +45,11 @@ var Wires = []*dialect.API{
 	&uistream.API,    // POST /v1/ui/chat, GET .../stream, POST .../stop
 	&oai.Models,      // GET /v1/models, /v1/models/*
 	&mcpgw.API,       // POST, GET, DELETE /mcp
+	&files.API,       // /v1/files: upload, list, get, content, delete (package objects)
+	&batches.API,     // /v1/batches: create, list, get, cancel
+	&msgbatches.API,  // /v1/messages/batches: create, list, get, cancel, results, delete
+	// POST /v1/images/edits, /v1/audio/transcriptions (multipart in), /v1/audio/speech (audio out)
+	&images.Edits, &audio.Transcriptions, &audio.Speech,
 }
 
 // register adds every route of the table to e, through the wire's middleware: what the
@@ -92,6 +101,10 @@ func (s *Server) opHandler(api *dialect.API, op dialect.Op) echo.HandlerFunc {
 				State: &s.o.State, Key: reqInfo(c).KeyID}
 			return c.JSONBlob(api.Kept(c.Request().Context(), in))
 		}
+	case dialect.Object: // files and batches: Options.Objects admits and serves them
+		return func(c echo.Context) error {
+			return s.o.Objects(c.Response(), c.Request(), dialect.PathParams(c.Param, c.Request().URL), c.Path(), exchangeOf(c).key, &exchangeOf(c).access, &s.adm, func(err error) error { return s.reject(c, err) })
+		}
 	}
 	return s.modelOp(api, op) // handle.go
 }
@@ -137,7 +150,7 @@ func (s *Server) gate(next echo.HandlerFunc) echo.HandlerFunc {
 			return next(c)
 		}
 		x := exchangeOf(c)
-		key, err := s.o.Gate.Keys.Authenticate(c.Request().Context(), x.api.Credential.Secret(c.Request()), time.Now())
+		key, err := s.o.Gate.Keys.Caller(c.Request().Context(), x.api.Credential.Secret(c.Request()), time.Now())
 		if err != nil {
 			if x.api.Challenge != "" {
 				c.Response().Header().Set("WWW-Authenticate", x.api.Challenge)
@@ -146,6 +159,7 @@ func (s *Server) gate(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		x.key, x.access.KeyID, x.access.KeyName, x.access.KeyMeta = key, key.ID, key.Name, key.Metadata
 		x.access.Capture, x.access.Team = key.Capture, key.Team // capture "": the alias's, else logs.capture
+		c.SetRequest(c.Request().WithContext(auth.WithKey(c.Request().Context(), key)))
 		return next(c)
 	}
 }

@@ -39,10 +39,33 @@ var fastBodies = map[string]string{
 	"/v1/moderations":           `{"model":"sim/moderation","input":"hi"}`,
 	"/v1/images/generations":    `{"model":"sim/image","prompt":"a lighthouse"}`,
 	"/v1/rerank":                `{"model":"sim/rerank","query":"q","documents":["d"]}`,
+	"/v1/audio/speech":          `{"model":"sim/speech","input":"hi","voice":"alloy"}`,
+	"/v1/audio/transcriptions":  formBody("model", "sim/transcribe", "file"),
+	"/v1/images/edits":          formBody("model", "sim/image", "prompt", "a lighthouse", "image"),
 	"/v1/ui/chat":               `{"id":"c1","model":"fast","messages":[{"id":"m1","role":"user","parts":[{"type":"text","text":"hi"}]}]}`,
 	// Gemini's model is in the path: "*" is "fast:generateContent" (fastPath).
 	"/v1beta/models/*": `{"contents":[{"parts":[{"text":"hi"}]}]}`,
 	"/v1/models/*":     `{"contents":[{"parts":[{"text":"hi"}]}]}`,
+}
+
+// formBody is a multipart body (boundary "B") of the text fields kv (name, value pairs),
+// then one small file for the last name, as fastHeader's content type says.
+func formBody(kv ...string) string {
+	var b strings.Builder
+	for i := 0; i+1 < len(kv); i += 2 {
+		b.WriteString("--B\r\nContent-Disposition: form-data; name=\"" + kv[i] + "\"\r\n\r\n" + kv[i+1] + "\r\n")
+	}
+	b.WriteString("--B\r\nContent-Disposition: form-data; name=\"" + kv[len(kv)-1] + "\"; filename=\"a.bin\"\r\n" +
+		"Content-Type: application/octet-stream\r\n\r\nRIFF....\r\n--B--\r\n")
+	return b.String()
+}
+
+// fastHeader is the content type of a multipart route's fastBodies request (none: JSON).
+func fastHeader(path string) []string {
+	if strings.HasPrefix(fastBodies[path], "--B") {
+		return []string{"Content-Type", "multipart/form-data; boundary=B"}
+	}
+	return nil
 }
 
 // fastPath is the path of a model route's fastBodies request: a wildcard names the model
@@ -129,7 +152,7 @@ keys:
 				t.Errorf("%s %s: no request in fastBodies", rt.Method, rt.Path)
 				continue
 			}
-			resp := do(t, rt.Method, url+fastPath(rt.Path), good, body)
+			resp := do(t, rt.Method, url+fastPath(rt.Path), good, body, fastHeader(rt.Path)...)
 			if resp.status != http.StatusForbidden || !strings.Contains(string(resp.body), "model_not_allowed") && !strings.Contains(string(resp.body), `"permission_error"`) {
 				t.Errorf("%s %s naming a model the key may not use: got %d %s, want 403 model_not_allowed", rt.Method, rt.Path, resp.status, resp.body)
 			}
@@ -144,7 +167,7 @@ keys:
 			ops[rt.Op] = true
 		}
 	}
-	for op := dialect.Call; op <= dialect.Kept; op++ {
+	for op := dialect.Call; op <= dialect.Object; op++ {
 		if !ops[op] {
 			t.Errorf("op %d is served by no route of the table", op)
 		}

@@ -29,11 +29,8 @@ import (
 type Options struct {
 	// Chains are the model aliases, by name.
 	Chains map[string]*fallback.Chain
-	// Plain are the aliases of the plain endpoints by their path (dialect.API.Upstream:
-	// "embeddings", "moderations", ...), by name (targets wrap a poster).
-	Plain map[string]map[string]*fallback.Chain
-	// Serves says whether a provider serves a plain path as a direct target (nil: any that can).
-	Serves func(provider, path string) bool
+	// Plain finds the chain of a model on api's plain endpoint (dialect.API.Upstream), or a 404.
+	Plain func(api *dialect.API, model string) (*fallback.Chain, error)
 	// Providers serve direct "provider/model" requests, as a chain of one target.
 	Providers map[string]fallback.Provider
 	// Heartbeat is how long an event stream may stay silent before a keepalive (0: never).
@@ -43,8 +40,8 @@ type Options struct {
 	// Timeouts of a direct target.
 	Timeouts fallback.Timeouts
 	// Models lists, in order, what GET /v1/models shows: the aliases, then direct targets.
-	Models       []string
-	MaxBodyBytes int64
+	Models                       []string
+	MaxBodyBytes, MaxUploadBytes int64 // a body read whole; a multipart upload, streamed (dialect.API.Streamed; 0: 25 MB)
 	// BodyTimeout bounds the reading of a whole request body (default 30s): a slower client
 	// is answered 408.
 	BodyTimeout time.Duration
@@ -83,6 +80,8 @@ type Options struct {
 	// statistics: the request log's store (whose records reach it through Telemetry.Record)
 	// and the targets' health (admin.API).
 	Admin admin.API
+	// Objects serves the files and batches routes (dialect.Object: objects.Service.Serve, from the gateway).
+	Objects func(http.ResponseWriter, *http.Request, func(string) string, string, *auth.Key, *telemetry.Access, *admit.Policy, func(error) error) error
 }
 
 // Policy is what an alias asks of a request beyond its chain.
@@ -103,9 +102,7 @@ type Server struct {
 	adm  admit.Policy        // the keys' limits and budgets (limits.go)
 	// draining is set by Drain: /readyz fails from then on.
 	draining atomic.Bool
-	// catalog and plain (by dialect.API.Upstream) find the chain of a request's model.
-	catalog *fallback.Catalog
-	plain   map[string]*fallback.Catalog
+	catalog  *fallback.Catalog // finds the chain of a request's model (Options.Plain: on a plain endpoint)
 	// paths are the route table's paths and their wires (routes.go).
 	paths []wirePath
 }
@@ -134,6 +131,9 @@ func New(o Options) *Server {
 	if o.BodyTimeout <= 0 {
 		o.BodyTimeout = 30 * time.Second
 	}
+	if o.Plain == nil { // no plain endpoint: every model of one is unknown
+		o.Plain = func(_ *dialect.API, m string) (*fallback.Chain, error) { return (&fallback.Catalog{}).Resolve(m) }
+	}
 	s := &Server{o: o, echo: echo.New(), obs: observer(o),
 		adm: admit.Policy{Limiter: o.Gate.Limiter, Window: o.Gate.Window, Budgets: o.Usage.Budgets, Prices: o.Usage.Prices,
 			Store: o.Usage.Store, Guards: o.Guards, Teams: o.Gate.Teams}}
@@ -141,7 +141,6 @@ func New(o Options) *Server {
 		s.o.UI.Runs = runs.NewManager(runs.Options{Log: o.Log})
 	}
 	s.catalog = fallback.NewCatalog(o.Chains, o.Providers, o.Health, o.Log, o.Timeouts)
-	s.plain = plainCatalogs(o) // handle.go
 	e := s.echo
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.httpError
@@ -260,6 +259,9 @@ func (s *Server) readyz(c echo.Context) error {
 // readBody reads the body within limits.max_body_bytes and limits.body_timeout
 // (reqbody.Read).
 func (s *Server) readBody(c echo.Context) ([]byte, error) {
+	if api := exchangeOf(c).api; api != nil && api.Streamed {
+		return nil, nil // its wire reads it, streamed (dialect.Input.Body)
+	}
 	return reqbody.Read(c.Response(), c.Request(), s.o.MaxBodyBytes, s.o.BodyTimeout)
 }
 

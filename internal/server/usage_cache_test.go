@@ -62,7 +62,7 @@ auth: {admin_token: ` + admin + `}
 	// 5-minute write 3.75, output 15; saved: the reads' 2.70 discount less the writes' 0.75.
 	cost := 2 * (1000*3000 + 6000*300 + 3000*3750 + 500*15000)
 	saved := 2 * (6000*(3000-300) - 3000*(3750-3000))
-	for _, want := range []string{`"input_tokens":20000`, `"cached_tokens":12000`, `"cache_write_tokens":6000`, `"cache_write_1h_tokens":0`,
+	for _, want := range []string{`"input_tokens":20000`, `"cache_read_tokens":12000`, `"cache_write_tokens":6000`, `"cache_write_1h_tokens":0`,
 		`"cost_usd":` + usd(cost), `"saved_usd":` + usd(saved)} {
 		if !strings.Contains(body, `"alias":"claude","requests":2,`) || !strings.Contains(body, want) {
 			t.Errorf("got %s, want the claude line with %s", body, want)

@@ -21,7 +21,7 @@ type usageLine struct {
 	Requests                int64   `json:"requests"`
 	InputTokens             int64   `json:"input_tokens"`
 	OutputTokens            int64   `json:"output_tokens"`
-	CachedTokens            int64   `json:"cached_tokens"`
+	CachedTokens            int64   `json:"cache_read_tokens"`
 	CostUSD                 float64 `json:"cost_usd"`
 	Errors                  int64   `json:"errors"`
 	Fallbacks               int64   `json:"fallbacks"`

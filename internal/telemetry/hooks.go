@@ -86,6 +86,14 @@ func UsageDropped(ctx context.Context, n int64) { from(ctx).inst.usageDropped.Ad
 // never holds a request up, so what it cannot keep is counted instead.
 func LogsDropped(ctx context.Context, n int64) { from(ctx).inst.logsDropped.Add(ctx, n) }
 
+// LogsDepth records the change of the request log writer's queue and spool
+// (sluice_logs_queued, sluice_logs_spooled): n more (or, negative, fewer) records in each.
+func LogsDepth(ctx context.Context, queued, spooled int64) {
+	t := from(ctx)
+	t.inst.logsQueued.Add(ctx, queued)
+	t.inst.logsSpooled.Add(ctx, spooled)
+}
+
 // AuditDropped counts audit entries not written (sluice_audit_dropped_total): the admin
 // API's change was made, so it answers it, and counts the entry it could not keep.
 func AuditDropped(ctx context.Context, n int64) { from(ctx).inst.auditDropped.Add(ctx, n) }

@@ -20,13 +20,27 @@ const maxLabelSets = 4096
 // measurement itself, several times per request. Safe for concurrent use.
 type labelSets struct {
 	mu sync.RWMutex
-	m  map[[maxLabels]attribute.KeyValue]metric.MeasurementOption
+	m  map[[maxLabels]attribute.KeyValue]labelOpts
 }
 
-// opt returns the option recording with the labels kvs (in any order, as NewSet takes them).
-func (c *labelSets) opt(kvs ...attribute.KeyValue) metric.MeasurementOption {
+// labelOpts are the options of one label set, as an Add's and a Record's variadic slice: a
+// cached slice passed on with "..." is not copied, where the call's own would be allocated
+// each time (it escapes through the instrument's interface).
+type labelOpts struct {
+	add []metric.AddOption
+	rec []metric.RecordOption
+}
+
+func newLabelOpts(kvs []attribute.KeyValue) labelOpts {
+	o := metric.WithAttributeSet(attribute.NewSet(slices.Clone(kvs)...))
+	return labelOpts{add: []metric.AddOption{o}, rec: []metric.RecordOption{o}}
+}
+
+// opt returns the options recording with the labels kvs (in any order, as NewSet takes
+// them).
+func (c *labelSets) opt(kvs ...attribute.KeyValue) labelOpts {
 	if len(kvs) > maxLabels {
-		return metric.WithAttributeSet(attribute.NewSet(slices.Clone(kvs)...))
+		return newLabelOpts(kvs)
 	}
 	var k [maxLabels]attribute.KeyValue
 	copy(k[:], kvs)
@@ -36,10 +50,10 @@ func (c *labelSets) opt(kvs ...attribute.KeyValue) metric.MeasurementOption {
 	if ok {
 		return o
 	}
-	o = metric.WithAttributeSet(attribute.NewSet(slices.Clone(kvs)...))
+	o = newLabelOpts(kvs)
 	c.mu.Lock()
 	if c.m == nil {
-		c.m = map[[maxLabels]attribute.KeyValue]metric.MeasurementOption{}
+		c.m = map[[maxLabels]attribute.KeyValue]labelOpts{}
 	}
 	if len(c.m) < maxLabelSets {
 		c.m[k] = o

@@ -29,6 +29,8 @@ const (
 	MetricUsageSpooled   = "sluice.usage.spooled"
 	MetricUsageDropped   = "sluice.usage.dropped"
 	MetricLogsDropped    = "sluice.logs.dropped"
+	MetricLogsQueued     = "sluice.logs.queued"
+	MetricLogsSpooled    = "sluice.logs.spooled"
 	MetricAuditDropped   = "sluice.audit.dropped"
 	MetricAuthFailures   = "sluice.auth.failures"
 	MetricAuthThrottled  = "sluice.auth.throttled"
@@ -75,6 +77,7 @@ type instruments struct {
 	restarts, redisErrors          metric.Int64Counter
 	openStreams                    metric.Int64UpDownCounter
 	redisBreaker, usageSpooled     metric.Int64UpDownCounter
+	logsQueued, logsSpooled        metric.Int64UpDownCounter
 	usageDropped, logsDropped      metric.Int64Counter
 	auditDropped                   metric.Int64Counter
 	authFailures, authThrottled    metric.Int64Counter
@@ -119,6 +122,10 @@ func newInstruments(m metric.Meter) instruments {
 	in.usageSpooled, _ = m.Int64UpDownCounter(MetricUsageSpooled, metric.WithUnit("{record}"),
 		metric.WithDescription("Usage records and budget spends waiting for Redis in the spool."))
 	in.usageDropped = count(MetricUsageDropped, "{record}", "Usage records and budget spends lost: the spool was full, or Redis refused them.")
+	in.logsQueued, _ = m.Int64UpDownCounter(MetricLogsQueued, metric.WithUnit("{record}"),
+		metric.WithDescription("Request log records in the writer's queue, waiting for a batch (issue 50)."))
+	in.logsSpooled, _ = m.Int64UpDownCounter(MetricLogsSpooled, metric.WithUnit("{record}"),
+		metric.WithDescription("Request log records in the writer's spool, waiting for a store that failed."))
 	in.logsDropped = count(MetricLogsDropped, "{record}", "Request log records lost: the writer's queue or spool was full, or the store refused them.")
 	in.auditDropped = count(MetricAuditDropped, "{entry}", "Audit entries not written: the change was made, the log store refused its entry.")
 	in.authFailures = count(MetricAuthFailures, "{failure}", "Failed attempts to authenticate to the admin API or sign in to the console, by surface and reason.")
@@ -138,7 +145,7 @@ func newInstruments(m metric.Meter) instruments {
 	for _, c := range []metric.Int64Counter{in.redisErrors, in.usageDropped, in.logsDropped, in.auditDropped} {
 		c.Add(ctx, 0)
 	}
-	for _, g := range []metric.Int64UpDownCounter{in.redisBreaker, in.usageSpooled, in.openStreams} {
+	for _, g := range []metric.Int64UpDownCounter{in.redisBreaker, in.usageSpooled, in.openStreams, in.logsQueued, in.logsSpooled} {
 		g.Add(ctx, 0)
 	}
 	return in
@@ -149,13 +156,13 @@ func newInstruments(m metric.Meter) instruments {
 func (t *Telemetry) cacheTokens(ctx context.Context, c []attribute.KeyValue, u *Usage) {
 	c = c[:len(c):len(c)] // appending copies
 	if u.Cached > 0 {
-		t.inst.cacheReadTokens.Add(ctx, int64(u.Cached), t.sets.opt(c...))
+		t.inst.cacheReadTokens.Add(ctx, int64(u.Cached), t.sets.opt(c...).add...)
 	}
 	w1h := min(u.CacheWrite1h, u.CacheWrite)
 	if w := u.CacheWrite - w1h; w > 0 {
-		t.inst.cacheWriteTokens.Add(ctx, int64(w), t.sets.opt(append(c, attrCacheTTL.String("5m"))...))
+		t.inst.cacheWriteTokens.Add(ctx, int64(w), t.sets.opt(append(c, attrCacheTTL.String("5m"))...).add...)
 	}
 	if w1h > 0 {
-		t.inst.cacheWriteTokens.Add(ctx, int64(w1h), t.sets.opt(append(c, attrCacheTTL.String("1h"))...))
+		t.inst.cacheWriteTokens.Add(ctx, int64(w1h), t.sets.opt(append(c, attrCacheTTL.String("1h"))...).add...)
 	}
 }

@@ -147,13 +147,13 @@ func (rq *Request) End(ctx context.Context, in *Access) {
 		if failed(in.Kind) {
 			attrs = append(attrs, semconv.ErrorTypeKey.String(in.Kind.String()))
 		}
-		t.inst.serverDuration.Record(ctx, in.Duration.Seconds(), t.sets.opt(attrs...))
+		t.inst.serverDuration.Record(ctx, in.Duration.Seconds(), t.sets.opt(attrs...).rec...)
 		if in.Stream && in.FirstText > 0 {
-			t.inst.ttft.Record(ctx, in.FirstText.Seconds(), t.sets.opt(common...))
+			t.inst.ttft.Record(ctx, in.FirstText.Seconds(), t.sets.opt(common...).rec...)
 		}
-		t.inst.overhead.Record(ctx, in.Overhead.Seconds(), t.sets.opt(common...))
+		t.inst.overhead.Record(ctx, in.Overhead.Seconds(), t.sets.opt(common...).rec...)
 		for det, n := range in.Masks {
-			t.inst.redactions.Add(ctx, int64(n), t.sets.opt(attrDetector.String(det)))
+			t.inst.redactions.Add(ctx, int64(n), t.sets.opt(attrDetector.String(det)).add...)
 		}
 		s := Sample{Error: failed(in.Kind), Fallbacks: fallbacks, Duration: in.Duration, Cache: in.Cache}
 		if in.Stream {
@@ -196,7 +196,7 @@ func (rq *Request) attempts(ctx context.Context, in *Access, op string, end time
 		outcome := kind.String()
 		target := t.label(a.Target)
 		t.inst.attempts.Add(ctx, 1, t.sets.opt(attrTarget.String(target), attrOutcome.String(outcome),
-			attrCommitted.Bool(a.Committed)))
+			attrCommitted.Bool(a.Committed)).add...)
 		_, model, _ := strings.Cut(a.Target, "/")
 		common := []attribute.KeyValue{semconv.GenAIOperationNameKey.String(cmpOr(op, "chat")),
 			semconv.GenAIProviderNameKey.String(t.provider(a.Target)), semconv.GenAIRequestModelKey.String(target)}
@@ -204,21 +204,23 @@ func (rq *Request) attempts(ctx context.Context, in *Access, op string, end time
 		if failed(kind) {
 			attrs = append(attrs, semconv.ErrorTypeKey.String(outcome))
 		}
-		t.inst.clientDuration.Record(ctx, aEnd.Sub(a.Start).Seconds(), t.sets.opt(attrs...))
+		t.inst.clientDuration.Record(ctx, aEnd.Sub(a.Start).Seconds(), t.sets.opt(attrs...).rec...)
 		if a.Committed {
-			t.inst.ttfc.Record(ctx, a.FirstEvent.Seconds(), t.sets.opt(common...))
-			rq.span.AddEvent("sluice.commit", trace.WithTimestamp(a.Start.Add(a.FirstEvent)),
-				trace.WithAttributes(attrTarget.String(a.Target), semconv.GenAIResponseTimeToFirstChunk(a.FirstEvent.Seconds())))
+			t.inst.ttfc.Record(ctx, a.FirstEvent.Seconds(), t.sets.opt(common...).rec...)
+			if rq.span.IsRecording() { // an event's options cost allocations a no-op AddEvent drops
+				rq.span.AddEvent("sluice.commit", trace.WithTimestamp(a.Start.Add(a.FirstEvent)),
+					trace.WithAttributes(attrTarget.String(a.Target), semconv.GenAIResponseTimeToFirstChunk(a.FirstEvent.Seconds())))
+			}
 		}
 		if i == len(in.Tries)-1 && a.Committed && in.Usage != nil && a.Target == in.Target {
 			c := common[:len(common):len(common)]
-			t.inst.tokens.Record(ctx, int64(in.Usage.Prompt), t.sets.opt(append(c, semconv.GenAITokenTypeInput)...))
-			t.inst.tokens.Record(ctx, int64(in.Usage.Completion), t.sets.opt(append(c, semconv.GenAITokenTypeOutput)...))
+			t.inst.tokens.Record(ctx, int64(in.Usage.Prompt), t.sets.opt(append(c, semconv.GenAITokenTypeInput)...).rec...)
+			t.inst.tokens.Record(ctx, int64(in.Usage.Completion), t.sets.opt(append(c, semconv.GenAITokenTypeOutput)...).rec...)
 			t.cacheTokens(ctx, c, in.Usage)
 		}
 		if i+1 < len(in.Tries) && in.Tries[i+1].Target != a.Target {
 			fallbacks++
-			t.inst.fallbacks.Add(ctx, 1, t.sets.opt(attrTarget.String(target), attrOutcome.String(outcome)))
+			t.inst.fallbacks.Add(ctx, 1, t.sets.opt(attrTarget.String(target), attrOutcome.String(outcome)).add...)
 			rq.span.AddEvent("sluice.fallback", trace.WithTimestamp(aEnd), trace.WithAttributes(
 				attrTarget.String(a.Target), attrOutcome.String(outcome), attribute.String("sluice.next_target", in.Tries[i+1].Target)))
 		}

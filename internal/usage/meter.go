@@ -40,6 +40,18 @@ func (m *Meter) Round(target, model string, resp *llm.Response, err error) {
 // Charge adds u, used on target serving model, to the account.
 func (m *Meter) Charge(target, model string, u llm.Usage) {
 	p, _ := m.Prices.Lookup(target, model)
+	m.charge(p, target, u)
+}
+
+// ChargeBatch adds u, a result of a batch on target serving model, to the account at the
+// batch price (Price.Batched).
+func (m *Meter) ChargeBatch(target, model string, u llm.Usage) {
+	p, _ := m.Prices.Lookup(target, model)
+	m.charge(p.Batched(), target, u)
+}
+
+// charge adds u, used on target at p, to the account.
+func (m *Meter) charge(p Price, target string, u llm.Usage) {
 	m.Cost += Cost(p, u)
 	m.Saved += Saved(p, u)
 	m.Usage = m.Usage.Plus(u)

@@ -88,3 +88,19 @@ func TestMeterCache(t *testing.T) {
 		t.Errorf("Add: got %+v, want the cache counters doubled", sum)
 	}
 }
+
+// A batch's result is charged at half the price unless the table says otherwise (issue 48).
+func TestChargeBatch(t *testing.T) {
+	prices := NewPrices(map[string]Price{"p/full": {Input: 2, Output: 8}, "p/third": {Input: 3, Output: 9, Batch: 1.0 / 3}})
+	u := llm.Usage{PromptTokens: 1000, CompletionTokens: 1000}
+	for _, tt := range []struct {
+		target string
+		want   int64
+	}{{"p/full", 5_000_000}, {"p/third", 4_000_000}} { // nano-USD
+		m := &Meter{Prices: prices}
+		m.ChargeBatch(tt.target, "x", u)
+		if m.Cost != tt.want {
+			t.Errorf("%s: cost %d, want %d", tt.target, m.Cost, tt.want)
+		}
+	}
+}

@@ -18,6 +18,23 @@ import (
 type Price struct {
 	Input, Output, CachedInput, CacheWrite, CacheWrite1h float64
 	Unit                                                 float64
+	// Batch is the fraction of every rate a call of the provider's batch API pays (files
+	// and batches, issue 48); 0: DefaultBatch.
+	Batch float64
+}
+
+// DefaultBatch is the fraction of a model's price its batch API charges when the table
+// names none: OpenAI's and Anthropic's half price.
+const DefaultBatch = 0.5
+
+// Batched is p at its batch price: every rate times p.Batch (DefaultBatch when 0).
+func (p Price) Batched() Price {
+	f := p.Batch
+	if f <= 0 {
+		f = DefaultBatch
+	}
+	return Price{Input: p.Input * f, Output: p.Output * f, CachedInput: p.CachedInput * f, CacheWrite: p.CacheWrite * f,
+		CacheWrite1h: p.CacheWrite1h * f, Unit: p.Unit * f, Batch: 1}
 }
 
 // rates returns p's cache read, 5-minute and 1-hour write rates with the unknown (zero) ones

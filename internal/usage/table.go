@@ -36,10 +36,22 @@ var builtin = map[string]Price{
 	"gpt-image-1":            {Input: 5, Output: 40},
 	"omni-moderation-latest": {},
 	"text-moderation-latest": {},
+	// Audio: transcriptions per second of audio, speech per character of input (issue 48;
+	// the gpt-4o transcribe and tts models bill tokens).
+	"whisper-1": {Unit: 0.0001},
+	"tts-1":     {Unit: 0.000015},
+	"tts-1-hd":  {Unit: 0.00003},
 	// Rerankers, per search unit (Cohere: a query with up to 100 documents).
 	"rerank-v3.5":              {Unit: 0.002},
 	"rerank-english-v3.0":      {Unit: 0.002},
 	"rerank-multilingual-v3.0": {Unit: 0.002},
+	// Voyage, per million tokens (rerankers: query tokens times documents plus the
+	// documents' tokens, as usage.total_tokens reports them).
+	"rerank-2.5":      {Input: 0.05},
+	"rerank-2.5-lite": {Input: 0.02},
+	"voyage-3.5":      {Input: 0.06},
+	"voyage-3.5-lite": {Input: 0.02},
+	"voyage-3-large":  {Input: 0.18},
 	// Anthropic
 	"claude-opus-4-5":   {Input: 5, Output: 25, CachedInput: 0.50, CacheWrite: 6.25, CacheWrite1h: 10},
 	"claude-opus-4-1":   {Input: 15, Output: 75, CachedInput: 1.50, CacheWrite: 18.75, CacheWrite1h: 30},

@@ -375,21 +375,25 @@ test('the Logs page on canned answers: filters, load more, a bad filter, the liv
   assert.match(await page.locator('#log-note').textContent(), /status is an HTTP status/);
 });
 
-// A gateway with the request log answers usage lines per bucket and group, with p95 TTFT:
-// the charts draw a line per group (canned: the usage account alone has no such lines).
+// A gateway with the request log answers usage lines per bucket and group, with p95 TTFT,
+// in the one shape of every answer (issue 50): the charts draw a line per group (canned: the
+// usage account alone has no such lines).
 test('usage on canned log-backed lines: a line per group, p95 TTFT', async (t) => {
   const page = await open(t, { signIn: false });
   await page.route((u) => u.pathname === '/admin/usage', (route) => {
     const q = new URL(route.request().url()).searchParams;
     const data = [];
-    for (const hour of ['2026-06-30T10', '2026-06-30T11', '2026-06-30T12']) {
+    for (const bucket of ['2026-06-30T10:00:00Z', '2026-06-30T11:00:00Z', '2026-06-30T12:00:00Z']) {
       for (const [team, n] of [['search', 8], ['support', 3]]) {
-        data.push({ hour, [q.get('group_by')]: team, requests: n, input_tokens: n * 10, output_tokens: n * 20, cached_tokens: n * 4,
-          cost_usd: n / 1000, errors: team === 'support' ? 1 : 0, fallbacks: 0, estimated: 0, cache_hits: 0, saved_tokens: 0, p95_first_token_ms: 100 + n });
+        data.push({ bucket, group: team, requests: n, errors: team === 'support' ? 1 : 0, input_tokens: n * 10, output_tokens: n * 20,
+          cache_read_tokens: n * 4, cache_write_tokens: 0, cost_usd: n / 1000, saved_usd: 0, cache_hits: 0, p95_first_token_ms: 100 + n,
+          fallbacks: null, estimated: null, saved_tokens: null, cache_write_1h_tokens: null });
       }
     }
-    return route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify({ object: 'usage', from: q.get('from'), to: q.get('to'),
-      group_by: q.get('group_by'), key: null, data, total: { requests: 33, input_tokens: 330, output_tokens: 660, cost_usd: 0.033, errors: 3, fallbacks: 0 } }) });
+    return route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify({ object: 'usage', source: 'logs',
+      from: q.get('from'), to: q.get('to'), group_by: q.get('group_by'), bucket: q.get('bucket') ?? '', key: null, data,
+      total: { requests: 33, errors: 3, input_tokens: 330, output_tokens: 660, cache_read_tokens: 132, cache_write_tokens: 0, cost_usd: 0.033,
+        saved_usd: 0, cache_hits: 0, p95_first_token_ms: 108, fallbacks: null, estimated: null, saved_tokens: null, cache_write_1h_tokens: null } }) });
   });
   await page.goto(base + '/console/#usage');
   await page.fill('#token', ADMIN);
@@ -404,7 +408,7 @@ test('usage on canned log-backed lines: a line per group, p95 TTFT', async (t) =
   assert.deepEqual(titles, ['Requests', 'Tokens (input + output)', 'Cost', 'Cache-hit ratio (cache reads / input tokens)', 'Errors', 'TTFT p95']);
   const ratios = await page.locator('.chart').nth(3).locator('circle title').allTextContents();
   assert.equal(ratios.length, 6);
-  for (const r of ratios) assert.match(r, /: 40%$/, 'cached_tokens / input_tokens of each line');
+  for (const r of ratios) assert.match(r, /: 40%$/, 'cache_read_tokens / input_tokens of each line');
   assert.deepEqual(await page.locator('.chart').first().locator('.legend li').allTextContents(), ['search', 'support']);
   assert.equal(await page.locator('.chart').first().locator('path.line').count(), 2);
   assert.equal(await page.locator('.chart').first().locator('circle').count(), 6);
@@ -430,6 +434,44 @@ test('usage: charts per key and over time, from the usage account', async (t) =>
   await shot(page, 'console-usage.png');
 });
 
+// The Usage page's figures are /admin/usage's, to the token and the cent, whichever source
+// answers (issue 50: the page once showed 0 tokens and "—" where the log named them apart).
+test('usage: the page shows the numbers of /admin/usage', async (t) => {
+  const k = await newKey({ name: 'figures-e2e', models: ['*'] });
+  let last;
+  for (let i = 0; i < 4; i++) {
+    last = await chat(k.secret, 'sim/echo', `Figures question ${i}: how many tokens is this?`);
+    assert.equal(last.status, 200);
+  }
+  await logged(last.id);
+  const day = new Date().toISOString().slice(0, 10);
+  const page = await open(t, { hash: '#usage' });
+  await page.locator('.chart').first().waitFor();
+  for (const bucket of ['day', 'hour']) {
+    const q = { from: day, to: day, bucket, group_by: 'key', key: k.id };
+    const r = await admin('/admin/usage?' + new URLSearchParams(q));
+    assert.equal(r.status, 200);
+    const tot = (await r.json()).total;
+    assert.equal(tot.requests, 4, 'the four calls, in the API');
+    assert.ok(tot.input_tokens > 0 && tot.output_tokens > 0, `tokens in the API: ${JSON.stringify(tot)}`);
+    await page.fill('#usage-form [name=from]', day);
+    await page.fill('#usage-form [name=to]', day);
+    await page.selectOption('#usage-form [name=bucket]', bucket);
+    await page.selectOption('#usage-form [name=group]', 'key');
+    await page.fill('#usage-form [name=key]', k.id);
+    await page.click('#usage-form button[type=submit]');
+    const fig = (name) => page.locator(`#usage-total [data-figure=${name}] dd`);
+    await fig('requests').filter({ hasText: new RegExp(`^${int(tot.requests)}$`) }).waitFor();
+    await fig('input').filter({ hasText: new RegExp(`^${int(tot.input_tokens)}$`) }).waitFor();
+    assert.equal(await fig('output').textContent(), int(tot.output_tokens), `${bucket}: output tokens`);
+    assert.equal(await fig('cost').textContent(), usd(tot.cost_usd), `${bucket}: cost`);
+    assert.equal(await fig('errors').textContent(), int(tot.errors), `${bucket}: errors`);
+    assert.equal(await fig('cache-reads').textContent(), int(tot.cache_read_tokens), `${bucket}: cache reads`);
+    const row = await page.locator('#usage-table tbody tr').first().locator('th, td').allTextContents();
+    assert.deepEqual(row.slice(1, 4), [int(tot.requests), int(tot.input_tokens), int(tot.output_tokens)], `${bucket}: the key's row`);
+  }
+});
+
 // A target whose upstream reports prompt cache reads and writes (TestConsole serves it):
 // the Usage page shows the cache-hit ratio and the cache reads the API counts, to the token,
 // and the request's record its reads, writes, saving and affinity (issue 46).
@@ -449,7 +491,7 @@ test('usage and logs: the prompt cache, as the API counts it', async (t) => {
   const rep = await r.json();
   const lines = rep.data.filter((l) => l.group === k.id).sort((a, b) => (a.bucket < b.bucket ? -1 : 1));
   const reads = lines.reduce((n, l) => n + l.cache_read_tokens, 0);
-  const input = lines.reduce((n, l) => n + l.tokens_in, 0);
+  const input = lines.reduce((n, l) => n + l.input_tokens, 0);
   const saved = lines.reduce((n, l) => n + l.saved_usd, 0);
   assert.equal(reads, 3 * 1200, `the upstream read 1,200 tokens from its cache on each of 3 calls: ${JSON.stringify(rep.data)}`);
 
@@ -472,7 +514,7 @@ test('usage and logs: the prompt cache, as the API counts it', async (t) => {
   assert.equal(await fig('saved').textContent(), usd(saved));
   const chart = page.locator('.chart', { has: page.locator('figcaption', { hasText: 'Cache-hit ratio' }) });
   const points = await chart.locator('circle title').allTextContents();
-  assert.deepEqual(points.map((p) => p.slice(p.lastIndexOf(': ') + 2)), lines.map((l) => pct(l.cache_read_tokens / l.tokens_in)),
+  assert.deepEqual(points.map((p) => p.slice(p.lastIndexOf(': ') + 2)), lines.map((l) => pct(l.cache_read_tokens / l.input_tokens)),
     'a point per hour: its cache reads over its input tokens');
   const row = page.locator('#usage-table tbody tr').first();
   assert.equal((await row.locator('td').allTextContents())[3], int(reads), 'the group\'s cache reads');

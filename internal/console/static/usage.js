@@ -4,14 +4,12 @@
 // or of all the caller sees (the admin API scopes a team_admin or viewer to their teams, a
 // member to their own keys).
 //
-// Two shapes of answer are read. A gateway with a request log answers lines that carry both
-// a time bucket (day or hour) and the group: the charts draw a line per group. A gateway
-// without one (the usage account alone) answers lines per group only: the charts draw the
-// groups as bars, and a second call grouped by the bucket gives the totals over time.
-// The two shapes name the prompt tokens and the provider prompt cache's reads differently
-// (input_tokens and cached_tokens in the account, tokens_in and cache_read_tokens in the
-// log): the accessors below read either. The log's answer has no total: the page sums its
-// lines.
+// The API answers one shape whatever its source (issue 50, api/openapi.yaml UsageReport):
+// lines with a time bucket, a group and the sums (input_tokens, output_tokens,
+// cache_read_tokens, cost_usd, errors...), and a total. An answer whose `bucket` is a time
+// width (hour, day: the request log's rollups) is drawn a line per group over time; one
+// without (the usage account alone) as bars per group, and a second call grouped by the
+// bucket gives the totals over time.
 import { h, clear } from '/playground/dom.js';
 import { get, query, APIError } from './api.js';
 import { int, usd, ms, pct, day } from './fmt.js';
@@ -24,10 +22,10 @@ let seq = 0;
 let drawn = false;
 
 // input, output and reads are a line's (or a total's) prompt tokens, answer tokens and
-// prompt tokens read from the provider's cache (issue 46), in either shape.
-const input = (l) => l.input_tokens ?? l.tokens_in;
-const output = (l) => l.output_tokens ?? l.tokens_out;
-const reads = (l) => l.cache_read_tokens ?? l.cached_tokens;
+// prompt tokens read from the provider's cache (issue 46).
+const input = (l) => l.input_tokens;
+const output = (l) => l.output_tokens;
+const reads = (l) => l.cache_read_tokens;
 
 // A metric sums over lines (sum), divides two sums (ratio: num over den, as the cache-hit
 // ratio of a bucket is its cache reads over its prompt tokens), or is one line's figure (a
@@ -60,7 +58,7 @@ function value(m, ls) {
   return m.sum ? vs.reduce((a, b) => a + b, 0) : vs[vs.length - 1];
 }
 
-// summed adds up the lines' counters, for an answer without a total (the log's).
+// summed adds up the lines' counters (a group's, in the table).
 function summed(data) {
   const t = {};
   for (const l of data) {
@@ -102,27 +100,18 @@ function params() {
   return { from: f.from, to: f.to, bucket: f.bucket, key: f.key, team: (f.team || '').trim(), group };
 }
 
-// timeOf is a line's time bucket, when the answer has one.
-function timeOf(l) {
-  return l.hour ?? l.bucket ?? l.time ?? l.day;
-}
+// timeOf is a line's time bucket (RFC 3339).
+const timeOf = (l) => l.bucket;
 
-// groupOf is a line's group: the member named by group_by, or for meta.<field> whichever
-// form the gateway gives it in.
-function groupOf(l, group) {
-  if (group.startsWith('meta.')) {
-    const f = group.slice(5);
-    return l[group] ?? l.meta?.[f] ?? l.group ?? l.value ?? '(none)';
-  }
-  return l[group] ?? l.group ?? '(none)';
-}
+// groupOf is a line's group: the value of the label grouped by, "(none)" when empty (keys
+// without a team, records without the metadata field).
+const groupOf = (l) => (l.group === '' || l.group === undefined ? '(none)' : l.group);
 
-// label is a bucket as the x axis shows it: 06-30, or 06-30 14:00 for an hour (given as
-// 2026-06-30T14 or a full timestamp).
-function label(t) {
-  const s = String(t).replace(/^\d{4}-/, '');
-  const m = /^(\d\d-\d\d)T(\d\d)(:\d\d)?/.exec(s);
-  return m ? `${m[1]} ${m[2]}${m[3] || ':00'}` : s;
+// label is a bucket as the x axis shows it: 06-30 for a day, 06-30 14:00 for an hour.
+function label(t, width) {
+  const m = /^\d{4}-(\d\d-\d\d)T(\d\d:\d\d)/.exec(String(t));
+  if (!m) return String(t);
+  return width === 'hour' ? `${m[1]} ${m[2]}` : m[1];
 }
 
 async function load() {
@@ -150,12 +139,12 @@ async function load() {
   const name = (g) => (p.group === 'key' && names.has(g) ? `${names.get(g)} (${g})` : g);
   const short = (g) => (p.group === 'key' && names.has(g) ? names.get(g) : g);
   const data = rep.data || [];
-  totals(rep.total || summed(data));
+  totals(rep.total);
   const charts = $('usage-charts');
   clear(charts);
-  const timed = data.some((l) => timeOf(l) !== undefined);
+  const timed = rep.bucket === 'hour' || rep.bucket === 'day';
   if (timed) {
-    perTime(charts, data, p.group, short);
+    perTime(charts, data, rep.bucket, short);
   } else {
     perGroup(charts, data, p.group, short);
     await overTime(charts, p, mine);
@@ -185,29 +174,30 @@ function totals(t) {
     fig('cache-reads', 'Cache reads', int(reads(t))), fig('cache-ratio', 'Cache-hit ratio', pct(ratio)),
     fig('saved', 'Cache saved', usd(t.saved_usd)),
     fig('errors', 'Errors', int(t.errors)), fig('fallbacks', 'Fallbacks', int(t.fallbacks)),
-    t.p95_first_token_ms !== undefined ? fig('p95', 'TTFT p95', ms(t.p95_first_token_ms)) : null));
+    given(t.p95_first_token_ms) ? fig('p95', 'TTFT p95', ms(t.p95_first_token_ms)) : null));
 }
 
 // rank orders groups by requests, most first.
-function rank(data, group) {
+function rank(data) {
   const by = new Map();
   for (const l of data) {
-    const g = groupOf(l, group);
+    const g = groupOf(l);
     by.set(g, (by.get(g) || 0) + (l.requests || 0));
   }
   return [...by].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).map(([g]) => g);
 }
 
-// perTime draws a line per group (the TOP busiest, the rest as "other") over the buckets.
-function perTime(el, data, group, name) {
-  const buckets = [...new Set(data.map(timeOf).filter((t) => t !== undefined))].sort();
-  const groups = rank(data, group);
+// perTime draws a line per group (the TOP busiest, the rest as "other") over the buckets
+// of width (hour or day).
+function perTime(el, data, width, name) {
+  const buckets = [...new Set(data.map(timeOf))].sort();
+  const groups = rank(data);
   const top = groups.slice(0, TOP);
   const rest = new Set(groups.slice(TOP));
   // The lines of each series (a top group, or null: the others) and bucket.
   const cell = new Map();
   for (const l of data) {
-    const g = groupOf(l, group);
+    const g = groupOf(l);
     const k = `${rest.has(g) ? '' : 'g:' + g}|${timeOf(l)}`;
     if (!cell.has(k)) cell.set(k, []);
     cell.get(k).push(l);
@@ -219,16 +209,16 @@ function perTime(el, data, group, name) {
     for (const s of series) {
       s.values = buckets.map((b) => value(m, cell.get(`${s.g === null ? '' : 'g:' + s.g}|${b}`) || []));
     }
-    el.append(lines(m.title, buckets.map(label), series, m.fmt, m.whole));
+    el.append(lines(m.title, buckets.map((b) => label(b, width)), series, m.fmt, m.whole));
   }
 }
 
 // perGroup draws a bar per group (an answer without time buckets).
 function perGroup(el, data, group, name) {
-  const groups = rank(data, group);
+  const groups = rank(data);
   for (const m of metrics) {
     if (!has(m, data)) continue;
-    const items = groups.slice(0, 20).map((g) => ({ name: name(g), value: value(m, data.filter((l) => groupOf(l, group) === g)) ?? 0 }));
+    const items = groups.slice(0, 20).map((g) => ({ name: name(g), value: value(m, data.filter((l) => groupOf(l) === g)) ?? 0 }));
     el.append(bars(`${m.title} per ${group}`, items, m.fmt));
   }
 }
@@ -245,9 +235,9 @@ async function overTime(el, p, mine) {
     return;
   }
   if (mine !== seq) return;
-  const data = (rep.data || []).filter((l) => timeOf(l) !== undefined).sort((a, b) => (timeOf(a) < timeOf(b) ? -1 : 1));
+  const data = (rep.data || []).slice().sort((a, b) => (timeOf(a) < timeOf(b) ? -1 : 1));
   if (!data.length) return;
-  const labels = data.map((l) => label(timeOf(l)));
+  const labels = data.map((l) => label(timeOf(l), p.bucket));
   const charts = [];
   for (const m of metrics) {
     const values = data.map((l) => value(m, [l]));
@@ -261,8 +251,8 @@ function table(data, group, name, timed) {
   const body = $('usage-table').tBodies[0];
   clear(body);
   $('usage-caption').textContent = `Per ${group}${timed ? ', summed over the range' : ''}`;
-  for (const g of rank(data, group)) {
-    const ls = data.filter((l) => groupOf(l, group) === g);
+  for (const g of rank(data)) {
+    const ls = data.filter((l) => groupOf(l) === g);
     const sum = (f) => ls.reduce((n, l) => n + (l[f] || 0), 0);
     // A p95 does not add up: shown for a group with one line only.
     const p95 = ls.length === 1 ? ls[0].p95_first_token_ms : undefined;

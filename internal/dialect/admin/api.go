@@ -37,6 +37,8 @@ type API struct {
 	Targets []string
 	Cooling func(ctx context.Context, target string) time.Duration
 	Shared  func(ctx context.Context) error
+	// Routing is what routing learned of a target (issue 49); nil: nothing is learned.
+	Routing func(target string) Routing
 	// Audit records every change made through the API (audit.go); nil: none is recorded.
 	Audit AuditStore
 	// Log receives what the API cannot do on its own (an audit entry it could not write);
@@ -213,6 +215,7 @@ func (a API) health(ctx context.Context, _ Input) (int, any, error) {
 		Requests  int64      `json:"requests"`
 		Errors    int64      `json:"errors"`
 		ErrorRate float64    `json:"error_rate"`
+		Routing
 	}
 	r, err := a.Stats(ctx, "")
 	if err != nil {
@@ -229,6 +232,9 @@ func (a API) health(ctx context.Context, _ Input) (int, any, error) {
 	}
 	for _, name := range a.Targets {
 		t := add(name)
+		if a.Routing != nil {
+			t.Routing = a.Routing(name)
+		}
 		if a.Cooling != nil {
 			if left := a.Cooling(ctx, name); left > 0 {
 				until := time.Now().Add(left).UTC().Truncate(time.Second)
@@ -267,6 +273,17 @@ func (a API) health(ctx context.Context, _ Input) (int, any, error) {
 		Redis   string    `json:"redis"`
 		Logs    string    `json:"logs"`
 	}{"health", r.Minutes, ts, state(a.Shared), state(logs)}, nil
+}
+
+// Routing is a target's state as routing sees it (issue 49): its adaptive weight, the peak
+// EWMA and the p95 of its time to first token, its attempts in flight (every replica's) and
+// its recent error rate. A target that served nothing recently has weight 1 and zeros.
+type Routing struct {
+	Weight    float64 `json:"weight"`
+	LatencyMS float64 `json:"ewma_ms"`
+	P95MS     float64 `json:"ttft_p95_ms"`
+	InFlight  int     `json:"in_flight"`
+	ErrorRate float64 `json:"recent_error_rate"`
 }
 
 func unreachable(msg string) error {

@@ -15,7 +15,6 @@ import (
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/logstore"
 	"github.com/sluice-gw/sluice/internal/sse"
-	"github.com/sluice-gw/sluice/internal/usage"
 )
 
 // LogStore is the request log's store, as the edge names it in its options (it knows no
@@ -284,25 +283,5 @@ func (a API) logUsage(ctx context.Context, v url.Values, sc *logstore.Scope) (in
 	if err != nil {
 		return 0, nil, unreachableLogs(err)
 	}
-	if rows == nil {
-		rows = []logstore.UsageRow{}
-	}
-	var key, team *string
-	if q.Key != "" {
-		key = &q.Key
-	}
-	if q.Team != "" {
-		team = &q.Team
-	}
-	return http.StatusOK, struct {
-		Object  string              `json:"object"`
-		Source  string              `json:"source"`
-		From    string              `json:"from"`
-		To      string              `json:"to"`
-		GroupBy string              `json:"group_by"`
-		Bucket  string              `json:"bucket"`
-		Key     *string             `json:"key"`
-		Team    *string             `json:"team,omitempty"`
-		Data    []logstore.UsageRow `json:"data"`
-	}{"usage", "logs", q.From.Format(usage.DayLayout), q.To.Format(usage.DayLayout), v.Get("group_by"), string(b), key, team, rows}, nil
+	return http.StatusOK, logReport(q, v.Get("group_by"), string(b), rows), nil
 }

@@ -19,8 +19,9 @@ func TestReportCacheCounters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `"alias":"claude","requests":2,"input_tokens":10000,"output_tokens":0,"cached_tokens":6000,"cost_usd":0.0258,` +
-		`"errors":0,"fallbacks":0,"estimated":0,"cache_hits":0,"saved_tokens":0,"cache_write_tokens":3000,"cache_write_1h_tokens":1000,"saved_usd":-0.0015}`
+	want := `"alias":"claude","requests":2,"errors":0,"input_tokens":10000,"output_tokens":0,"cache_read_tokens":6000,` +
+		`"cache_write_tokens":3000,"cost_usd":0.0258,"saved_usd":-0.0015,"cache_hits":0,"p95_first_token_ms":null,` +
+		`"fallbacks":0,"estimated":0,"saved_tokens":0,"cache_write_1h_tokens":1000}`
 	if !strings.Contains(string(b), want) || !strings.Contains(string(b), `"total":{"requests":2,`) {
 		t.Errorf("got %s, want a line %s", b, want)
 	}

@@ -3,7 +3,10 @@ package embeddings
 import (
 	"context"
 	"io"
+	"net/http"
 
+	"github.com/sluice-gw/sluice/internal/dialect"
+	"github.com/sluice-gw/sluice/internal/dialect/oai"
 	"github.com/sluice-gw/sluice/internal/llm"
 )
 
@@ -46,6 +49,13 @@ func Targets(ps map[string]llm.Provider, path string, serves func(name string) b
 // false when p serves no plain endpoint. Which kinds serve which endpoint is the
 // configuration's kind table's to say.
 func TargetOf(p llm.Provider, path string) (llm.Provider, bool) {
+	if passed[path] {
+		m, ok := p.(passer)
+		if !ok {
+			return nil, false
+		}
+		return passProvider{m, path}, true
+	}
 	e, ok := p.(poster)
 	if !ok {
 		return nil, false
@@ -102,4 +112,44 @@ func Read(st llm.Stream, usage func([]byte) (llm.Usage, bool)) ([]byte, *llm.Usa
 		return out, &u, nil
 	}
 	return out, nil, nil
+}
+
+// passer is a provider that serves plain endpoints whose answer passes through as it comes
+// (speech, transcriptions, image edits: dialect.Media): req's Extra holds the client's
+// members but model, and its Files the files of a multipart request (sent multipart then,
+// else as a JSON object); the stream's events are the answer's bytes (llm.EvData), the
+// first once the upstream answered 2xx. Errors are *llm.Error, as from Stream.
+type passer interface {
+	Pass(ctx context.Context, path, model string, req *llm.Request) (llm.Stream, error)
+}
+
+// passed are the upstream paths of the Media wires (Passed): written at init only.
+var passed = map[string]bool{}
+
+// Media is the API of a Media wire (speech, transcriptions, image edits): POST path, with
+// the OpenAI SDKs' keys and errors, served on its targets' upstream path, whose answer passes
+// through (its targets are passers, registered here); streamed: the wire reads its multipart
+// body itself (dialect.API.Streamed).
+func Media(name, path, upstream string, decode func([]byte, dialect.Input) (*dialect.Decoded, error), streamed bool) dialect.API {
+	passed[upstream] = true
+	return dialect.API{
+		Name:       name,
+		Routes:     []dialect.Route{{Method: http.MethodPost, Path: path, Op: dialect.Media}},
+		Credential: dialect.Bearer | dialect.XAPIKey,
+		Decode:     decode,
+		Error:      oai.Error,
+		Upstream:   upstream,
+		Streamed:   streamed,
+	}
+}
+
+// passProvider runs a Media call as a chain attempt: the answer's first bytes commit it, so
+// that the chain falls back before the client saw any, and its idle timeout bounds the gaps.
+type passProvider struct {
+	p    passer
+	path string
+}
+
+func (p passProvider) Stream(ctx context.Context, req *llm.Request) (llm.Stream, error) {
+	return p.p.Pass(ctx, p.path, req.Model, req)
 }

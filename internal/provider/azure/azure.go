@@ -53,6 +53,9 @@ type Config struct {
 type Client struct {
 	c  Config
 	v1 llm.Provider // the v1 API's one client; nil with Deployments
+	// objects serves the files and batches (llm.ObjectHost): the v1 API's /openai/v1/files
+	// and /openai/v1/batches, or with Deployments /openai/files?api-version=...
+	objects llm.ObjectHost
 
 	mu   sync.Mutex
 	deps map[string]llm.Provider // a client per deployment, made at its first call
@@ -88,8 +91,19 @@ func New(c Config) *Client {
 	cl := &Client{c: c, deps: map[string]llm.Provider{}}
 	if !c.Deployments {
 		cl.v1 = cl.provider(c.Endpoint+"/openai/v1", false)
+		cl.objects = cl.v1.(llm.ObjectHost)
+	} else {
+		cl.objects = cl.provider(c.Endpoint+"/openai", true).(llm.ObjectHost)
 	}
 	return cl
+}
+
+var _ llm.ObjectHost = (*Client)(nil)
+
+// Object implements llm.ObjectHost: Azure OpenAI's files and batches, through the openai
+// adapter (the api-key or the Entra ID token, the configuration's headers and query).
+func (c *Client) Object(ctx context.Context, call llm.ObjectCall) (*llm.ObjectAnswer, error) {
+	return c.objects.Object(ctx, call)
 }
 
 // provider is an openai adapter for base; versioned adds api-version.
