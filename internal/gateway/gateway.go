@@ -123,7 +123,8 @@ func New(c *config.Config, log *slog.Logger) (*server.Server, error) {
 	o.NewWindow = func() relay.Window { return rules.NewWindow() }
 	o.RedactJSON = rules.RedactJSON
 	o.RedactText = rules.Redact
-	o.UI.Tools = toolsFromConfig(c, rules, log) // tools.go
+	o.Realtime = liveFromConfig(&o, rules).Serve // live.go: GET /v1/realtime
+	o.UI.Tools = toolsFromConfig(c, rules, log)  // tools.go
 	o.MCP = mcpFromConfig(c, o.UI.Tools.Set, rules, rs, log)
 	rl, err := logsFromConfig(c, o.Replica, rules.Redact, ownRules.Redact, log) // logs.go
 	if err != nil {

@@ -21,6 +21,7 @@ import (
 	"github.com/sluice-gw/sluice/internal/dialect/moderations"
 	"github.com/sluice-gw/sluice/internal/dialect/msgbatches"
 	"github.com/sluice-gw/sluice/internal/dialect/oai"
+	"github.com/sluice-gw/sluice/internal/dialect/realtime"
 	"github.com/sluice-gw/sluice/internal/dialect/rerank"
 	"github.com/sluice-gw/sluice/internal/dialect/responses"
 	"github.com/sluice-gw/sluice/internal/llm"
@@ -50,6 +51,7 @@ var Wires = []*dialect.API{
 	&msgbatches.API,  // /v1/messages/batches: create, list, get, cancel, results, delete
 	// POST /v1/images/edits, /v1/audio/transcriptions (multipart in), /v1/audio/speech (audio out)
 	&images.Edits, &audio.Transcriptions, &audio.Speech,
+	&realtime.API, // GET /v1/realtime (a WebSocket: package live)
 }
 
 // register adds every route of the table to e, through the wire's middleware: what the
@@ -101,9 +103,13 @@ func (s *Server) opHandler(api *dialect.API, op dialect.Op) echo.HandlerFunc {
 				State: &s.o.State, Key: reqInfo(c).KeyID}
 			return c.JSONBlob(api.Kept(c.Request().Context(), in))
 		}
-	case dialect.Object: // files and batches: Options.Objects admits and serves them
+	case dialect.Object, dialect.Realtime: // files and batches, Realtime sessions: Options.Objects, Options.Realtime admit and serve them
+		serve := s.o.Objects
+		if op == dialect.Realtime {
+			serve = s.o.Realtime
+		}
 		return func(c echo.Context) error {
-			return s.o.Objects(c.Response(), c.Request(), dialect.PathParams(c.Param, c.Request().URL), c.Path(), exchangeOf(c).key, &exchangeOf(c).access, &s.adm, func(err error) error { return s.reject(c, err) })
+			return serve(c.Response(), c.Request(), dialect.PathParams(c.Param, c.Request().URL), c.Path(), exchangeOf(c).key, &exchangeOf(c).access, &s.adm, func(err error) error { return s.reject(c, err) })
 		}
 	}
 	return s.modelOp(api, op) // handle.go

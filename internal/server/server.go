@@ -80,8 +80,8 @@ type Options struct {
 	// statistics: the request log's store (whose records reach it through Telemetry.Record)
 	// and the targets' health (admin.API).
 	Admin admin.API
-	// Objects serves the files and batches routes (dialect.Object: objects.Service.Serve, from the gateway).
-	Objects func(http.ResponseWriter, *http.Request, func(string) string, string, *auth.Key, *telemetry.Access, *admit.Policy, func(error) error) error
+	// Objects serves the files and batches (objects.Service.Serve), Realtime the Realtime sessions (live.Service.Serve).
+	Objects, Realtime func(http.ResponseWriter, *http.Request, func(string) string, string, *auth.Key, *telemetry.Access, *admit.Policy, func(error) error) error
 }
 
 // Policy is what an alias asks of a request beyond its chain.

@@ -44,7 +44,9 @@ func Decode(_ []byte, in dialect.Input) (*dialect.Decoded, error) {
 		model = strings.TrimSpace(in.Query("deployment"))
 	}
 	if model == "" {
-		return nil, oai.Invalid("model", "Missing required parameter: 'model' (the query of "+Path+"?model=...).")
+		e := oai.Invalid("model", "Missing required parameter: 'model' (the query of "+Path+"?model=...).")
+		e.Code = "missing_required_parameter"
+		return nil, e
 	}
 	return &dialect.Decoded{Model: model, Req: &llm.Request{Model: model, Stream: true}}, nil
 }
@@ -71,4 +73,24 @@ func token(v, want string) bool {
 		}
 	}
 	return false
+}
+
+// betaProtocol is the subprotocol by which a browser asks for the beta shape of the events
+// (it cannot send the OpenAI-Beta header).
+const betaProtocol = "openai-beta.realtime-v1"
+
+// Beta is the OpenAI-Beta the client asks the upstream for: its header, else "realtime=v1"
+// when it offered the openai-beta.realtime-v1 subprotocol; "": the GA shape.
+func Beta(r *http.Request) string {
+	if b := r.Header.Get("OpenAI-Beta"); b != "" {
+		return b
+	}
+	for _, v := range r.Header.Values("Sec-WebSocket-Protocol") {
+		for p := range strings.SplitSeq(v, ",") {
+			if strings.TrimSpace(p) == betaProtocol {
+				return "realtime=v1"
+			}
+		}
+	}
+	return ""
 }

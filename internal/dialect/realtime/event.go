@@ -71,8 +71,9 @@ type stream struct {
 
 // event is what filter.server makes of one upstream event.
 type event struct {
-	out   [][]byte   // what the client gets, in order (none: held)
-	usage *llm.Usage // a response.done's usage
+	out     [][]byte   // what the client gets, in order (none: held)
+	usage   *llm.Usage // a response.done's usage
+	created bool       // a response.created: a turn began
 }
 
 // server filters one upstream event. An event that is not a JSON object is an error: it
@@ -88,7 +89,7 @@ func (f *filter) server(msg []byte) (event, error) {
 	if field, ok := dones[h.Type]; ok && f.o.NewWindow != nil {
 		return f.done(msg, h.Type, field)
 	}
-	var ev event
+	ev := event{created: h.Type == "response.created"}
 	if h.Type == "response.done" {
 		ev.out = f.flushAll(ev.out)
 		ev.usage = responseUsage(msg)

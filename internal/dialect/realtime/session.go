@@ -33,14 +33,21 @@ type Options struct {
 	NewWindow  func() Window
 	RedactText func(string) string
 	RedactJSON func(string) string
-	// Turn accounts for the usage of one response.done, as it arrives; an error ends the
-	// session: the client gets it as an error event, then a close (1008, policy violation).
-	Turn func(ctx context.Context, u llm.Usage) error
+	// Turn accounts for one response.done, as it arrives; an error ends the session: the
+	// client gets it as an error event, then a close (1008, policy violation).
+	Turn func(ctx context.Context, t Turn) error
 	// ReadLimit bounds a client event (0: DefaultReadLimit): a larger one closes the
 	// session with 1009 (message too big). Ping is the client's ping interval (0:
 	// DefaultPing).
 	ReadLimit int64
 	Ping      time.Duration
+}
+
+// Turn is one response of a session: its usage (response.done's), when it began (its
+// response.created; zero: none was seen) and ended (its response.done).
+type Turn struct {
+	Usage      llm.Usage
+	Start, End time.Time
 }
 
 // Outcome is how a session went, for its record in the request log.
@@ -90,6 +97,8 @@ type session struct {
 	f  filter
 	// out is what the session sends the client as it ends.
 	out Outcome
+	// began is when the response under way was created (zero: none is).
+	began time.Time
 }
 
 // errClientClosed is the cause of a session the client ended; errUpstreamGone is the
@@ -176,15 +185,20 @@ func (s *session) relay(ctx context.Context) (websocket.StatusCode, string, erro
 				return websocket.StatusGoingAway, "", nil // the client is gone: the reader says how
 			}
 		}
+		if ev.created {
+			s.began = time.Now()
+		}
 		if ev.usage == nil {
 			continue
 		}
 		s.out.Turns++
 		s.out.Usage = s.out.Usage.Plus(*ev.usage)
+		t := Turn{Usage: *ev.usage, Start: s.began, End: time.Now()}
+		s.began = time.Time{}
 		if s.o.Turn == nil {
 			continue
 		}
-		if err := s.o.Turn(ctx, *ev.usage); err != nil {
+		if err := s.o.Turn(ctx, t); err != nil {
 			_ = s.c.Write(ctx, websocket.MessageText, errorEvent(err))
 			return websocket.StatusPolicyViolation, closeReason(llm.Public(err).Code), err
 		}
