@@ -415,3 +415,73 @@ func TestRealtimeConcurrent(t *testing.T) {
 		t.Errorf("got %d sessions echoed, want 200", n)
 	}
 }
+
+// A target that refuses the handshake falls back to the next before the upgrade; the session
+// is one record of the request log: its wire, the attempts (the refused one, the session's,
+// then one per turn) and the turns' usage summed.
+func TestRealtimeFallbackAndLog(t *testing.T) {
+	refusing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(503)
+		io.WriteString(w, `{"error":{"message":"overloaded","type":"server_error"}}`)
+	}))
+	t.Cleanup(refusing.Close)
+	up := newRTUpstream(t, []string{
+		`{"type":"response.created","response":{"id":"r1"}}`,
+		`{"type":"response.output_text.delta","item_id":"i1","content_index":0,"delta":"hi"}`,
+		`{"type":"response.output_text.done","item_id":"i1","content_index":0,"text":"hi"}`,
+		`{"type":"response.done","response":{"id":"r1","status":"completed","usage":{"total_tokens":20,"input_tokens":8,"output_tokens":12}}}`,
+	})
+	secret := auth.NewSecret()
+	url := serveGate(t, sqliteLogs(t, "")+`keys: [{name: app, hash: `+auth.Hash(secret)+`}]
+providers:
+  bad: {kind: openai, base_url: "${BAD}/v1", api_key: k1}
+  oa: {kind: openai, base_url: "${UP}/v1", api_key: k2}
+models:
+  voice: [bad/gpt-realtime, oa/gpt-realtime]
+`, map[string]string{"UP": up.srv.URL, "BAD": refusing.URL}, time.Minute, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, resp, err := rtDial(ctx, url, "voice", http.Header{"Authorization": {"Bearer " + secret}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseNow()
+	if resp.Header.Get("X-Sluice-Record-Id") == "" {
+		t.Fatal("no X-Sluice-Record-Id on the upgrade")
+	}
+	for range 2 {
+		if got, _, err := rtTurn(ctx, t, c, "x"); err != nil || got != "hi" {
+			t.Fatalf("got %q, %v; want the upstream's turn", got, err)
+		}
+	}
+	c.Close(websocket.StatusNormalClosure, "")
+	rec := waitRecord(t, url, resp.Header.Get("X-Sluice-Record-Id"))
+	if rec.Wire != "realtime" || rec.Target != "oa/gpt-realtime" || rec.Alias != "voice" || rec.Status != 101 || rec.TokensIn != 16 || rec.Kind != "" {
+		t.Errorf("got the record %+v, want the session on oa/gpt-realtime, 16 tokens in", rec)
+	}
+	var tries []string
+	for _, a := range rec.Attempts {
+		tries = append(tries, a.Target+":"+a.Kind)
+	}
+	if want := "bad/gpt-realtime:unavailable oa/gpt-realtime: oa/gpt-realtime: oa/gpt-realtime:"; strings.Join(tries, " ") != want {
+		t.Errorf("got the attempts %q, want %q: the refused dial, the session, its two turns", strings.Join(tries, " "), want)
+	}
+}
+
+// With no provider key, the embedded default (make run) answers a Realtime session with
+// sim's echo.
+func TestRealtimeEmbeddedDefault(t *testing.T) {
+	url := defaultGateway(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, _, err := rtDial(ctx, url, "gpt-realtime", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseNow()
+	if got, _, err := rtTurn(ctx, t, c, "hello from make run"); err != nil || got != "hello from make run" {
+		t.Errorf("got %q, %v; want the echo", got, err)
+	}
+	c.Close(websocket.StatusNormalClosure, "")
+}

@@ -46,6 +46,8 @@ var fastBodies = map[string]string{
 	// Gemini's model is in the path: "*" is "fast:generateContent" (fastPath).
 	"/v1beta/models/*": `{"contents":[{"parts":[{"text":"hi"}]}]}`,
 	"/v1/models/*":     `{"contents":[{"parts":[{"text":"hi"}]}]}`,
+	// Realtime's model is in the query (fastPath), its request a WebSocket handshake (fastHeader).
+	"/v1/realtime": "",
 }
 
 // formBody is a multipart body (boundary "B") of the text fields kv (name, value pairs),
@@ -65,12 +67,20 @@ func fastHeader(path string) []string {
 	if strings.HasPrefix(fastBodies[path], "--B") {
 		return []string{"Content-Type", "multipart/form-data; boundary=B"}
 	}
+	if path == "/v1/realtime" {
+		return []string{"Connection", "Upgrade", "Upgrade", "websocket", "Sec-WebSocket-Version", "13", "Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ=="}
+	}
 	return nil
 }
 
 // fastPath is the path of a model route's fastBodies request: a wildcard names the model
 // "fast" and its method (Gemini's models/{model}:{method}).
-func fastPath(path string) string { return strings.Replace(path, "*", "fast:generateContent", 1) }
+func fastPath(path string) string {
+	if path == "/v1/realtime" {
+		return path + "?model=fast"
+	}
+	return strings.Replace(path, "*", "fast:generateContent", 1)
+}
 
 // TestRouteTable walks every route the server registered: with keys on, each but the named
 // open ones refuses a missing and a wrong key (the admin API its token), in its wire's error
