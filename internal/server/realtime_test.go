@@ -198,6 +198,7 @@ type rtUpstream struct {
 	mu     sync.Mutex
 	auth   []string
 	models []string
+	urls   []string
 	closed chan struct{}
 }
 
@@ -205,9 +206,10 @@ func newRTUpstream(t *testing.T, script []string) *rtUpstream {
 	u := &rtUpstream{closed: make(chan struct{}, 16)}
 	u.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		u.mu.Lock()
-		u.auth, u.models = append(u.auth, r.Header.Get("Authorization")), append(u.models, r.URL.Query().Get("model"))
+		u.auth, u.models = append(u.auth, r.Header.Get("Authorization")+r.Header.Get("Api-Key")), append(u.models, r.URL.Query().Get("model"))
+		u.urls = append(u.urls, r.URL.String())
 		u.mu.Unlock()
-		if r.URL.Path != "/v1/realtime" {
+		if !strings.HasSuffix(r.URL.Path, "/realtime") {
 			http.Error(w, `{"error":{"message":"not found"}}`, 404)
 			return
 		}
@@ -484,4 +486,36 @@ func TestRealtimeEmbeddedDefault(t *testing.T) {
 		t.Errorf("got %q, %v; want the echo", got, err)
 	}
 	c.Close(websocket.StatusNormalClosure, "")
+}
+
+// Azure OpenAI's Realtime: the v1 API's /openai/v1/realtime?model=, and with deployment URLs
+// /openai/realtime?api-version=...&deployment=, the key in api-key.
+func TestRealtimeAzure(t *testing.T) {
+	up := newRTUpstream(t, nil)
+	url := serveGate(t, `
+providers:
+  az: {kind: azure, base_url: "${UP}", api_key: az-key}
+  azdep: {kind: azure, base_url: "${UP}", api_key: az-key, deployments: true, api_version: "2024-10-21"}
+models:
+  v1: [az/gpt-realtime]
+  dep: [azdep/my-realtime]
+`, map[string]string{"UP": up.srv.URL}, time.Minute, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, model := range []string{"v1", "dep"} {
+		c, _, err := rtDial(ctx, url, model, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", model, err)
+		}
+		if ev, err := rtRead(ctx, c); err != nil || ev.Type != "session.created" {
+			t.Errorf("%s: got %+v, %v; want the upstream's session.created", model, ev, err)
+		}
+		c.Close(websocket.StatusNormalClosure, "")
+	}
+	up.mu.Lock()
+	defer up.mu.Unlock()
+	want := []string{"/openai/v1/realtime?model=gpt-realtime", "/openai/realtime?api-version=2025-04-01-preview&deployment=my-realtime"}
+	if len(up.urls) != 2 || up.urls[0] != want[0] || up.urls[1] != want[1] || up.auth[0] != "az-key" || up.auth[1] != "az-key" {
+		t.Errorf("the upstream got %q with the keys %q, want %q with api-key", up.urls, up.auth, want)
+	}
 }
