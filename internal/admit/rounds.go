@@ -56,6 +56,12 @@ func (r *Rounds) Admit(ctx context.Context, _ *llm.Request, spent int64) error {
 			return err
 		}
 	}
+	return r.Spend(ctx, spent)
+}
+
+// Spend is Admit without the rate limits: the budgets only, for a Realtime session's turns
+// (package live), which its connect took a request for.
+func (r *Rounds) Spend(ctx context.Context, spent int64) error {
 	if !r.budgeted {
 		return nil
 	}

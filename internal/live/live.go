@@ -81,7 +81,7 @@ func (s *Service) Serve(w http.ResponseWriter, r *http.Request, _ func(string) s
 		if rounds == nil {
 			return nil
 		}
-		return rounds.Admit(ctx, nil, t.Cost)
+		return rounds.Spend(ctx, t.Cost) // the budgets only: the connect took the session's request
 	}
 	out := realtime.Serve(ctx, w, r, sess.conn, o)
 	t.Held = append(t.Held, rounds.Reservations()...) // settled with the session's cost

@@ -519,3 +519,33 @@ models:
 		t.Errorf("the upstream got %q with the keys %q, want %q with api-key", up.urls, up.auth, want)
 	}
 }
+
+// The rate limits are checked at connect: a session is one request, its turns take none; the
+// next session over the limit is a 429 before the upgrade, with the x-ratelimit headers.
+func TestRealtimeRateLimit(t *testing.T) {
+	secret := auth.NewSecret()
+	url := serveGate(t, simConfig+"keys: [{name: k, hash: "+auth.Hash(secret)+", limits: {rpm: 1}}]\n", nil, time.Hour, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	bearer := http.Header{"Authorization": {"Bearer " + secret}}
+	c, resp, err := rtDial(ctx, url, "default", bearer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseNow()
+	if resp.Header.Get("X-Ratelimit-Limit-Requests") != "1" {
+		t.Errorf("got the headers %v, want x-ratelimit-limit-requests: 1 on the upgrade", resp.Header)
+	}
+	for i := range 3 {
+		if got, _, err := rtTurn(ctx, t, c, "turn"); err != nil || got != "turn" {
+			t.Fatalf("turn %d: got %q, %v; want the echo (a turn takes no request)", i, got, err)
+		}
+	}
+	_, resp, err = rtDial(ctx, url, "default", bearer)
+	if err == nil || resp == nil || resp.StatusCode != 429 || resp.Header.Get("Retry-After") == "" {
+		t.Errorf("a second session: got %v, %v; want 429 with Retry-After before the upgrade", resp, err)
+	} else if body, _ := io.ReadAll(resp.Body); errCodeOf(body) != "rate_limit_exceeded" {
+		t.Errorf("got %s, want rate_limit_exceeded", body)
+	}
+	c.Close(websocket.StatusNormalClosure, "")
+}
