@@ -408,3 +408,22 @@ func TestUpstreamLost(t *testing.T) {
 		}
 	}
 }
+
+// An emulated host's batch (an alias's batch: emulate) ran each line through the chain,
+// which accounted it: its output file is read whole and charged nothing more.
+func TestEmulatedNotChargedTwice(t *testing.T) {
+	_, srv := newFake(t)
+	s := replica(t, srv.URL, &cache.Memory{MaxBytes: 1 << 20})
+	host := s.Hosts.(*Directory).Hosts["oa"] // the fake upstream speaks OpenAI's files and batches
+	s.Hosts.(*Directory).Emulated = func(alias string) (llm.ObjectHost, bool) { return host, alias == "emu" }
+	body, ct := upload(input)
+	f := call(t, s, alice, "POST", files.Path+"?model=emu", "", body, ct)
+	if name, _, _ := Decode(FilePrefix, field(t, f.body, "id")); name != EmulatePrefix+"emu" {
+		t.Fatalf("upload %d %s: host %q, want the emulated one", f.status, f.body, name)
+	}
+	bt := call(t, s, alice, "POST", batches.Path, "", strings.NewReader(`{"input_file_id":"`+field(t, f.body, "id")+`","endpoint":"/v1/chat/completions"}`), "application/json")
+	r := call(t, s, alice, "GET", files.Content, field(t, bt.body, "output_file_id"), nil, "")
+	if r.status != 200 || strings.Count(r.body, "\n") != 3 || r.rec.CostUSD != 0 {
+		t.Errorf("output: %d, %d lines, $%v; want 200, 3 lines, nothing charged", r.status, strings.Count(r.body, "\n"), r.rec.CostUSD)
+	}
+}
