@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime/multipart"
@@ -271,7 +272,11 @@ type upstream struct {
 	calls map[string]int
 	keys  map[string]bool
 	hold  chan struct{} // when set, each call waits for it (or for its request to end)
+	slow  string        // the message of a line that takes slowFor (or until its request ends)
 }
+
+// slowFor is how long the upstream's slow line takes: three leases of TestBatchSlowLine.
+const slowFor = 3 * time.Second
 
 func newUpstream() *upstream { return &upstream{calls: map[string]int{}, keys: map[string]bool{}} }
 
@@ -294,6 +299,16 @@ func (u *upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	u.mu.Lock()
 	u.calls[msg]++
+	u.mu.Unlock()
+	if msg != "" && msg == u.slow {
+		select {
+		case <-time.After(slowFor):
+		case <-r.Context().Done():
+			w.WriteHeader(499)
+			return
+		}
+	}
+	u.mu.Lock()
 	if k := auth.KeyFrom(r.Context()); k != nil {
 		u.keys[k.ID] = true
 	}
@@ -583,9 +598,36 @@ func TestBatchTwoRunners(t *testing.T) {
 		dead := newUpstream()
 		dead.hold = make(chan struct{}) // never released: its runner's lines hang
 		b = start(t, h, lines(30))
-		runner(t, newStore(), dead, 150*time.Millisecond)
+		runner(t, cutOff{newStore()}, dead, 150*time.Millisecond)
 		time.Sleep(50 * time.Millisecond) // let it claim parts
 		runner(t, newStore(), newUpstream(), 150*time.Millisecond)
 		checkAnswered(t, h, await(t, h, b.ID, "completed"), 30)
+	})
+}
+
+// cutOff is the store as a replica cut off from it sees it: it can no longer renew a lease.
+type cutOff struct{ batch.Store }
+
+func (cutOff) Renew(context.Context, string, int, time.Duration) error {
+	return errors.New("the store is out of reach")
+}
+
+// A line that runs longer than the lease (a slow model) keeps its part: the runner renews
+// the lease while the line runs, so no other runner (nor another worker of its own) takes
+// the part over and runs the line again.
+func TestBatchSlowLine(t *testing.T) {
+	eachStore(t, func(t *testing.T, newStore func() batch.Store) {
+		h := &batch.Host{Store: newStore(), Alias: "sim"}
+		up := newUpstream()
+		up.slow = "line 1"
+		b := start(t, h, lines(12))
+		runner(t, newStore(), up, slowFor/3)
+		runner(t, newStore(), up, slowFor/3)
+		checkAnswered(t, h, await(t, h, b.ID, "completed"), 12)
+		for i := range 12 {
+			if n := up.callsOf(fmt.Sprintf("line %d", i)); n != 1 {
+				t.Errorf("line %d: called %d times, want once", i, n)
+			}
+		}
 	})
 }
