@@ -19,6 +19,7 @@ import (
 	"github.com/sluice-gw/sluice/internal/auth"
 	"github.com/sluice-gw/sluice/internal/batch"
 	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/usage"
 )
 
 // stores are the stores every test of the host runs on: memory here, Redis in
@@ -271,14 +272,18 @@ type upstream struct {
 	mu    sync.Mutex
 	calls map[string]int
 	keys  map[string]bool
-	hold  chan struct{} // when set, each call waits for it (or for its request to end)
-	slow  string        // the message of a line that takes slowFor (or until its request ends)
+	// records are the account record ids of each message's calls (usage.WithRecord).
+	records map[string][]string
+	hold    chan struct{} // when set, each call waits for it (or for its request to end)
+	slow    string        // the message of a line that takes slowFor (or until its request ends)
 }
 
 // slowFor is how long the upstream's slow line takes: three leases of TestBatchSlowLine.
 const slowFor = 3 * time.Second
 
-func newUpstream() *upstream { return &upstream{calls: map[string]int{}, keys: map[string]bool{}} }
+func newUpstream() *upstream {
+	return &upstream{calls: map[string]int{}, keys: map[string]bool{}, records: map[string][]string{}}
+}
 
 func (u *upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if u.hold != nil {
@@ -299,6 +304,7 @@ func (u *upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	u.mu.Lock()
 	u.calls[msg]++
+	u.records[msg] = append(u.records[msg], usage.RecordOf(r.Context()))
 	u.mu.Unlock()
 	if msg != "" && msg == u.slow {
 		select {
@@ -628,6 +634,54 @@ func TestBatchSlowLine(t *testing.T) {
 			if n := up.callsOf(fmt.Sprintf("line %d", i)); n != 1 {
 				t.Errorf("line %d: called %d times, want once", i, n)
 			}
+		}
+	})
+}
+
+// lost is the store of a replica that dies after each line's charge, before its result
+// is written: no result of its is kept.
+type lost struct{ batch.Store }
+
+func (lost) Answer(context.Context, string, int, []byte, batch.Tally) (bool, error) {
+	return false, errors.New("the replica died")
+}
+
+// A line whose result was lost after it ran (its replica killed between the charge and
+// the result) runs again on another replica as the same account record (usage.WithRecord:
+// the batch's id and the line's), which the account adds once; every line has its own.
+func TestBatchLineRecord(t *testing.T) {
+	eachStore(t, func(t *testing.T, newStore func() batch.Store) {
+		h := &batch.Host{Store: newStore(), Alias: "sim"}
+		up := newUpstream()
+		b := start(t, h, lines(20))
+		dead := runner(t, lost{newStore()}, up, 100*time.Millisecond)
+		for up.callsOf("line 0")+up.callsOf("line 8")+up.callsOf("line 16") == 0 {
+			time.Sleep(time.Millisecond)
+		}
+		dead.Close()
+		runner(t, newStore(), up, 100*time.Millisecond)
+		checkAnswered(t, h, await(t, h, b.ID, "completed"), 20)
+		twice, ids := 0, map[string]bool{}
+		up.mu.Lock()
+		defer up.mu.Unlock()
+		for i := range 20 {
+			recs := up.records[fmt.Sprintf("line %d", i)]
+			if len(recs) > 1 {
+				twice++
+			}
+			for _, r := range recs {
+				if r != recs[0] || !strings.HasPrefix(r, "batch:"+b.ID+":") || !strings.HasSuffix(r, fmt.Sprintf(":%d", i)) {
+					t.Errorf("line %d: records %q, want one record, of its batch and line", i, recs)
+					break
+				}
+			}
+			if len(recs) > 0 && ids[recs[0]] {
+				t.Errorf("line %d: record %q is another line's too", i, recs[0])
+			}
+			ids[recs[0]] = true
+		}
+		if twice == 0 {
+			t.Error("no line ran twice: the dead runner's results were not lost")
 		}
 	})
 }

@@ -10,10 +10,12 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/sluice-gw/sluice/internal/auth"
 	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/usage"
 )
 
 // inputLine is one line of a batch's input file (OpenAI's request input object).
@@ -170,7 +172,7 @@ func (r *Runner) runPart(ctx context.Context, b *batchRec, n int, p part) error 
 		if err := r.wait(ctx, b.Alias); err != nil {
 			return err
 		}
-		res, t, err := r.dispatch(ctx, key, raw)
+		res, t, err := r.dispatch(ctx, key, id+":"+strconv.Itoa(i), raw)
 		if err != nil {
 			return err
 		}
@@ -234,16 +236,18 @@ func (r *Runner) keyOf(ctx context.Context, owner string) (*auth.Key, error) {
 }
 
 // dispatch runs one line through the gateway's handler, in this process, as a request of
-// key, and returns its result line (OpenAI's batch output format) and tally. It fails only
-// when the runner stops (ctx): the line then stays unanswered.
-func (r *Runner) dispatch(ctx context.Context, key *auth.Key, raw []byte) ([]byte, Tally, error) {
+// key, and returns its result line (OpenAI's batch output format) and tally. The request's
+// account record is line, the batch's id and the line's (usage.WithRecord): a line run
+// again, its result lost with a killed replica after its charge, is charged once. It
+// fails only when the runner stops (ctx): the line then stays unanswered.
+func (r *Runner) dispatch(ctx context.Context, key *auth.Key, line string, raw []byte) ([]byte, Tally, error) {
 	var l inputLine
 	if err := json.Unmarshal(raw, &l); err != nil || l.CustomID == nil {
 		return nil, Tally{}, fmt.Errorf("batch: a validated line does not decode: %v", err)
 	}
-	rctx := ctx
+	rctx := usage.WithRecord(ctx, "batch:"+line)
 	if key != nil {
-		rctx = auth.WithKey(ctx, key)
+		rctx = auth.WithKey(rctx, key)
 	}
 	req, err := http.NewRequestWithContext(rctx, http.MethodPost, l.URL, bytes.NewReader(l.Body))
 	if err != nil {
