@@ -72,8 +72,9 @@ func TestFleetEmulatedBatch(t *testing.T) {
 	}
 	after := do(t, "GET", f.nodes[2]+"/v1/batches/"+b.ID, key, "")
 	var first batchState
-	if after.status != 200 || json.Unmarshal(after.body, &first) != nil || first.RequestCounts.Completed < before || first.Status != "in_progress" {
-		t.Fatalf("the batch after the restart: %d %s; want in_progress with at least the %d lines answered before it", after.status, after.body, before)
+	if after.status != 200 || json.Unmarshal(after.body, &first) != nil || first.RequestCounts.Completed < before ||
+		first.Status != "in_progress" && first.Status != "finalizing" && first.Status != "completed" {
+		t.Fatalf("the batch after the restart: %d %s; want it going on (or done) with at least the %d lines answered before it", after.status, after.body, before)
 	}
 	b = awaitBatch(t, f.nodes[2], key, b.ID, func(b batchState) bool { return b.Status != "in_progress" && b.Status != "finalizing" })
 	took := time.Since(start)
