@@ -62,14 +62,15 @@ var kinds = []Kind{
 		}},
 	// No /v1: the Anthropic SDKs and docs append it to the path.
 	{Name: "anthropic", BaseURL: "https://api.anthropic.com", NeedsKey: true},
-	{Name: "bedrock", Fields: []string{"region", "profile", "imds", "cache_points"},
+	// The clouds serve rerank with their own APIs (Bedrock's Rerank, Vertex AI's ranking API).
+	{Name: "bedrock", Fields: []string{"region", "profile", "imds", "cache_points"}, Rerank: always,
 		Check: func(p Provider, bad func(key, msg string)) {
 			if p.Region == "" {
 				bad("", "kind bedrock needs a region (us-east-1, ...)")
 			}
 		}},
 	{Name: "gemini", BaseURL: "https://generativelanguage.googleapis.com/v1beta", NeedsKey: true},
-	{Name: "vertex", Fields: []string{"project", "location", "credentials_file", "metadata"},
+	{Name: "vertex", Fields: []string{"project", "location", "credentials_file", "metadata"}, Rerank: always,
 		Check: func(p Provider, bad func(key, msg string)) {
 			switch {
 			case p.Project == "" || p.Location == "":

@@ -11,6 +11,7 @@ package vertex
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"io"
@@ -33,7 +34,8 @@ type Config struct {
 	// Name is the provider's name in the configuration ("vertex"), used in messages.
 	Name string
 	// Endpoint, Project and Location name the API root (gemini.VertexURL; "" endpoint: the
-	// regional or global one).
+	// regional or global one). An Endpoint set is the ranking API's root too (a proxy or a
+	// test serving both), else it is discoveryengine.googleapis.com, location global.
 	Endpoint, Project, Location string
 	// Token returns the OAuth access token of a call (gemini.VertexCredentials).
 	Token func(ctx context.Context) (string, error)
@@ -47,10 +49,13 @@ type Config struct {
 
 // Client calls one Vertex AI project and location. Safe for concurrent use.
 type Client struct {
-	name   string
-	token  func(ctx context.Context) (string, error)
-	google *gemini.Client
-	claude *anthropic.Client
+	name     string
+	token    func(ctx context.Context) (string, error)
+	google   *gemini.Client
+	claude   *anthropic.Client
+	project  string
+	rankRoot string // the ranking API's endpoint (Plain)
+	scrub    llm.Scrub
 }
 
 var _ llm.Provider = (*Client)(nil)
@@ -69,7 +74,7 @@ func New(c Config) *Client {
 	// The Messages call's token comes from its context (Stream gets it first, so that its
 	// failure is Auth): the transport only moves it into the request.
 	rp := &http.Client{Transport: rawPredict{base: hc.Transport, root: anthropicRoot}}
-	return &Client{name: c.Name, token: c.Token,
+	return &Client{name: c.Name, token: c.Token, project: c.Project, rankRoot: cmp.Or(c.Endpoint, rankRoot), scrub: c.Scrub,
 		google: gemini.New(gemini.Config{Name: c.Name, BaseURL: root, Token: c.Token, Headers: c.Headers, HTTPClient: hc, Scrub: c.Scrub}),
 		claude: anthropic.New(anthropic.Config{Name: c.Name, BaseURL: "http://vertex.invalid", Headers: c.Headers, HTTPClient: rp,
 			Scrub: masking(c.Scrub)})}
