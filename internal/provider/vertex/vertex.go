@@ -6,7 +6,8 @@
 // and how a Messages call becomes a rawPredict call: the model moves from the body to the
 // URL, the body carries anthropic_version vertex-2023-10-16, and the bearer token replaces
 // x-api-key and anthropic-version. Everything else is those adapters' (their translation
-// tables hold); they are configured, not changed.
+// tables hold); they are configured, not changed. The gateway's plain endpoint rerank is
+// served with Discovery Engine's ranking API, with the same token (Plain, rank.go).
 package vertex
 
 import (
