@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/provider/bedrock/bedrocktest"
+	"github.com/sluice-gw/sluice/internal/schema/rerank"
 )
 
 // rerankCreds sign the rerank tests' calls; the failing upstream quotes the session token.
@@ -160,4 +162,41 @@ func jsonEqual(a, b any) bool {
 	x, _ := json.Marshal(a)
 	y, _ := json.Marshal(b)
 	return string(x) == string(y)
+}
+
+// FuzzRerankAnswer feeds arbitrary 200 answers to the rerank call: it never panics, and
+// either answers in the client's shape, every index one of the request's three documents,
+// or fails Unavailable, so the chain falls back.
+func FuzzRerankAnswer(f *testing.F) {
+	f.Add(`{"results":[{"index":1,"relevanceScore":0.91},{"index":0,"relevanceScore":0.12}]}`)
+	f.Add(`{"results":[{"index":1,"relevanceScore":0.91}],"nextToken":"p2"}`)
+	f.Add(`{"results":[{"index":-1,"relevanceScore":1e308}]}`)
+	f.Add(`{"results":null}`)
+	f.Add(`[]`)
+	var answer atomic.Value
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, answer.Load().(string))
+	}))
+	f.Cleanup(srv.Close)
+	c := New(Config{Name: "br", Region: "us-west-2", BaseURL: srv.URL, APIKey: "br-key"})
+	f.Fuzz(func(t *testing.T, s string) {
+		answer.Store(s)
+		out, err := c.Plain(context.Background(), "rerank", "amazon.rerank-v1:0", []byte(rerankBody))
+		if err != nil {
+			var e *llm.Error
+			if !errorsAs(err, &e) || e.Kind != llm.Unavailable {
+				t.Fatalf("got %v, want Unavailable", err)
+			}
+			return
+		}
+		var a rerank.Answer
+		if err := json.Unmarshal(out, &a); err != nil || a.Results == nil {
+			t.Fatalf("answer %s", out)
+		}
+		for _, res := range a.Results {
+			if res.Index < 0 || res.Index > 2 || res.Document == nil || res.Document.Text == nil {
+				t.Fatalf("result %+v", res)
+			}
+		}
+	})
 }

@@ -10,9 +10,11 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/schema/rerank"
 )
 
 // rankPath is the ranking API's method for project proj.
@@ -50,7 +52,7 @@ func (k *ranker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // rankClient is a Vertex AI client whose endpoint is k's.
-func rankClient(t *testing.T, k *ranker) *Client {
+func rankClient(t testing.TB, k *ranker) *Client {
 	t.Helper()
 	srv := httptest.NewServer(k)
 	t.Cleanup(srv.Close)
@@ -167,4 +169,38 @@ func TestRankFaults(t *testing.T) {
 	if _, err := c.Plain(context.Background(), "rerank", "m", body); !errors.As(err, &e) || e.Kind != llm.Auth {
 		t.Errorf("no token: got %v, want Auth", err)
 	}
+}
+
+// FuzzRankAnswer feeds arbitrary 200 answers to the rank call: it never panics, and either
+// answers in the client's shape, every index one of the request's two documents, at most
+// top_n of them, or fails Unavailable, so the chain falls back.
+func FuzzRankAnswer(f *testing.F) {
+	f.Add(`{"records":[{"id":"1","score":0.97},{"id":"0","score":0.02}]}`)
+	f.Add(`{"records":[{"id":"01","score":-1}]}`)
+	f.Add(`{"records":[{"id":"-1","score":0.5}]}`)
+	f.Add(`{"records":[]}`)
+	f.Add(`{"records":[{"id":"x"}]}`)
+	var answer atomic.Value
+	c := rankClient(f, &ranker{status: 200, answer: func([]rankRecord) string { return answer.Load().(string) }})
+	f.Fuzz(func(t *testing.T, s string) {
+		answer.Store(s)
+		out, err := c.Plain(context.Background(), "rerank", "semantic-ranker-default@latest",
+			[]byte(`{"model":"rr","query":"q","documents":["a","b"],"top_n":1}`))
+		if err != nil {
+			var e *llm.Error
+			if !errors.As(err, &e) || e.Kind != llm.Unavailable {
+				t.Fatalf("got %v, want Unavailable", err)
+			}
+			return
+		}
+		var a rerank.Answer
+		if err := json.Unmarshal(out, &a); err != nil || a.Results == nil || len(a.Results) > 1 {
+			t.Fatalf("answer %s", out)
+		}
+		for _, res := range a.Results {
+			if res.Index < 0 || res.Index > 1 {
+				t.Fatalf("result %+v", res)
+			}
+		}
+	})
 }
