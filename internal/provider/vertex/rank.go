@@ -50,13 +50,22 @@ func rankURL(root, project string) string {
 		"/locations/global/rankingConfigs/default_ranking_config:rank"
 }
 
-// Plain serves the gateway's plain endpoint rerank (issue 48) with the ranking API: body is
-// the client's, in the Cohere/Jina shape, model the ranking model (semantic-ranker-default@latest,
-// semantic-ranker-fast-004, ...). Documents are records with their index as id, 200 a call;
-// the answer is the client's shape, best first, with the search units Google bills (one per
-// 100 records). A path other than rerank is Invalid (404); a non-2xx answer is mapped as
-// for a chat call; a 2xx answer that is not the ranking API's is Unavailable.
+// Plain serves the gateway's plain endpoints (issue 48): rerank with the ranking API (rank),
+// embeddings with the embedding models' predict method (embed). Another path is Invalid
+// (404); a non-2xx answer is mapped as for a chat call; a 2xx answer that is not the API's
+// is Unavailable, so the chain falls back.
 func (c *Client) Plain(ctx context.Context, path, model string, body []byte) ([]byte, error) {
+	if path == "embeddings" {
+		return c.embed(ctx, model, body)
+	}
+	return c.rank(ctx, path, model, body)
+}
+
+// rank ranks with the ranking API: body is the client's, in the Cohere/Jina shape, model
+// the ranking model (semantic-ranker-default@latest, semantic-ranker-fast-004, ...).
+// Documents are records with their index as id, 200 a call; the answer is the client's
+// shape, best first, with the search units Google bills (one per 100 records).
+func (c *Client) rank(ctx context.Context, path, model string, body []byte) ([]byte, error) {
 	r, texts, err := retrieval.RerankCall(c.name, path, body)
 	if err != nil {
 		return nil, err

@@ -55,6 +55,7 @@ type Client struct {
 	google   *gemini.Client
 	claude   *anthropic.Client
 	project  string
+	root     string // .../publishers/google, of the embedding models (Plain)
 	rankRoot string // the ranking API's endpoint (Plain)
 	scrub    llm.Scrub
 }
@@ -75,7 +76,7 @@ func New(c Config) *Client {
 	// The Messages call's token comes from its context (Stream gets it first, so that its
 	// failure is Auth): the transport only moves it into the request.
 	rp := &http.Client{Transport: rawPredict{base: hc.Transport, root: anthropicRoot}}
-	return &Client{name: c.Name, token: c.Token, project: c.Project, rankRoot: cmp.Or(c.Endpoint, rankRoot), scrub: c.Scrub,
+	return &Client{name: c.Name, token: c.Token, project: c.Project, root: root, rankRoot: cmp.Or(c.Endpoint, rankRoot), scrub: c.Scrub,
 		google: gemini.New(gemini.Config{Name: c.Name, BaseURL: root, Token: c.Token, Headers: c.Headers, HTTPClient: hc, Scrub: c.Scrub}),
 		claude: anthropic.New(anthropic.Config{Name: c.Name, BaseURL: "http://vertex.invalid", Headers: c.Headers, HTTPClient: rp,
 			Scrub: masking(c.Scrub)})}
