@@ -35,7 +35,7 @@ embeddings:
 		{"chat on voyage in a group", provs + "  chat: [{group: [sim/echo, vo/rerank-2.5]}]\n",
 			`models.chat.targets[0]: target "vo/rerank-2.5": provider "vo" of kind voyage serves no chat`},
 		{"jina embeddings", provs + "embeddings:\n  e: [ji/jina-embeddings-v3]\n",
-			`embeddings.e.targets[0]: target "ji/jina-embeddings-v3": provider "ji" does not serve embeddings (want kind openai, openai-compatible, cohere, voyage, or sim not speaking anthropic)`},
+			`embeddings.e.targets[0]: target "ji/jina-embeddings-v3": provider "ji" does not serve embeddings (want kind openai, openai-compatible, bedrock, vertex, cohere, voyage, or sim not speaking anthropic)`},
 		{"cohere moderations", provs + "moderations:\n  m: [co/x]\n",
 			`moderations.m.targets[0]: target "co/x": provider "co" does not serve moderations`},
 		{"voyage api", "providers:\n  vo: {kind: voyage, api_key: k, api: chat}\n", `providers.vo.api: ` + noAPI},

@@ -55,6 +55,11 @@ var builtin = map[string]Price{
 	"semantic-ranker-fast-004":    {Unit: 0.001},
 	"semantic-ranker-512":         {Unit: 0.001},
 	"semantic-ranker-512-003":     {Unit: 0.001},
+	// The clouds' embedding models that report tokens, per million (Titan on Bedrock,
+	// gemini-embedding on Vertex AI).
+	"amazon.titan-embed-text-v2:0": {Input: 0.02},
+	"amazon.titan-embed-text-v1":   {Input: 0.10},
+	"gemini-embedding-001":         {Input: 0.15},
 	// Voyage, per million tokens (rerankers: query tokens times documents plus the
 	// documents' tokens, as usage.total_tokens reports them).
 	"rerank-2.5":      {Input: 0.05},

@@ -15,15 +15,23 @@ import (
 // maxPages bounds the pages of one Rerank call the adapter follows (nextToken).
 const maxPages = 10
 
-// Plain serves the gateway's plain endpoint rerank (issue 48) with the Rerank API of Agents
-// for Amazon Bedrock Runtime (POST /rerank), which serves Bedrock's rerankers
-// (amazon.rerank-v1:0, cohere.rerank-v3-5:0) in one shape: body is the client's, in the
-// Cohere/Jina shape, model the target's model id (or ARN). The call is signed as a chat
-// call is (SigV4, or the API key); its answer, every page of it, becomes the client's shape,
-// with the search units Bedrock bills (one per 100 documents). A path other than rerank is
-// Invalid (404); a non-2xx answer is mapped as for a chat call; a 2xx answer that is not
-// the Rerank API's is Unavailable, so the chain falls back.
+// Plain serves the gateway's plain endpoints (issue 48): rerank with the Rerank API of the
+// Agents for Amazon Bedrock Runtime (rerank), embeddings with InvokeModel of the embedding
+// models (embed). The calls are signed as a chat call is (SigV4, or the API key). Another
+// path is Invalid (404); a non-2xx answer is mapped as for a chat call; a 2xx answer that is
+// not the API's is Unavailable, so the chain falls back.
 func (c *Client) Plain(ctx context.Context, path, model string, body []byte) ([]byte, error) {
+	if path == "embeddings" {
+		return c.embed(ctx, model, body)
+	}
+	return c.rerank(ctx, path, model, body)
+}
+
+// rerank ranks with the Rerank API (POST /rerank), which serves Bedrock's rerankers
+// (amazon.rerank-v1:0, cohere.rerank-v3-5:0) in one shape: body is the client's, in the
+// Cohere/Jina shape, model the target's model id (or ARN). Its answer, every page of it,
+// becomes the client's shape, with the search units Bedrock bills (one per 100 documents).
+func (c *Client) rerank(ctx context.Context, path, model string, body []byte) ([]byte, error) {
 	r, texts, err := retrieval.RerankCall(c.name, path, body)
 	if err != nil {
 		return nil, err
