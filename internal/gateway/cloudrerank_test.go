@@ -166,3 +166,68 @@ rerank:
 		}
 	}
 }
+
+// TestCloudEmbeddings: /v1/embeddings on Bedrock (Titan through InvokeModel, SigV4-signed)
+// and Vertex AI (predict, with the service account's token), each answering in OpenAI's
+// list; a Titan call failing with a 500 quoting the session token is a 5xx in OpenAI's
+// error shape without it.
+func TestCloudEmbeddings(t *testing.T) {
+	creds := aws.Credentials{AccessKeyID: "AKIDEMBEDGW", SecretAccessKey: "embed-gw-SECRET", SessionToken: "embed-gw-SESSION"}
+	bedrocktest.EnvCredentials(t, creds)
+	const token = "ya29.gw-embed-SECRET"
+	var fail atomic.Bool
+	br := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		if err := bedrocktest.VerifySigV4(r, body, creds, "us-west-2", time.Now()); err != nil || r.URL.EscapedPath() != "/model/amazon.titan-embed-text-v2%3A0/invoke" {
+			w.WriteHeader(http.StatusForbidden)
+			return
+		}
+		if fail.Load() {
+			w.WriteHeader(500)
+			io.WriteString(w, `{"message":"failed for `+r.Header.Get("X-Amz-Security-Token")+`"}`)
+			return
+		}
+		io.WriteString(w, `{"embedding":[0.5,0.25],"inputTextTokenCount":3}`)
+	}))
+	t.Cleanup(br.Close)
+	vx := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.Header.Get("Authorization") != "Bearer "+token || r.URL.Path != "/v1/projects/proj/locations/us-central1/publishers/google/models/text-embedding-005:predict" {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		io.WriteString(w, `{"predictions":[{"embeddings":{"statistics":{"truncated":false,"token_count":4},"values":[0.125]}}]}`)
+	}))
+	t.Cleanup(vx.Close)
+	g := serve(t, `
+providers:
+  br: {kind: bedrock, region: us-west-2, base_url: "${BR_URL}"}
+  vx: {kind: vertex, project: proj, location: us-central1, base_url: "${VX_URL}", credentials_file: "${VX_FILE}"}
+embeddings:
+  titan: [br/amazon.titan-embed-text-v2:0]
+  gecko: [vx/text-embedding-005]
+`, map[string]string{"BR_URL": br.URL, "VX_URL": vx.URL, "VX_FILE": googleServiceAccount(t, token)}, io.Discard)
+	post := func(model string) (int, string) {
+		res, err := http.Post(g.URL+"/v1/embeddings", "application/json", strings.NewReader(`{"model":"`+model+`","input":"hello"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+	for model, want := range map[string]string{
+		"titan": `{"object":"list","data":[{"object":"embedding","index":0,"embedding":[0.5,0.25]}],"model":"amazon.titan-embed-text-v2:0","usage":{"prompt_tokens":3,"total_tokens":3}}`,
+		"gecko": `{"object":"list","data":[{"object":"embedding","index":0,"embedding":[0.125]}],"model":"text-embedding-005","usage":{"prompt_tokens":4,"total_tokens":4}}`,
+	} {
+		if status, body := post(model); status != 200 || body != want {
+			t.Errorf("%s: got %d %s\nwant %s", model, status, body, want)
+		}
+	}
+	fail.Store(true)
+	status, body := post("titan")
+	if status < 500 || !strings.Contains(body, `"error"`) || strings.Contains(body, creds.SessionToken) || strings.Contains(body, creds.SecretAccessKey) {
+		t.Errorf("titan failing: got %d %s, want a 5xx error without the credentials", status, body)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/sluice-gw/sluice/internal/provider/cohere"
 	"github.com/sluice-gw/sluice/internal/provider/retrieval"
 )
 
@@ -31,16 +32,6 @@ type titanBody struct {
 type titanAnswer struct {
 	Embedding           []float32 `json:"embedding"`
 	InputTextTokenCount int       `json:"inputTextTokenCount"`
-}
-
-// cohereBody is a Cohere embed request on Bedrock: no model (it is the path's), the texts,
-// their input type, float vectors, and for Embed v4 the vector's length.
-type cohereBody struct {
-	Texts           []string `json:"texts"`
-	InputType       string   `json:"input_type"`
-	EmbeddingTypes  []string `json:"embedding_types"`
-	Truncate        string   `json:"truncate,omitempty"`
-	OutputDimension *int     `json:"output_dimension,omitempty"`
 }
 
 // embed embeds the texts of body, the client's OpenAI embeddings body, with model: a Titan
@@ -68,21 +59,13 @@ func (c *Client) embed(ctx context.Context, model string, body []byte) ([]byte, 
 			vectors, tokens = append(vectors, a.Embedding), tokens+a.InputTextTokenCount
 		}
 	case strings.Contains(model, "cohere.embed"):
-		if e.InputType == "" {
-			e.InputType = "search_document"
-		}
 		for start := 0; start < len(e.Texts); start += maxCohereTexts {
-			b, _ := json.Marshal(cohereBody{Texts: e.Texts[start:min(start+maxCohereTexts, len(e.Texts))], InputType: e.InputType,
-				EmbeddingTypes: []string{"float"}, Truncate: e.Truncate, OutputDimension: e.Dimensions})
+			b, _ := json.Marshal(cohere.Embedding("", e, e.Texts[start:min(start+maxCohereTexts, len(e.Texts))]))
 			out, err := c.call(ctx, u, b)
 			if err != nil {
 				return nil, err
 			}
-			var a struct {
-				Embeddings struct {
-					Float [][]float32 `json:"float"`
-				} `json:"embeddings"`
-			}
+			var a cohere.EmbedAnswer
 			if err := json.Unmarshal(out, &a); err != nil || len(a.Embeddings.Float) != min(maxCohereTexts, len(e.Texts)-start) {
 				return nil, c.scrub.Error(retrieval.Malformed(c.name, "embeddings", cmp.Or(err, errNoEmbedding)))
 			}

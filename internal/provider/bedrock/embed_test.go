@@ -16,6 +16,7 @@ import (
 
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/provider/bedrock/bedrocktest"
+	"github.com/sluice-gw/sluice/internal/provider/cohere"
 )
 
 // invoker is an httptest Bedrock Runtime endpoint serving InvokeModel of the embedding
@@ -106,7 +107,7 @@ func TestEmbed(t *testing.T) {
 	if len(l.Data) != 100 || l.Data[99].Index != 99 || len(l.Data[99].Embedding) != 1 || l.Data[99].Embedding[0] != 100 {
 		t.Errorf("cohere: %.300s", out)
 	}
-	var first cohereBody
+	var first cohere.EmbedBody
 	json.Unmarshal([]byte(v.bodies[0]), &first)
 	if len(v.bodies) != 2 || len(first.Texts) != 96 || first.InputType != "search_document" || fmt.Sprint(first.EmbeddingTypes) != "[float]" ||
 		v.paths[0] != "/model/cohere.embed-v4%3A0/invoke" {

@@ -6,6 +6,7 @@
 package cohere
 
 import (
+	"cmp"
 	"encoding/json"
 
 	"github.com/sluice-gw/sluice/internal/provider/retrieval"
@@ -39,10 +40,10 @@ func rerankRequest(model string, body []byte) ([]byte, error) {
 	return json.Marshal(rerankBody{Model: model, Query: r.Query, Documents: texts, TopN: r.TopN, MaxTokensPerDoc: r.MaxTokensPerDoc})
 }
 
-// embedBody is the v2 embed request. input_type is required by the v3 models and later: the
-// client's (an extra member of the OpenAI body), else search_document.
-type embedBody struct {
-	Model           string   `json:"model"`
+// EmbedBody is the v2 embed request, which Bedrock's Cohere models take too (without the
+// model, which is the path's there). input_type is required by the v3 models and later.
+type EmbedBody struct {
+	Model           string   `json:"model,omitempty"`
 	Texts           []string `json:"texts"`
 	InputType       string   `json:"input_type"`
 	EmbeddingTypes  []string `json:"embedding_types"`
@@ -50,16 +51,29 @@ type embedBody struct {
 	OutputDimension *int     `json:"output_dimension,omitempty"`
 }
 
+// Embedding is the embed request of texts, some of e's, with model: float vectors, the
+// client's input_type (an extra member of the OpenAI body), else search_document, its
+// truncate, and its dimensions as output_dimension.
+func Embedding(model string, e *retrieval.Embed, texts []string) EmbedBody {
+	return EmbedBody{Model: model, Texts: texts, InputType: cmp.Or(e.InputType, "search_document"),
+		EmbeddingTypes: []string{"float"}, Truncate: e.Truncate, OutputDimension: e.Dimensions}
+}
+
+// EmbedAnswer is the embed answer of embedding_types float: a vector per text, and on
+// Cohere's API what it billed.
+type EmbedAnswer struct {
+	Embeddings struct {
+		Float [][]float32 `json:"float"`
+	} `json:"embeddings"`
+	Meta *rerank.Meta `json:"meta"`
+}
+
 func embedRequest(model string, body []byte) ([]byte, error) {
 	e, err := retrieval.ReadEmbed(body, "Cohere")
 	if err != nil {
 		return nil, err
 	}
-	if e.InputType == "" {
-		e.InputType = "search_document"
-	}
-	return json.Marshal(embedBody{Model: model, Texts: e.Texts, InputType: e.InputType,
-		EmbeddingTypes: []string{"float"}, Truncate: e.Truncate, OutputDimension: e.Dimensions})
+	return json.Marshal(Embedding(model, e, e.Texts))
 }
 
 // embedAnswer is Cohere's embeddings_by_type answer as OpenAI's list.
@@ -68,12 +82,7 @@ func embedAnswer(model string, body, out []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	var a struct {
-		Embeddings struct {
-			Float [][]float32 `json:"float"`
-		} `json:"embeddings"`
-		Meta *rerank.Meta `json:"meta"`
-	}
+	var a EmbedAnswer
 	if err := json.Unmarshal(out, &a); err != nil {
 		return nil, err
 	}
