@@ -61,3 +61,24 @@ rerank:
 		t.Errorf("got warnings %q", c.Warnings)
 	}
 }
+
+// The clouds (issue 48): bedrock and vertex serve rerank and embeddings with their own
+// APIs, next to their chat; not moderations.
+func TestCloudPlainKinds(t *testing.T) {
+	const provs = `providers:
+  br: {kind: bedrock, region: us-west-2}
+  vx: {kind: vertex, project: p, location: us-central1}
+models:
+  default: [br/anthropic.claude-3-haiku-20240307-v1:0, vx/gemini-2.5-flash]
+`
+	c := mustParse(t, provs+`rerank:
+  rr: [br/cohere.rerank-v3-5:0, vx/semantic-ranker-default@latest]
+embeddings:
+  titan: [br/amazon.titan-embed-text-v2:0]
+  gecko: [vx/text-embedding-005]
+`, env())
+	if len(c.Rerank["rr"].Targets) != 2 || len(c.Embeddings["titan"].Targets) != 1 || len(c.Embeddings["gecko"].Targets) != 1 {
+		t.Errorf("got rerank %+v, embeddings %+v, want every target kept", c.Rerank["rr"], c.Embeddings)
+	}
+	checkErr(t, provs+"moderations:\n  m: [br/x]\n", `moderations.m.targets[0]: target "br/x": provider "br" does not serve moderations`)
+}
