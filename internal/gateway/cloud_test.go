@@ -265,11 +265,8 @@ models:
 // the gateway signs its calls with them (the upstream recomputes the SigV4 signature for the
 // configured region) and streams the answer to the client.
 func TestBedrockSignedFromEnvironment(t *testing.T) {
-	bedrocktest.CleanEnv(t, t.TempDir())
 	creds := aws.Credentials{AccessKeyID: "AKIDGATEWAYTEST", SecretAccessKey: "gateway-test-SECRET", SessionToken: "gateway-session"}
-	t.Setenv("AWS_ACCESS_KEY_ID", creds.AccessKeyID)
-	t.Setenv("AWS_SECRET_ACCESS_KEY", creds.SecretAccessKey)
-	t.Setenv("AWS_SESSION_TOKEN", creds.SessionToken)
+	bedrocktest.EnvCredentials(t, creds)
 	answer := bytes.Join([][]byte{
 		bedrocktest.Frame(t, "messageStart", `{"role":"assistant"}`),
 		bedrocktest.Frame(t, "contentBlockDelta", `{"contentBlockIndex":0,"delta":{"text":"Signed "}}`),
