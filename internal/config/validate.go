@@ -205,6 +205,7 @@ func (v *validator) alias(c *Config, path, name string, a Alias) {
 	}
 	v.positive(path+".coalesce.events", int64(a.Coalesce.Events))
 	v.cache(path+".cache", a.Cache)
+	v.shadow(c, path+".shadow", a.Shadow)
 	v.positive(path+".ttl", int64(a.TTL))
 	for i, g := range a.Guardrails {
 		if _, ok := c.Guardrails[g]; !ok {
@@ -215,6 +216,22 @@ func (v *validator) alias(c *Config, path, name string, a Alias) {
 		if _, ok := c.Tools[t]; !ok {
 			v.errorf(fmt.Sprintf("%s.tools[%d]", path, i), "unknown tool %q", t)
 		}
+	}
+}
+
+// shadow checks an alias's traffic mirror: a target of a configured provider, a share
+// between 0 (exclusive) and 100.
+func (v *validator) shadow(c *Config, path string, s *Shadow) {
+	if s == nil {
+		return
+	}
+	if prov, _, ok := SplitTarget(s.Target); !ok {
+		v.errorf(path+".target", "want provider/model, got %q", s.Target)
+	} else if _, ok := c.Providers[prov]; !ok {
+		v.errorf(path+".target", "target %q: unknown provider %q", s.Target, prov)
+	}
+	if !(s.Percent > 0 && s.Percent <= 100) { // NaN fails too
+		v.errorf(path+".percent", "want a share of the requests above 0 and at most 100, got %v", s.Percent)
 	}
 }
 
