@@ -4,6 +4,7 @@ import (
 	"log/slog"
 
 	"github.com/sluice-gw/sluice/internal/config"
+	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/server"
 	"github.com/sluice-gw/sluice/internal/shadow"
@@ -27,7 +28,11 @@ func shadowFromConfig(c *config.Config, o *server.Options, record func(*telemetr
 			log.Warn("shadow left out: its provider is not served", "alias", alias, "target", s.Target)
 			continue
 		}
-		targets[alias] = shadow.Target{Name: s.Target, Model: model, Provider: p, Percent: s.Percent}
+		// A chain of one target, with a direct target's timeouts and no health: its failures
+		// put nothing in cooldown for the real traffic.
+		ch := &fallback.Chain{Alias: alias, CommitOnReasoning: c.Models[alias].CommitOnReasoning,
+			Targets: []fallback.Target{{Name: s.Target, Model: model, Provider: p, Timeouts: o.Timeouts}}}
+		targets[alias] = shadow.Target{Chain: ch, Percent: s.Percent}
 	}
 	prices := o.Usage.Prices
 	return shadow.New(shadow.Options{Targets: targets, Record: record, Log: log,

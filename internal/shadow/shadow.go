@@ -16,9 +16,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/relay"
 	"github.com/sluice-gw/sluice/internal/telemetry"
+	"github.com/sluice-gw/sluice/internal/turn"
 )
 
 // Wire is the wire of a shadow call's record: what /admin/usage groups its cost under,
@@ -34,13 +36,11 @@ const (
 	DefaultTimeout = 60 * time.Second
 )
 
-// Target is an alias's shadow: its target, the upstream model name and provider that serve
-// it, and the share of the alias's served requests it gets.
+// Target is an alias's shadow: a chain of its one target (no health: a shadow's failure
+// puts nothing in cooldown), and the share of the alias's served requests it gets.
 type Target struct {
-	Name     string // "provider/model"
-	Model    string // the upstream's model name
-	Provider llm.Provider
-	Percent  float64 // 0 to 100
+	Chain   *fallback.Chain
+	Percent float64 // 0 to 100
 }
 
 // Options configure a Mirror.
@@ -129,72 +129,78 @@ func (m *Mirror) Observe(in *telemetry.Access) {
 	m.calls.Add(1)
 	m.mu.Unlock()
 	req := in.Request.Clone()
-	req.Model, req.Plain = t.Model, false // a streamed call: its first token is timed
-	rec := &telemetry.Access{ID: in.ID, Method: in.Method, Path: in.Path, Model: in.Model, Alias: in.Alias, Target: t.Name,
-		Attempts: 1, Stream: in.Stream, Wire: Wire, UserAgent: in.UserAgent, Capture: in.Capture, Request: req, Shadow: true}
+	req.Plain = false // a streamed call: its first token is timed
+	rec := &telemetry.Access{ID: in.ID, Method: in.Method, Path: in.Path, Model: in.Model, Alias: in.Alias,
+		Stream: in.Stream, Wire: Wire, UserAgent: in.UserAgent, Capture: in.Capture, Request: req, Shadow: true}
 	real := Text(in.Response)
 	go func() {
 		defer func() { <-m.slots; m.calls.Done() }()
-		m.call(t, rec, real)
+		m.call(t.Chain, rec, real)
 	}()
 }
 
-// call asks t the request of rec, fills rec with the answer, its similarity to real and its
+// call asks ch the request of rec, fills rec with the answer, its similarity to real and its
 // cost, and records it.
-func (m *Mirror) call(t Target, rec *telemetry.Access, real string) {
+func (m *Mirror) call(ch *fallback.Chain, rec *telemetry.Access, real string) {
 	ctx, cancel := context.WithTimeout(m.ctx, m.o.Timeout)
 	defer cancel()
 	_, rec.Record = telemetry.RequestIDs("")
 	rec.Start = time.Now()
-	resp, err := m.answer(ctx, t, rec.Request, rec.Start)
+	run := ch.Start(rec.Request)
+	resp, model, err := answer(ctx, run, rec.Request)
 	rec.Duration = time.Since(rec.Start)
 	rec.Status, rec.Kind = llm.HTTPStatus(err), llm.KindOf(err)
-	try := llm.Attempt{Target: t.Name, Start: rec.Start, End: rec.Start.Add(rec.Duration), Kind: rec.Kind}
 	if resp != nil {
 		rec.Round(resp)
-		try.Committed, try.FirstEvent = resp.FirstEvent > 0, resp.FirstEvent
 		if m.o.Cost != nil {
-			rec.CostUSD = m.o.Cost(t.Name, t.Model, resp.Usage)
+			rec.CostUSD = m.o.Cost(resp.Target, model, resp.Usage)
 		}
 		if err == nil {
 			rec.Similarity = Similarity(real, Text(resp))
 		}
 	}
-	rec.Tries = []llm.Attempt{try}
+	rec.Tries, rec.Attempts = run.Attempts, len(run.Attempts)
+	if rec.Target = ch.Targets[0].Name; len(run.Attempts) > 0 {
+		rec.Target = run.Attempts[len(run.Attempts)-1].Target
+	}
 	if err != nil {
 		rec.Error = telemetry.ErrorText(err)
 	}
 	// One line per shadow call, as the access line is per request: never the text.
-	m.o.Log.Info("shadow", "id", rec.ID, "record", rec.Record, "alias", rec.Alias, "target", t.Name, "kind", rec.Kind.String(),
+	m.o.Log.Info("shadow", "id", rec.ID, "record", rec.Record, "alias", rec.Alias, "target", rec.Target, "kind", rec.Kind.String(),
 		"ms", float64(rec.Duration.Microseconds())/1000, "similarity", rec.Similarity, "cost_usd", rec.CostUSD)
 	if m.o.Record != nil {
 		m.o.Record(rec)
 	}
 }
 
-// answer is t's complete answer to req, read to its end and sent nowhere.
-func (m *Mirror) answer(ctx context.Context, t Target, req *llm.Request, start time.Time) (*llm.Response, error) {
-	up, err := t.Provider.Stream(ctx, req)
+// answer is run's complete answer to req, one whole round (package turn: the chain's
+// timeouts, no client, no guardrails, no meter) sent nowhere, with the upstream model that
+// gave it.
+func answer(ctx context.Context, run *fallback.Run, req *llm.Request) (*llm.Response, string, error) {
+	st, err := run.Next(ctx)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	defer up.Close()
-	resp, err := relay.Run(ctx, up, discard{}, relay.Options{Start: start})
+	resp, st, err := (&turn.Turn{Run: run, Mode: turn.Whole, Request: req}).Round(ctx, discard{}, st)
+	if st == nil {
+		return resp, "", err
+	}
+	st.Close()
 	if resp != nil {
-		resp.Target, resp.FirstEvent = t.Name, resp.FirstText
+		resp.Target, resp.Attempts, resp.FirstEvent = st.Target, run.Attempts, st.FirstEvent()
 	}
-	if err != nil {
-		if cerr := llm.ContextError(ctx); cerr != nil {
-			err = cerr // our timeout or Close, whatever the read saw
-		}
-	}
-	return resp, err
+	return resp, st.Model, err
 }
 
-// discard is the sink of a shadow's answer: nobody sees it.
+// discard is the client of a shadow's round: nobody sees its answer.
 type discard struct{}
 
-func (discard) Event(*llm.Event) error { return nil }
+func (discard) Serving(*fallback.Stream)                  {}
+func (discard) Open(*fallback.Stream) (relay.Sink, error) { return discard{}, nil }
+func (discard) Relayed() bool                             { return false }
+func (discard) Restart(string)                            {}
+func (discard) Event(*llm.Event) error                    { return nil }
 
 // Close cancels the shadow calls in flight and waits for them (their records, cut short,
 // still reach Record). Observe does nothing after it. Safe to call more than once.

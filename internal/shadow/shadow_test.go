@@ -5,11 +5,13 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"strings"
 	"sync"
 	"testing"
 
 	"go.uber.org/goleak"
 
+	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/telemetry"
 )
@@ -94,6 +96,11 @@ func served(text string) *telemetry.Access {
 		CostUSD: 0.5, Request: req, Response: &llm.Response{Choices: []llm.Choice{{Text: text}}}}
 }
 
+// one is the chain of the one target name, model m of p.
+func one(name, m string, p llm.Provider) *fallback.Chain {
+	return &fallback.Chain{Alias: "pool", Targets: []fallback.Target{{Name: name, Model: m, Provider: p}}}
+}
+
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 // At 100%, every served request is asked again of the shadow target, with its model; the
@@ -102,7 +109,7 @@ func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)
 func TestObserveRecords(t *testing.T) {
 	p := &fake{words: []string{"The", " sky", " is", " blue"}}
 	c := newCollector()
-	m := New(Options{Targets: map[string]Target{"pool": {Name: "b/shadow-model", Model: "shadow-model", Provider: p, Percent: 100}},
+	m := New(Options{Targets: map[string]Target{"pool": {Chain: one("b/shadow-model", "shadow-model", p), Percent: 100}},
 		Record: c.record, Log: quiet(),
 		Cost: func(target, model string, u llm.Usage) float64 { return float64(u.CompletionTokens) / 100 }})
 	in := served("the sky is grey")
@@ -141,7 +148,7 @@ func TestObserveRecords(t *testing.T) {
 func TestSlowShadowNotWaited(t *testing.T) {
 	p := &fake{block: true, started: make(chan struct{})}
 	c := newCollector()
-	m := New(Options{Targets: map[string]Target{"pool": {Name: "b/m", Model: "m", Provider: p, Percent: 100}},
+	m := New(Options{Targets: map[string]Target{"pool": {Chain: one("b/m", "m", p), Percent: 100}},
 		Record: c.record, Log: quiet()})
 	m.Observe(served("answer")) // returns with the shadow call still to start, or held
 	<-p.started
@@ -161,11 +168,12 @@ func TestSlowShadowNotWaited(t *testing.T) {
 	}
 }
 
-// A shadow target that refuses is recorded with its error, status and no similarity.
+// A shadow target that refuses is recorded with the chain's error, its status and no
+// similarity.
 func TestFailingShadow(t *testing.T) {
 	p := &fake{err: &llm.Error{Kind: llm.Unavailable, Status: 500, Message: "upstream failed"}}
 	c := newCollector()
-	m := New(Options{Targets: map[string]Target{"pool": {Name: "b/m", Model: "m", Provider: p, Percent: 100}},
+	m := New(Options{Targets: map[string]Target{"pool": {Chain: one("b/m", "m", p), Percent: 100}},
 		Record: c.record, Log: quiet()})
 	m.Observe(served("answer"))
 	<-c.got
@@ -174,16 +182,17 @@ func TestFailingShadow(t *testing.T) {
 		t.Fatalf("got %d records, want 1", len(c.recs))
 	}
 	r := c.recs[0]
-	if r.Kind != llm.Unavailable || r.Status != 502 || r.Error != "upstream failed" || r.Similarity != 0 || !r.Shadow {
-		t.Errorf("got kind %v, status %d, error %q, similarity %v, shadow %v; want unavailable, 502, upstream failed, 0, true",
-			r.Kind, r.Status, r.Error, r.Similarity, r.Shadow)
+	if r.Kind != llm.Unavailable || r.Status != 502 || !strings.Contains(r.Error, "b/m") || r.Similarity != 0 || !r.Shadow ||
+		r.Target != "b/m" || r.Attempts != 1 {
+		t.Errorf("got kind %v, status %d, error %q, similarity %v, shadow %v, target %q, %d attempts; want unavailable, 502, the chain's error naming b/m, 0, true, b/m, 1",
+			r.Kind, r.Status, r.Error, r.Similarity, r.Shadow, r.Target, r.Attempts)
 	}
 }
 
 // Beyond Concurrency calls in flight, a request is not mirrored (Dropped counts it).
 func TestConcurrencyBound(t *testing.T) {
 	p := &fake{block: true, started: make(chan struct{})}
-	m := New(Options{Targets: map[string]Target{"pool": {Name: "b/m", Model: "m", Provider: p, Percent: 100}},
+	m := New(Options{Targets: map[string]Target{"pool": {Chain: one("b/m", "m", p), Percent: 100}},
 		Concurrency: 1, Log: quiet()})
 	m.Observe(served("one"))
 	<-p.started
@@ -217,7 +226,7 @@ func TestNotMirrored(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := &fake{words: []string{"x"}}
-			m := New(Options{Targets: map[string]Target{"pool": {Name: "b/m", Model: "m", Provider: p, Percent: 5}},
+			m := New(Options{Targets: map[string]Target{"pool": {Chain: one("b/m", "m", p), Percent: 5}},
 				Log: quiet(), Sample: func() float64 { return tt.draw }})
 			in := served("answer")
 			tt.change(in)
