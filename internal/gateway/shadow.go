@@ -6,6 +6,7 @@ import (
 	"github.com/sluice-gw/sluice/internal/config"
 	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/relay"
 	"github.com/sluice-gw/sluice/internal/server"
 	"github.com/sluice-gw/sluice/internal/shadow"
 	"github.com/sluice-gw/sluice/internal/telemetry"
@@ -32,7 +33,9 @@ func shadowFromConfig(c *config.Config, o *server.Options, record func(*telemetr
 		// put nothing in cooldown for the real traffic.
 		ch := &fallback.Chain{Alias: alias, CommitOnReasoning: c.Models[alias].CommitOnReasoning,
 			Targets: []fallback.Target{{Name: s.Target, Model: model, Provider: p, Timeouts: o.Timeouts}}}
-		targets[alias] = shadow.Target{Chain: ch, Percent: s.Percent}
+		pol := o.Policies[alias]
+		targets[alias] = shadow.Target{Chain: ch, Percent: s.Percent, Relay: relay.Options{NewWindow: o.NewWindow,
+			RedactJSON: o.RedactJSON, ThinkFilter: pol.ThinkFilter}}
 	}
 	prices := o.Usage.Prices
 	return shadow.New(shadow.Options{Targets: targets, Record: record, Log: log,

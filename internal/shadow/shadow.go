@@ -41,6 +41,9 @@ const (
 type Target struct {
 	Chain   *fallback.Chain
 	Percent float64 // 0 to 100
+	// Relay is the alias's relay options (its redaction window, think filter): the shadow's
+	// answer passes through what the client's did, so that the two compare like for like.
+	Relay relay.Options
 }
 
 // Options configure a Mirror.
@@ -135,19 +138,22 @@ func (m *Mirror) Observe(in *telemetry.Access) {
 	real := Text(in.Response)
 	go func() {
 		defer func() { <-m.slots; m.calls.Done() }()
-		m.call(t.Chain, rec, real)
+		m.call(t, rec, real)
 	}()
 }
 
-// call asks ch the request of rec, fills rec with the answer, its similarity to real and its
+// call asks t the request of rec, fills rec with the answer, its similarity to real and its
 // cost, and records it.
-func (m *Mirror) call(ch *fallback.Chain, rec *telemetry.Access, real string) {
+func (m *Mirror) call(t Target, rec *telemetry.Access, real string) {
 	ctx, cancel := context.WithTimeout(m.ctx, m.o.Timeout)
 	defer cancel()
 	_, rec.Record = telemetry.RequestIDs("")
 	rec.Start = time.Now()
+	ch := t.Chain
 	run := ch.Start(rec.Request)
-	resp, model, err := answer(ctx, run, rec.Request)
+	tt := &turn.Turn{Run: run, Mode: turn.Whole, Request: rec.Request, Relay: t.Relay}
+	tt.Relay.Start = rec.Start // the first token counts from the shadow call's start
+	resp, model, err := answer(ctx, tt)
 	rec.Duration = time.Since(rec.Start)
 	rec.Status, rec.Kind = llm.HTTPStatus(err), llm.KindOf(err)
 	if resp != nil {
@@ -174,21 +180,20 @@ func (m *Mirror) call(ch *fallback.Chain, rec *telemetry.Access, real string) {
 	}
 }
 
-// answer is run's complete answer to req, one whole round (package turn: the chain's
-// timeouts, no client, no guardrails, no meter) sent nowhere, with the upstream model that
-// gave it.
-func answer(ctx context.Context, run *fallback.Run, req *llm.Request) (*llm.Response, string, error) {
-	st, err := run.Next(ctx)
+// answer is the complete answer of t's one whole round (its chain's timeouts, no client, no
+// guardrails, no meter: t has none) sent nowhere, with the upstream model that gave it.
+func answer(ctx context.Context, t *turn.Turn) (*llm.Response, string, error) {
+	st, err := t.Run.Next(ctx)
 	if err != nil {
 		return nil, "", err
 	}
-	resp, st, err := (&turn.Turn{Run: run, Mode: turn.Whole, Request: req}).Round(ctx, discard{}, st)
+	resp, st, err := t.Round(ctx, discard{}, st)
 	if st == nil {
 		return resp, "", err
 	}
 	st.Close()
 	if resp != nil {
-		resp.Target, resp.Attempts, resp.FirstEvent = st.Target, run.Attempts, st.FirstEvent()
+		resp.Target, resp.Attempts, resp.FirstEvent = st.Target, t.Run.Attempts, st.FirstEvent()
 	}
 	return resp, st.Model, err
 }

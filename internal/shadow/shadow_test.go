@@ -13,6 +13,7 @@ import (
 
 	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/relay"
 	"github.com/sluice-gw/sluice/internal/telemetry"
 )
 
@@ -140,6 +141,35 @@ func TestObserveRecords(t *testing.T) {
 	}
 	if in.Shadow || in.CostUSD != 0.5 || in.Target != "a/real-model" {
 		t.Errorf("the client's record changed: %+v", in)
+	}
+}
+
+// mask is a redaction window that masks each delta "sky" whole (the fake's deltas are words).
+type mask struct{ n int }
+
+func (w *mask) Write(piece string) string {
+	if strings.TrimSpace(piece) == "sky" {
+		w.n++
+		return " [REDACTED]"
+	}
+	return piece
+}
+func (w *mask) Flush() string          { return "" }
+func (w *mask) Counts() map[string]int { return map[string]int{"test": w.n} }
+
+// The shadow's answer passes through the alias's redaction window, as the client's did:
+// the similarity compares what the client got with what it would have got.
+func TestShadowRedacted(t *testing.T) {
+	p := &fake{words: []string{"The", " sky", " is", " blue"}}
+	c := newCollector()
+	m := New(Options{Targets: map[string]Target{"pool": {Chain: one("b/m", "m", p), Percent: 100,
+		Relay: relay.Options{NewWindow: func() relay.Window { return &mask{} }}}}, Record: c.record, Log: quiet()})
+	m.Observe(served("The [REDACTED] is blue"))
+	<-c.got
+	m.Close()
+	r := c.recs[0]
+	if r.Similarity != 1 || r.Redactions != 1 || Text(r.Response) != "The [REDACTED] is blue" {
+		t.Errorf("got similarity %v, %d redactions, text %q; want 1, 1, the masked answer", r.Similarity, r.Redactions, Text(r.Response))
 	}
 }
 
