@@ -121,6 +121,7 @@ func (m *Mirror) Observe(in *telemetry.Access) {
 	case m.slots <- struct{}{}:
 	default:
 		m.dropped.Add(1)
+		telemetry.Shadow(context.Background(), "dropped")
 		return
 	}
 	m.mu.Lock()
@@ -172,6 +173,11 @@ func (m *Mirror) call(t Target, rec *telemetry.Access, real string) {
 	if err != nil {
 		rec.Error = telemetry.ErrorText(err)
 	}
+	outcome := "served"
+	if err != nil {
+		outcome = rec.Kind.String()
+	}
+	telemetry.Shadow(ctx, outcome)
 	// One line per shadow call, as the access line is per request: never the text.
 	m.o.Log.Info("shadow", "id", rec.ID, "record", rec.Record, "alias", rec.Alias, "target", rec.Target, "kind", rec.Kind.String(),
 		"ms", float64(rec.Duration.Microseconds())/1000, "similarity", rec.Similarity, "cost_usd", rec.CostUSD)
