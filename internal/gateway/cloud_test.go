@@ -24,7 +24,7 @@ import (
 
 // serve builds the gateway yaml describes (${VAR} from vars only) and serves it on
 // loopback; the log goes to log.
-func serve(t *testing.T, yaml string, vars map[string]string, log io.Writer) *httptest.Server {
+func serve(t testing.TB, yaml string, vars map[string]string, log io.Writer) *httptest.Server {
 	t.Helper()
 	s := httptest.NewServer(build(t, yaml, vars, log))
 	t.Cleanup(s.Close)
@@ -33,7 +33,7 @@ func serve(t *testing.T, yaml string, vars map[string]string, log io.Writer) *ht
 
 // build is the gateway yaml describes (${VAR} from vars only), closed when the test ends;
 // the log goes to log.
-func build(t *testing.T, yaml string, vars map[string]string, log io.Writer) *server.Server {
+func build(t testing.TB, yaml string, vars map[string]string, log io.Writer) *server.Server {
 	t.Helper()
 	cfg, err := config.ParseWith([]byte(yaml), "test.yaml", func(k string) (string, bool) {
 		v, ok := vars[k]

@@ -9,7 +9,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { base, ADMIN, start, stop, admin, newKey, chat, logged, shot, open, session } from './consolekit.mjs';
 // The console's own formats: the figures on the page are the API's numbers in them.
-import { int, pct, usd } from '../../internal/console/static/fmt.js';
+import { int, ms, pct, usd, weight } from '../../internal/console/static/fmt.js';
 
 const HOSTILE = ['<img src=x onerror=alert(1)>', '</script><script>alert(1)</script>'];
 let logsServed = false;
@@ -543,13 +543,31 @@ test('usage and logs: the prompt cache, as the API counts it', async (t) => {
   assert.ok(rec.saved_usd > 0, `the reads saved more than the writes cost: ${rec.saved_usd}`);
 });
 
-test('health: targets and their error rates', async (t) => {
+test('health: targets, their error rates and what routing learned', async (t) => {
   const page = await open(t, { hash: '#health' });
   const row = page.locator('#health-table tbody tr', { hasText: 'sim/echo' });
   await row.waitFor();
   const served = (await admin('/admin/health')).status !== 404;
   if (!served) assert.match(await page.locator('#health-note').textContent(), /no \/admin\/health/);
-  assert.match(await row.locator('td').last().textContent(), /%$/);
+  assert.match(await row.locator('td').nth(2).textContent(), /%$/);
+  if (served) {
+    // The next refresh's answer, as the page got it (the EWMA decays between two calls):
+    // the row shows its requests, adaptive weight, first-token EWMA and attempts in flight
+    // (issue 49) in the console's formats.
+    const res = await page.waitForResponse((r) => new URL(r.url()).pathname === '/admin/health', { timeout: 15_000 });
+    const tgt = (await res.json()).targets.find((x) => x.target === 'sim/echo');
+    assert.ok(tgt, 'sim/echo in /admin/health');
+    for (const k of ['weight', 'ewma_ms', 'in_flight']) assert.equal(typeof tgt[k], 'number', `${k} in /admin/health`);
+    const want = [int(tgt.requests), weight(tgt.weight), tgt.ewma_ms ? ms(tgt.ewma_ms) : '—', int(tgt.in_flight)];
+    let got;
+    for (let i = 0; i < 40; i++) { // the page renders the answer once it parsed it
+      const cells = await row.locator('td').allTextContents();
+      got = [cells[1], cells[3], cells[4], cells[5]];
+      if (JSON.stringify(got) === JSON.stringify(want)) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.deepEqual(got, want, 'requests, weight, TTFT EWMA and in flight as /admin/health says');
+  }
   await shot(page, served ? 'console-health.png' : 'fixture-health-stats.png'); // without /admin/health, not for the README
 });
 
