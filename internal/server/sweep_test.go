@@ -154,6 +154,7 @@ keys:
 		{"image as multipart", "POST", "/v1/images/generations", alice, mp, formBody("model", "gpt-image-1", "image"), 400},
 		{"image over the limit", "POST", "/v1/images/generations", alice, "application/json", `{"prompt":"` + big + `"}`, 413},
 		{"moderation of malformed JSON", "POST", "/v1/moderations", alice, "application/json", `{"input":"x"`, 400},
+		{"moderation of an image without a URL", "POST", "/v1/moderations", alice, "application/json", `{"input":[{"type":"image_url","image_url":{"url":7}}]}`, 400},
 		{"moderation as text", "POST", "/v1/moderations", alice, "text/plain", `kill`, 400},
 		{"rerank of malformed JSON", "POST", "/v1/rerank", alice, "application/json", `{"model":"rerank","query":`, 400},
 		{"rerank as multipart", "POST", "/v1/rerank", alice, mp, formBody("model", "rerank", "file"), 400},
