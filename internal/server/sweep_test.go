@@ -86,6 +86,7 @@ keys:
 		{"file id not base64", "GET", "/v1/files/file-%FF%00", alice, "", "", 404},
 		{"list of an unknown model", "GET", "/v1/files?model=nope", alice, "", "", 404},
 		{"list of a bad cursor", "GET", "/v1/files?model=batch-sim&after=zz&limit=abc", alice, "", "", 400},
+		{"emulated files listed in an unknown order", "GET", "/v1/files?model=batch-sim&order=sideways", alice, "", "", 400},
 		{"another key's file", "GET", "/v1/files/" + file, bob, "", "", 404},
 		{"another key's file content", "GET", "/v1/files/" + file + "/content", bob, "", "", 404},
 		{"another key's file deleted", "DELETE", "/v1/files/" + file, bob, "", "", 404},
