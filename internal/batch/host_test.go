@@ -215,6 +215,7 @@ func TestBadInput(t *testing.T) {
 		{"batch of a bad endpoint", llm.ObjectCall{Method: "POST", Path: "batches", Body: strings.NewReader(`{"input_file_id":"file-x","endpoint":"/v1/nothing","completion_window":"24h"}`)}, 400},
 		{"batch of a bad window", llm.ObjectCall{Method: "POST", Path: "batches", Body: strings.NewReader(`{"input_file_id":"file-x","endpoint":"/v1/chat/completions","completion_window":"1h"}`)}, 400},
 		{"bad limit", llm.ObjectCall{Method: "GET", Path: "batches", Query: url.Values{"limit": {"0"}}}, 400},
+		{"bad order", llm.ObjectCall{Method: "GET", Path: "files", Query: url.Values{"order": {"sideways"}}}, 400},
 	} {
 		if err := call(t, h, ctx, c.c, nil); statusOf(err) != c.want {
 			t.Errorf("%s: got %v (%d), want a %d", c.name, err, statusOf(err), c.want)
