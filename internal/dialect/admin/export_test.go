@@ -56,10 +56,10 @@ func TestExportMemory(t *testing.T) {
 		if err != nil {
 			t.Fatalf("the %s export: %v\n%s", format, err, out)
 		}
-		var lines, rss, heap int64
+		var lines, rss, heap, ms int64
 		for _, l := range strings.Split(string(out), "\n") {
 			if _, after, ok := strings.Cut(l, "export: "); ok {
-				_, _ = fmt.Sscanf(after, "lines=%d rss=%d heap=%d", &lines, &rss, &heap)
+				_, _ = fmt.Sscanf(after, "lines=%d rss=%d heap=%d ms=%d", &lines, &rss, &heap, &ms)
 			}
 		}
 		want := int64(n)
@@ -69,7 +69,8 @@ func TestExportMemory(t *testing.T) {
 		if lines != want {
 			t.Fatalf("the %s export: %d lines, want %d\n%s", format, lines, want, out)
 		}
-		t.Logf("%s export of %d records: peak RSS %.1f MB, peak Go heap %.1f MB", format, n, float64(rss)/(1<<20), float64(heap)/(1<<20))
+		t.Logf("%s export of %d records: peak RSS %.1f MB, peak Go heap %.1f MB, %v", format, n, float64(rss)/(1<<20), float64(heap)/(1<<20),
+			time.Duration(ms)*time.Millisecond)
 		if n >= 100_000 && rss > exportMemLimit {
 			t.Errorf("%s export of %d records: peak RSS %.1f MB, want under %d MB", format, n, float64(rss)/(1<<20), exportMemLimit>>20)
 		}
@@ -161,6 +162,7 @@ func exportChild(t *testing.T) {
 		}
 	}()
 	q := url.Values{"format": {os.Getenv("SLUICE_EXPORT_CHILD")}, "from": {time.Now().AddDate(0, 0, -21).UTC().Format(time.RFC3339)}}
+	start := time.Now()
 	resp, err := http.Get(srv.URL + "/admin/logs/export?" + q.Encode())
 	if err != nil {
 		t.Fatal(err)
@@ -180,7 +182,7 @@ func exportChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	close(done)
-	fmt.Printf("export: lines=%d rss=%d heap=%d\n", lines, vmHWM(t), peak.Load())
+	fmt.Printf("export: lines=%d rss=%d heap=%d ms=%d\n", lines, vmHWM(t), peak.Load(), time.Since(start).Milliseconds())
 }
 
 // vmHWM is the process's peak resident memory so far, in bytes (Linux).
