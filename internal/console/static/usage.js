@@ -1,9 +1,8 @@
 // The Usage page: GET /admin/usage over a range of UTC days, by day or hour, per key, alias,
 // target (the provider/model served), team or key metadata field: charts of requests,
 // tokens, cost, the prompt cache's hit ratio, errors and p95 TTFT, the spend per team, the
-// totals, and a table per group; of one key or team,
-// or of all the caller sees (the admin API scopes a team_admin or viewer to their teams, a
-// member to their own keys).
+// totals, and a table per group; of one key or team, or of all the caller sees (the admin
+// API scopes a team_admin or viewer to their teams, a member to their own keys).
 //
 // The API answers one shape whatever its source (issue 50, api/openapi.yaml UsageReport):
 // lines with a time bucket, a group and the sums (input_tokens, output_tokens,
