@@ -128,6 +128,9 @@ func (r *Reader) giveBack(data bool) {
 	bufPool.Put(p)
 }
 
+// Buffered is how many bytes the Reader has read from src and not yet decoded.
+func (r *Reader) Buffered() int { return r.w - r.r }
+
 // BeforeRead makes f run before every read of src: the caller's last moment before Next may
 // wait for the network.
 func (r *Reader) BeforeRead(f func()) { r.beforeRead = f }
