@@ -64,7 +64,8 @@ type Reader struct {
 	pooled     *buffers // where buf and data came from and return to on Release
 
 	// wait is what src is read into while buf is back in its pool: a held stream waiting
-	// for its next event keeps these bytes, not a line buffer (issue 51).
+	// for its next event keeps these bytes, not a line buffer (issue 51). A burst larger
+	// than wait that came while the Reader waited takes a second read, BeforeRead first.
 	wait [waitBuf]byte
 }
 
@@ -76,7 +77,7 @@ type buffers struct{ buf, data []byte }
 var bufPool = sync.Pool{New: func() any { return new(buffers) }}
 
 const (
-	waitBuf   = 512      // Reader.wait: most upstream events fit
+	waitBuf   = 1024     // Reader.wait: most upstream events, and most bursts of them, fit
 	lineBuf   = 4096     // the first line buffer
 	maxPooled = 64 << 10 // larger buffers (a rare huge event) are left to the collector
 )
