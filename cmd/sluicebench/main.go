@@ -42,7 +42,7 @@ func main() {
 	flag.BoolVar(&o.pin, "pin", true, "pin each server under test to one core and the mock and the load to the others (sched_setaffinity, else taskset)")
 	flag.BoolVar(&o.quick, "quick", false, "smoke mode: 2 s per scenario, 200 streams unless -streams is given")
 	flag.StringVar(&profile, "cpuprofile", "", "write a CPU profile of the gateway over the selected scenarios to `file`")
-	flag.StringVar(&o.heldprof, "heldprofile", "", "write a heap profile of the gateway to `file` while the memory scenario's streams are open (go tool pprof -sample_index=inuse_space)")
+	flag.StringVar(&o.heldprof, "heldprofile", "", "write a heap profile of the gateway to `file` while the memory scenario's streams are open (go tool pprof -sample_index=inuse_space), its goroutines to file.goroutines")
 	flag.StringVar(&o.memprofile, "memprofile", "", "write an allocation profile of the gateway (since its start) to `file` after the scenarios")
 	flag.StringVar(&serve, "serve", "", "internal: serve mock, gateway or proxy in this process")
 	flag.StringVar(&addr, "addr", "127.0.0.1:0", "internal: listen address of -serve")

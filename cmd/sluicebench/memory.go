@@ -176,6 +176,9 @@ func (b *bench) hold(ctx context.Context, p *proc, c call, n int) (memStat, erro
 			if merr = b.post(p.admin + "/freeos"); merr == nil {
 				merr = b.post(p.admin + "/memprofile?path=" + url.QueryEscape(abs))
 			}
+			if merr == nil { // and the goroutines' stacks, beside it
+				merr = b.post(p.admin + "/memprofile?kind=goroutine&path=" + url.QueryEscape(abs+".goroutines"))
+			}
 		}
 	})
 	if merr != nil {

@@ -220,12 +220,16 @@ func (l *listener) admin() http.Handler {
 		}
 	})
 	// The allocations since the process started (warm-ups included), sampled at the
-	// runtime's default rate: where the garbage the collector pays for comes from.
+	// runtime's default rate: where the garbage the collector pays for comes from. With
+	// kind=goroutine, the goroutines' stacks, counted by stack (what a held stream waits in).
 	mux.HandleFunc("POST /memprofile", func(w http.ResponseWriter, r *http.Request) {
-		path := r.URL.Query().Get("path")
+		path, kind, debug := r.URL.Query().Get("path"), "allocs", 0
+		if r.URL.Query().Get("kind") == "goroutine" {
+			kind, debug = "goroutine", 1
+		}
 		f, err := os.Create(path)
 		if err == nil {
-			err = pprof.Lookup("allocs").WriteTo(f, 0)
+			err = pprof.Lookup(kind).WriteTo(f, debug)
 			if cerr := f.Close(); err == nil {
 				err = cerr
 			}
@@ -291,6 +295,11 @@ func (p *profiler) stop() error {
 // serveChild is the -serve mode: it serves kind until ctx ends or stdin closes (the parent
 // went away), after printing "listening ADDR ADMIN" on stdout. Logs go to stderr.
 func serveChild(ctx context.Context, kind, addr, upstream, redisURL, profile string) error {
+	// SLUICE_BENCH_MEMPROFILERATE samples the heap profiles finer than the runtime's default
+	// (1: every allocation), to read -heldprofile to the byte.
+	if n, err := strconv.Atoi(os.Getenv("SLUICE_BENCH_MEMPROFILERATE")); err == nil && n > 0 {
+		runtime.MemProfileRate = n
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() {

@@ -148,6 +148,8 @@ var never = []struct {
 		"a key's limits and budget are policy: the edge turns its answers into HTTP, the gateway gives it its stores", false},
 	{"internal/fallback", []string{"internal/relay", "internal/turn", "internal/provider", "internal/redisstore"},
 		"the chain decides the target, not the output, and sees providers and health through its interfaces", false},
+	{"internal/shadow", []string{"internal/server", "internal/provider", "internal/redisstore", "internal/logstore", "internal/admit"},
+		"a shadow call is a round on a chain the gateway gives it, its record handed to a func: never the key's admission (issue 49)", false},
 }
 
 // TestOneRoundRunner keeps relay.Run to internal/turn: a round runs in one place, so every

@@ -176,12 +176,17 @@ func limitOf(call llm.ObjectCall, def, hi int) (int, error) {
 }
 
 // list pages the ids of list, each shown by show (false: not the caller's, left out).
+// An order other than asc or desc (newest first, the default) is a 400.
 func list[T any](ctx context.Context, h *Host, call llm.ObjectCall, name string, limit int, show func(id string) (T, string, bool, error)) (*llm.ObjectAnswer, error) {
+	order := call.Query.Get("order")
+	if order != "" && order != "asc" && order != "desc" {
+		return nil, invalid("order", "Invalid value for 'order': '%.64s'. Supported values are: 'asc' and 'desc'.", order)
+	}
 	ids, err := h.Store.Indexed(ctx, name)
 	if err != nil {
 		return nil, err
 	}
-	if call.Query.Get("order") == "asc" {
+	if order == "asc" {
 		for i, j := 0, len(ids)-1; i < j; i, j = i+1, j-1 {
 			ids[i], ids[j] = ids[j], ids[i]
 		}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime/multipart"
@@ -18,6 +19,7 @@ import (
 	"github.com/sluice-gw/sluice/internal/auth"
 	"github.com/sluice-gw/sluice/internal/batch"
 	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/usage"
 )
 
 // stores are the stores every test of the host runs on: memory here, Redis in
@@ -213,6 +215,7 @@ func TestBadInput(t *testing.T) {
 		{"batch of a bad endpoint", llm.ObjectCall{Method: "POST", Path: "batches", Body: strings.NewReader(`{"input_file_id":"file-x","endpoint":"/v1/nothing","completion_window":"24h"}`)}, 400},
 		{"batch of a bad window", llm.ObjectCall{Method: "POST", Path: "batches", Body: strings.NewReader(`{"input_file_id":"file-x","endpoint":"/v1/chat/completions","completion_window":"1h"}`)}, 400},
 		{"bad limit", llm.ObjectCall{Method: "GET", Path: "batches", Query: url.Values{"limit": {"0"}}}, 400},
+		{"bad order", llm.ObjectCall{Method: "GET", Path: "files", Query: url.Values{"order": {"sideways"}}}, 400},
 	} {
 		if err := call(t, h, ctx, c.c, nil); statusOf(err) != c.want {
 			t.Errorf("%s: got %v (%d), want a %d", c.name, err, statusOf(err), c.want)
@@ -270,10 +273,18 @@ type upstream struct {
 	mu    sync.Mutex
 	calls map[string]int
 	keys  map[string]bool
-	hold  chan struct{} // when set, each call waits for it (or for its request to end)
+	// records are the account record ids of each message's calls (usage.WithRecord).
+	records map[string][]string
+	hold    chan struct{} // when set, each call waits for it (or for its request to end)
+	slow    string        // the message of a line that takes slowFor (or until its request ends)
 }
 
-func newUpstream() *upstream { return &upstream{calls: map[string]int{}, keys: map[string]bool{}} }
+// slowFor is how long the upstream's slow line takes: three leases of TestBatchSlowLine.
+const slowFor = 3 * time.Second
+
+func newUpstream() *upstream {
+	return &upstream{calls: map[string]int{}, keys: map[string]bool{}, records: map[string][]string{}}
+}
 
 func (u *upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if u.hold != nil {
@@ -294,6 +305,17 @@ func (u *upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	u.mu.Lock()
 	u.calls[msg]++
+	u.records[msg] = append(u.records[msg], usage.RecordOf(r.Context()))
+	u.mu.Unlock()
+	if msg != "" && msg == u.slow {
+		select {
+		case <-time.After(slowFor):
+		case <-r.Context().Done():
+			w.WriteHeader(499)
+			return
+		}
+	}
+	u.mu.Lock()
 	if k := auth.KeyFrom(r.Context()); k != nil {
 		u.keys[k.ID] = true
 	}
@@ -583,9 +605,84 @@ func TestBatchTwoRunners(t *testing.T) {
 		dead := newUpstream()
 		dead.hold = make(chan struct{}) // never released: its runner's lines hang
 		b = start(t, h, lines(30))
-		runner(t, newStore(), dead, 150*time.Millisecond)
+		runner(t, cutOff{newStore()}, dead, 150*time.Millisecond)
 		time.Sleep(50 * time.Millisecond) // let it claim parts
 		runner(t, newStore(), newUpstream(), 150*time.Millisecond)
 		checkAnswered(t, h, await(t, h, b.ID, "completed"), 30)
+	})
+}
+
+// cutOff is the store as a replica cut off from it sees it: it can no longer renew a lease.
+type cutOff struct{ batch.Store }
+
+func (cutOff) Renew(context.Context, string, int, time.Duration) error {
+	return errors.New("the store is out of reach")
+}
+
+// A line that runs longer than the lease (a slow model) keeps its part: the runner renews
+// the lease while the line runs, so no other runner (nor another worker of its own) takes
+// the part over and runs the line again.
+func TestBatchSlowLine(t *testing.T) {
+	eachStore(t, func(t *testing.T, newStore func() batch.Store) {
+		h := &batch.Host{Store: newStore(), Alias: "sim"}
+		up := newUpstream()
+		up.slow = "line 1"
+		b := start(t, h, lines(12))
+		runner(t, newStore(), up, slowFor/3)
+		runner(t, newStore(), up, slowFor/3)
+		checkAnswered(t, h, await(t, h, b.ID, "completed"), 12)
+		for i := range 12 {
+			if n := up.callsOf(fmt.Sprintf("line %d", i)); n != 1 {
+				t.Errorf("line %d: called %d times, want once", i, n)
+			}
+		}
+	})
+}
+
+// lost is the store of a replica that dies after each line's charge, before its result
+// is written: no result of its is kept.
+type lost struct{ batch.Store }
+
+func (lost) Answer(context.Context, string, int, []byte, batch.Tally) (bool, error) {
+	return false, errors.New("the replica died")
+}
+
+// A line whose result was lost after it ran (its replica killed between the charge and
+// the result) runs again on another replica as the same account record (usage.WithRecord:
+// the batch's id and the line's), which the account adds once; every line has its own.
+func TestBatchLineRecord(t *testing.T) {
+	eachStore(t, func(t *testing.T, newStore func() batch.Store) {
+		h := &batch.Host{Store: newStore(), Alias: "sim"}
+		up := newUpstream()
+		b := start(t, h, lines(20))
+		dead := runner(t, lost{newStore()}, up, 100*time.Millisecond)
+		for up.callsOf("line 0")+up.callsOf("line 8")+up.callsOf("line 16") == 0 {
+			time.Sleep(time.Millisecond)
+		}
+		dead.Close()
+		runner(t, newStore(), up, 100*time.Millisecond)
+		checkAnswered(t, h, await(t, h, b.ID, "completed"), 20)
+		twice, ids := 0, map[string]bool{}
+		up.mu.Lock()
+		defer up.mu.Unlock()
+		for i := range 20 {
+			recs := up.records[fmt.Sprintf("line %d", i)]
+			if len(recs) > 1 {
+				twice++
+			}
+			for _, r := range recs {
+				if r != recs[0] || !strings.HasPrefix(r, "batch:"+b.ID+":") || !strings.HasSuffix(r, fmt.Sprintf(":%d", i)) {
+					t.Errorf("line %d: records %q, want one record, of its batch and line", i, recs)
+					break
+				}
+			}
+			if len(recs) > 0 && ids[recs[0]] {
+				t.Errorf("line %d: record %q is another line's too", i, recs[0])
+			}
+			ids[recs[0]] = true
+		}
+		if twice == 0 {
+			t.Error("no line ran twice: the dead runner's results were not lost")
+		}
 	})
 }

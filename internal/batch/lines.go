@@ -10,9 +10,12 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"strconv"
+	"time"
 
 	"github.com/sluice-gw/sluice/internal/auth"
 	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/usage"
 )
 
 // inputLine is one line of a batch's input file (OpenAI's request input object).
@@ -149,36 +152,27 @@ func (r *Runner) fail(ctx context.Context, b *batchRec, errs []batchError) error
 // errStopped ends a part whose batch no longer runs (cancelled, expired).
 var errStopped = errors.New("the batch no longer runs")
 
-// runPart runs the lines of part n of batch b that have no result yet, renewing its lease,
-// and finishes it.
+// runPart runs the lines of part n of batch b that have no result yet, holding its lease
+// meanwhile (hold), and finishes it. Each line is looked up just before it runs: one
+// answered meanwhile (by a runner that held the part before, its lease lapsed) is skipped.
 func (r *Runner) runPart(ctx context.Context, b *batchRec, n int, p part) error {
 	id := b.Batch.ID
-	done, err := r.Store.Answers(ctx, id, p.Line, p.Line+PartLines)
-	if err != nil {
-		return err
-	}
 	key, err := r.keyOf(ctx, b.Owner)
 	if err != nil {
 		return err
 	}
-	renewed := r.now()
+	defer r.hold(ctx, id, n)()
 	err = eachLine(ctx, r.Store, b.Batch.InputFileID, p.Off, p.End, p.Line, func(i int, _ int64, raw []byte) error {
-		if k := i - p.Line; k < len(done) && done[k] != nil {
-			return nil // answered before this claim: by a runner whose lease lapsed
-		}
 		if live, err := r.live(ctx, id); err != nil || !live {
 			return cmpErr(err, errStopped)
 		}
-		if r.now().Sub(renewed) > r.Lease/3 {
-			if err := r.Store.Renew(ctx, id, n, r.Lease); err != nil {
-				return err
-			}
-			renewed = r.now()
+		if done, err := r.Store.Answers(ctx, id, i, i+1); err != nil || done[0] != nil {
+			return err // answered already: by a runner whose lease lapsed
 		}
 		if err := r.wait(ctx, b.Alias); err != nil {
 			return err
 		}
-		res, t, err := r.dispatch(ctx, key, raw)
+		res, t, err := r.dispatch(ctx, key, id+":"+strconv.Itoa(i), raw)
 		if err != nil {
 			return err
 		}
@@ -192,6 +186,32 @@ func (r *Runner) runPart(ctx context.Context, b *batchRec, n int, p part) error 
 		return ferr
 	}
 	return err
+}
+
+// hold renews the lease of part n of batch id every third of the lease, in the background,
+// until the returned stop is called: a line that runs longer than the lease (a slow model)
+// keeps its part, where renewing between lines only would let the lease lapse and another
+// runner run the line again. A failed renewal is tried again at the next tick; a runner
+// that cannot renew (its replica cut off) loses the part when the lease lapses.
+func (r *Runner) hold(ctx context.Context, id string, n int) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(r.Lease / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			if err := r.Store.Renew(ctx, id, n, r.Lease); err != nil && ctx.Err() == nil {
+				r.Log.Warn("batches: renewing a part's lease", "batch", id, "part", n, "err", err)
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
 }
 
 // cmpErr is err, or def when err is nil.
@@ -216,16 +236,18 @@ func (r *Runner) keyOf(ctx context.Context, owner string) (*auth.Key, error) {
 }
 
 // dispatch runs one line through the gateway's handler, in this process, as a request of
-// key, and returns its result line (OpenAI's batch output format) and tally. It fails only
-// when the runner stops (ctx): the line then stays unanswered.
-func (r *Runner) dispatch(ctx context.Context, key *auth.Key, raw []byte) ([]byte, Tally, error) {
+// key, and returns its result line (OpenAI's batch output format) and tally. The request's
+// account record is line, the batch's id and the line's (usage.WithRecord): a line run
+// again, its result lost with a killed replica after its charge, is charged once. It
+// fails only when the runner stops (ctx): the line then stays unanswered.
+func (r *Runner) dispatch(ctx context.Context, key *auth.Key, line string, raw []byte) ([]byte, Tally, error) {
 	var l inputLine
 	if err := json.Unmarshal(raw, &l); err != nil || l.CustomID == nil {
 		return nil, Tally{}, fmt.Errorf("batch: a validated line does not decode: %v", err)
 	}
-	rctx := ctx
+	rctx := usage.WithRecord(ctx, "batch:"+line)
 	if key != nil {
-		rctx = auth.WithKey(ctx, key)
+		rctx = auth.WithKey(rctx, key)
 	}
 	req, err := http.NewRequestWithContext(rctx, http.MethodPost, l.URL, bytes.NewReader(l.Body))
 	if err != nil {

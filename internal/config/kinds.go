@@ -62,14 +62,16 @@ var kinds = []Kind{
 		}},
 	// No /v1: the Anthropic SDKs and docs append it to the path.
 	{Name: "anthropic", BaseURL: "https://api.anthropic.com", NeedsKey: true},
-	{Name: "bedrock", Fields: []string{"region", "profile", "imds", "cache_points"},
+	// The clouds serve rerank and embeddings with their own APIs (Bedrock's Rerank and
+	// InvokeModel, Vertex AI's ranking API and predict).
+	{Name: "bedrock", Fields: []string{"region", "profile", "imds", "cache_points"}, Rerank: always, Embeddings: always,
 		Check: func(p Provider, bad func(key, msg string)) {
 			if p.Region == "" {
 				bad("", "kind bedrock needs a region (us-east-1, ...)")
 			}
 		}},
 	{Name: "gemini", BaseURL: "https://generativelanguage.googleapis.com/v1beta", NeedsKey: true},
-	{Name: "vertex", Fields: []string{"project", "location", "credentials_file", "metadata"},
+	{Name: "vertex", Fields: []string{"project", "location", "credentials_file", "metadata"}, Rerank: always, Embeddings: always,
 		Check: func(p Provider, bad func(key, msg string)) {
 			switch {
 			case p.Project == "" || p.Location == "":
@@ -127,7 +129,7 @@ func notAnthropic(p Provider) bool { return p.API != "anthropic" }
 const noAPI = "applies to kinds openai, openai-compatible and sim only"
 
 // noEmbeddings is the error for an embeddings target whose provider serves none.
-const noEmbeddings = "(want kind openai, openai-compatible, cohere, voyage, or sim not speaking anthropic)"
+const noEmbeddings = "(want kind openai, openai-compatible, bedrock, vertex, cohere, voyage, or sim not speaking anthropic)"
 
 // KindNames returns the provider kinds' names, in the table's order.
 func KindNames() []string {

@@ -35,7 +35,7 @@ embeddings:
 		{"chat on voyage in a group", provs + "  chat: [{group: [sim/echo, vo/rerank-2.5]}]\n",
 			`models.chat.targets[0]: target "vo/rerank-2.5": provider "vo" of kind voyage serves no chat`},
 		{"jina embeddings", provs + "embeddings:\n  e: [ji/jina-embeddings-v3]\n",
-			`embeddings.e.targets[0]: target "ji/jina-embeddings-v3": provider "ji" does not serve embeddings (want kind openai, openai-compatible, cohere, voyage, or sim not speaking anthropic)`},
+			`embeddings.e.targets[0]: target "ji/jina-embeddings-v3": provider "ji" does not serve embeddings (want kind openai, openai-compatible, bedrock, vertex, cohere, voyage, or sim not speaking anthropic)`},
 		{"cohere moderations", provs + "moderations:\n  m: [co/x]\n",
 			`moderations.m.targets[0]: target "co/x": provider "co" does not serve moderations`},
 		{"voyage api", "providers:\n  vo: {kind: voyage, api_key: k, api: chat}\n", `providers.vo.api: ` + noAPI},
@@ -60,4 +60,25 @@ rerank:
 	if len(c.Warnings) != 1 || c.Warnings[0] != `provider "co" (kind cohere) has an empty api_key: left out of every chain` {
 		t.Errorf("got warnings %q", c.Warnings)
 	}
+}
+
+// The clouds (issue 48): bedrock and vertex serve rerank and embeddings with their own
+// APIs, next to their chat; not moderations.
+func TestCloudPlainKinds(t *testing.T) {
+	const provs = `providers:
+  br: {kind: bedrock, region: us-west-2}
+  vx: {kind: vertex, project: p, location: us-central1}
+models:
+  default: [br/anthropic.claude-3-haiku-20240307-v1:0, vx/gemini-2.5-flash]
+`
+	c := mustParse(t, provs+`rerank:
+  rr: [br/cohere.rerank-v3-5:0, vx/semantic-ranker-default@latest]
+embeddings:
+  titan: [br/amazon.titan-embed-text-v2:0]
+  gecko: [vx/text-embedding-005]
+`, env())
+	if len(c.Rerank["rr"].Targets) != 2 || len(c.Embeddings["titan"].Targets) != 1 || len(c.Embeddings["gecko"].Targets) != 1 {
+		t.Errorf("got rerank %+v, embeddings %+v, want every target kept", c.Rerank["rr"], c.Embeddings)
+	}
+	checkErr(t, provs+"moderations:\n  m: [br/x]\n", `moderations.m.targets[0]: target "br/x": provider "br" does not serve moderations`)
 }

@@ -277,6 +277,17 @@ type Alias struct {
 	// the fleet (default 10; docs/files-batches.md, issue 48). "": no emulated batches.
 	Batch     string `yaml:"batch"`
 	BatchRate int    `yaml:"batch_rate"`
+	// Shadow mirrors a share of the alias's served requests to another target after the
+	// client's answer is complete, for the request log only (issue 49; docs/fallbacks.md,
+	// "Shadow traffic"). nil: none.
+	Shadow *Shadow `yaml:"shadow"`
+}
+
+// Shadow is an alias's traffic mirror: Percent of its served requests (0 to 100) also go
+// to Target ("provider/model"), whose answer is logged with shadow: true and never sent.
+type Shadow struct {
+	Target  string  `yaml:"target"`
+	Percent float64 `yaml:"percent"`
 }
 
 // AffinityOn reports whether the alias keeps conversations on their group member.

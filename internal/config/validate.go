@@ -88,7 +88,7 @@ func (v *validator) config(c *Config) {
 			if _, ok := c.Models[name]; ok {
 				v.errorf(path, "name also used by a model alias")
 			}
-			v.chain(c, path, name, a.Targets, sec.Name == "embeddings")
+			v.chain(c, path, name, a.Targets, sec.Name == "embeddings", true)
 			if sec.Name == "embeddings" {
 				v.embeddingModels(c, path, a.Targets)
 			} else {
@@ -182,7 +182,7 @@ func (v *validator) alias(c *Config, path, name string, a Alias) {
 			v.errorf(path, "a pattern alias name must be a valid pattern (path.Match: *, ?, [...])")
 		}
 	}
-	v.chain(c, path, name, a.Targets, false)
+	v.chain(c, path, name, a.Targets, false, false)
 	v.chatServed(c, path, a.Targets)
 	v.nonNegative(path+".retries", int64(a.Retries))
 	if !oneOf(a.OnMidstreamFailure, "fail", "restart") {
@@ -205,6 +205,7 @@ func (v *validator) alias(c *Config, path, name string, a Alias) {
 	}
 	v.positive(path+".coalesce.events", int64(a.Coalesce.Events))
 	v.cache(path+".cache", a.Cache)
+	v.shadow(c, path+".shadow", a.Shadow)
 	v.positive(path+".ttl", int64(a.TTL))
 	for i, g := range a.Guardrails {
 		if _, ok := c.Guardrails[g]; !ok {
@@ -218,9 +219,25 @@ func (v *validator) alias(c *Config, path, name string, a Alias) {
 	}
 }
 
+// shadow checks an alias's traffic mirror: a target of a configured provider, a share
+// between 0 (exclusive) and 100.
+func (v *validator) shadow(c *Config, path string, s *Shadow) {
+	if s == nil {
+		return
+	}
+	if prov, _, ok := SplitTarget(s.Target); !ok {
+		v.errorf(path+".target", "want provider/model, got %q", s.Target)
+	} else if _, ok := c.Providers[prov]; !ok {
+		v.errorf(path+".target", "target %q: unknown provider %q", s.Target, prov)
+	}
+	if !(s.Percent > 0 && s.Percent <= 100) { // NaN fails too
+		v.errorf(path+".percent", "want a share of the requests above 0 and at most 100, got %v", s.Percent)
+	}
+}
+
 // chain checks the elements of an alias: every target is provider/model of a configured
 // provider.
-func (v *validator) chain(c *Config, path, name string, es []Element, embeddings bool) {
+func (v *validator) chain(c *Config, path, name string, es []Element, embeddings, plain bool) {
 	if name == "" || strings.Contains(name, "/") {
 		v.errorf(path, "an alias name cannot be empty or contain / (provider/model names one target)")
 	}
@@ -239,8 +256,8 @@ func (v *validator) chain(c *Config, path, name string, es []Element, embeddings
 		case !oneOf(e.upstream, "", "stream", "plain"):
 			v.errorf(p+".upstream", "want stream or plain, got %q", e.upstream)
 		}
-		if embeddings && e.Route != "" {
-			v.errorf(p+".route", "route applies to chat aliases only")
+		if plain && (e.Route != "" || e.MaxTTFT != 0) { // routing learns from chat aliases only
+			v.errorf(p+".route", "route and max_ttft apply to chat aliases only")
 		}
 		for _, t := range e.Targets {
 			prov, _, ok := SplitTarget(t)

@@ -14,11 +14,13 @@ import (
 
 	"github.com/sluice-gw/sluice/internal/config"
 	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/logstore"
 	"github.com/sluice-gw/sluice/internal/server"
 )
 
 // The embedded default's batch-sim alias runs a batch to completed, each line through the
-// gateway's own handler and chain (sim answers), as make run does.
+// gateway's own handler and chain (sim answers), as make run does; the request log has a
+// record of each line, with the user agent sluice-batch.
 func TestEmulatedBatchDefault(t *testing.T) {
 	t.Chdir(t.TempDir()) // the default's request log, data/logs.db, is written there
 	c := config.Default()
@@ -27,7 +29,12 @@ func TestEmulatedBatchDefault(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer srv.Close()
+	closed := false
+	defer func() {
+		if !closed {
+			srv.Close()
+		}
+	}()
 	var g server.Gate
 	em, err := emulatedFromConfig(c, &g, nil, log)
 	if err != nil || em == nil {
@@ -89,5 +96,27 @@ func TestEmulatedBatchDefault(t *testing.T) {
 	}
 	if !strings.Contains(string(out), `"object":"chat.completion"`) {
 		t.Errorf("output: want chat completions, got\n%.500s", out)
+	}
+	// The request log: srv.Close writes what it holds.
+	em.Close()
+	srv.Close()
+	closed = true
+	st, err := logstore.Open(ctx, logstore.Options{URL: c.Logs.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	p, err := st.Query(ctx, logstore.Filter{Alias: "batch-sim", Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := 0
+	for _, r := range p.Records {
+		if r.Method == "POST" && r.Path == "/v1/chat/completions" && r.UserAgent == "sluice-batch" && r.Status == 200 {
+			lines++
+		}
+	}
+	if lines != 12 {
+		t.Errorf("the request log: %d records of the lines with user agent sluice-batch, want 12, in %d records", lines, len(p.Records))
 	}
 }

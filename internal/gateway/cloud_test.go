@@ -24,7 +24,7 @@ import (
 
 // serve builds the gateway yaml describes (${VAR} from vars only) and serves it on
 // loopback; the log goes to log.
-func serve(t *testing.T, yaml string, vars map[string]string, log io.Writer) *httptest.Server {
+func serve(t testing.TB, yaml string, vars map[string]string, log io.Writer) *httptest.Server {
 	t.Helper()
 	s := httptest.NewServer(build(t, yaml, vars, log))
 	t.Cleanup(s.Close)
@@ -33,7 +33,7 @@ func serve(t *testing.T, yaml string, vars map[string]string, log io.Writer) *ht
 
 // build is the gateway yaml describes (${VAR} from vars only), closed when the test ends;
 // the log goes to log.
-func build(t *testing.T, yaml string, vars map[string]string, log io.Writer) *server.Server {
+func build(t testing.TB, yaml string, vars map[string]string, log io.Writer) *server.Server {
 	t.Helper()
 	cfg, err := config.ParseWith([]byte(yaml), "test.yaml", func(k string) (string, bool) {
 		v, ok := vars[k]
@@ -265,11 +265,8 @@ models:
 // the gateway signs its calls with them (the upstream recomputes the SigV4 signature for the
 // configured region) and streams the answer to the client.
 func TestBedrockSignedFromEnvironment(t *testing.T) {
-	bedrocktest.CleanEnv(t, t.TempDir())
 	creds := aws.Credentials{AccessKeyID: "AKIDGATEWAYTEST", SecretAccessKey: "gateway-test-SECRET", SessionToken: "gateway-session"}
-	t.Setenv("AWS_ACCESS_KEY_ID", creds.AccessKeyID)
-	t.Setenv("AWS_SECRET_ACCESS_KEY", creds.SecretAccessKey)
-	t.Setenv("AWS_SESSION_TOKEN", creds.SessionToken)
+	bedrocktest.EnvCredentials(t, creds)
 	answer := bytes.Join([][]byte{
 		bedrocktest.Frame(t, "messageStart", `{"role":"assistant"}`),
 		bedrocktest.Frame(t, "contentBlockDelta", `{"contentBlockIndex":0,"delta":{"text":"Signed "}}`),

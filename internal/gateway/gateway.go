@@ -134,6 +134,11 @@ func New(c *config.Config, log *slog.Logger) (*server.Server, error) {
 		o.Telemetry.Record, o.Admin.Logs = rl.Record, rl.store
 		o.Gate.Closer = closers{rl, o.Gate.Closer} // the log's last records first, then Redis
 	}
+	// A shadow call starts from a request's complete record, and ends before the log closes.
+	if m := shadowFromConfig(c, &o, o.Telemetry.Record, log); m != nil { // shadow.go (issue 49)
+		o.Telemetry.Record = tee(o.Telemetry.Record, m.Observe)
+		o.Gate.Closer = closers{m, o.Gate.Closer}
+	}
 	o.Admin.Audit, o.Admin.Log = maskedAudit{rl.audit(), ownRules}, log // the audit log: logs.go
 	o.Gate.Throttle = throttleFromConfig(c, rs, o.Admin.AuthFailed)     // gate.go, with the audit log
 	o.Gate.Console = consoleFromConfig(c, &o.Gate.Users, rs, o.Admin.SignedIn, o.Gate.Throttle)

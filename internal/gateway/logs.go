@@ -127,7 +127,7 @@ func (l *requestLog) build(in *telemetry.Access) logstore.Record {
 		r.TokensIn, r.TokensOut, r.TokensCached, r.TokensReasoning, r.TokensEstimated = u.Prompt, u.Completion, u.Cached, u.Reasoning, u.Estimated
 		r.CacheReadTokens, r.CacheWriteTokens, r.CacheWrite1hTokens, r.CacheDropped = u.Cached, u.CacheWrite, u.CacheWrite1h, u.CacheDropped
 	}
-	r.SavedUSD = in.SavedUSD
+	r.SavedUSD, r.Shadow, r.Similarity = in.SavedUSD, in.Shadow, in.Similarity
 	if in.Response != nil && !in.Cached() { // a response cache hit called no provider: no affinity either
 		r.Affinity = in.Response.Affinity
 	}

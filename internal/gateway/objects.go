@@ -15,7 +15,7 @@ import (
 // (o.State: Redis or memory). emulated is the gateway's own hosts (an alias's batch:
 // emulate, batch.go), consulted first.
 func objectsFromConfig(c *config.Config, o *server.Options, emulated func(string) (llm.ObjectHost, bool), log *slog.Logger) *objects.Service {
-	dir := &objects.Directory{Hosts: map[string]llm.ObjectHost{}, Emulated: emulated, Targets: func(alias string) ([]string, bool) {
+	dir := &objects.Directory{Hosts: map[string]llm.ObjectHost{}, Anthropic: map[string]bool{}, Emulated: emulated, Targets: func(alias string) ([]string, bool) {
 		a, ok := c.Models[alias]
 		var ts []string
 		for _, e := range a.Targets {
@@ -26,6 +26,7 @@ func objectsFromConfig(c *config.Config, o *server.Options, emulated func(string
 	for name, p := range o.Providers {
 		if h, ok := p.(llm.ObjectHost); ok && kinds[c.Providers[name].Kind].objects {
 			dir.Hosts[name] = h
+			dir.Anthropic[name] = c.Providers[name].Kind == "anthropic" // its Message Batches, not OpenAI's files
 		}
 	}
 	f := c.Files

@@ -26,7 +26,7 @@ type slowable struct {
 	release chan struct{}
 }
 
-func newSlowable(t *testing.T) *slowable {
+func newSlowable(t testing.TB) *slowable {
 	t.Helper()
 	answer, err := os.ReadFile(filepath.Join("testdata", "openai-chat-text.sse"))
 	if err != nil {

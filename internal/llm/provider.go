@@ -20,18 +20,36 @@ type Provider interface {
 
 type connectKey struct{}
 
+// connectCtx carries an attempt's connect timeout: a context of its own, not WithValue,
+// whose boxed time.Duration cost one more allocation per attempt.
+type connectCtx struct {
+	context.Context
+	d time.Duration
+}
+
+// Value implements context.Context.
+func (c *connectCtx) Value(key any) any {
+	if key == (connectKey{}) {
+		return c
+	}
+	return c.Context.Value(key)
+}
+
 // WithConnectTimeout returns ctx carrying d as the connect timeout of the attempt, for the
 // provider's dialer: the chain cannot see a dial, so it hands the value down this way.
 func WithConnectTimeout(ctx context.Context, d time.Duration) context.Context {
-	return context.WithValue(ctx, connectKey{}, d)
+	return &connectCtx{Context: ctx, d: d}
 }
 
 // ConnectTimeout is the connect timeout of the attempt whose context is ctx
 // (WithConnectTimeout); false when the target sets none. The value survives
 // context.WithoutCancel, as net/http's dial context is.
 func ConnectTimeout(ctx context.Context) (time.Duration, bool) {
-	d, ok := ctx.Value(connectKey{}).(time.Duration)
-	return d, ok
+	c, ok := ctx.Value(connectKey{}).(*connectCtx)
+	if !ok {
+		return 0, false
+	}
+	return c.d, true
 }
 
 // ContextError is the error of an attempt whose ctx is done: Canceled when the client left,

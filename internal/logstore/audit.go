@@ -173,6 +173,14 @@ func (s *sqlStore) WriteAudit(ctx context.Context, e AuditEntry) error {
 func (s *sqlStore) QueryAudit(ctx context.Context, f AuditFilter) (AuditPage, error) {
 	a := &args{dollar: s.d.dollar}
 	t := s.d.timeCol
+	var k keyset
+	if f.Cursor != "" {
+		var err error
+		if k, err = decodeCursor(f.Cursor); err != nil {
+			return AuditPage{}, badFilter("cursor", "cursor: not a cursor this API gave")
+		}
+		f.To = through(k, f.To)
+	}
 	conds := s.between(f.From, f.To, a)
 	for _, c := range []struct{ col, v string }{{"user_id", f.User}, {"resource_kind", f.ResourceKind}, {"resource_id", f.ResourceID}} {
 		if c.v != "" {
@@ -180,10 +188,6 @@ func (s *sqlStore) QueryAudit(ctx context.Context, f AuditFilter) (AuditPage, er
 		}
 	}
 	if f.Cursor != "" {
-		k, err := decodeCursor(f.Cursor)
-		if err != nil {
-			return AuditPage{}, badFilter("cursor", "cursor: not a cursor this API gave")
-		}
 		conds = append(conds, fmt.Sprintf("(%s, id) < (%s, %s)", t, a.add(s.d.timeArg(k.Time)), a.add(k.ID)))
 	}
 	n := limitOf(f.Limit)

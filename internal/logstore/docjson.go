@@ -111,6 +111,13 @@ func appendDoc(b []byte, r *Record) []byte {
 		b = strconv.AppendBool(b, c.Truncated)
 		b = append(b, '}')
 	}
+	if r.Shadow { // omitempty
+		b = append(b, `,"shadow":true`...)
+	}
+	if r.Similarity != 0 { // omitempty
+		b = append(b, `,"similarity":`...)
+		b = appendFloat(b, r.Similarity)
+	}
 	return append(b, '}')
 }
 

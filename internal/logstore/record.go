@@ -87,6 +87,14 @@ type Record struct {
 	// Capture is "metadata" or "content": what the alias or key asked the log to keep.
 	Capture string   `json:"capture"`
 	Content *Content `json:"content,omitempty"`
+
+	// Shadow marks the record of a shadow call (issue 49): the alias's shadow target was
+	// asked the same request after the client's answer was complete, and its answer went
+	// nowhere but here. Such a record has Wire "shadow", no key and no team (its cost is not
+	// the key's), and RequestID the request's. Similarity is its answer's similarity to the
+	// client's, 0 to 1 (shadow.Similarity: the Jaccard index of their word sets).
+	Shadow     bool    `json:"shadow,omitempty"`
+	Similarity float64 `json:"similarity,omitempty"`
 }
 
 // Attempt is one try of a target in the fallback chain.
@@ -147,7 +155,7 @@ func prepare(r Record) (Record, error) {
 		return r, errorf("record %q has a time RFC 3339 cannot write: year %d", r.ID, y) // as encoding/json refuses it
 	}
 	// JSON has no NaN or infinity: one would fail the batch at every try.
-	for _, p := range []*float64{&r.FirstEventMS, &r.FirstTokenMS, &r.DurationMS, &r.OverheadMS, &r.CostUSD, &r.SavedUSD} {
+	for _, p := range []*float64{&r.FirstEventMS, &r.FirstTokenMS, &r.DurationMS, &r.OverheadMS, &r.CostUSD, &r.SavedUSD, &r.Similarity} {
 		*p = finite(*p)
 	}
 	for _, p := range []*string{&r.ID, &r.RequestID, &r.Replica, &r.KeyID, &r.KeyName, &r.Team, &r.Wire, &r.Method, &r.Path,

@@ -173,16 +173,32 @@ func escapeLike(s string) string {
 // pageSQL is the query of one page of f (and one record more, to know there is a next).
 func (s *sqlStore) pageSQL(f Filter) (string, []any, error) {
 	a := &args{dollar: s.d.dollar}
-	q := "SELECT " + readCols + " FROM " + table + " WHERE " + s.where(f, a)
+	var k keyset
 	if f.Cursor != "" {
-		k, err := decodeCursor(f.Cursor)
-		if err != nil {
+		var err error
+		if k, err = decodeCursor(f.Cursor); err != nil {
 			return "", nil, badFilter("cursor", "cursor: not a cursor this API gave")
 		}
+		f.To = through(k, f.To)
+	}
+	q := "SELECT " + readCols + " FROM " + table + " WHERE " + s.where(f, a)
+	if f.Cursor != "" {
 		q += fmt.Sprintf(" AND (%s, id) < (%s, %s)", s.d.timeCol, a.add(s.d.timeArg(k.Time)), a.add(k.ID))
 	}
 	q += fmt.Sprintf(" ORDER BY %[1]s DESC, id DESC LIMIT %[2]s", s.d.timeCol, a.add(f.limit()+1))
 	return q, a.list, nil
+}
+
+// through is the end (exclusive) of a page's range after cursor k: just past k's time, or to
+// when that is sooner. The store's index range then starts at the cursor: with the range's
+// end alone, SQLite walked every entry newer than the cursor again on each page, and an
+// export of 1 M records read its time index some 500 times over (issue 50); PostgreSQL
+// also leaves out the days' partitions past the cursor.
+func through(k keyset, to time.Time) time.Time {
+	if end := k.Time.Add(time.Microsecond); to.IsZero() || end.Before(to) {
+		return end
+	}
+	return to
 }
 
 func (s *sqlStore) Query(ctx context.Context, f Filter) (Page, error) {

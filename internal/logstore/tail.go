@@ -97,8 +97,10 @@ func Tail(ctx context.Context, st Store, f Filter, every time.Duration, each fun
 	}
 }
 
-// pages calls each with every record f selects, page after page, newest first.
-func pages(ctx context.Context, st Store, f Filter, each func(*Record) error) error {
+// pages calls each with every record f selects, page after page, newest first, and flush
+// after each page. It holds one page (MaxLimit records) at a time, whatever the number of
+// records: an export of millions stays in constant memory (issue 50, TestExportMemory).
+func pages(ctx context.Context, st Store, f Filter, each func(*Record) error, flush func() error) error {
 	f.Limit = MaxLimit
 	for {
 		p, err := st.Query(ctx, f)
@@ -110,10 +112,31 @@ func pages(ctx context.Context, st Store, f Filter, each func(*Record) error) er
 				return err
 			}
 		}
+		if err := flush(); err != nil {
+			return err
+		}
 		if p.NextCursor == "" {
 			return nil
 		}
 		f.Cursor = p.NextCursor
+	}
+}
+
+// flusher is what an http.ResponseWriter is besides a writer: Flush sends what it buffered.
+type flusher interface{ Flush() }
+
+// flushTo writes bw's buffer to w and, when w buffers too (an HTTP response), sends it: a
+// page's records reach the client as soon as they are read, so that an export that selects
+// few records of many shows its progress, and nothing piles up in front of the client.
+func flushTo(bw *bufio.Writer, w io.Writer) func() error {
+	return func() error {
+		if err := bw.Flush(); err != nil {
+			return err
+		}
+		if f, ok := w.(flusher); ok {
+			f.Flush()
+		}
+		return nil
 	}
 }
 
@@ -123,10 +146,7 @@ func ExportJSONL(ctx context.Context, st Store, f Filter, w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false)
-	if err := pages(ctx, st, f, func(r *Record) error { return enc.Encode(r) }); err != nil {
-		return err
-	}
-	return bw.Flush()
+	return pages(ctx, st, f, func(r *Record) error { return enc.Encode(r) }, flushTo(bw, w))
 }
 
 // CSVHeader is the header of ExportCSV: the record's scalar fields, in this order.
@@ -148,7 +168,7 @@ func ExportCSV(ctx context.Context, st Store, f Filter, w io.Writer) error {
 		return err
 	}
 	num := func(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
-	err := pages(ctx, st, f, func(r *Record) error {
+	return pages(ctx, st, f, func(r *Record) error {
 		return cw.Write([]string{text(r.ID), r.Time.UTC().Format(time.RFC3339Nano), text(r.Replica), text(r.KeyID),
 			text(r.KeyName), text(r.Wire), text(r.Method), text(r.Path), text(r.Alias), text(r.Target),
 			strconv.Itoa(len(r.Attempts)), strconv.Itoa(r.Status), text(r.Kind), strconv.FormatBool(r.Stream),
@@ -158,15 +178,13 @@ func ExportCSV(ctx context.Context, st Store, f Filter, w io.Writer) error {
 			text(r.Cache), strconv.Itoa(r.Redactions), text(r.UserAgent), text(r.TraceID), text(r.Error), text(r.Capture),
 			strconv.Itoa(r.CacheReadTokens), strconv.Itoa(r.CacheWriteTokens), strconv.Itoa(r.CacheWrite1hTokens),
 			num(r.SavedUSD), strconv.Itoa(r.CacheDropped), text(r.Affinity), text(r.RequestID)})
+	}, func() error {
+		cw.Flush()
+		if err := cw.Error(); err != nil {
+			return err
+		}
+		return flushTo(bw, w)()
 	})
-	if err != nil {
-		return err
-	}
-	cw.Flush()
-	if err := cw.Error(); err != nil {
-		return err
-	}
-	return bw.Flush()
 }
 
 // text defuses a cell a spreadsheet would run as a formula.

@@ -121,7 +121,7 @@ func (s *Service) createMsgBatch(ctx context.Context, c Call) error {
 	var place *Place
 	var models []string
 	resolve := func(model string) (string, error) {
-		p, err := s.Hosts.For(ctx, model)
+		p, err := s.Hosts.For(ctx, model, true)
 		if err != nil {
 			return "", err
 		}

@@ -23,35 +23,48 @@ type Directory struct {
 	// Emulated is the gateway's own host of alias's objects (an alias with batch: emulate),
 	// consulted first; nil: none. Its name is EmulatePrefix + alias.
 	Emulated func(alias string) (llm.ObjectHost, bool)
+	// Anthropic are the hosts whose API is Anthropic's Message Batches; the others, and the
+	// emulated ones, keep OpenAI's files and batches.
+	Anthropic map[string]bool
 }
 
 var _ Hosts = (*Directory)(nil)
 
-// For implements Hosts: the emulated host of an alias that has one, else its first target
-// whose provider keeps objects, else the provider of a "provider/model".
-func (d *Directory) For(_ context.Context, model string) (Place, error) {
-	if d.Emulated != nil {
+// For implements Hosts: the emulated host of an alias that has one (OpenAI's wire), else
+// its first target whose provider keeps the objects of the wire, else the provider of a
+// "provider/model" when it keeps them.
+func (d *Directory) For(_ context.Context, model string, messages bool) (Place, error) {
+	if d.Emulated != nil && !messages {
 		if h, ok := d.Emulated(model); ok {
 			return Place{Name: EmulatePrefix + model, Host: h}, nil
 		}
+	}
+	keeps := func(pn string) llm.ObjectHost {
+		if d.Anthropic[pn] != messages {
+			return nil
+		}
+		return d.Hosts[pn]
+	}
+	what := "files and batches (providers of kind openai and azure do"
+	if messages {
+		what = "message batches (providers of kind anthropic do"
 	}
 	if d.Targets != nil {
 		if ts, ok := d.Targets(model); ok {
 			for _, t := range ts {
 				pn, _, _ := strings.Cut(t, "/")
-				if h := d.Hosts[pn]; h != nil {
+				if h := keeps(pn); h != nil {
 					return Place{Name: pn, Host: h, Target: t}, nil
 				}
 			}
-			return Place{}, notFound("No target of the model '" + model + "' keeps files and batches (providers of kind openai, azure " +
-				"and anthropic do; see docs/files-batches.md).")
+			return Place{}, notFound("No target of the model '" + model + "' keeps " + what + "; see docs/files-batches.md).")
 		}
 	}
 	if pn, m, ok := strings.Cut(model, "/"); ok && m != "" {
-		if h := d.Hosts[pn]; h != nil {
+		if h := keeps(pn); h != nil {
 			return Place{Name: pn, Host: h, Target: model}, nil
 		}
-		return Place{}, notFound("The provider '" + pn + "' does not keep files and batches (see docs/files-batches.md).")
+		return Place{}, notFound("The provider '" + pn + "' does not keep " + what + "; see docs/files-batches.md).")
 	}
 	return Place{}, &llm.Error{Kind: llm.NotFound, Status: 404, Param: "model", Code: "model_not_found", Type: "invalid_request_error",
 		Message: "The model '" + model + "' does not exist or you do not have access to it."}

@@ -37,9 +37,10 @@ type Place struct {
 
 // Hosts finds the hosts of objects. The gateway implements it (Directory).
 type Hosts interface {
-	// For is the place of model's new objects (an alias or "provider/model"); an error
-	// in the wire's shape when no target of it keeps objects (404) or model is unknown.
-	For(ctx context.Context, model string) (Place, error)
+	// For is the place of model's new objects (an alias or "provider/model") of OpenAI's
+	// files and batches, or of Anthropic's message batches when messages; an error in the
+	// wire's shape when no target of it keeps them (404) or model is unknown.
+	For(ctx context.Context, model string, messages bool) (Place, error)
 	// Host is the host named name (an id's), nil when there is none (any more).
 	Host(name string) llm.ObjectHost
 }
@@ -204,7 +205,7 @@ func (s *Service) one(ctx context.Context, c Call, prefix, path, suffix string, 
 // X-Sluice-Model header, else def): only the caller's objects are shown; the cursors are
 // the gateway's ids both ways.
 func (s *Service) list(ctx context.Context, c Call, prefix, path, def string) error {
-	p, err := s.Hosts.For(ctx, modelOf(c.R, def))
+	p, err := s.Hosts.For(ctx, modelOf(c.R, def), prefix == MsgBatchPrefix)
 	if err != nil {
 		return err
 	}

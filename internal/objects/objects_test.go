@@ -38,8 +38,10 @@ func replica(t *testing.T, url string, store dialect.Store) *Service {
 	scrub := llm.Scrub(func(s string) string { return strings.ReplaceAll(s, upstreamKey, "[MASKED]") })
 	oa := openai.New(openai.Config{Name: "oa", BaseURL: url + "/v1", APIKey: upstreamKey, Scrub: scrub, HTTPClient: hc})
 	an := anthropic.New(anthropic.Config{Name: "an", BaseURL: url, APIKey: upstreamKey, Scrub: scrub, HTTPClient: hc})
-	aliases := map[string][]string{"batchy": {"sim/echo", "oa/gpt-4o-mini"}, "claude": {"an/claude-sonnet-4-5"}, "plain": {"sim/echo"}}
-	dir := &Directory{Hosts: map[string]llm.ObjectHost{"oa": oa, "an": an}, Targets: func(a string) ([]string, bool) {
+	an2 := anthropic.New(anthropic.Config{Name: "an2", BaseURL: url, APIKey: upstreamKey, Scrub: scrub, HTTPClient: hc})
+	aliases := map[string][]string{"batchy": {"sim/echo", "oa/gpt-4o-mini"}, "claude": {"an/claude-sonnet-4-5"}, "plain": {"sim/echo"},
+		"haiku": {"an2/claude-haiku-4-5"}, "mixed": {"oa/gpt-4o-mini", "an/claude-sonnet-4-5"}}
+	dir := &Directory{Hosts: map[string]llm.ObjectHost{"oa": oa, "an": an, "an2": an2}, Anthropic: map[string]bool{"an": true, "an2": true}, Targets: func(a string) ([]string, bool) {
 		ts, ok := aliases[a]
 		return ts, ok
 	}}
@@ -218,6 +220,11 @@ func TestBadInput(t *testing.T) {
 		{"message batch empty", "POST", msgbatches.Path, "", strings.NewReader(`{"requests":[]}`), "application/json", 400},
 		{"message batch cut", "POST", msgbatches.Path, "", strings.NewReader(`{"requests":[{"custom_id":"a","params":{"model":"claude"`), "application/json", 400},
 		{"message batch unknown model", "POST", msgbatches.Path, "", strings.NewReader(`{"requests":[{"custom_id":"a","params":{"model":"nope"}}]}`), "application/json", 404},
+		{"message batch of an OpenAI model", "POST", msgbatches.Path, "", strings.NewReader(`{"requests":[{"custom_id":"a","params":{"model":"batchy"}}]}`), "application/json", 404},
+		{"message batch of an OpenAI provider", "POST", msgbatches.Path, "", strings.NewReader(`{"requests":[{"custom_id":"a","params":{"model":"oa/gpt-4o"}}]}`), "application/json", 404},
+		{"message batches listed of an OpenAI model", "GET", msgbatches.Path + "?model=batchy", "", nil, "", 404},
+		{"upload to an Anthropic model", "POST", files.Path + "?model=claude", "", strings.NewReader(whole), ct, 404},
+		{"batches listed of an Anthropic provider", "GET", batches.Path + "?model=an/claude-sonnet-4-5", "", nil, "", 404},
 		{"unknown message batch", "GET", msgbatches.Results, Encode(MsgBatchPrefix, "an", "msgbatch_x"), nil, "", 404},
 	}
 	for _, tt := range tests {
@@ -281,12 +288,12 @@ func TestMessageBatches(t *testing.T) {
 	f, srv := newFake(t)
 	s := replica(t, srv.URL, &cache.Memory{MaxBytes: 1 << 20})
 	two := `{"requests":[{"custom_id":"a","params":{"model":"claude","max_tokens":9,"messages":[]}},` +
-		`{"custom_id":"b","params":{"model":"batchy","max_tokens":9,"messages":[]}}]}`
+		`{"custom_id":"b","params":{"model":"haiku","max_tokens":9,"messages":[]}}]}`
 	if a := call(t, s, alice, "POST", msgbatches.Path, "", strings.NewReader(two), "application/json"); a.status != 400 || !strings.Contains(a.body, "invalid_request_error") {
 		t.Errorf("two providers: %d %s, want 400", a.status, a.body)
 	}
 	one := `{"requests":[{"custom_id":"a","params":{"model":"claude","max_tokens":9,"messages":[{"role":"user","content":"hi"}]}},` +
-		`{"custom_id":"b","params":{"model":"an/claude-sonnet-4-5","max_tokens":9,"messages":[]}}]}`
+		`{"custom_id":"b","params":{"model":"mixed","max_tokens":9,"messages":[]}}]}` // mixed: its Anthropic target
 	c := call(t, s, alice, "POST", msgbatches.Path, "", strings.NewReader(one), "application/json")
 	id := field(t, c.body, "id")
 	if c.status != 200 || !strings.HasPrefix(id, MsgBatchPrefix) || field(t, c.body, "results_url") != "http://gw.test/v1/messages/batches/"+id+"/results" {
@@ -406,5 +413,24 @@ func TestUpstreamLost(t *testing.T) {
 		if a := call(t, s, alice, "GET", route, fid, nil, ""); a.status != 404 || strings.Contains(a.body, upstreamKey) || !strings.Contains(a.body, fid) {
 			t.Errorf("GET %s of a lost file: %d %s", route, a.status, a.body)
 		}
+	}
+}
+
+// An emulated host's batch (an alias's batch: emulate) ran each line through the chain,
+// which accounted it: its output file is read whole and charged nothing more.
+func TestEmulatedNotChargedTwice(t *testing.T) {
+	_, srv := newFake(t)
+	s := replica(t, srv.URL, &cache.Memory{MaxBytes: 1 << 20})
+	host := s.Hosts.(*Directory).Hosts["oa"] // the fake upstream speaks OpenAI's files and batches
+	s.Hosts.(*Directory).Emulated = func(alias string) (llm.ObjectHost, bool) { return host, alias == "emu" }
+	body, ct := upload(input)
+	f := call(t, s, alice, "POST", files.Path+"?model=emu", "", body, ct)
+	if name, _, _ := Decode(FilePrefix, field(t, f.body, "id")); name != EmulatePrefix+"emu" {
+		t.Fatalf("upload %d %s: host %q, want the emulated one", f.status, f.body, name)
+	}
+	bt := call(t, s, alice, "POST", batches.Path, "", strings.NewReader(`{"input_file_id":"`+field(t, f.body, "id")+`","endpoint":"/v1/chat/completions"}`), "application/json")
+	r := call(t, s, alice, "GET", files.Content, field(t, bt.body, "output_file_id"), nil, "")
+	if r.status != 200 || strings.Count(r.body, "\n") != 3 || r.rec.CostUSD != 0 {
+		t.Errorf("output: %d, %d lines, $%v; want 200, 3 lines, nothing charged", r.status, strings.Count(r.body, "\n"), r.rec.CostUSD)
 	}
 }

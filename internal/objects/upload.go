@@ -202,7 +202,7 @@ func (s *Service) upload(ctx context.Context, c Call) error {
 	if c.R.ContentLength > limit+maxFields+4096 {
 		return tooLarge(limit)
 	}
-	p, err := s.Hosts.For(ctx, model)
+	p, err := s.Hosts.For(ctx, model, false)
 	if err != nil {
 		return err
 	}

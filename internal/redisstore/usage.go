@@ -57,8 +57,9 @@ redis.call('EXPIRE', KEYS[1], ARGV[1])
 return 1
 `)
 
-// Add implements usage.Store, in one script: a row is never half added, nor added twice.
-// A record Redis cannot take is spooled (no error); an error means it is lost.
+// Add implements usage.Store, in one script: a row is never half added, nor added twice,
+// nor a record of the caller's id (usage.WithRecord) twice. A record Redis cannot take is
+// spooled (no error); an error means it is lost.
 func (u *Usage) Add(ctx context.Context, day string, l usage.Labels, c usage.Counts) error {
 	prefix := label(l.Key) + sep + label(l.Alias) + sep + label(l.Target) + sep
 	if l.Team != "" {
@@ -71,7 +72,11 @@ func (u *Usage) Add(ctx context.Context, day string, l usage.Labels, c usage.Cou
 			args = append(args, prefix+counters[i], *v)
 		}
 	}
-	return u.s.apply(ctx, write{script: addUsageScript, keys: []string{k, k + ":r:" + newID()}, args: args, idem: true})
+	id := newID()
+	if r := usage.RecordOf(ctx); r != "" {
+		id = "w:" + r // the caller's record (usage.WithRecord): added once
+	}
+	return u.s.apply(ctx, write{script: addUsageScript, keys: []string{k, k + ":r:" + id}, args: args, idem: true})
 }
 
 // Rows implements usage.Store: one HGETALL per day, pipelined.

@@ -141,3 +141,29 @@ func TestBudgetsOutage(t *testing.T) {
 		}
 	}
 }
+
+// A record with the caller's id (usage.WithRecord: an emulated batch's line, run again
+// after its replica died) is added once, whichever replica adds it again; records without
+// an id, or with another, are each added.
+func TestUsageRecordOnce(t *testing.T) {
+	forms(t, func(t *testing.T, srv backend) {
+		a, b := replica(t, srv, false, nil).Usage(), replica(t, srv, false, nil).Usage()
+		l := usage.Labels{Key: "k1", Alias: "batchy", Target: "mock/echo"}
+		c := usage.Counts{Requests: 1, InputTokens: 6, OutputTokens: 6}
+		line := usage.WithRecord(context.Background(), "batch:batch_1:7")
+		for _, add := range []struct {
+			s   *redisstore.Usage
+			ctx context.Context
+		}{{a, line}, {b, line}, {a, line}, {b, usage.WithRecord(context.Background(), "batch:batch_1:8")},
+			{a, context.Background()}, {b, context.Background()}} {
+			if err := add.s.Add(add.ctx, "2026-06-01", l, c); err != nil {
+				t.Fatal(err)
+			}
+		}
+		day, _ := time.Parse(usage.DayLayout, "2026-06-01")
+		_, total, err := usage.Report(context.Background(), b, usage.Query{From: day, To: day, GroupBy: usage.ByAlias})
+		if want := (usage.Counts{Requests: 4, InputTokens: 24, OutputTokens: 24}); err != nil || total != want {
+			t.Errorf("got %+v (%v), want %+v: the line's record once, the others each", total, err, want)
+		}
+	})
+}

@@ -16,8 +16,9 @@ import (
 	"github.com/sluice-gw/sluice/internal/auth"
 )
 
-// objectsUpstream is OpenAI's files API and Anthropic's message batches, in memory, its
-// errors quoting its key.
+// objectsUpstream is OpenAI's files and batches and Anthropic's message batches, in memory,
+// enough for objects to be made and got; its errors quote its key, which must never reach a
+// client.
 func objectsUpstream(t *testing.T) *httptest.Server {
 	var mu sync.Mutex
 	kept := map[string]string{}
@@ -25,18 +26,28 @@ func objectsUpstream(t *testing.T) *httptest.Server {
 		mu.Lock()
 		defer mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
+		n, _ := io.Copy(io.Discard, r.Body)
+		var id string
 		switch {
 		case r.Method == "POST" && r.URL.Path == "/v1/files":
-			n, _ := io.Copy(io.Discard, r.Body)
-			id := fmt.Sprintf("file-u%d", len(kept))
+			id = fmt.Sprintf("file-u%d", len(kept))
 			kept[id] = fmt.Sprintf(`{"id":%q,"object":"file","bytes":%d,"purpose":"batch"}`, id, n)
-			io.WriteString(w, kept[id])
-		case r.Method == "GET" && kept[strings.TrimPrefix(r.URL.Path, "/v1/files/")] != "":
-			io.WriteString(w, kept[strings.TrimPrefix(r.URL.Path, "/v1/files/")])
+		case r.Method == "POST" && r.URL.Path == "/v1/batches":
+			id = fmt.Sprintf("batch_u%d", len(kept))
+			kept[id] = fmt.Sprintf(`{"id":%q,"object":"batch","status":"validating","input_file_id":"file-u0"}`, id)
+		case r.Method == "POST" && r.URL.Path == "/v1/messages/batches":
+			id = fmt.Sprintf("msgbatch_u%d", len(kept))
+			kept[id] = fmt.Sprintf(`{"id":%q,"type":"message_batch","processing_status":"in_progress","results_url":null}`, id)
 		default:
-			w.WriteHeader(404)
-			io.WriteString(w, `{"error":{"message":"not found for key sk-objects-SECRET","type":"invalid_request_error"}}`)
+			parts := strings.Split(r.URL.Path, "/")
+			id = parts[len(parts)-1]
 		}
+		if b, ok := kept[id]; ok {
+			io.WriteString(w, b)
+			return
+		}
+		w.WriteHeader(http.StatusNotFound)
+		io.WriteString(w, `{"error":{"message":"not found for key sk-objects-SECRET","type":"invalid_request_error"}}`)
 	}))
 	t.Cleanup(srv.Close)
 	return srv

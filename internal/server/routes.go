@@ -134,7 +134,7 @@ func (s *Server) wire(api *dialect.API) echo.MiddlewareFunc {
 // does not hold, the wire whose route it extends ("/v1/messages/nothing": Anthropic's), else
 // OpenAI's.
 func (s *Server) apiOf(c echo.Context) *dialect.API {
-	if x, ok := c.Get(exchangeKey).(*exchange); ok && x.api != nil {
+	if x, ok := c.Request().Context().Value(exKey(0)).(*exchange); ok && x.api != nil {
 		return x.api
 	}
 	p, best := c.Request().URL.Path, &oai.Models

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"io"
 	"log/slog"
@@ -181,10 +182,10 @@ type exchange struct {
 	edge   edge          // its side of the rounds and the cache (Server.edge)
 }
 
-const exchangeKey = "sluice.exchange"
+type exKey int // the request context's key of its exchange: exKey(0)
 
 // exchangeOf is the request's exchange; the access middleware, first of all, sets it.
-func exchangeOf(c echo.Context) *exchange { return c.Get(exchangeKey).(*exchange) }
+func exchangeOf(c echo.Context) *exchange { return c.Request().Context().Value(exKey(0)).(*exchange) }
 
 // reqInfo is the request's access record.
 func reqInfo(c echo.Context) *telemetry.Access { return &exchangeOf(c).access }
@@ -197,11 +198,10 @@ func (s *Server) access(next echo.HandlerFunc) echo.HandlerFunc {
 		// The handlers' context ends when the client left, not at a half-close (presence).
 		ctx, w, stop := presence.Watch(c.Request(), c.Response().Writer)
 		defer stop() // before the abort below, and before net/http writes after the handler
-		c.SetRequest(c.Request().WithContext(ctx))
 		c.Response().Writer = w
 		id, rec := telemetry.RequestIDs(c.Request().Header.Get("X-Request-Id")) // the client's, and its record's (issue 47)
 		x := &exchange{access: telemetry.Access{ID: id, Record: rec, Start: start, UserAgent: c.Request().UserAgent()}}
-		c.Set(exchangeKey, x)
+		c.SetRequest(c.Request().WithContext(context.WithValue(ctx, exKey(0), x))) // not echo's Set: a map per request
 		in := &x.access
 		c.Response().Header().Set("X-Request-Id", in.ID)
 		c.Response().Header().Set("X-Content-Type-Options", "nosniff") // no answer is taken for a page or a script (issue 47)

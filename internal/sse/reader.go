@@ -62,6 +62,11 @@ type Reader struct {
 
 	beforeRead func()
 	pooled     *buffers // where buf and data came from and return to on Release
+
+	// wait is what src is read into while buf is back in its pool: a held stream waiting
+	// for its next event keeps these bytes, not a line buffer (issue 51). A burst larger
+	// than wait that came while the Reader waited takes a second read, BeforeRead first.
+	wait [waitBuf]byte
 }
 
 // buffers are a Reader's line and data buffers, kept in bufPool between streams: a fresh
@@ -72,6 +77,7 @@ type buffers struct{ buf, data []byte }
 var bufPool = sync.Pool{New: func() any { return new(buffers) }}
 
 const (
+	waitBuf   = 1024     // Reader.wait: most upstream events, and most bursts of them, fit
 	lineBuf   = 4096     // the first line buffer
 	maxPooled = 64 << 10 // larger buffers (a rare huge event) are left to the collector
 )
@@ -99,24 +105,32 @@ var ErrReleased = errors.New("sse: reader released")
 // with it and with every Event.Data it returned. Next then returns ErrReleased (or the
 // error that ended the stream). Release must not run concurrently with Next.
 func (r *Reader) Release() {
-	p := r.pooled
-	if p == nil {
+	if r.pooled == nil {
 		return
 	}
-	r.pooled = nil
+	r.giveBack(true)
+	r.data, r.r, r.w, r.scanned = nil, 0, 0, 0
+	if r.err == nil {
+		r.err = ErrReleased
+	}
+}
+
+// giveBack hands r's line buffer back to the pool, and its data buffer with data.
+func (r *Reader) giveBack(data bool) {
+	p := r.pooled
 	p.buf, p.data = nil, nil
 	if cap(r.buf) <= maxPooled {
 		p.buf = r.buf[:0]
 	}
-	if cap(r.data) <= maxPooled {
+	if data && cap(r.data) <= maxPooled {
 		p.data = r.data[:0]
 	}
-	r.buf, r.data, r.r, r.w, r.scanned = nil, nil, 0, 0, 0
-	if r.err == nil {
-		r.err = ErrReleased
-	}
+	r.buf, r.pooled = nil, nil
 	bufPool.Put(p)
 }
+
+// Buffered is how many bytes the Reader has read from src and not yet decoded.
+func (r *Reader) Buffered() int { return r.w - r.r }
 
 // BeforeRead makes f run before every read of src: the caller's last moment before Next may
 // wait for the network.
@@ -298,16 +312,35 @@ func (r *Reader) fill() {
 	if r.beforeRead != nil {
 		r.beforeRead()
 	}
+	if r.w > 0 || r.pooled == nil {
+		r.w += r.read(r.buf[r.w:])
+		return
+	}
+	// Nothing is buffered: the read may wait for the network. Wait with the line buffer
+	// back in the pool, reading into wait, and take a buffer again once bytes came.
+	r.giveBack(false) // r keeps its data buffer: the event being built may be in it
+	n := r.read(r.wait[:])
+	p := bufPool.Get().(*buffers)
+	if cap(p.buf) < lineBuf {
+		p.buf = make([]byte, lineBuf)
+	}
+	r.buf, r.pooled = p.buf[:cap(p.buf)], p
+	r.w = copy(r.buf, r.wait[:n])
+}
+
+// read reads once from src into b, retrying reads of nothing; it records the error that
+// ended src in srcErr.
+func (r *Reader) read(b []byte) int {
 	for range 100 {
-		n, err := r.src.Read(r.buf[r.w:])
-		r.w += n
+		n, err := r.src.Read(b)
 		if err != nil {
 			r.srcErr = err
-			return
+			return n
 		}
 		if n > 0 {
-			return
+			return n
 		}
 	}
 	r.srcErr = io.ErrNoProgress
+	return 0
 }

@@ -289,3 +289,61 @@ func TestRelease(t *testing.T) {
 		r.Release()
 	}
 }
+
+// eventReader returns one event per read, as a held stream's upstream sends them, and
+// records whether the Reader it feeds held a line buffer during each read.
+type eventReader struct {
+	events []string
+	r      *Reader
+	held   []bool // r.buf != nil during each read
+	sizes  []int
+}
+
+func (e *eventReader) Read(b []byte) (int, error) {
+	e.held, e.sizes = append(e.held, e.r.buf != nil), append(e.sizes, len(b))
+	if len(e.events) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(b, e.events[0])
+	e.events[0] = e.events[0][n:]
+	if e.events[0] == "" {
+		e.events = e.events[1:]
+	}
+	return n, nil
+}
+
+// A Reader waiting for the next event with nothing buffered holds no line buffer (issue
+// 51), and events longer than what it reads while waiting still decode whole.
+func TestReaderWaitsWithoutLineBuffer(t *testing.T) {
+	long := strings.Repeat("y", 3*waitBuf)
+	src := &eventReader{events: []string{"data: a\n\n", "data: " + long + "\n\n", "id: 2\ndata: b\n\n"}}
+	r := NewReader(src, 0)
+	src.r = r
+	var got []string
+	for {
+		ev, err := r.Next()
+		if err != nil {
+			if err != io.EOF {
+				t.Fatal(err)
+			}
+			break
+		}
+		got = append(got, ev.ID+":"+string(ev.Data))
+	}
+	if want := []string{":a", ":" + long, "2:b"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	waits := 0
+	for i, held := range src.held {
+		if !held {
+			waits++
+			if src.sizes[i] != waitBuf {
+				t.Errorf("read %d: a waiting read of %d bytes, want %d", i, src.sizes[i], waitBuf)
+			}
+		}
+	}
+	if waits != 4 { // before each of the three events, and before the end
+		t.Errorf("%d of %d reads waited without the line buffer, want 4", waits, len(src.held))
+	}
+	r.Release()
+}

@@ -93,6 +93,10 @@ type Access struct {
 	// request was served, in order (at most maxListed each); set by Request.End.
 	Verdicts []Verdict
 	Calls    []ToolCall
+	// Shadow marks the record of a shadow call (package shadow, issue 49), made after the
+	// request ID names was answered; Similarity is its answer's similarity to the client's.
+	Shadow     bool
+	Similarity float64
 }
 
 // Verdict is one guardrail's verdict on the request: its configured name, the stage it

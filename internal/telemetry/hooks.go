@@ -131,3 +131,9 @@ func CacheEvicted(ctx context.Context, alias string, n int) {
 func CacheStored(ctx context.Context, alias string, n int) {
 	from(ctx).inst.cacheStored.Add(ctx, int64(n), metric.WithAttributes(semconv.GenAIRequestModelKey.String(alias)))
 }
+
+// Shadow counts a shadow call (package shadow, issue 49) by its outcome: "served", an
+// llm.Kind's name, or "dropped" when every slot was busy and none was made.
+func Shadow(ctx context.Context, outcome string) {
+	from(ctx).inst.shadowCalls.Add(ctx, 1, metric.WithAttributes(attrOutcome.String(outcome)))
+}

@@ -43,6 +43,8 @@ const (
 	// the tokens billed, so the cache's tokens (part of the input) are counters of their own.
 	MetricCacheReadTokens  = "sluice.cache_read.tokens"
 	MetricCacheWriteTokens = "sluice.cache_write.tokens"
+	// MetricShadowCalls counts shadow calls (issue 49, package shadow) by outcome.
+	MetricShadowCalls = "sluice.shadow.calls"
 )
 
 // Attribute keys of the gateway's own (the gen_ai.*, http.* and error.type keys come from
@@ -80,6 +82,7 @@ type instruments struct {
 	logsQueued, logsSpooled        metric.Int64UpDownCounter
 	usageDropped, logsDropped      metric.Int64Counter
 	auditDropped                   metric.Int64Counter
+	shadowCalls                    metric.Int64Counter
 	authFailures, authThrottled    metric.Int64Counter
 	toolDuration                   metric.Float64Histogram
 	cacheRequests, cacheStored     metric.Int64Counter
@@ -138,6 +141,7 @@ func newInstruments(m metric.Meter) instruments {
 	in.cacheEvictions = count(MetricCacheEvictions, "{entry}", "Answers the in-memory cache's bound pushed out to store others, by the alias that stored.")
 	in.cacheReadTokens = count(MetricCacheReadTokens, "{token}", "Prompt tokens the calls that served read from the provider's prompt cache.")
 	in.cacheWriteTokens = count(MetricCacheWriteTokens, "{token}", "Prompt tokens the calls that served wrote to the provider's prompt cache, by lifetime (5m, 1h).")
+	in.shadowCalls = count(MetricShadowCalls, "{call}", "Shadow calls by outcome: served, the error kind of a failed one, or dropped (every slot busy: not made).")
 	in.toolDuration = sec(MetricToolDuration, "Duration of one server-side tool invocation, by tool and outcome.")
 	// The unlabelled series are there from the start, at zero: a series that appears only
 	// with its first loss reads as "no data" to an alert (and to rate()), not as "none lost".

@@ -91,28 +91,47 @@ func (p *Prices) Lookup(target, model string) (Price, bool) {
 			return pr, true
 		}
 	}
-	names := []string{model}
-	if i := strings.LastIndexByte(model, '/'); i >= 0 { // OpenRouter's "openai/gpt-4o"
-		names = append(names, model[i+1:])
+	// The names in order: the model, its last segment (OpenRouter's "openai/gpt-4o"), the
+	// model of a Bedrock id; each as it is, then without its date. The regular expressions
+	// run only when the names before did not match: most lookups cost two map reads.
+	if pr, ok := p.named(model); ok {
+		return pr, true
 	}
-	if m := bedrockModel.FindStringSubmatch(names[len(names)-1]); m != nil {
-		// Bedrock's ids and inference profiles name the model Anthropic's way, between a
-		// region and vendor prefix and a version suffix.
-		names = append(names, m[1])
-	}
-	for _, n := range names {
-		for _, m := range []string{n, dated.ReplaceAllString(n, "")} {
-			if p != nil {
-				if pr, ok := p.over[m]; ok {
-					return pr, true
-				}
-			}
-			if pr, ok := builtin[m]; ok {
-				return pr, true
-			}
+	last := model
+	if i := strings.LastIndexByte(model, '/'); i >= 0 {
+		last = model[i+1:]
+		if pr, ok := p.named(last); ok {
+			return pr, true
 		}
 	}
+	if m := bedrockModel.FindStringSubmatch(last); m != nil {
+		// Bedrock's ids and inference profiles name the model Anthropic's way, between a
+		// region and vendor prefix and a version suffix.
+		return p.named(m[1])
+	}
 	return Price{}, false
+}
+
+// named is the price of the model name n, or of n without its date suffix.
+func (p *Prices) named(n string) (Price, bool) {
+	if pr, ok := p.find(n); ok {
+		return pr, true
+	}
+	if !dated.MatchString(n) { // no allocation, unlike a replacement
+		return Price{}, false
+	}
+	return p.find(n[:dated.FindStringIndex(n)[0]])
+}
+
+// find is the price of the name m: p's own, else the built-in table's.
+func (p *Prices) find(m string) (Price, bool) {
+	if p != nil {
+		if pr, ok := p.over[m]; ok {
+			return pr, true
+		}
+	}
+	pr, ok := builtin[m]
+	return pr, ok
 }
 
 // Cost is what u costs at p, in nano-USD, rounded to the nearest: the plain prompt tokens at

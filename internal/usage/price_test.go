@@ -97,7 +97,8 @@ func TestCacheRates(t *testing.T) {
 }
 
 // Units are priced at the unit price (issue 48): dall-e-3 at $0.04 an image, Cohere's rerank
-// at $0.002 a search unit; tokens and units add up (an over-ridden price with both).
+// at $0.002 a search unit, Bedrock's and Vertex AI's per query; tokens and units add up (an
+// over-ridden price with both).
 func TestCostUnits(t *testing.T) {
 	p := NewPrices(map[string]Price{"imgs/both": {Input: 5, Output: 40, Unit: 0.01}})
 	tests := []struct {
@@ -107,6 +108,11 @@ func TestCostUnits(t *testing.T) {
 	}{
 		{"openai/dall-e-3", "dall-e-3", llm.Usage{Units: 2}, 80_000_000},
 		{"cohere/rerank-v3.5", "rerank-v3.5", llm.Usage{Units: 3}, 6_000_000},
+		// The clouds' rerankers, per query of 100 documents: by id, ARN, and "@latest".
+		{"br/cohere.rerank-v3-5:0", "cohere.rerank-v3-5:0", llm.Usage{Units: 2}, 4_000_000},
+		{"br/arn", "arn:aws:bedrock:us-west-2::foundation-model/amazon.rerank-v1:0", llm.Usage{Units: 1}, 1_000_000},
+		{"vx/semantic-ranker-default@latest", "semantic-ranker-default@latest", llm.Usage{Units: 3}, 3_000_000},
+		{"vx/semantic-ranker-fast-004", "semantic-ranker-fast-004", llm.Usage{Units: 1}, 1_000_000},
 		{"openai/omni-moderation-latest", "omni-moderation-latest", llm.Usage{Units: 1}, 0},
 		{"imgs/both", "x", llm.Usage{PromptTokens: 1000, CompletionTokens: 100, Units: 1}, 1000*5_000 + 100*40_000 + 10_000_000},
 	}

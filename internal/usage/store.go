@@ -143,3 +143,22 @@ func (m *Memory) Rows(_ context.Context, days []string, fn func(day string, r Ro
 	}
 	return nil
 }
+
+// recordKey is the context key of WithRecord's id.
+type recordKey struct{}
+
+// WithRecord returns ctx carrying id as the id of the account record of its request: a
+// shared store (Redis) adds a record of an id once, however often it is added, for as long
+// as it remembers ids (an hour). The emulated batches' runner gives each line's request the
+// id of its batch and line, so a line run twice (its replica died after the charge, before
+// the result was written) is charged once. Memory ignores it: one process, where a line
+// runs again only after a restart, which empties it.
+func WithRecord(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, recordKey{}, id)
+}
+
+// RecordOf is the record id WithRecord gave ctx's request, "" for none.
+func RecordOf(ctx context.Context) string {
+	id, _ := ctx.Value(recordKey{}).(string)
+	return id
+}

@@ -45,6 +45,21 @@ var builtin = map[string]Price{
 	"rerank-v3.5":              {Unit: 0.002},
 	"rerank-english-v3.0":      {Unit: 0.002},
 	"rerank-multilingual-v3.0": {Unit: 0.002},
+	// The clouds' rerankers, per query of up to 100 documents (Bedrock's Rerank; Vertex AI's
+	// ranking API, whose "@latest" the date rule drops).
+	"cohere.rerank-v3-5:0":        {Unit: 0.002},
+	"amazon.rerank-v1:0":          {Unit: 0.001},
+	"semantic-ranker-default":     {Unit: 0.001},
+	"semantic-ranker-default-004": {Unit: 0.001},
+	"semantic-ranker-default-003": {Unit: 0.001},
+	"semantic-ranker-fast-004":    {Unit: 0.001},
+	"semantic-ranker-512":         {Unit: 0.001},
+	"semantic-ranker-512-003":     {Unit: 0.001},
+	// The clouds' embedding models that report tokens, per million (Titan on Bedrock,
+	// gemini-embedding on Vertex AI).
+	"amazon.titan-embed-text-v2:0": {Input: 0.02},
+	"amazon.titan-embed-text-v1":   {Input: 0.10},
+	"gemini-embedding-001":         {Input: 0.15},
 	// Voyage, per million tokens (rerankers: query tokens times documents plus the
 	// documents' tokens, as usage.total_tokens reports them).
 	"rerank-2.5":      {Input: 0.05},

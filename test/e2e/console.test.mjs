@@ -9,7 +9,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { base, ADMIN, start, stop, admin, newKey, chat, logged, shot, open, session } from './consolekit.mjs';
 // The console's own formats: the figures on the page are the API's numbers in them.
-import { int, pct, usd } from '../../internal/console/static/fmt.js';
+import { int, ms, pct, usd, weight } from '../../internal/console/static/fmt.js';
 
 const HOSTILE = ['<img src=x onerror=alert(1)>', '</script><script>alert(1)</script>'];
 let logsServed = false;
@@ -234,6 +234,10 @@ test('logs: filter, and a request that fell back shows both attempts', async (t)
   await page.waitForFunction(() => [...document.querySelectorAll('#log-table tbody tr td:nth-child(5)')]
     .every((td) => td.textContent === 'demo-fallback'));
   for (const alias of await page.locator('#log-table tbody tr td:nth-child(5)').allTextContents()) assert.equal(alias, 'demo-fallback');
+  // The row's columns are the record's, as the API serves it (issue 50).
+  const rec = await logged(r.id);
+  assert.ok(rec.attempts.length >= 2, `the record's attempts: ${JSON.stringify(rec.attempts)}`);
+  assert.deepEqual(await logColumns(row), logColumnsOf(rec));
   await shot(page, 'console-logs.png');
   await row.locator('a').click();
   await page.locator('.timeline').waitFor();
@@ -249,6 +253,22 @@ test('logs: filter, and a request that fell back shows both attempts', async (t)
   await page.click('#log-filters button[type=submit]');
   await page.locator('#log-filters [name=status][aria-invalid=true]').waitFor();
 });
+
+// logColumns reads a Logs row's wire, attempts (fallback), tokens, prompt cache and affinity
+// cells; logColumnsOf is what they must say for record rec, the API's (issue 50).
+async function logColumns(row) {
+  const cell = (c) => row.locator('td.' + c).textContent();
+  return { wire: await cell('wire'), attempts: await cell('attempts'), tokens: await cell('tokens'),
+    cache: await cell('prompt-cache'), affinity: await cell('affinity') };
+}
+
+function logColumnsOf(rec) {
+  const n = (rec.attempts || []).length;
+  const read = rec.cache_read_tokens ?? 0;
+  const written = rec.cache_write_tokens ?? 0;
+  return { wire: rec.wire, attempts: n > 1 ? `${n} (fallback)` : String(n || '—'), tokens: `${int(rec.tokens_in)} → ${int(rec.tokens_out)}`,
+    cache: read || written ? `${int(read)} / ${int(written)}` : '—', affinity: rec.affinity || '—' };
+}
 
 test('captured hostile content is shown as text and runs no script', async (t) => {
   const prompt = HOSTILE.join(' ');
@@ -295,9 +315,11 @@ test('captured hostile content is shown as text and runs no script', async (t) =
     assert.equal(cells[2], HOSTILE[0]);
     assert.equal(cells[3], HOSTILE[0], 'the team column, as text');
     assert.equal(cells[4], HOSTILE[1]);
-    assert.equal(cells[6], '2 (fallback)');
-    assert.equal(cells[12], '12 / 3', 'the prompt cache: read / written');
-    assert.equal(cells[13], HOSTILE[0], 'the affinity column, as text');
+    assert.equal(cells[6], 'openai', 'the wire');
+    assert.equal(cells[7], '2 (fallback)');
+    assert.equal(cells[13], '12 / 3', 'the prompt cache: read / written');
+    assert.equal(cells[14], HOSTILE[0], 'the affinity column, as text');
+    assert.deepEqual(await logColumns(row), logColumnsOf(rec));
     await shot(page, 'fixture-logs.png');
     await row.locator('a').click();
     const req = page.locator('#log-detail pre.captured[data-part=request]');
@@ -405,7 +427,8 @@ test('usage on canned log-backed lines: a line per group, p95 TTFT', async (t) =
   await page.click('#usage-form button[type=submit]');
   await page.locator('#usage-caption', { hasText: 'meta.team' }).waitFor();
   const titles = await page.locator('.chart figcaption').allTextContents();
-  assert.deepEqual(titles, ['Requests', 'Tokens (input + output)', 'Cost', 'Cache-hit ratio (cache reads / input tokens)', 'Errors', 'TTFT p95']);
+  assert.deepEqual(titles, ['Requests', 'Tokens (input + output)', 'Cost', 'Cache-hit ratio (cache reads / input tokens)', 'Errors', 'TTFT p95',
+    'Spend per team']);
   const ratios = await page.locator('.chart').nth(3).locator('circle title').allTextContents();
   assert.equal(ratios.length, 6);
   for (const r of ratios) assert.match(r, /: 40%$/, 'cache_read_tokens / input_tokens of each line');
@@ -518,6 +541,15 @@ test('usage and logs: the prompt cache, as the API counts it', async (t) => {
     'a point per hour: its cache reads over its input tokens');
   const row = page.locator('#usage-table tbody tr').first();
   assert.equal((await row.locator('td').allTextContents())[3], int(reads), 'the group\'s cache reads');
+  // Spend per team: a bar per team of the range's usage grouped by team, its cost the API's.
+  const byTeam = await (await admin('/admin/usage?' + new URLSearchParams({ from: day, to: day, group_by: 'team', key: k.id }))).json();
+  const spend = page.locator('.chart[data-chart=spend-per-team]');
+  await spend.waitFor();
+  const bars = await spend.locator('rect title').allTextContents();
+  const want = byTeam.data.map((l) => [l.group || '(none)', l.cost_usd]).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
+  assert.deepEqual(bars, want.map(([g, c]) => `${g}: ${usd(c)}`), `the API's spend per team: ${JSON.stringify(byTeam)}`);
+  assert.equal(bars.length, 1, 'one key, one team');
+  assert.ok(byTeam.total.cost_usd > 0, 'the cached target is priced');
   await shot(page, 'console-usage-cache.png');
 
   const rec = await logged(last.id);
@@ -527,6 +559,8 @@ test('usage and logs: the prompt cache, as the API counts it', async (t) => {
   const tr = page.locator(`#log-table tbody tr[data-id="${last.id}"]`);
   await tr.waitFor();
   assert.equal(await tr.locator('td.prompt-cache').textContent(), `${int(1200)} / ${int(300)}`);
+  assert.deepEqual(await logColumns(tr), logColumnsOf(rec), 'the row says what the API does, to the token');
+  assert.equal(await tr.locator('td.wire').textContent(), 'chat');
   // The affinity filter reaches the API: none of these requests had one (a single target).
   await page.selectOption('#log-filters [name=affinity]', 'kept');
   await page.click('#log-filters button[type=submit]');
@@ -543,13 +577,49 @@ test('usage and logs: the prompt cache, as the API counts it', async (t) => {
   assert.ok(rec.saved_usd > 0, `the reads saved more than the writes cost: ${rec.saved_usd}`);
 });
 
-test('health: targets and their error rates', async (t) => {
+test('health: targets, their error rates and what routing learned', async (t) => {
   const page = await open(t, { hash: '#health' });
   const row = page.locator('#health-table tbody tr', { hasText: 'sim/echo' });
   await row.waitFor();
-  const served = (await admin('/admin/health')).status !== 404;
+  const res = await admin('/admin/health');
+  const served = res.status !== 404;
+  if (served) {
+    // Every target by its full name (a scripted target's query too: two differ only there,
+    // issue 50), with the API's requests and error rate.
+    const rep = await res.json();
+    const long = rep.targets.map((x) => x.target).sort((a, b) => b.length - a.length)[0];
+    assert.ok(long.length > 60 && long.includes('?'), `a long scripted target, query and all: ${long}`);
+    const th = page.locator('#health-table tbody th', { hasText: long });
+    await th.waitFor();
+    const shown = Object.fromEntries(await page.locator('#health-table tbody tr').evaluateAll((trs) => trs
+      .map((tr) => [tr.querySelector('th')?.textContent, [...tr.querySelectorAll('td')].map((td) => td.textContent)])));
+    for (const x of rep.targets) {
+      assert.ok(shown[x.target], `${x.target} is on the page by its full name: ${Object.keys(shown)}`);
+      assert.deepEqual(shown[x.target].slice(1, 3), [int(x.requests), pct(x.error_rate)], `${x.target}: requests and error rate`);
+    }
+    assert.equal(await th.textContent(), long);
+    assert.ok(await th.evaluate((el) => el.scrollWidth <= el.clientWidth), 'the name is wrapped, not cut');
+  }
   if (!served) assert.match(await page.locator('#health-note').textContent(), /no \/admin\/health/);
-  assert.match(await row.locator('td').last().textContent(), /%$/);
+  assert.match(await row.locator('td').nth(2).textContent(), /%$/);
+  if (served) {
+    // The next refresh's answer, as the page got it (the EWMA decays between two calls):
+    // the row shows its requests, adaptive weight, first-token EWMA and attempts in flight
+    // (issue 49) in the console's formats.
+    const res = await page.waitForResponse((r) => new URL(r.url()).pathname === '/admin/health', { timeout: 15_000 });
+    const tgt = (await res.json()).targets.find((x) => x.target === 'sim/echo');
+    assert.ok(tgt, 'sim/echo in /admin/health');
+    for (const k of ['weight', 'ewma_ms', 'in_flight']) assert.equal(typeof tgt[k], 'number', `${k} in /admin/health`);
+    const want = [int(tgt.requests), weight(tgt.weight), tgt.ewma_ms ? ms(tgt.ewma_ms) : '—', int(tgt.in_flight)];
+    let got;
+    for (let i = 0; i < 40; i++) { // the page renders the answer once it parsed it
+      const cells = await row.locator('td').allTextContents();
+      got = [cells[1], cells[3], cells[4], cells[5]];
+      if (JSON.stringify(got) === JSON.stringify(want)) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.deepEqual(got, want, 'requests, weight, TTFT EWMA and in flight as /admin/health says');
+  }
   await shot(page, served ? 'console-health.png' : 'fixture-health-stats.png'); // without /admin/health, not for the README
 });
 

@@ -28,6 +28,11 @@ export function usd(v) {
   return sign + '$' + a.toFixed(places);
 }
 
+// weight is a routing weight (0.05 to 1, issue 49), to two places.
+export function weight(v) {
+  return none(v) ? '—' : v.toFixed(2);
+}
+
 export function pct(v) {
   return none(v) ? '—' : `${(v * 100).toFixed(v < 0.1 ? 1 : 0)}%`;
 }

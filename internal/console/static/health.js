@@ -1,10 +1,13 @@
 // The Health page: GET /admin/health (targets with their cooldowns and recent error rates,
-// the state of Redis and of the request log store), refreshed every few seconds while shown.
+// what routing learned of each: adaptive weight, first-token EWMA, attempts in flight (issue
+// 49), the state of Redis and of the request log store), refreshed every few seconds while
+// shown.
 // A gateway without /admin/health still has /admin/stats: its per-target requests and errors
-// are shown instead, with a word on what is missing.
+// are shown instead, with a word on what is missing. A target is named in full, its query
+// too (two scripted targets differ only there), wrapped rather than cut.
 import { h, clear } from '/playground/dom.js';
 import { get, APIError } from './api.js';
-import { int, pct, time, shortTarget } from './fmt.js';
+import { int, ms, pct, time, weight } from './fmt.js';
 
 const $ = (id) => document.getElementById(id);
 const EVERY = 5000; // ms between refreshes
@@ -56,13 +59,14 @@ function health(rep) {
   state($('health-state'), [['Redis', rep.redis], ['Request log', rep.logs]]);
   const body = $('health-table').tBodies[0];
   clear(body);
-  $('health-caption').textContent = 'Targets: cooldowns and recent error rates';
+  $('health-caption').textContent = 'Targets: cooldowns, recent error rates and what routing learned';
   for (const t of rep.targets || []) {
     const cooling = t.cooling_down ? `cooling down${t.until ? ' until ' + time(t.until) : ''}` : 'serving';
     body.append(h('tr', { 'data-state': t.cooling_down ? 'error' : 'ok' },
-      h('th', { scope: 'row' }, shortTarget(t.target)), h('td', {}, cooling), h('td', {}, int(t.requests)), h('td', {}, pct(t.error_rate))));
+      h('th', { scope: 'row', className: 'target' }, t.target), h('td', {}, cooling), h('td', {}, int(t.requests)), h('td', {}, pct(t.error_rate)),
+      h('td', {}, weight(t.weight)), h('td', {}, t.ewma_ms ? ms(t.ewma_ms) : '—'), h('td', {}, int(t.in_flight))));
   }
-  if (!(rep.targets || []).length) body.append(h('tr', {}, h('td', { colSpan: 4 }, 'No target has served a request yet.')));
+  if (!(rep.targets || []).length) body.append(h('tr', {}, h('td', { colSpan: 7 }, 'No target has served a request yet.')));
   note(`Updated ${time(new Date().toISOString())}; refreshed every ${EVERY / 1000} s.`);
 }
 
@@ -88,9 +92,10 @@ async function stats() {
   clear(body);
   $('health-caption').textContent = `Targets over the last ${rep.minutes} minutes (from /admin/stats)`;
   for (const [target, t] of [...by].sort()) {
-    body.append(h('tr', {}, h('th', { scope: 'row' }, shortTarget(target)), h('td', {}, 'not reported'),
-      h('td', {}, int(t.requests)), h('td', {}, pct(t.requests ? t.errors / t.requests : null))));
+    body.append(h('tr', {}, h('th', { scope: 'row', className: 'target' }, target), h('td', {}, 'not reported'),
+      h('td', {}, int(t.requests)), h('td', {}, pct(t.requests ? t.errors / t.requests : null)),
+      h('td', {}, '—'), h('td', {}, '—'), h('td', {}, '—')));
   }
-  if (!by.size) body.append(h('tr', {}, h('td', { colSpan: 4 }, 'No target has served a request yet.')));
+  if (!by.size) body.append(h('tr', {}, h('td', { colSpan: 7 }, 'No target has served a request yet.')));
   note('This gateway has no /admin/health: cooldowns and the state of Redis and the request log are not shown.');
 }

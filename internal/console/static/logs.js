@@ -120,7 +120,7 @@ function empty() {
   const body = $('log-table').tBodies[0];
   const placeholder = body.querySelector('.empty');
   if (ids.size && placeholder) placeholder.remove();
-  if (!ids.size && !placeholder) body.append(h('tr', { className: 'empty' }, h('td', { colSpan: 15 }, 'No request matches.')));
+  if (!ids.size && !placeholder) body.append(h('tr', { className: 'empty' }, h('td', { colSpan: 16 }, 'No request matches.')));
 }
 
 // add puts a record's row at the end of the table (a page) or at the top (the tail).
@@ -152,15 +152,16 @@ function row(rec) {
     h('td', {}, rec.key_name || rec.key_id || '—'),
     h('td', {}, rec.team || '—'), // the key's team when the request was made
     h('td', {}, rec.alias || '—'),
-    h('td', {}, shortTarget(rec.target) || '—'),
-    h('td', {}, attempts > 1 ? `${attempts} (fallback)` : String(attempts || '—')),
+    h('td', { className: 'target' }, shortTarget(rec.target) || '—'),
+    h('td', { className: 'wire' }, rec.wire || '—'), // the client's API: chat, messages, responses...
+    h('td', { className: 'attempts' }, attempts > 1 ? `${attempts} (fallback)` : String(attempts || '—')),
     h('td', {}, ms(rec.first_token_ms)),
     h('td', {}, ms(rec.duration_ms)),
-    h('td', {}, `${int(rec.tokens_in)} → ${int(rec.tokens_out)}`),
+    h('td', { className: 'tokens' }, `${int(rec.tokens_in)} → ${int(rec.tokens_out)}`),
     h('td', {}, usd(rec.cost_usd)),
     h('td', {}, rec.cache || '—'), // the gateway's response cache
     h('td', { className: 'prompt-cache' }, promptCache(rec)), // the provider's (issue 46)
-    h('td', {}, rec.affinity || '—'),
+    h('td', { className: 'affinity' }, rec.affinity || '—'),
     h('td', { className: 'id' }, rec.id, requestID(rec)));
   // The whole row opens the detail; the time is the link a keyboard reaches.
   tr.addEventListener('click', (e) => {

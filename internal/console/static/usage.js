@@ -1,8 +1,8 @@
 // The Usage page: GET /admin/usage over a range of UTC days, by day or hour, per key, alias,
 // target (the provider/model served), team or key metadata field: charts of requests,
-// tokens, cost, errors and p95 TTFT, the totals, and a table per group; of one key or team,
-// or of all the caller sees (the admin API scopes a team_admin or viewer to their teams, a
-// member to their own keys).
+// tokens, cost, the prompt cache's hit ratio, errors and p95 TTFT, the spend per team, the
+// totals, and a table per group; of one key or team, or of all the caller sees (the admin
+// API scopes a team_admin or viewer to their teams, a member to their own keys).
 //
 // The API answers one shape whatever its source (issue 50, api/openapi.yaml UsageReport):
 // lines with a time bucket, a group and the sums (input_tokens, output_tokens,
@@ -149,6 +149,7 @@ async function load() {
     perGroup(charts, data, p.group, short);
     await overTime(charts, p, mine);
   }
+  await spendPerTeam(charts, p, mine);
   table(data, p.group, name, timed);
   if (mine === seq) note(`${p.from} to ${p.to} (UTC days)${rep.partial ? '; Redis did not answer: this replica only' : ''}.`);
 }
@@ -245,6 +246,28 @@ async function overTime(el, p, mine) {
     charts.push(lines(`${m.title} by ${p.bucket}, all groups`, labels, [{ name: 'all', values }], m.fmt, m.whole));
   }
   el.prepend(...charts);
+}
+
+// spendPerTeam adds the cost of each team over the range (of the key or team the form names,
+// within what the caller sees), from a call grouped by team, whatever the page groups by:
+// what each team spends, the first question of a fleet's bill (issue 50).
+async function spendPerTeam(el, p, mine) {
+  let rep;
+  try {
+    rep = await get('/admin/usage?' + query({ from: p.from, to: p.to, group_by: 'team', key: p.key, team: p.team }));
+  } catch (err) {
+    if (mine === seq) el.append(h('p', { className: 'note' }, `No spend per team: ${err.message}`));
+    return;
+  }
+  if (mine !== seq) return;
+  const cost = metrics.find((m) => m.title === 'Cost');
+  const data = rep.data || [];
+  const items = rank(data).slice(0, 20).map((g) => ({ name: g, value: value(cost, data.filter((l) => groupOf(l) === g)) ?? 0 }))
+    .sort((a, b) => b.value - a.value || (a.name < b.name ? -1 : 1));
+  if (!items.length) return;
+  const chart = bars('Spend per team', items, usd);
+  chart.dataset.chart = 'spend-per-team';
+  el.append(chart);
 }
 
 function table(data, group, name, timed) {

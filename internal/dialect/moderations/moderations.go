@@ -44,16 +44,18 @@ func input(raw json.RawMessage) error {
 		return nil
 	}
 	var parts []struct {
-		Type     string          `json:"type"`
-		Text     *string         `json:"text"`
-		ImageURL json.RawMessage `json:"image_url"`
+		Type     string  `json:"type"`
+		Text     *string `json:"text"`
+		ImageURL *struct {
+			URL *string `json:"url"`
+		} `json:"image_url"`
 	}
 	if json.Unmarshal(raw, &parts) != nil {
 		return oai.TypeErr("input", inputWant)
 	}
 	for _, p := range parts {
 		switch {
-		case p.Type == "text" && p.Text != nil, p.Type == "image_url" && len(p.ImageURL) > 0:
+		case p.Type == "text" && p.Text != nil, p.Type == "image_url" && p.ImageURL != nil && p.ImageURL.URL != nil:
 		default:
 			return oai.Invalid("input", "Invalid 'input': each part is {\"type\": \"text\", \"text\": ...} or {\"type\": \"image_url\", \"image_url\": {\"url\": ...}}.")
 		}

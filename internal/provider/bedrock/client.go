@@ -23,7 +23,9 @@ type Config struct {
 	// Region is the AWS region (us-east-1); it names the endpoint and the signing scope.
 	Region string
 	// BaseURL overrides the endpoint, https://bedrock-runtime.{Region}.amazonaws.com (a VPC
-	// endpoint, a proxy, a test). The adapter calls BaseURL + "/model/{id}/converse-stream".
+	// endpoint, a proxy, a test). The adapter calls BaseURL + "/model/{id}/converse-stream",
+	// and BaseURL + "/rerank" for the Rerank API, else on
+	// https://bedrock-agent-runtime.{Region}.amazonaws.com.
 	BaseURL string
 	// APIKey is a Bedrock API key, sent as a bearer token instead of a SigV4 signature.
 	APIKey string
@@ -53,6 +55,8 @@ type Client struct {
 	bearer string
 	creds  aws.CredentialsProvider
 	ep     transport.Endpoint
+	agent  string             // the Agents runtime's endpoint (Rerank)
+	plain  transport.Endpoint // its JSON calls
 	signer *v4.Signer
 	now    func() time.Time
 	cache  bool
@@ -69,8 +73,10 @@ func New(c Config) *Client {
 		c.Name = "bedrock"
 	}
 	base := strings.TrimRight(c.BaseURL, "/")
+	agent := base
 	if base == "" {
 		base = "https://bedrock-runtime." + c.Region + ".amazonaws.com"
+		agent = "https://bedrock-agent-runtime." + c.Region + ".amazonaws.com"
 	}
 	now := c.Now
 	if now == nil {
@@ -78,7 +84,8 @@ func New(c Config) *Client {
 	}
 	return &Client{origin: origin{name: c.Name, scrub: c.Scrub}, base: base, region: c.Region,
 		bearer: c.APIKey, creds: c.Credentials,
-		ep: transport.NewEndpoint(c.Name, "application/vnd.amazon.eventstream", nil, c.Headers, c.HTTPClient), signer: v4.NewSigner(), now: now, cache: c.CachePoints}
+		ep: transport.NewEndpoint(c.Name, "application/vnd.amazon.eventstream", nil, c.Headers, c.HTTPClient), signer: v4.NewSigner(), now: now, cache: c.CachePoints,
+		agent: agent, plain: transport.NewEndpoint(c.Name, "application/json", nil, c.Headers, c.HTTPClient)}
 }
 
 // Stream starts a ConverseStream call of req. It returns once the upstream answered: a

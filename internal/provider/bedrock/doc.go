@@ -15,6 +15,10 @@
 // takes io.ErrUnexpectedEOF for a clean end; this one does not (see Ends). A Bedrock API
 // key (Config.APIKey) goes as a bearer token instead of a signature.
 //
+// The gateway's plain endpoint rerank (Plain, issue 48) is served with the Rerank API of
+// the Agents for Amazon Bedrock Runtime (POST /rerank), signed the same way; its wire is in
+// rerank.go.
+//
 // # Request translation
 //
 //	| Chat Completions                    | Converse                                        | notes |

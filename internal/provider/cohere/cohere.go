@@ -6,14 +6,10 @@
 package cohere
 
 import (
-	"encoding/base64"
-	"encoding/binary"
+	"cmp"
 	"encoding/json"
-	"errors"
-	"math"
 
 	"github.com/sluice-gw/sluice/internal/provider/retrieval"
-	"github.com/sluice-gw/sluice/internal/schema/openai"
 	"github.com/sluice-gw/sluice/internal/schema/rerank"
 )
 
@@ -44,10 +40,10 @@ func rerankRequest(model string, body []byte) ([]byte, error) {
 	return json.Marshal(rerankBody{Model: model, Query: r.Query, Documents: texts, TopN: r.TopN, MaxTokensPerDoc: r.MaxTokensPerDoc})
 }
 
-// embedBody is the v2 embed request. input_type is required by the v3 models and later: the
-// client's (an extra member of the OpenAI body), else search_document.
-type embedBody struct {
-	Model           string   `json:"model"`
+// EmbedBody is the v2 embed request, which Bedrock's Cohere models take too (without the
+// model, which is the path's there). input_type is required by the v3 models and later.
+type EmbedBody struct {
+	Model           string   `json:"model,omitempty"`
 	Texts           []string `json:"texts"`
 	InputType       string   `json:"input_type"`
 	EmbeddingTypes  []string `json:"embedding_types"`
@@ -55,82 +51,44 @@ type embedBody struct {
 	OutputDimension *int     `json:"output_dimension,omitempty"`
 }
 
-// embedClient is what the translation reads of the client's OpenAI embeddings body.
-type embedClient struct {
-	Input          json.RawMessage `json:"input"`
-	EncodingFormat string          `json:"encoding_format"`
-	Dimensions     *int            `json:"dimensions"`
-	InputType      string          `json:"input_type"`
-	Truncate       string          `json:"truncate"`
+// Embedding is the embed request of texts, some of e's, with model: float vectors, the
+// client's input_type (an extra member of the OpenAI body), else search_document, its
+// truncate, and its dimensions as output_dimension.
+func Embedding(model string, e *retrieval.Embed, texts []string) EmbedBody {
+	return EmbedBody{Model: model, Texts: texts, InputType: cmp.Or(e.InputType, "search_document"),
+		EmbeddingTypes: []string{"float"}, Truncate: e.Truncate, OutputDimension: e.Dimensions}
 }
 
-func readEmbed(body []byte) (embedClient, []string, error) {
-	var c embedClient
-	if err := json.Unmarshal(body, &c); err != nil {
-		return c, nil, err
-	}
-	var one string
-	var texts []string
-	switch {
-	case json.Unmarshal(c.Input, &one) == nil:
-		texts = []string{one}
-	case json.Unmarshal(c.Input, &texts) == nil:
-	default:
-		return c, nil, errors.New("input must be a string or an array of strings (Cohere embeds text, not tokens)")
-	}
-	return c, texts, nil
+// EmbedAnswer is the embed answer of embedding_types float: a vector per text, and on
+// Cohere's API what it billed.
+type EmbedAnswer struct {
+	Embeddings struct {
+		Float [][]float32 `json:"float"`
+	} `json:"embeddings"`
+	Meta *rerank.Meta `json:"meta"`
 }
 
 func embedRequest(model string, body []byte) ([]byte, error) {
-	c, texts, err := readEmbed(body)
+	e, err := retrieval.ReadEmbed(body, "Cohere")
 	if err != nil {
 		return nil, err
 	}
-	if c.InputType == "" {
-		c.InputType = "search_document"
-	}
-	return json.Marshal(embedBody{Model: model, Texts: texts, InputType: c.InputType,
-		EmbeddingTypes: []string{"float"}, Truncate: c.Truncate, OutputDimension: c.Dimensions})
+	return json.Marshal(Embedding(model, e, e.Texts))
 }
 
-// embedAnswer is Cohere's embeddings_by_type answer as OpenAI's list, with base64 vectors
-// when the client asked for them (the OpenAI SDKs do by default).
+// embedAnswer is Cohere's embeddings_by_type answer as OpenAI's list.
 func embedAnswer(model string, body, out []byte) ([]byte, error) {
-	c, texts, err := readEmbed(body)
+	e, err := retrieval.ReadEmbed(body, "Cohere")
 	if err != nil {
 		return nil, err
 	}
-	var a struct {
-		Embeddings struct {
-			Float [][]float32 `json:"float"`
-		} `json:"embeddings"`
-		Meta *rerank.Meta `json:"meta"`
-	}
+	var a EmbedAnswer
 	if err := json.Unmarshal(out, &a); err != nil {
 		return nil, err
 	}
-	if len(a.Embeddings.Float) != len(texts) {
-		return nil, errors.New("not one float embedding per text")
-	}
-	l := openai.EmbeddingList{Object: "list", Model: model, Data: make([]openai.Embedding, len(texts))}
-	for i, v := range a.Embeddings.Float {
-		l.Data[i] = openai.Embedding{Object: "embedding", Index: i, Embedding: v}
-		if c.EncodingFormat == "base64" {
-			l.Data[i].Embedding = floats64(v)
-		}
-	}
+	n := 0
 	if a.Meta != nil && a.Meta.BilledUnits != nil {
-		n := a.Meta.BilledUnits.InputTokens
-		l.Usage = openai.EmbeddingsUsage{PromptTokens: n, TotalTokens: n}
+		n = a.Meta.BilledUnits.InputTokens
 	}
-	return json.Marshal(l)
-}
-
-// floats64 is v as OpenAI's base64 encoding: little-endian float32s.
-func floats64(v []float32) string {
-	b := make([]byte, 0, 4*len(v))
-	for _, x := range v {
-		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(x))
-	}
-	return base64.StdEncoding.EncodeToString(b)
+	return e.List(model, a.Embeddings.Float, n)
 }

@@ -106,24 +106,9 @@ func (c *Client) Stream(ctx context.Context, req *llm.Request) (llm.Stream, erro
 	if err != nil {
 		return nil, err
 	}
-	o := c.origin
-	if c.token != nil {
-		tok, err := c.token(ctx)
-		if err != nil {
-			if e := llm.ContextError(ctx); e != nil {
-				return nil, e
-			}
-			// DESIGN §10: a token endpoint failure is the target's Auth failure.
-			return nil, c.scrub.Error(&llm.Error{Kind: llm.Auth, Message: c.name + ": no access token: " + err.Error()})
-		}
-		hr.Header.Set("Authorization", "Bearer "+tok)
-		// The token is not in the configuration, so the gateway's scrubber does not know it.
-		o.scrub = func(s string) string {
-			if c.scrub != nil {
-				s = c.scrub(s)
-			}
-			return strings.ReplaceAll(s, tok, "[MASKED]")
-		}
+	o, err := c.authorize(ctx, hr)
+	if err != nil {
+		return nil, err
 	}
 	if req.Plain {
 		res, a, err := c.ep.OpenPlain(ctx, hr)
@@ -149,4 +134,40 @@ func (c *Client) Stream(ctx context.Context, req *llm.Request) (llm.Stream, erro
 		return nil, transport.NotAStream(c.name, a.Status)
 	}
 	return newStream(ctx, o, max(req.N, 1), res.Body), nil
+}
+
+// authorize sets hr's access token (Vertex), if the client has a Token, and returns the
+// origin of the answer, whose scrubber also masks the token.
+func (c *Client) authorize(ctx context.Context, hr *http.Request) (origin, error) {
+	o := c.origin
+	if c.token == nil {
+		return o, nil
+	}
+	tok, err := c.token(ctx)
+	if err != nil {
+		if e := llm.ContextError(ctx); e != nil {
+			return o, e
+		}
+		// DESIGN §10: a token endpoint failure is the target's Auth failure.
+		return o, c.scrub.Error(&llm.Error{Kind: llm.Auth, Message: c.name + ": no access token: " + err.Error()})
+	}
+	hr.Header.Set("Authorization", "Bearer "+tok)
+	// The token is not in the configuration, so the gateway's scrubber does not know it.
+	o.scrub = func(s string) string {
+		if c.scrub != nil {
+			s = c.scrub(s)
+		}
+		return strings.ReplaceAll(s, tok, "[MASKED]")
+	}
+	return o, nil
+}
+
+// Post POSTs body, a JSON document, to u, another Google API of the same credentials
+// (Vertex AI's ranking API), and returns its whole 2xx answer, at most limit bytes; another
+// status is mapped as for a chat call (google.rpc.Status), scrubbed.
+func (c *Client) Post(ctx context.Context, u string, body []byte, limit int64) ([]byte, error) {
+	return c.ep.Post(ctx, u, body, limit, func(hr *http.Request) (func(*transport.Answer) error, error) {
+		o, err := c.authorize(ctx, hr)
+		return func(a *transport.Answer) error { return o.statusError(a.Status, a.Header, a.Body) }, err
+	})
 }

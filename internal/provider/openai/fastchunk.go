@@ -2,6 +2,7 @@ package openai
 
 import (
 	"bytes"
+	"strings"
 
 	"github.com/sluice-gw/sluice/internal/jsonscan"
 	wire "github.com/sluice-gw/sluice/internal/schema/openai"
@@ -24,17 +25,18 @@ import (
 // model, system_fingerprint: some 180 bytes, the same bytes in every chunk) are scanned once:
 // a chunk that starts with the bytes pre learned from the previous one resumes after them,
 // since the same bytes scan the same way and those members set nothing. Otherwise the chunk
-// is scanned whole and pre learns its opening. Either way the result is the same.
+// is scanned whole and pre learns its opening. Either way the result is the same. With pre,
+// the plain strings of text fields are cut from pre's blocks (prefix.carve).
 func decodeFast(data []byte, c *chunk, h *head, pre *prefix) bool {
 	if pre != nil && h == nil && pre.n > 0 && bytes.HasPrefix(data, pre.b[:pre.n]) {
-		p := fastParser{Scanner: jsonscan.New(data)}
+		p := fastParser{Scanner: jsonscan.New(data), pre: pre}
 		p.Skip(pre.n - 1) // up to the ',' that ends the prefix, which Member takes
 		if p.members(false, p.chunkField(c)) && p.Done() {
 			return true
 		}
 		c.reset() // a prefix that matched yet failed: the full scan decides
 	}
-	p := fastParser{Scanner: jsonscan.New(data), head: h, open: pre != nil && h == nil}
+	p := fastParser{Scanner: jsonscan.New(data), head: h, open: pre != nil && h == nil, pre: pre}
 	if !p.chunk(c) || !p.Done() {
 		return false
 	}
@@ -50,9 +52,18 @@ func decodeFast(data []byte, c *chunk, h *head, pre *prefix) bool {
 type prefix struct {
 	b [maxPrefix]byte
 	n int
+
+	// texts is the block the chunks' plain strings are cut from (carve), ahead how many
+	// bytes of the stream are read and not yet decoded: a text in every chunk was one
+	// allocation each (issue 51).
+	texts strings.Builder
+	ahead int
 }
 
-const maxPrefix = 256
+const (
+	maxPrefix = 256
+	maxBlock  = 2048 // the largest block of texts
+)
 
 // learn keeps data[:end+1] when data[end] is the ',' after the opening's members, and
 // forgets the opening otherwise.
@@ -71,6 +82,7 @@ type fastParser struct {
 	head *head
 	open bool
 	end  int
+	pre  *prefix // nil: no blocks to cut texts from
 }
 
 // object reads an object, or null when nullable, whose members field decodes: field reads
@@ -254,9 +266,31 @@ func (p *fastParser) text(t *wire.Text) bool {
 		return p.Lit("null")
 	case '"':
 		v, ok := p.String()
-		return ok && t.UnmarshalJSON(v) == nil
+		if !ok {
+			return false
+		}
+		if s, plain := wire.Plain(v); plain && p.pre != nil {
+			*t = wire.Text(p.pre.carve(s)) // what UnmarshalJSON gives, in a shared block
+			return true
+		}
+		return t.UnmarshalJSON(v) == nil
 	}
 	return false
+}
+
+// carve returns a string of s cut from the stream's current block of texts, starting a
+// block when s does not fit: its size is an eighth of the bytes read ahead (at least s, at
+// most maxBlock), so a stream whose events come one a read allocates each text alone, as
+// before, and an answer read at once a block for many. Blocks are only appended to: the
+// strings already cut keep theirs (strings.Builder's guarantee).
+func (pre *prefix) carve(s []byte) string {
+	if pre.texts.Cap()-pre.texts.Len() < len(s) {
+		pre.texts.Reset()
+		pre.texts.Grow(max(len(s), min(pre.ahead/8, maxBlock)))
+	}
+	n := pre.texts.Len()
+	pre.texts.Write(s)
+	return pre.texts.String()[n:]
 }
 
 // raw reads any value into *r, as encoding/json does for an Unmarshaler.

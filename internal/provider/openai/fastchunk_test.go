@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	wire "github.com/sluice-gw/sluice/internal/schema/openai"
@@ -302,5 +303,45 @@ func TestDecodeFastCovers(t *testing.T) {
 				t.Errorf("%s: chunk did not take the fast path: %s", p, d)
 			}
 		}
+	}
+}
+
+// TestDecodeFastCarvesTexts checks that texts cut from shared blocks keep their bytes while
+// later chunks fill the block and start new ones, that an answer read at once shares
+// blocks, and that escaped text still decodes through encoding/json.
+func TestDecodeFastCarvesTexts(t *testing.T) {
+	const open = `{"id":"c","object":"chat.completion.chunk","model":"m",`
+	var pre prefix
+	var got, want []string
+	for i := range 300 {
+		pre.ahead = 4096 // an answer read whole: blocks of 512 bytes
+		text := strings.Repeat(string(rune('a'+i%26)), 1+i%40)
+		if i%50 == 7 {
+			text = "esc\\\"aped" // JSON escape: not carved
+		}
+		var c chunk
+		data := open + `"choices":[{"index":0,"delta":{"content":"` + text + `"},"finish_reason":null}]}`
+		if !decodeFast([]byte(data), &c, nil, &pre) {
+			t.Fatalf("chunk %d refused", i)
+		}
+		var plain string
+		if err := json.Unmarshal([]byte(`"`+text+`"`), &plain); err != nil {
+			t.Fatal(err)
+		}
+		got, want = append(got, string(c.Choices[0].Delta.Content)), append(want, plain)
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			t.Fatalf("text %d: got %q, want %q", i, got[i], want[i])
+		}
+	}
+	chunkAllocs := func(pre *prefix) float64 {
+		return testing.AllocsPerRun(100, func() {
+			var c chunk
+			decodeFast([]byte(open+`"choices":[{"index":0,"delta":{"content":"xyz"}}]}`), &c, nil, pre)
+		})
+	}
+	if with, without := chunkAllocs(&pre), chunkAllocs(nil); with >= without {
+		t.Errorf("%.1f allocations a chunk with its text in a shared block, %.1f without: want fewer", with, without)
 	}
 }

@@ -107,6 +107,7 @@ func (s *stream) fill() error {
 	if s.started {
 		first = nil
 	}
+	s.pre.ahead = s.dec.Buffered()
 	if !decodeFast(data, &s.chunk, first, &s.pre) {
 		s.chunk.reset()
 		s.head = head{}

@@ -60,3 +60,35 @@ func RerankAnswer(_ string, body, out []byte) ([]byte, error) {
 	}
 	return json.Marshal(a)
 }
+
+// QueryDocuments is how many documents a billed query of the clouds' rerankers holds:
+// Bedrock's Rerank and Vertex AI's ranking API bill one query per 100 documents.
+const QueryDocuments = 100
+
+// Scored is the answer in the client's shape of an upstream that scores the documents
+// without Cohere's answer (Bedrock's Rerank, Vertex AI's ranking API): results, best first,
+// as it ranked them (checked, and with their texts when the client asked for them: Ranked),
+// and the search units of the request's documents (one per QueryDocuments begun) as Cohere's
+// billed units, which the client wire prices. No results is an error.
+func Scored(model string, results []rerank.Result, r *rerank.Request, texts []string) ([]byte, error) {
+	a := rerank.Answer{Model: model, Results: results, Meta: &rerank.Meta{BilledUnits: &rerank.BilledUnits{
+		SearchUnits: max(1, (len(texts)+QueryDocuments-1)/QueryDocuments)}}}
+	if _, err := Ranked(&a, r, texts); err != nil {
+		return nil, err
+	}
+	return json.Marshal(a)
+}
+
+// RerankCall reads a plain call of path for provider name that serves rerank only with its
+// own API (Bedrock, Vertex AI): the client's rerank body (Rerank); another path is
+// NotServed, a body the wire cannot carry Refused.
+func RerankCall(name, path string, body []byte) (*rerank.Request, []string, error) {
+	if path != "rerank" {
+		return nil, nil, NotServed(name, path)
+	}
+	r, texts, err := Rerank(body)
+	if err != nil {
+		return nil, nil, Refused(name, path, err)
+	}
+	return r, texts, nil
+}

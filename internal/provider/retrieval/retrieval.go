@@ -93,13 +93,11 @@ func (c *Client) Stream(context.Context, *llm.Request) (llm.Stream, error) {
 func (c *Client) Plain(ctx context.Context, path, model string, body []byte) ([]byte, error) {
 	r, ok := c.routes[path]
 	if !ok {
-		return nil, &llm.Error{Kind: llm.Invalid, Status: http.StatusNotFound, Type: "invalid_request_error",
-			Message: fmt.Sprintf("%s does not serve %s.", c.ep.Name, path)}
+		return nil, NotServed(c.ep.Name, path)
 	}
 	up, err := r.Request(model, body)
 	if err != nil {
-		return nil, &llm.Error{Kind: llm.Invalid, Status: http.StatusBadRequest, Type: "invalid_request_error",
-			Message: c.ep.Name + " cannot take this " + path + " request: " + err.Error()}
+		return nil, Refused(c.ep.Name, path, err)
 	}
 	hr, err := c.ep.Request(ctx, c.base+"/"+r.Path, up)
 	if err != nil {
@@ -114,10 +112,29 @@ func (c *Client) Plain(ctx context.Context, path, model string, body []byte) ([]
 	}
 	ans, err := r.Answer(model, body, out)
 	if err != nil {
-		return nil, c.scrub.Error(&llm.Error{Kind: llm.Unavailable, Status: http.StatusOK,
-			Message: c.ep.Name + " answered the " + path + " call with something other than its wire's answer: " + err.Error()})
+		return nil, c.scrub.Error(Malformed(c.ep.Name, path, err))
 	}
 	return ans, nil
+}
+
+// NotServed is the error of a plain call on a path provider name does not serve.
+func NotServed(name, path string) *llm.Error {
+	return &llm.Error{Kind: llm.Invalid, Status: http.StatusNotFound, Type: "invalid_request_error",
+		Message: fmt.Sprintf("%s does not serve %s.", name, path)}
+}
+
+// Refused is the error of a plain call whose body the wire of provider name cannot carry:
+// the client's (400).
+func Refused(name, path string, err error) *llm.Error {
+	return &llm.Error{Kind: llm.Invalid, Status: http.StatusBadRequest, Type: "invalid_request_error",
+		Message: name + " cannot take this " + path + " request: " + err.Error()}
+}
+
+// Malformed is the error of a 2xx answer of provider name that is not its wire's: the
+// upstream failing (Unavailable), to be scrubbed by the caller.
+func Malformed(name, path string, err error) *llm.Error {
+	return &llm.Error{Kind: llm.Unavailable, Status: http.StatusOK,
+		Message: name + " answered the " + path + " call with something other than its wire's answer: " + err.Error()}
 }
 
 // asLLM is err as an *llm.Error, for scrubbing: transport's errors are.

@@ -30,3 +30,27 @@ func (e Endpoint) Call(ctx context.Context, hr *http.Request, limit int64) ([]by
 	}
 	return out, nil, nil
 }
+
+// Post does a call whose answer is one JSON document (Call) of body to u with the
+// endpoint's headers, after authorize set the call's credentials on it; authorize returns
+// how the adapter maps a non-2xx Answer to its error, whose scrubber knows those
+// credentials. The whole 2xx answer is returned.
+func (e Endpoint) Post(ctx context.Context, u string, body []byte, limit int64,
+	authorize func(*http.Request) (func(*Answer) error, error)) ([]byte, error) {
+	hr, err := e.Request(ctx, u, body)
+	if err != nil {
+		return nil, err
+	}
+	status, err := authorize(hr)
+	if err != nil {
+		return nil, err
+	}
+	out, a, err := e.Call(ctx, hr, limit)
+	switch {
+	case err != nil:
+		return nil, err
+	case a != nil:
+		return nil, status(a)
+	}
+	return out, nil
+}

@@ -6,11 +6,13 @@
 // and how a Messages call becomes a rawPredict call: the model moves from the body to the
 // URL, the body carries anthropic_version vertex-2023-10-16, and the bearer token replaces
 // x-api-key and anthropic-version. Everything else is those adapters' (their translation
-// tables hold); they are configured, not changed.
+// tables hold); they are configured, not changed. The gateway's plain endpoint rerank is
+// served with Discovery Engine's ranking API, with the same token (Plain, rank.go).
 package vertex
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"io"
@@ -33,7 +35,8 @@ type Config struct {
 	// Name is the provider's name in the configuration ("vertex"), used in messages.
 	Name string
 	// Endpoint, Project and Location name the API root (gemini.VertexURL; "" endpoint: the
-	// regional or global one).
+	// regional or global one). An Endpoint set is the ranking API's root too (a proxy or a
+	// test serving both), else it is discoveryengine.googleapis.com, location global.
 	Endpoint, Project, Location string
 	// Token returns the OAuth access token of a call (gemini.VertexCredentials).
 	Token func(ctx context.Context) (string, error)
@@ -47,10 +50,14 @@ type Config struct {
 
 // Client calls one Vertex AI project and location. Safe for concurrent use.
 type Client struct {
-	name   string
-	token  func(ctx context.Context) (string, error)
-	google *gemini.Client
-	claude *anthropic.Client
+	name     string
+	token    func(ctx context.Context) (string, error)
+	google   *gemini.Client
+	claude   *anthropic.Client
+	project  string
+	root     string // .../publishers/google, of the embedding models (Plain)
+	rankRoot string // the ranking API's endpoint (Plain)
+	scrub    llm.Scrub
 }
 
 var _ llm.Provider = (*Client)(nil)
@@ -69,7 +76,7 @@ func New(c Config) *Client {
 	// The Messages call's token comes from its context (Stream gets it first, so that its
 	// failure is Auth): the transport only moves it into the request.
 	rp := &http.Client{Transport: rawPredict{base: hc.Transport, root: anthropicRoot}}
-	return &Client{name: c.Name, token: c.Token,
+	return &Client{name: c.Name, token: c.Token, project: c.Project, root: root, rankRoot: cmp.Or(c.Endpoint, rankRoot), scrub: c.Scrub,
 		google: gemini.New(gemini.Config{Name: c.Name, BaseURL: root, Token: c.Token, Headers: c.Headers, HTTPClient: hc, Scrub: c.Scrub}),
 		claude: anthropic.New(anthropic.Config{Name: c.Name, BaseURL: "http://vertex.invalid", Headers: c.Headers, HTTPClient: rp,
 			Scrub: masking(c.Scrub)})}

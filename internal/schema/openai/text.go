@@ -18,8 +18,7 @@ type Text string
 func (t *Text) UnmarshalJSON(b []byte) error {
 	switch {
 	case len(b) >= 2 && b[0] == '"':
-		s := b[1 : len(b)-1]
-		if bytes.IndexByte(s, '\\') < 0 && utf8.Valid(s) {
+		if s, ok := Plain(b); ok {
 			*t = Text(s)
 			return nil
 		}
@@ -38,6 +37,16 @@ func (t *Text) UnmarshalJSON(b []byte) error {
 		*t = Text(s)
 	}
 	return nil // null, and anything else: no text
+}
+
+// Plain returns the text of the JSON string b (quotes included) when it has no escape and
+// is valid UTF-8: the bytes encoding/json would decode it to; false otherwise.
+func Plain(b []byte) ([]byte, bool) {
+	if len(b) < 2 || b[0] != '"' {
+		return nil, false
+	}
+	s := b[1 : len(b)-1]
+	return s, bytes.IndexByte(s, '\\') < 0 && utf8.Valid(s)
 }
 
 // Raw is json.RawMessage without null, for members a reader passes on unread (logprobs, an

@@ -88,6 +88,16 @@ func CleanEnv(t *testing.T, dir string) *atomic.Int32 {
 	return &hits
 }
 
+// EnvCredentials is CleanEnv with creds in the environment, where the default chain finds
+// them first.
+func EnvCredentials(t *testing.T, creds aws.Credentials) {
+	t.Helper()
+	CleanEnv(t, t.TempDir())
+	t.Setenv("AWS_ACCESS_KEY_ID", creds.AccessKeyID)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", creds.SecretAccessKey)
+	t.Setenv("AWS_SESSION_TOKEN", creds.SessionToken)
+}
+
 // VerifySigV4 recomputes the signature of r, whose body is body, with the SDK's signer as
 // Bedrock checks it: the credential scope (key id, region, service bedrock), a date within
 // five minutes of now, the signed headers (host, x-amz-date, the session token,
