@@ -361,6 +361,9 @@ keys: [{name: talker, hash: `+auth.Hash(secret)+`, budget: {daily_usd: 1.5}}]
 	}
 	id := "cfg_" + auth.Hash(secret)[:16]
 	_, total := usageReport(t, url, "key="+id)
+	for deadline := time.Now().Add(10 * time.Second); total.Requests < 2 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		_, total = usageReport(t, url, "key="+id) // the session settles once its handler returned, after the close
+	}
 	if total.CostUSD != 2 || total.Requests != 2 || total.OutputTokens != 2000 {
 		t.Errorf("got %+v, want a session of 2 USD (4 turns of 0.5 USD, 500 tokens) and a refused one", total)
 	}
