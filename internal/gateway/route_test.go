@@ -102,9 +102,15 @@ models:
 // them (X-Sluice-Target); chat fails the test on any status but 200.
 func served(t *testing.T, url string, n int) map[string]int {
 	t.Helper()
+	return servedRound(t, []string{url}, n)
+}
+
+// servedRound is served over several gateways, round-robin.
+func servedRound(t *testing.T, urls []string, n int) map[string]int {
+	t.Helper()
 	got := map[string]int{}
-	for range n {
-		target, text, frames := chat(t, url, "pool")
+	for i := range n {
+		target, text, frames := chat(t, urls[i%len(urls)], "pool")
 		if text == "" || len(frames) > 0 {
 			t.Fatalf("an answer with text %q and frames %v", text, frames)
 		}
