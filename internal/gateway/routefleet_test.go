@@ -62,6 +62,7 @@ func newToxic(t testing.TB, upstream string) *toxic {
 	return x
 }
 
+// slow sets the delay before each answer's first bytes; 0 restores the upstream's own.
 func (x *toxic) slow(d time.Duration) { x.delay.Store(int64(d)) }
 
 // keep tracks cs for the cleanup; false when the proxy is closing.
@@ -77,15 +78,28 @@ func (x *toxic) keep(cs ...net.Conn) bool {
 	return true
 }
 
+// drop forgets cs, closed.
+func (x *toxic) drop(cs ...net.Conn) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for _, c := range cs {
+		delete(x.conns, c) // a no-op once the cleanup cleared the map
+	}
+}
+
 // pipe carries one client connection c to the upstream at addr and back, the delay before
 // the first bytes back after each write.
 func (x *toxic) pipe(c net.Conn, addr string) {
 	defer c.Close()
 	u, err := net.Dial("tcp", addr)
-	if err != nil || !x.keep(c, u) {
+	if err != nil {
 		return
 	}
 	defer u.Close()
+	if !x.keep(c, u) {
+		return
+	}
+	defer x.drop(c, u)
 	var asked atomic.Bool // the client wrote since the upstream last answered
 	var wg sync.WaitGroup
 	defer wg.Wait()
