@@ -19,7 +19,9 @@ const wrongKey = 'sk-sluice-wrong-0123456789abcdef';
 // detector masks it however the deltas split it.
 const secret = 'sk-proj-Xq7Rt2Lm9Vb4Nc8Zd1Wf6Gh3Jk5Pa0Se7';
 
-let key; // a virtual key made through the admin API, for gpt-realtime only
+let key, keyID; // a virtual key made through the admin API, for gpt-realtime only
+const usages = []; // each session's response.done usage, for the request log's records
+const admin = (path) => fetch(base + path, { headers: { Authorization: 'Bearer ' + process.env.SLUICE_ADMIN } });
 
 before(async () => {
   const res = await fetch(base + '/admin/keys', {
@@ -31,6 +33,7 @@ before(async () => {
   assert.ok(res.ok, `creating a key: ${res.status} ${JSON.stringify(body)}`);
   assert.match(body.key, /^sk-sluice-/);
   key = body.key;
+  keyID = body.id;
 });
 
 const client = (apiKey) => new OpenAI({ baseURL, apiKey, maxRetries: 0 });
@@ -48,7 +51,10 @@ function turn(rt, text, session) {
       rt.send({ type: 'conversation.item.create', item: { type: 'message', role: 'user', content: [{ type: 'input_text', text }] } });
       rt.send({ type: 'response.create' });
     });
-    rt.on('response.done', () => resolve(events));
+    rt.on('response.done', (e) => {
+      usages.push(e.response.usage);
+      resolve(events);
+    });
   });
 }
 
@@ -182,4 +188,26 @@ test('the refusals are in OpenAI\'s error shape and never carry the key', async 
   const other = await refusal(url.replace(model, 'default'), [], { headers: { Authorization: 'Bearer ' + key } });
   assert.equal(other.status, 403, other.body);
   assert.ok(!other.body.includes(key));
+});
+
+test('each session is one record of the request log, with its usage and its redaction', async () => {
+  // A session's record is written when it ends: the closes above end them, the log's writer
+  // stores them a moment later.
+  const path = `/admin/logs?key=${keyID}&alias=${model}&status=101`;
+  let data = [];
+  for (const deadline = Date.now() + 30_000; data.length < usages.length && Date.now() < deadline; ) {
+    await new Promise((r) => setTimeout(r, 100));
+    const res = await admin(path);
+    assert.equal(res.status, 200);
+    ({ data } = await res.json());
+  }
+  assert.equal(data.length, usages.length, JSON.stringify(data));
+  for (const r of data) {
+    assert.equal(r.wire, 'realtime');
+    assert.equal(r.key_id, keyID);
+  }
+  const pairs = (xs) => xs.map((x) => `${x[0]}/${x[1]}`).sort();
+  assert.deepEqual(pairs(data.map((r) => [r.tokens_in, r.tokens_out])), pairs(usages.map((u) => [u.input_tokens, u.output_tokens])));
+  assert.equal(data.filter((r) => r.redactions > 0).length, 1, 'the session with the planted secret');
+  assert.ok(!JSON.stringify(data).includes(secret) && !JSON.stringify(data).includes(key));
 });

@@ -53,8 +53,9 @@ func serveDefault(t *testing.T, tls bool, edit func(*config.Config)) *httptest.S
 // alias is served by the simulation's echo with no provider key, with auth on: the Node
 // client (openai/realtime/ws, over the pinned ws) with the key in Authorization, the
 // browser client (openai/realtime/websocket) with the key in the openai-insecure-api-key
-// subprotocol, and a wrong key refused. The SDK speaks only wss:, so the gateway is served
-// over TLS and node trusts its certificate through NODE_EXTRA_CA_CERTS.
+// subprotocol, a wrong key refused, and each session one record of the request log with its
+// turns' usage. The SDK speaks only wss:, so the gateway is served over TLS and node trusts
+// its certificate through NODE_EXTRA_CA_CERTS.
 func TestRealtimeNodeSDK(t *testing.T) {
 	bin := node(t)
 	dir, err := os.Getwd()
