@@ -14,9 +14,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/sluice-gw/sluice/internal/config"
-	"github.com/sluice-gw/sluice/internal/gateway"
 )
 
 // TestObjectsNodeSDK runs the official SDKs against the endpoints of issue 48: the OpenAI SDK
@@ -29,21 +26,8 @@ func TestObjectsNodeSDK(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY"} {
-		t.Setenv(k, "") // restored after the test; the default then serves every alias with sim
-		os.Unsetenv(k)
-	}
-	t.Chdir(t.TempDir()) // the default's request log, data/logs.db, is written there
+	gw := serveDefault(t, false, nil)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv, err := gateway.New(config.Default(), log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	gw := httptest.NewServer(srv)
-	t.Cleanup(func() {
-		gw.Close()
-		srv.Close()
-	})
 	up := msgBatchUpstream(t)
 	anth := serveYAML(t, `
 providers:
