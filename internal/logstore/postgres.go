@@ -113,7 +113,7 @@ var pgSchema = [][]string{
 		`CREATE INDEX sluice_logs_request ON sluice_logs (request_id, time, id) WHERE request_id <> ''`,
 	},
 	{ // the hourly rollups (rollup.go, issue 50), filled from the records already kept
-		rollupDDL("bigint", "double precision"),
+		rollupDDL(hourly, "bigint", "double precision"),
 		rollupFill(pgDialect.bucket(Hour), "coalesce(doc::jsonb->>'wire', '')"),
 	},
 	{ // the index of ?q= (issue 50): pg_trgm's GIN over the captured content, which ILIKE
@@ -131,7 +131,27 @@ var pgSchema = [][]string{
 			END IF;
 		END $$`,
 	},
+	{ // the daily rollups (rollup.go, issue 50), filled from the hourly ones
+		rollupDDL(daily, "bigint", "double precision"),
+		dailyFill(),
+	},
+	{ // ?q= through its index (issue 50): the planner never used the GIN of migration 7, since
+		// a search is an OR over its two columns, which it costs as two GIN scans above a scan
+		// of the day's rows. One GIN over one expression, the text of both, serves one ILIKE
+		// (pgText, pgDialect.search); the ILIKE of each column then tests the rows it names.
+		`DO $$ BEGIN
+			IF EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm') THEN
+				DROP INDEX IF EXISTS sluice_logs_content;
+				CREATE INDEX sluice_logs_text ON sluice_logs USING gin ((` + pgText + `) gin_trgm_ops);
+			END IF;
+		END $$`,
+	},
 }
+
+// pgText is the text ?q= searches, as its index holds it: the request and the answer, a line
+// apart. The search's condition must be this expression to the letter for the planner to use
+// the index.
+const pgText = `coalesce(content_request, '') || E'\n' || coalesce(content_answer, '')`
 
 type pgStore struct {
 	sqlStore
@@ -157,6 +177,9 @@ var pgDialect = dialect{
 	meta:    "key_meta->>%s",
 	metaArg: func(name string) any { return name },
 	p95:     "percentile_cont(0.95) WITHIN GROUP (ORDER BY first_token_ms) FILTER (WHERE first_token_ms > 0)",
+	search: func(q string) (string, any) {
+		return "(" + pgText + `) ILIKE %s ESCAPE '\'`, "%" + escapeLike(q) + "%"
+	},
 }
 
 func openPostgres(ctx context.Context, opt Options) (Store, error) {
@@ -464,8 +487,10 @@ func (s *pgStore) Retain(ctx context.Context, now time.Time) error {
 		s.log.Info("log store content retention", "store", "postgres", "emptied", n, "before", to)
 	}
 	rollCut := day(now.Add(-s.opt.RollupRetention)).UnixMicro()
-	if _, err := s.db.ExecContext(ctx, "DELETE FROM "+rollupTable+" WHERE hour_us < $1", rollCut); err != nil {
-		return fmt.Errorf("logstore: postgres rollup retention: %w", err)
+	for _, l := range []level{hourly, daily} {
+		if _, err := s.db.ExecContext(ctx, "DELETE FROM "+l.table+" WHERE "+l.col+" < $1", rollCut); err != nil {
+			return fmt.Errorf("logstore: postgres rollup retention: %w", err)
+		}
 	}
 	return nil
 }

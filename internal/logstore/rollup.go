@@ -18,26 +18,47 @@ import (
 // response-cache hits, cost, saved and a first-token Sketch. Only the records a batch
 // really inserted are summed (a record written again is skipped, and so is its share), so
 // the rollups equal the records' sums whatever the retries. They outlive the records
-// (Options.RollupRetention).
+// (Options.RollupRetention). The daily rollups are the same sums by UTC day, added in the
+// same transaction: a month by day reads some 30 rows a group, and the hours a range cuts
+// at its edges come from the hourly ones.
 
-// rollupTable is the rollups' table in both stores.
-const rollupTable = "sluice_usage_hourly"
-
-// rollupDims are the rollups' key columns; rollupSums the columns a batch adds to.
+// rollupTable is the hourly rollups' table in both stores, dailyTable the daily ones'.
 const (
-	rollupDims = "hour_us, key_id, team, alias, target, status_class, wire"
+	rollupTable = "sluice_usage_hourly"
+	dailyTable  = "sluice_usage_daily"
+)
+
+// rollupKeys are the rollups' key columns after their time; rollupSums the columns a batch
+// adds to.
+const (
+	rollupKeys = "key_id, team, alias, target, status_class, wire"
 	rollupSums = "requests, errors, tokens_in, tokens_out, cache_read_tokens, cache_write_tokens, cache_hits, cost_usd, saved_usd"
 )
+
+// level is one level of rollups: its table, its time column and its width in µs.
+type level struct {
+	table, col string
+	width      int64
+}
+
+// hourly and daily are the two levels of rollups.
+var (
+	hourly = level{rollupTable, "hour_us", int64(time.Hour / time.Microsecond)}
+	daily  = level{dailyTable, "day_us", int64(24 * time.Hour / time.Microsecond)}
+)
+
+// dims are the level's key columns.
+func (l level) dims() string { return l.col + ", " + rollupKeys }
 
 // rollupCols is how many columns an upsert writes a row: the key, key_name, the sums and
 // the sketch.
 const rollupCols = 7 + 1 + 9 + SketchBins
 
-// rollupDDL is the rollups' table, with the integer and real types of a store.
-func rollupDDL(integer, real string) string {
+// rollupDDL is the table of the level l, with the integer and real types of a store.
+func rollupDDL(l level, integer, real string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, `CREATE TABLE %s (
-		hour_us %[2]s NOT NULL,
+		%[4]s %[2]s NOT NULL,
 		key_id text NOT NULL,
 		team text NOT NULL,
 		alias text NOT NULL,
@@ -53,11 +74,11 @@ func rollupDDL(integer, real string) string {
 		cache_write_tokens %[2]s NOT NULL,
 		cache_hits %[2]s NOT NULL,
 		cost_usd %[3]s NOT NULL,
-		saved_usd %[3]s NOT NULL,`, rollupTable, integer, real)
+		saved_usd %[3]s NOT NULL,`, l.table, integer, real, l.col)
 	for _, c := range strings.Split(sketchCols, ", ") {
 		fmt.Fprintf(&b, "\n\t\t%s %s NOT NULL,", c, integer)
 	}
-	fmt.Fprintf(&b, "\n\t\tPRIMARY KEY (%s)\n\t)", rollupDims)
+	fmt.Fprintf(&b, "\n\t\tPRIMARY KEY (%s)\n\t)", l.dims())
 	return b.String()
 }
 
@@ -71,12 +92,24 @@ func rollupFill(hour, wire string) string {
 			sum(cache_read_tokens), sum(cache_write_tokens), sum(CASE WHEN cache = 'hit' THEN 1 ELSE 0 END),
 			sum(cost_usd), sum(saved_usd), %s
 		FROM %s GROUP BY 1, 2, 3, 4, 5, 6, 7`,
-		rollupTable, rollupDims, rollupSums, sketchCols, hour, wire, sketchCases("first_token_ms", "sum"), table)
+		rollupTable, hourly.dims(), rollupSums, sketchCols, hour, wire, sketchCases("first_token_ms", "sum"), table)
+}
+
+// dailyFill sums the hourly rollups a store already holds into the daily ones: the
+// migration that makes the daily table runs it once.
+func dailyFill() string {
+	sums := strings.Split(rollupSums+", "+sketchCols, ", ")
+	for i, c := range sums {
+		sums[i] = "sum(" + c + ")"
+	}
+	return fmt.Sprintf(`INSERT INTO %s (%s, key_name, %s, %s)
+		SELECT (hour_us / %[5]d) * %[5]d, %[6]s, max(key_name), %[7]s FROM %[8]s GROUP BY 1, 2, 3, 4, 5, 6, 7`,
+		dailyTable, daily.dims(), rollupSums, sketchCols, daily.width, rollupKeys, strings.Join(sums, ", "), rollupTable)
 }
 
 // rollupKey is a rollup's key.
 type rollupKey struct {
-	hour                           int64 // µs since the epoch
+	hour                           int64 // µs since the epoch (the day's start in a daily rollup)
 	key, team, alias, target, wire string
 	class                          int // status / 100
 }
@@ -102,29 +135,55 @@ func rollupsOf(rows []row, inserted map[string]bool) []rollup {
 			continue
 		}
 		delete(inserted, w.id)
-		k := rollupKey{hour: w.time.Truncate(time.Hour).UnixMicro(), key: w.keyID, team: w.team, alias: w.alias,
-			target: w.target, wire: w.wire, class: w.status / 100}
-		r := by[k]
-		if r == nil {
-			r = &rollup{rollupKey: k}
-			by[k] = r
-		}
-		r.keyName = max(r.keyName, w.keyName)
-		r.requests++
+		one := rollup{rollupKey: rollupKey{hour: w.time.Truncate(time.Hour).UnixMicro(), key: w.keyID, team: w.team,
+			alias: w.alias, target: w.target, wire: w.wire, class: w.status / 100},
+			keyName: w.keyName, requests: 1, tokensIn: int64(w.tokensIn), tokensOut: int64(w.tokensOut),
+			cacheRead: int64(w.cacheRead), cacheWrite: int64(w.cacheWrite), cost: w.costUSD, saved: w.savedUSD}
 		if w.kind != "" && w.kind != "canceled" {
-			r.errors++
+			one.errors = 1
 		}
-		r.tokensIn += int64(w.tokensIn)
-		r.tokensOut += int64(w.tokensOut)
-		r.cacheRead += int64(w.cacheRead)
-		r.cacheWrite += int64(w.cacheWrite)
 		if w.cache == "hit" {
-			r.cacheHits++
+			one.cacheHits = 1
 		}
-		r.cost += w.costUSD
-		r.saved += w.savedUSD
-		r.ft.Add(w.firstTokenMS)
+		one.ft.Add(w.firstTokenMS)
+		addTo(by, one.rollupKey, &one)
 	}
+	return sortRollups(by)
+}
+
+// dailyOf sums hourly rollups by UTC day.
+func dailyOf(rs []rollup) []rollup {
+	by := map[rollupKey]*rollup{}
+	for i := range rs {
+		k := rs[i].rollupKey
+		k.hour -= k.hour % daily.width
+		addTo(by, k, &rs[i])
+	}
+	return sortRollups(by)
+}
+
+// addTo adds o's sums to the rollup of by under the key k.
+func addTo(by map[rollupKey]*rollup, k rollupKey, o *rollup) {
+	r := by[k]
+	if r == nil {
+		r = &rollup{rollupKey: k}
+		by[k] = r
+	}
+	r.keyName = max(r.keyName, o.keyName)
+	r.requests += o.requests
+	r.errors += o.errors
+	r.tokensIn += o.tokensIn
+	r.tokensOut += o.tokensOut
+	r.cacheRead += o.cacheRead
+	r.cacheWrite += o.cacheWrite
+	r.cacheHits += o.cacheHits
+	r.cost += o.cost
+	r.saved += o.saved
+	r.ft.Merge(&o.ft)
+}
+
+// sortRollups are the rollups of by in the order of their keys.
+func sortRollups(by map[rollupKey]*rollup) []rollup {
 	out := make([]rollup, 0, len(by))
 	for _, r := range by {
 		out = append(out, *r)
@@ -140,11 +199,12 @@ func rollupsOf(rows []row, inserted map[string]bool) []rollup {
 // rollupChunk is how many rollups one upsert carries.
 const rollupChunk = 32
 
-// rollupUpsert is the statement that adds n rollups (placeholders $n when dollar).
-func rollupUpsert(n int, dollar bool) string {
+// rollupUpsert is the statement that adds n rollups of the level l (placeholders $n when
+// dollar).
+func rollupUpsert(l level, n int, dollar bool) string {
 	a := &args{dollar: dollar}
 	var b strings.Builder
-	fmt.Fprintf(&b, "INSERT INTO %s (%s, key_name, %s, %s) VALUES ", rollupTable, rollupDims, rollupSums, sketchCols)
+	fmt.Fprintf(&b, "INSERT INTO %s (%s, key_name, %s, %s) VALUES ", l.table, l.dims(), rollupSums, sketchCols)
 	for i := range n {
 		if i > 0 {
 			b.WriteByte(',')
@@ -158,9 +218,9 @@ func rollupUpsert(n int, dollar bool) string {
 		}
 		b.WriteByte(')')
 	}
-	fmt.Fprintf(&b, " ON CONFLICT (%s) DO UPDATE SET key_name = excluded.key_name", rollupDims)
+	fmt.Fprintf(&b, " ON CONFLICT (%s) DO UPDATE SET key_name = excluded.key_name", l.dims())
 	for _, c := range append(strings.Split(rollupSums, ", "), strings.Split(sketchCols, ", ")...) {
-		fmt.Fprintf(&b, ", %[1]s = %[2]s.%[1]s + excluded.%[1]s", c, rollupTable)
+		fmt.Fprintf(&b, ", %[1]s = %[2]s.%[1]s + excluded.%[1]s", c, l.table)
 	}
 	return b.String()
 }
@@ -170,8 +230,17 @@ type execer interface {
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 }
 
-// addRollups adds rs to the rollups, within the batch's transaction tx.
+// addRollups adds the hourly rollups rs, and their sums by day, to the rollups, within the
+// batch's transaction tx.
 func addRollups(ctx context.Context, tx execer, rs []rollup, dollar bool) error {
+	if err := addLevel(ctx, tx, hourly, rs, dollar); err != nil {
+		return err
+	}
+	return addLevel(ctx, tx, daily, dailyOf(rs), dollar)
+}
+
+// addLevel adds rs to the rollups of the level l.
+func addLevel(ctx context.Context, tx execer, l level, rs []rollup, dollar bool) error {
 	list := make([]any, 0, rollupChunk*rollupCols)
 	for i := 0; i < len(rs); i += rollupChunk {
 		chunk := rs[i:min(i+rollupChunk, len(rs))]
@@ -183,15 +252,17 @@ func addRollups(ctx context.Context, tx execer, rs []rollup, dollar bool) error 
 				list = append(list, c)
 			}
 		}
-		if _, err := tx.ExecContext(ctx, rollupUpsert(len(chunk), dollar), list...); err != nil {
-			return fmt.Errorf("adding to the rollups: %w", err)
+		if _, err := tx.ExecContext(ctx, rollupUpsert(l, len(chunk), dollar), list...); err != nil {
+			return fmt.Errorf("adding to the %s rollups: %w", l.table, err)
 		}
 	}
 	return nil
 }
 
 // usageSQL is the query of q: the whole UTC hours of its range from the rollups, the
-// hours it cuts (its edges) from the records, summed together by bucket and group. A
+// hours it cuts (its edges) from the records, summed together by bucket and group. By day
+// or in one bucket, the whole UTC days within those hours come from the daily rollups and
+// the hours before and after them from the hourly ones. A
 // grouping by key metadata, which the rollups do not keep, reads the records alone.
 // records reads the records alone, as a grouping by metadata does (the benchmark's
 // comparison).
@@ -202,6 +273,10 @@ func (s *sqlStore) usageSQL(q UsageQuery, records bool) (string, []any) {
 	_, meta := metaField(q.GroupBy)
 	if meta || records || !lo.Before(hi) {
 		lo, hi = q.From, q.From
+	}
+	dlo, dhi := day(lo.Add(24*time.Hour-1)), day(hi) // the whole days within, when q.Bucket allows
+	if q.Bucket == Hour || !dlo.Before(dhi) {
+		dlo, dhi = lo, lo
 	}
 	group, keyName := "''", "''"
 	switch q.GroupBy {
@@ -223,19 +298,26 @@ func (s *sqlStore) usageSQL(q UsageQuery, records bool) (string, []any) {
 		}
 		return f
 	}
-	rollBucket, recBucket := "0", "0"
+	recBucket := "0"
 	if q.Bucket != Whole {
-		w := int64(time.Hour / time.Microsecond)
-		if q.Bucket == Day {
-			w *= 24
-		}
-		rollBucket, recBucket = fmt.Sprintf("(hour_us / %[1]d) * %[1]d", w), s.d.bucket(q.Bucket)
+		recBucket = s.d.bucket(q.Bucket)
 	}
-	roll := fmt.Sprintf(`SELECT %s AS b, %s AS g, key_name AS kn, requests AS n, errors AS e, tokens_in AS ti,
+	// roll reads the rollups of the level l from from to to.
+	roll := func(l level, from, to time.Time) string {
+		bucket := "0"
+		if q.Bucket != Whole {
+			w := hourly.width
+			if q.Bucket == Day {
+				w = daily.width
+			}
+			bucket = fmt.Sprintf("(%[1]s / %[2]d) * %[2]d", l.col, w)
+		}
+		return fmt.Sprintf(`SELECT %s AS b, %s AS g, key_name AS kn, requests AS n, errors AS e, tokens_in AS ti,
 		tokens_out AS tx, cost_usd AS c, cache_read_tokens AS cr, cache_write_tokens AS cw, saved_usd AS sv, cache_hits AS ch, %s
-		FROM %s WHERE hour_us >= %s AND hour_us < %s`,
-		rollBucket, group, sketchCols, rollupTable, a.add(lo.UnixMicro()), a.add(hi.UnixMicro()))
-	roll += filters()
+		FROM %s WHERE %[5]s >= %[6]s AND %[5]s < %[7]s`,
+			bucket, group, sketchCols, l.table, l.col, a.add(from.UnixMicro()), a.add(to.UnixMicro())) + filters()
+	}
+	rolls := roll(hourly, lo, dlo) + " UNION ALL " + roll(daily, dlo, dhi) + " UNION ALL " + roll(hourly, dhi, hi)
 	recGroup := group
 	if meta {
 		name, _ := metaField(q.GroupBy)
@@ -255,7 +337,7 @@ func (s *sqlStore) usageSQL(q UsageQuery, records bool) (string, []any) {
 	sel := fmt.Sprintf(`SELECT b, g, %s, CAST(sum(n) AS BIGINT), CAST(sum(e) AS BIGINT), CAST(sum(ti) AS BIGINT),
 		CAST(sum(tx) AS BIGINT), CAST(sum(c) AS DOUBLE PRECISION), CAST(sum(cr) AS BIGINT), CAST(sum(cw) AS BIGINT),
 		CAST(sum(sv) AS DOUBLE PRECISION), CAST(sum(ch) AS BIGINT), %s
-		FROM (%s UNION ALL %s) u GROUP BY b, g ORDER BY b, g`, keyName, strings.Join(sums, ", "), roll, rec)
+		FROM (%s UNION ALL %s) u GROUP BY b, g ORDER BY b, g`, keyName, strings.Join(sums, ", "), rolls, rec)
 	return sel, a.list
 }
 

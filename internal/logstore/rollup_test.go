@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -134,45 +135,71 @@ func testRollups(t *testing.T, url string) {
 	recCut := day(now.Add(-opt.Retention))
 	rollCut := day(now.Add(-opt.RollupRetention))
 
-	// The rollups equal the records' sums, hour by hour and rollup by rollup, where both are kept.
+	// The rollups equal the records' sums, hour by hour (and day by day) and rollup by
+	// rollup, where both are kept; the daily rollups equal the hourly ones' sums by day,
+	// past the records' retention too. Each check counts the rows either side lacks.
 	s := st.(interface{ sqlOf() *sqlStore }).sqlOf()
-	dims := "key_id, team, alias, target, status_class, wire"
-	hour := "(time_us / 3600000000) * 3600000000"
 	wire := "coalesce(json_extract(doc, '$.wire'), '')"
+	round := func(c string) string { return "round(" + c + ", 6)" }
 	if s.d.dollar {
-		hour, wire = pgDialect.bucket(Hour), "coalesce(doc::jsonb->>'wire', '')"
+		wire = "coalesce(doc::jsonb->>'wire', '')"
+		round = func(c string) string { return "round(CAST(" + c + " AS NUMERIC), 6)" }
 	}
-	a := &args{dollar: s.d.dollar}
-	cut := a.add(recCut.UnixMicro())
-	cutT := a.add(s.d.timeArg(recCut))
-	q := fmt.Sprintf(`SELECT count(*) FROM (
-		SELECT hour_us, %[1]s, requests, errors, tokens_in, tokens_out, cache_read_tokens, cache_write_tokens, cache_hits,
-			round(CAST(cost_usd AS NUMERIC), 6), round(CAST(saved_usd AS NUMERIC), 6), %[2]s FROM %[3]s WHERE hour_us >= %[4]s
-		EXCEPT
-		SELECT %[5]s, key_id, team, alias, target, status / 100, %[6]s, count(*),
+	sums := func(sum string) string { // the sums, the sketch's columns last
+		cols := strings.Split(rollupSums+", "+sketchCols, ", ")
+		for i, c := range cols {
+			if c == "cost_usd" || c == "saved_usd" {
+				cols[i] = round(sum + "(" + c + ")")
+			} else if sum != "" {
+				cols[i] = sum + "(" + c + ")"
+			}
+		}
+		return strings.Join(cols, ", ")
+	}
+	differ := func(what, x, y string, list ...any) {
+		t.Helper()
+		for _, q := range []string{x + " EXCEPT " + y, y + " EXCEPT " + x} {
+			var n int
+			if err := s.db.QueryRowContext(ctx, "SELECT count(*) FROM ("+q+") x", list...).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			if n != 0 {
+				t.Errorf("%s: %d rows differ, want 0", what, n)
+			}
+		}
+	}
+	for _, l := range []level{hourly, daily} {
+		a := &args{dollar: s.d.dollar}
+		roll := fmt.Sprintf("SELECT %s, %s FROM %s WHERE %s >= %s", l.dims(), sums(""), l.table, l.col, a.add(recCut.UnixMicro()))
+		b := map[level]Bucket{hourly: Hour, daily: Day}[l]
+		recs := fmt.Sprintf(`SELECT %s, key_id, team, alias, target, status / 100, %s, count(*),
 			sum(CASE WHEN kind <> '' AND kind <> 'canceled' THEN 1 ELSE 0 END), sum(tokens_in), sum(tokens_out),
 			sum(cache_read_tokens), sum(cache_write_tokens), sum(CASE WHEN cache = 'hit' THEN 1 ELSE 0 END),
-			round(CAST(sum(cost_usd) AS NUMERIC), 6), round(CAST(sum(saved_usd) AS NUMERIC), 6), %[7]s
-		FROM %[8]s WHERE %[9]s >= %[10]s GROUP BY 1, 2, 3, 4, 5, 6, 7) x`,
-		dims, sketchCols, rollupTable, cut, hour, wire, sketchCases("first_token_ms", "sum"), table, s.d.timeCol, cutT)
-	if !s.d.dollar {
-		q = fmt.Sprintf("SELECT count(*) FROM (SELECT hour_us, %s, requests, errors, tokens_in, tokens_out, cache_read_tokens, "+
-			"cache_write_tokens, cache_hits, round(cost_usd, 6), round(saved_usd, 6), %s FROM %s WHERE hour_us >= ? EXCEPT "+
-			"SELECT %s, key_id, team, alias, target, status / 100, %s, count(*), sum(CASE WHEN kind <> '' AND kind <> 'canceled' THEN 1 ELSE 0 END), "+
-			"sum(tokens_in), sum(tokens_out), sum(cache_read_tokens), sum(cache_write_tokens), sum(CASE WHEN cache = 'hit' THEN 1 ELSE 0 END), "+
-			"round(sum(cost_usd), 6), round(sum(saved_usd), 6), %s FROM %s WHERE time_us >= ? GROUP BY 1, 2, 3, 4, 5, 6, 7) x",
-			dims, sketchCols, rollupTable, hour, wire, sketchCases("first_token_ms", "sum"), table)
+			%s, %s, %s FROM %s WHERE %s >= %s GROUP BY 1, 2, 3, 4, 5, 6, 7`,
+			s.d.bucket(b), wire, round("sum(cost_usd)"), round("sum(saved_usd)"), sketchCases("first_token_ms", "sum"),
+			table, s.d.timeCol, a.add(s.d.timeArg(recCut)))
+		// Both orders of the two queries take a.list: its two arguments are one in SQLite,
+		// and numbered in PostgreSQL.
+		differ(l.table+" against the records", roll, recs, a.list...)
 	}
-	var differ int
-	if err := s.db.QueryRowContext(ctx, q, a.list...).Scan(&differ); err != nil {
-		t.Fatal(err)
-	}
-	var rollups int
-	if err := s.db.QueryRowContext(ctx, "SELECT count(*) FROM "+rollupTable).Scan(&rollups); err != nil {
-		t.Fatal(err)
-	}
-	if differ != 0 || rollups == 0 {
-		t.Errorf("got %d rollups of %d that differ from the records' sums, want 0", differ, rollups)
+	differ("the daily rollups against the hourly ones",
+		fmt.Sprintf("SELECT %s, %s FROM %s", daily.dims(), sums(""), dailyTable),
+		fmt.Sprintf("SELECT (hour_us / %[1]d) * %[1]d, %s, %s FROM %s GROUP BY 1, 2, 3, 4, 5, 6, 7",
+			daily.width, rollupKeys, sums("sum"), rollupTable))
+	for _, l := range []level{hourly, daily} {
+		var n, old int
+		if err := s.db.QueryRowContext(ctx, "SELECT count(*), coalesce(sum(CASE WHEN "+l.col+" < "+fmt.Sprint(recCut.UnixMicro())+
+			" THEN 1 ELSE 0 END), 0) FROM "+l.table).Scan(&n, &old); err != nil {
+			t.Fatal(err)
+		}
+		var early int64
+		if err := s.db.QueryRowContext(ctx, "SELECT coalesce(min("+l.col+"), 0) FROM "+l.table).Scan(&early); err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 || old == 0 || early < rollCut.UnixMicro() {
+			t.Errorf("%s: %d rows, %d past the records' retention, the earliest at %v: want some, some, none before %v",
+				l.table, n, old, time.UnixMicro(early).UTC(), rollCut)
+		}
 	}
 
 	// Usage answers what was sent: from the rollups past the records' retention, from both
@@ -182,6 +209,10 @@ func testRollups(t *testing.T, url string) {
 		{From: rollCut.Add(-48 * time.Hour), To: now.Add(time.Hour), Bucket: Hour, GroupBy: "team"},
 		{From: recCut.Add(30 * time.Hour).Add(17 * time.Minute), To: now.Add(-3*time.Hour - 5*time.Minute), GroupBy: "alias"}, // edges cut: the records answer them
 		{From: rollCut, To: now.Add(time.Hour), Team: "red", GroupBy: "target"},
+		// Whole days from the daily rollups, the hours before and after them from the hourly
+		// ones, the edges they cut from the records.
+		{From: recCut.Add(30*time.Hour + 17*time.Minute), To: now.Add(-26*time.Hour - 10*time.Minute), Bucket: Day, GroupBy: "key"},
+		{From: recCut.Add(7*time.Hour + time.Minute), To: now.Add(-90 * time.Minute), Team: "blue"},
 	} {
 		got, err := st.Usage(ctx, q)
 		if err != nil {

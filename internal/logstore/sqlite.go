@@ -123,7 +123,7 @@ var sqliteSchema = []string{
 	`ALTER TABLE sluice_logs ADD COLUMN request_id TEXT NOT NULL DEFAULT '';
 	CREATE INDEX sluice_logs_request ON sluice_logs (request_id, time_us, id) WHERE request_id <> '';`,
 	// 7: the hourly rollups (rollup.go, issue 50), filled from the records already kept.
-	rollupDDL("INTEGER", "REAL") + ";\n" + rollupFill("(time_us / 3600000000) * 3600000000", "coalesce(json_extract(doc, '$.wire'), '')"),
+	rollupDDL(hourly, "INTEGER", "REAL") + ";\n" + rollupFill("(time_us / 3600000000) * 3600000000", "coalesce(json_extract(doc, '$.wire'), '')"),
 	// 8: the index of ?q= (issue 50): FTS5's trigram tokenizer over the captured content, an
 	// external-content table (the text is stored once, in sluice_logs), kept by triggers
 	// that only the records with content fire; content retention and retention take their
@@ -146,6 +146,8 @@ var sqliteSchema = []string{
 		INSERT INTO sluice_logs_fts (sluice_logs_fts, rowid, content_request, content_answer)
 			VALUES ('delete', old.rowid, old.content_request, old.content_answer);
 	END;`,
+	// 9: the daily rollups (rollup.go, issue 50), filled from the hourly ones.
+	rollupDDL(daily, "INTEGER", "REAL") + ";\n" + dailyFill(),
 }
 
 type sqliteStore struct {
@@ -407,8 +409,10 @@ func (s *sqliteStore) Retain(ctx context.Context, now time.Time) error {
 		s.opt.Log.Info("log store content retention", "store", "sqlite", "emptied", emptied, "before", to)
 	}
 	rollCut := day(now.Add(-s.opt.RollupRetention)).UnixMicro()
-	if _, err := chunked("DELETE FROM "+rollupTable+" WHERE rowid IN (SELECT rowid FROM "+rollupTable+" WHERE hour_us < ? LIMIT 5000)", rollCut); err != nil {
-		return err
+	for _, l := range []level{hourly, daily} {
+		if _, err := chunked("DELETE FROM "+l.table+" WHERE rowid IN (SELECT rowid FROM "+l.table+" WHERE "+l.col+" < ? LIMIT 5000)", rollCut); err != nil {
+			return err
+		}
 	}
 	return nil
 }

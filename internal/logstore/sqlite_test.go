@@ -361,11 +361,18 @@ func checkMigratedRequestID(t *testing.T, st Store, old []Record) {
 
 // checkMigratedCache: in a store migrated from before issue 46 that holds the records old,
 // an old record reads back as it was written, a new one (written at now) with its prompt
-// cache's fields; Usage sums the new columns (the old rows count 0) and the affinity filter
-// finds the new record only.
+// cache's fields; the rollups of both levels hold the old records; Usage sums the new
+// columns (the old rows count 0) and the affinity filter finds the new record only.
 func checkMigratedCache(t *testing.T, st Store, old []Record, now time.Time) {
 	t.Helper()
 	ctx := context.Background()
+	s := st.(interface{ sqlOf() *sqlStore }).sqlOf()
+	for _, l := range []level{hourly, daily} { // the migrations filled both levels of rollups
+		var n int64
+		if err := s.db.QueryRowContext(ctx, "SELECT CAST(coalesce(sum(requests), 0) AS BIGINT) FROM "+l.table).Scan(&n); err != nil || n != int64(len(old)) {
+			t.Errorf("%s: got %d requests (%v), want the %d records", l.table, n, err, len(old))
+		}
+	}
 	got, err := st.Get(ctx, old[5].ID)
 	if err != nil {
 		t.Fatal(err)
