@@ -4,12 +4,13 @@ import "fmt"
 
 // PlainSection is a section of aliases of a plain endpoint (issue 48): its key, the path its
 // targets serve it on, its aliases, and which kinds serve it (Kind's field). Also are the
-// other paths its aliases serve (images: images/edits), by the same kinds.
+// other paths its aliases serve (images: images/edits), by the kinds alsoServes says.
 type PlainSection struct {
 	Name, Path string
 	Aliases    map[string]Embedding
 	serves     func(Kind) func(Provider) bool
 	Also       []string
+	alsoServes func(Kind) func(Provider) bool
 }
 
 // Paths are the paths the section's aliases serve: Path, then Also.
@@ -18,19 +19,26 @@ func (s PlainSection) Paths() []string { return append([]string{s.Path}, s.Also.
 // Plain returns the sections of the plain endpoints, embeddings first. The maps are c's.
 func (c *Config) Plain() []PlainSection {
 	return []PlainSection{
-		{"embeddings", "embeddings", c.Embeddings, func(k Kind) func(Provider) bool { return k.Embeddings }, nil},
-		{"moderations", "moderations", c.Moderations, func(k Kind) func(Provider) bool { return k.Moderations }, nil},
-		{"images", "images/generations", c.Images, func(k Kind) func(Provider) bool { return k.Images }, []string{"images/edits"}},
-		{"rerank", "rerank", c.Rerank, func(k Kind) func(Provider) bool { return k.Rerank }, nil},
-		{"transcriptions", "audio/transcriptions", c.Transcriptions, func(k Kind) func(Provider) bool { return k.Audio }, nil},
-		{"speech", "audio/speech", c.Speech, func(k Kind) func(Provider) bool { return k.Audio }, nil},
+		{"embeddings", "embeddings", c.Embeddings, func(k Kind) func(Provider) bool { return k.Embeddings }, nil, nil},
+		{"moderations", "moderations", c.Moderations, func(k Kind) func(Provider) bool { return k.Moderations }, nil, nil},
+		{"images", "images/generations", c.Images, func(k Kind) func(Provider) bool { return k.Images },
+			[]string{"images/edits"}, func(k Kind) func(Provider) bool { return k.ImageEdits }},
+		{"rerank", "rerank", c.Rerank, func(k Kind) func(Provider) bool { return k.Rerank }, nil, nil},
+		{"transcriptions", "audio/transcriptions", c.Transcriptions, func(k Kind) func(Provider) bool { return k.Audio }, nil, nil},
+		{"speech", "audio/speech", c.Speech, func(k Kind) func(Provider) bool { return k.Audio }, nil, nil},
 	}
 }
 
 // Serves reports whether a provider of kind serves the section's endpoint.
-func (s PlainSection) Serves(p Provider) bool {
+func (s PlainSection) Serves(p Provider) bool { return s.ServesOn(p, s.Path) }
+
+// ServesOn reports whether a provider of kind serves path, one of the section's Paths.
+func (s PlainSection) ServesOn(p Provider, path string) bool {
 	k, _ := kindOf(p.Kind)
 	f := s.serves(k)
+	if path != s.Path {
+		f = s.alsoServes(k)
+	}
 	return f != nil && f(p)
 }
 

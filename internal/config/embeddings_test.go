@@ -70,3 +70,25 @@ models:
 		t.Errorf("Targets() = %v, want the five plain targets and sim/echo", got)
 	}
 }
+
+// The clouds serve image generation but not its edits (issue 48): the kind table's Images
+// and ImageEdits, read per path by the images section.
+func TestImageEditsServed(t *testing.T) {
+	var c Config
+	i := c.Plain()[2]
+	if i.Name != "images" {
+		t.Fatalf("section 2 is %s", i.Name)
+	}
+	for _, tt := range []struct {
+		p         Provider
+		gen, edit bool
+	}{{Provider{Kind: "openai"}, true, true}, {Provider{Kind: "openai-compatible"}, true, true},
+		{Provider{Kind: "bedrock"}, true, false}, {Provider{Kind: "vertex"}, true, false},
+		{Provider{Kind: "sim", API: "anthropic"}, false, false}, {Provider{Kind: "anthropic"}, false, false}} {
+		if gen, edit := i.ServesOn(tt.p, "images/generations"), i.ServesOn(tt.p, "images/edits"); gen != tt.gen || edit != tt.edit || i.Serves(tt.p) != gen {
+			t.Errorf("%s %s: generations %v, edits %v; want %v, %v", tt.p.Kind, tt.p.API, gen, edit, tt.gen, tt.edit)
+		}
+	}
+	mustParse(t, "providers:\n  br: {kind: bedrock, region: us-east-1}\n  vx: {kind: vertex, project: p, location: us-central1}\n"+
+		"images:\n  i: [br/amazon.nova-canvas-v1:0, vx/imagen-3.0-generate-002]\n", env())
+}

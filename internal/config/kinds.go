@@ -40,8 +40,11 @@ type Kind struct {
 	// /moderations, /images/generations, and the Cohere/Jina /rerank (issue 48); nil: never.
 	Moderations, Images, Rerank func(p Provider) bool
 	// Audio reports whether a provider of the kind serves OpenAI's /audio/transcriptions and
-	// /audio/speech (issue 48); nil: never. Image edits go with Images.
+	// /audio/speech (issue 48); nil: never.
 	Audio func(p Provider) bool
+	// ImageEdits reports whether a provider of the kind that serves Images serves OpenAI's
+	// /images/edits too; nil: never (the clouds generate only).
+	ImageEdits func(p Provider) bool
 	// NoChat: the kind serves its plain endpoints only (a reranker's API), and a chat
 	// alias's target of it is an error.
 	NoChat bool
@@ -50,11 +53,11 @@ type Kind struct {
 // kinds is the table of provider kinds, in the order errors list them.
 var kinds = []Kind{
 	{Name: "openai", BaseURL: "https://api.openai.com/v1", APIs: chatAPIs, APIWant: chatWant, NeedsKey: true,
-		Embeddings: always, Moderations: always, Images: always, Audio: always},
+		Embeddings: always, Moderations: always, Images: always, ImageEdits: always, Audio: always},
 	// A reranker (vLLM, Infinity, a Cohere or Jina compatible server) is one too: its base_url
 	// is where its /rerank is.
 	{Name: "openai-compatible", APIs: chatAPIs, APIWant: chatWant, Embeddings: always,
-		Moderations: always, Images: always, Rerank: always, Audio: always,
+		Moderations: always, Images: always, ImageEdits: always, Rerank: always, Audio: always,
 		Check: func(p Provider, bad func(key, msg string)) {
 			if p.BaseURL == "" {
 				bad("", "kind openai-compatible needs a base_url")
@@ -62,16 +65,16 @@ var kinds = []Kind{
 		}},
 	// No /v1: the Anthropic SDKs and docs append it to the path.
 	{Name: "anthropic", BaseURL: "https://api.anthropic.com", NeedsKey: true},
-	// The clouds serve rerank and embeddings with their own APIs (Bedrock's Rerank and
-	// InvokeModel, Vertex AI's ranking API and predict).
-	{Name: "bedrock", Fields: []string{"region", "profile", "imds", "cache_points"}, Rerank: always, Embeddings: always,
+	// The clouds serve rerank, embeddings and image generation with their own APIs (Bedrock's
+	// Rerank and InvokeModel, Vertex AI's ranking API and predict).
+	{Name: "bedrock", Fields: []string{"region", "profile", "imds", "cache_points"}, Rerank: always, Embeddings: always, Images: always,
 		Check: func(p Provider, bad func(key, msg string)) {
 			if p.Region == "" {
 				bad("", "kind bedrock needs a region (us-east-1, ...)")
 			}
 		}},
 	{Name: "gemini", BaseURL: "https://generativelanguage.googleapis.com/v1beta", NeedsKey: true},
-	{Name: "vertex", Fields: []string{"project", "location", "credentials_file", "metadata"}, Rerank: always, Embeddings: always,
+	{Name: "vertex", Fields: []string{"project", "location", "credentials_file", "metadata"}, Rerank: always, Embeddings: always, Images: always,
 		Check: func(p Provider, bad func(key, msg string)) {
 			switch {
 			case p.Project == "" || p.Location == "":
@@ -102,7 +105,8 @@ var kinds = []Kind{
 	{Name: "sim", APIs: []string{"", "chat", "responses", "anthropic"},
 		APIWant: "chat, responses or anthropic (the wire the simulation speaks)",
 		// A simulation speaking anthropic has no embeddings endpoint.
-		Embeddings: notAnthropic, Moderations: notAnthropic, Images: notAnthropic, Rerank: notAnthropic, Audio: notAnthropic,
+		Embeddings: notAnthropic, Moderations: notAnthropic, Images: notAnthropic, ImageEdits: notAnthropic,
+		Rerank: notAnthropic, Audio: notAnthropic,
 		Check: func(p Provider, bad func(key, msg string)) {
 			if p.BaseURL != "" {
 				bad("base_url", "kind sim has no base_url")

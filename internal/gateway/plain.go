@@ -66,7 +66,7 @@ func plainResolver(c *config.Config, o *server.Options, chains map[string]map[st
 		if path := api.Upstream; path != "" {
 			serves := func(p string) bool {
 				i := slices.IndexFunc(c.Plain(), func(s config.PlainSection) bool { return slices.Contains(s.Paths(), path) })
-				return i >= 0 && c.Plain()[i].Serves(c.Providers[p])
+				return i >= 0 && c.Plain()[i].ServesOn(c.Providers[p], path)
 			}
 			catalogs[path] = fallback.NewCatalog(chains[path], embeddings.Targets(o.Providers, path, serves), health, log, o.Timeouts)
 		}

@@ -113,6 +113,10 @@ func TestCostUnits(t *testing.T) {
 		{"br/arn", "arn:aws:bedrock:us-west-2::foundation-model/amazon.rerank-v1:0", llm.Usage{Units: 1}, 1_000_000},
 		{"vx/semantic-ranker-default@latest", "semantic-ranker-default@latest", llm.Usage{Units: 3}, 3_000_000},
 		{"vx/semantic-ranker-fast-004", "semantic-ranker-fast-004", llm.Usage{Units: 1}, 1_000_000},
+		// The clouds' image models, per image (issue 48).
+		{"br/amazon.nova-canvas-v1:0", "amazon.nova-canvas-v1:0", llm.Usage{Units: 2}, 80_000_000},
+		{"br/amazon.titan-image-generator-v2:0", "amazon.titan-image-generator-v2:0", llm.Usage{Units: 1}, 10_000_000},
+		{"vx/imagen-3.0-generate-002", "imagen-3.0-generate-002", llm.Usage{Units: 3}, 120_000_000},
 		{"openai/omni-moderation-latest", "omni-moderation-latest", llm.Usage{Units: 1}, 0},
 		{"imgs/both", "x", llm.Usage{PromptTokens: 1000, CompletionTokens: 100, Units: 1}, 1000*5_000 + 100*40_000 + 10_000_000},
 	}

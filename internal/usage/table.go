@@ -55,6 +55,17 @@ var builtin = map[string]Price{
 	"semantic-ranker-fast-004":    {Unit: 0.001},
 	"semantic-ranker-512":         {Unit: 0.001},
 	"semantic-ranker-512-003":     {Unit: 0.001},
+	// The clouds' image models, per image at 1024x1024 standard quality (Bedrock's
+	// InvokeModel, Vertex AI's Imagen; issue 48): list prices as last seen, unconfirmed.
+	"amazon.nova-canvas-v1:0":           {Unit: 0.04},
+	"amazon.titan-image-generator-v2:0": {Unit: 0.01},
+	"amazon.titan-image-generator-v1":   {Unit: 0.01},
+	"imagen-3.0-generate-002":           {Unit: 0.04},
+	"imagen-3.0-generate-001":           {Unit: 0.04},
+	"imagen-3.0-fast-generate-001":      {Unit: 0.02},
+	"imagen-4.0-generate-001":           {Unit: 0.04},
+	"imagen-4.0-fast-generate-001":      {Unit: 0.02},
+	"imagen-4.0-ultra-generate-001":     {Unit: 0.06},
 	// The clouds' embedding models that report tokens, per million (Titan on Bedrock,
 	// gemini-embedding on Vertex AI).
 	"amazon.titan-embed-text-v2:0": {Input: 0.02},

@@ -17,7 +17,7 @@
 //
 // The gateway's plain endpoint rerank (Plain, issue 48) is served with the Rerank API of
 // the Agents for Amazon Bedrock Runtime (POST /rerank), signed the same way; its wire is in
-// rerank.go.
+// rerank.go. Embeddings and image generation go through InvokeModel (embed.go, image.go).
 //
 // # Request translation
 //

@@ -60,7 +60,7 @@ func (v *invoker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprintf(w, `{"id":"e-1","response_type":"embeddings_by_type","texts":[],"embeddings":{"float":[%s]}}`, strings.Join(vs, ","))
 }
 
-func invokeClient(t *testing.T, v *invoker) *Client {
+func invokeClient(t *testing.T, v http.Handler) *Client {
 	t.Helper()
 	srv := httptest.NewServer(v)
 	t.Cleanup(srv.Close)

@@ -16,13 +16,16 @@ import (
 const maxPages = 10
 
 // Plain serves the gateway's plain endpoints (issue 48): rerank with the Rerank API of the
-// Agents for Amazon Bedrock Runtime (rerank), embeddings with InvokeModel of the embedding
-// models (embed). The calls are signed as a chat call is (SigV4, or the API key). Another
+// Agents for Amazon Bedrock Runtime (rerank), embeddings and image generation with
+// InvokeModel of the embedding and image models (embed, image). The calls are signed as a chat call is (SigV4, or the API key). Another
 // path is Invalid (404); a non-2xx answer is mapped as for a chat call; a 2xx answer that is
 // not the API's is Unavailable, so the chain falls back.
 func (c *Client) Plain(ctx context.Context, path, model string, body []byte) ([]byte, error) {
-	if path == "embeddings" {
+	switch path {
+	case "embeddings":
 		return c.embed(ctx, model, body)
+	case "images/generations":
+		return c.image(ctx, path, model, body)
 	}
 	return c.rerank(ctx, path, model, body)
 }

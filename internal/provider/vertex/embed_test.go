@@ -49,7 +49,7 @@ func (p *predictor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	io.WriteString(w, `{"predictions":[`+strings.Join(preds, ",")+`],"metadata":{"billableCharacterCount":9}}`)
 }
 
-func predictClient(t *testing.T, p *predictor) *Client {
+func predictClient(t *testing.T, p http.Handler) *Client {
 	t.Helper()
 	srv := httptest.NewServer(p)
 	t.Cleanup(srv.Close)

@@ -51,12 +51,16 @@ func rankURL(root, project string) string {
 }
 
 // Plain serves the gateway's plain endpoints (issue 48): rerank with the ranking API (rank),
-// embeddings with the embedding models' predict method (embed). Another path is Invalid
+// embeddings and image generation with the embedding and Imagen models' predict method
+// (embed, image). Another path is Invalid
 // (404); a non-2xx answer is mapped as for a chat call; a 2xx answer that is not the API's
 // is Unavailable, so the chain falls back.
 func (c *Client) Plain(ctx context.Context, path, model string, body []byte) ([]byte, error) {
-	if path == "embeddings" {
+	switch path {
+	case "embeddings":
 		return c.embed(ctx, model, body)
+	case "images/generations":
+		return c.image(ctx, path, model, body)
 	}
 	return c.rank(ctx, path, model, body)
 }

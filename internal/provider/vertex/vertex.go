@@ -7,7 +7,8 @@
 // URL, the body carries anthropic_version vertex-2023-10-16, and the bearer token replaces
 // x-api-key and anthropic-version. Everything else is those adapters' (their translation
 // tables hold); they are configured, not changed. The gateway's plain endpoint rerank is
-// served with Discovery Engine's ranking API, with the same token (Plain, rank.go).
+// served with Discovery Engine's ranking API, with the same token (Plain, rank.go);
+// embeddings and image generation with the models' predict method (embed.go, image.go).
 package vertex
 
 import (
