@@ -21,7 +21,8 @@ import (
 // its body quoting the session token) or answers a 200 that is not its wire's, the chain
 // falls back to Imagen, whose images reach the client as OpenAI's b64_json list; both
 // failing is a 5xx in OpenAI's shape with no credential in it. response_format url is the
-// client's 400; the alias serves no /v1/images/edits (the clouds generate only).
+// client's 400; the alias serves no /v1/images/edits (the clouds generate only). Each image
+// is priced from the price table (0.04 for Nova Canvas and Imagen 3).
 func TestCloudImagesFallback(t *testing.T) {
 	creds := aws.Credentials{AccessKeyID: "AKIDIMAGEGW", SecretAccessKey: "image-gw-SECRET", SessionToken: "image-gw-SESSION"}
 	bedrocktest.EnvCredentials(t, creds)
@@ -102,14 +103,16 @@ images:
 		return a.Data[0].B64JSON
 	}
 	status, h, body := post("/v1/images/generations", gen)
-	if status != 200 || image(body) != "SU1BR0VO" || h.Get("X-Sluice-Target") != "vx/imagen-3.0-generate-002" || brCalls.Load() != 1 || vxCalls.Load() != 1 {
+	if status != 200 || image(body) != "SU1BR0VO" || h.Get("X-Sluice-Target") != "vx/imagen-3.0-generate-002" || h.Get("X-Sluice-Cost-Usd") != "0.04" ||
+		brCalls.Load() != 1 || vxCalls.Load() != 1 {
 		t.Fatalf("got %d %s (target %q), bedrock calls %d, vertex calls %d, want imagen's image after bedrock's 500 (upstream refused: %v)",
 			status, body, h.Get("X-Sluice-Target"), brCalls.Load(), vxCalls.Load(), verr.Load())
 	}
 
 	brStatus.Store(200)
-	if status, h, body = post("/v1/images/generations", gen); status != 200 || image(body) != "QkVEUk9DSw==" || h.Get("X-Sluice-Target") != "br/amazon.nova-canvas-v1:0" {
-		t.Errorf("bedrock answering: got %d %s (target %q; upstream refused: %v)", status, body, h.Get("X-Sluice-Target"), verr.Load())
+	if status, h, body = post("/v1/images/generations", gen); status != 200 || image(body) != "QkVEUk9DSw==" || h.Get("X-Sluice-Target") != "br/amazon.nova-canvas-v1:0" ||
+		h.Get("X-Sluice-Cost-Usd") != "0.04" {
+		t.Errorf("bedrock answering: got %d %s (target %q, cost %q; upstream refused: %v)", status, body, h.Get("X-Sluice-Target"), h.Get("X-Sluice-Cost-Usd"), verr.Load())
 	}
 
 	brStatus.Store(299)
