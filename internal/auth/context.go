@@ -7,9 +7,9 @@ import (
 
 type keyKey struct{}
 
-// WithKey returns ctx carrying k, the virtual key a request is served as: the gate sets it
-// once the key is authenticated, and the gateway's own in-process requests (an emulated
-// batch's lines, issue 48) carry their owner's key in it. A context value can only be set
+// WithKey returns ctx carrying k, the virtual key a request is served as: the files and
+// batches service sets it for the hosts it calls, and the gateway's own in-process
+// requests (an emulated batch's lines, issue 48) carry their owner's key in it. A context value can only be set
 // inside the process: no header or body of a client can reach it.
 func WithKey(ctx context.Context, k *Key) context.Context {
 	return context.WithValue(ctx, keyKey{}, k)

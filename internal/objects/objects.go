@@ -84,6 +84,9 @@ type Call struct {
 func (s *Service) Serve(w http.ResponseWriter, r *http.Request, param func(string) string, route string, key *auth.Key,
 	rec *telemetry.Access, p *admit.Policy, reject func(error) error) error {
 	t := p.Ticket(key, time.Now())
+	if key != nil { // a host the gateway runs (batch.Host) sees the caller's objects only
+		r = r.WithContext(auth.WithKey(r.Context(), key))
+	}
 	sw := &statusWriter{ResponseWriter: w}
 	err := s.serve(Call{W: sw, R: r, In: dialect.Input{Op: dialect.Object, Param: param, Route: route, Method: r.Method, Key: rec.KeyID},
 		T: t, Rec: rec})

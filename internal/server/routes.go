@@ -165,7 +165,6 @@ func (s *Server) gate(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		x.key, x.access.KeyID, x.access.KeyName, x.access.KeyMeta = key, key.ID, key.Name, key.Metadata
 		x.access.Capture, x.access.Team = key.Capture, key.Team // capture "": the alias's, else logs.capture
-		c.SetRequest(c.Request().WithContext(auth.WithKey(c.Request().Context(), key)))
 		return next(c)
 	}
 }
