@@ -18,9 +18,10 @@ vet:
 	$(GO) vet ./...
 
 # SLUICE_DEX: the console's sign-in through a real Dex (test/e2e), skipped without bin/dex
-# outside CI; .ci/run builds it first (make dex).
+# outside CI; .ci/run builds it first (make dex). SLUICE_TOXIPROXY: route: latency on a fleet
+# behind a real Toxiproxy (internal/gateway), which the test builds if missing.
 test: vet
-	SLUICE_DEX=$(DEX) $(GO) test -race -count=1 ./...
+	SLUICE_DEX=$(DEX) SLUICE_TOXIPROXY=$(TOXIPROXY) $(GO) test -race -count=1 ./...
 
 # make fleet: the production shape on loopback (deploy/fleet.sh): redis-server, the mock, N=3
 # gateway replicas and nginx with the compose configuration; Ctrl-C or make fleet-stop ends it.
@@ -84,6 +85,15 @@ DEX ?= $(CURDIR)/bin/dex
 dex: $(DEX)
 $(DEX): tools/dex/go.mod tools/dex/go.sum
 	cd tools/dex && $(GO) build -trimpath -ldflags='-s -w' -o $(DEX) github.com/dexidp/dex/cmd/dex
+
+# Toxiproxy (Shopify's, v2.5.0: the latency toxic of route: latency's fleet test) is built
+# from its own tools module (tools/toxiproxy: never in the gateway's go.mod) into bin/, once;
+# .ci/run makes it before make test. 5 small modules, seconds to build.
+TOXIPROXY ?= $(CURDIR)/bin/toxiproxy-server
+.PHONY: toxiproxy
+toxiproxy: $(TOXIPROXY)
+$(TOXIPROXY): tools/toxiproxy/go.mod tools/toxiproxy/go.sum
+	cd tools/toxiproxy && $(GO) build -trimpath -ldflags='-s -w' -o $(TOXIPROXY) github.com/Shopify/toxiproxy/v2/cmd/server
 
 # make test-helm (run by .ci/run): the Helm chart (deploy/helm/sluice) rendered offline with
 # Helm's Go SDK for its defaults and variants, every object decoded strictly into the

@@ -5,137 +5,14 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
-	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/redisstore/redistest"
 )
-
-// toxic is a latency toxic, as toxiproxy's: a loopback TCP proxy before an upstream that
-// holds the first bytes of each answer (the first read from the upstream after the client
-// wrote to it) for the delay the test sets. The gateway sees a slower network, not a
-// slower server: its connections, headers and bodies are the upstream's own.
-type toxic struct {
-	URL   string
-	delay atomic.Int64 // ns
-
-	mu    sync.Mutex
-	conns map[net.Conn]bool
-}
-
-// newToxic proxies to the HTTP server at upstream, until the test ends.
-func newToxic(t testing.TB, upstream string) *toxic {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	x := &toxic{URL: "http://" + ln.Addr().String(), conns: map[net.Conn]bool{}}
-	addr := strings.TrimPrefix(upstream, "http://")
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			wg.Go(func() { x.pipe(c, addr) })
-		}
-	})
-	t.Cleanup(func() {
-		ln.Close()
-		x.mu.Lock()
-		for c := range x.conns {
-			c.Close()
-		}
-		x.conns = nil
-		x.mu.Unlock()
-		wg.Wait()
-	})
-	return x
-}
-
-// slow sets the delay before each answer's first bytes; 0 restores the upstream's own.
-func (x *toxic) slow(d time.Duration) { x.delay.Store(int64(d)) }
-
-// keep tracks cs for the cleanup; false when the proxy is closing.
-func (x *toxic) keep(cs ...net.Conn) bool {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	if x.conns == nil {
-		return false
-	}
-	for _, c := range cs {
-		x.conns[c] = true
-	}
-	return true
-}
-
-// drop forgets cs, closed.
-func (x *toxic) drop(cs ...net.Conn) {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	for _, c := range cs {
-		delete(x.conns, c) // a no-op once the cleanup cleared the map
-	}
-}
-
-// pipe carries one client connection c to the upstream at addr and back, the delay before
-// the first bytes back after each write.
-func (x *toxic) pipe(c net.Conn, addr string) {
-	defer c.Close()
-	u, err := net.Dial("tcp", addr)
-	if err != nil {
-		return
-	}
-	defer u.Close()
-	if !x.keep(c, u) {
-		return
-	}
-	defer x.drop(c, u)
-	var asked atomic.Bool // the client wrote since the upstream last answered
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	wg.Go(func() {
-		defer u.Close()
-		buf := make([]byte, 32<<10)
-		for {
-			n, err := c.Read(buf)
-			if n > 0 {
-				asked.Store(true)
-				if _, err := u.Write(buf[:n]); err != nil {
-					return
-				}
-			}
-			if err != nil {
-				return
-			}
-		}
-	})
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := u.Read(buf)
-		if n > 0 {
-			if asked.Swap(false) {
-				time.Sleep(time.Duration(x.delay.Load()))
-			}
-			if _, err := c.Write(buf[:n]); err != nil {
-				return
-			}
-		}
-		if err != nil {
-			c.Close() // ends the other direction's read
-			return
-		}
-	}
-}
 
 // fleetAdmin is the admin token of the fleet's replicas, for GET /admin/health, and fleetKey
 // the virtual key of the clients.
@@ -184,14 +61,15 @@ func ewmas(t *testing.T, url string) map[string]float64 {
 }
 
 // route: latency on a fleet (issue 49): three replicas sharing their samples through one
-// Redis, each target behind a latency toxic, requests round-robin over the replicas. After a
-// slows by 300 ms, at least 85% of the next 200 requests go to b, the requests that taught
-// the fleet included; after a is restored and b slowed, to a. After each change a new replica,
+// Redis, each target behind a real toxiproxy (toxiproxy_test.go) whose latency toxic slows
+// it, requests round-robin over the replicas. After a slows by 300 ms, at least 85% of the
+// next 200 requests go to b, the requests that taught the fleet included; after a is restored and b slowed, to a. After each change a new replica,
 // which served none of the slow requests, knows the slow target from the fleet's samples
 // before its first request, and routes to the fast one.
 func TestRouteLatencyFleet(t *testing.T) {
 	srv := redistest.Start(t)
-	a, b := newToxic(t, newSlowable(t).URL), newToxic(t, newSlowable(t).URL)
+	x := startToxiproxy(t)
+	a, b := x.proxy(t, "a", newSlowable(t).URL), x.proxy(t, "b", newSlowable(t).URL)
 	sum := sha256.Sum256([]byte(fleetKey))
 	yaml := `
 auth: {admin_token: ` + fleetAdmin + `}
@@ -238,11 +116,11 @@ redis: {url: "${REDIS_URL}", timeout: 2s, on_failure: open}
 		return served(t, url, 20)
 	}
 
-	a.slow(300 * time.Millisecond)
+	a.slow(t, 300*time.Millisecond)
 	one := servedRound(t, fleet, 200)
 	r4 := newcomer("r4", "a/m", "b/m")
-	a.slow(0)
-	b.slow(300 * time.Millisecond)
+	a.slow(t, 0)
+	b.slow(t, 300*time.Millisecond)
 	two := servedRound(t, fleet, 200)
 	r5 := newcomer("r5", "b/m", "a/m")
 	t.Logf("warm-up %v; a slowed: %v, then r4 %v; a restored and b slowed: %v, then r5 %v", warm, one, r4, two, r5)
