@@ -118,7 +118,15 @@ type Digest struct {
 	P95      float64 `json:"p"` // ms
 	InFlight int     `json:"i"`
 	Fresh    bool    `json:"r,omitempty"`
+	// Last is when the last latency sample was taken, in Unix ms (0: none): merge keeps
+	// the freshest replicas' Cost. The replicas' clocks must agree to well under MergeWithin.
+	Last int64 `json:"l,omitempty"`
 }
+
+// MergeWithin is how close to the freshest latency sample of a target, on any replica, a
+// replica's last one must be for its peak EWMA to count in the fleet's (merge): about two
+// exchanges, the time a replica's news takes to reach the others.
+const MergeWithin = 2 * DefaultShareEvery
 
 func (m *Meter) now() time.Time {
 	if m.Now != nil {
@@ -217,9 +225,13 @@ func (m *Meter) local(target string, now time.Time) Digest {
 		return Digest{}
 	}
 	w, we := m.w(g.at, now), m.w(g.errAt, now)
-	return Digest{Cost: g.cost * w, N: g.n * w, Fails: g.fails * we, Total: g.total * we,
+	d := Digest{Cost: g.cost * w, N: g.n * w, Fails: g.fails * we, Total: g.total * we,
 		P95: float64(m.p95(g, now)) / float64(time.Millisecond), InFlight: g.inflight,
 		Fresh: !g.last.IsZero() && now.Sub(g.last) < ProbeAfter}
+	if !g.at.IsZero() {
+		d.Last = g.at.UnixMilli()
+	}
+	return d
 }
 
 // p95 is the nearest-rank 95th percentile of g's first-token times within the window,
@@ -248,13 +260,24 @@ func (m *Meter) p95(g *gauge, now time.Time) time.Duration {
 	return g.p95
 }
 
-// merge adds b to a: counts and in-flight add up, the cost is the mean weighted by
-// samples, the p95 the worse one.
+// merge adds b to a: counts and in-flight add up, the p95 is the worse one, and the cost
+// the peak EWMA of the fleet: the fresher one's when the other's last sample is older by
+// more than MergeWithin, else the slower of the two. A slow sample on any replica thus takes
+// the fleet's at once, as it takes its replica's, and a replica's newer samples supersede
+// another's stale ones. (A mean weighted by samples did not: a target that had just slowed
+// kept the fast mean of the many samples it had served fast on the other replicas until
+// each of them had tried it, and was abandoned later than a target that had just been
+// restored was re-adopted.)
 func merge(a, b Digest) Digest {
 	out := Digest{N: a.N + b.N, Fails: a.Fails + b.Fails, Total: a.Total + b.Total,
-		P95: max(a.P95, b.P95), InFlight: a.InFlight + b.InFlight, Fresh: a.Fresh || b.Fresh}
-	if out.N > 0 {
-		out.Cost = (a.Cost*a.N + b.Cost*b.N) / out.N
+		P95: max(a.P95, b.P95), InFlight: a.InFlight + b.InFlight, Fresh: a.Fresh || b.Fresh,
+		Cost: max(a.Cost, b.Cost), Last: max(a.Last, b.Last)}
+	within := MergeWithin.Milliseconds()
+	switch {
+	case a.Last > b.Last+within:
+		out.Cost = a.Cost
+	case b.Last > a.Last+within:
+		out.Cost = b.Cost
 	}
 	return out
 }
