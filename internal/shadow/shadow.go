@@ -106,7 +106,8 @@ func (m *Mirror) Dropped() int64 { return m.dropped.Load() }
 
 // Observe takes the complete access record of a request (telemetry.Options.Record) and, when
 // its alias has a shadow and the draw picks it, starts the shadow call in the background. It
-// copies what the call needs and never blocks. Only a request that was served one round by
+// never blocks, and leaves the rest to the call's goroutine, which reads in (complete: no
+// one changes it after the record's hooks). Only a request that was served one round by
 // a provider is mirrored: not a failed one, a cache hit, a run of server-side tools, nor a
 // shadow call's own record.
 func (m *Mirror) Observe(in *telemetry.Access) {
@@ -132,20 +133,21 @@ func (m *Mirror) Observe(in *telemetry.Access) {
 	}
 	m.calls.Add(1)
 	m.mu.Unlock()
-	req := in.Request.Clone()
-	req.Plain = false // a streamed call: its first token is timed
-	rec := &telemetry.Access{ID: in.ID, Method: in.Method, Path: in.Path, Model: in.Model, Alias: in.Alias,
-		Stream: in.Stream, Wire: Wire, UserAgent: in.UserAgent, Capture: in.Capture, Request: req, Shadow: true}
-	real := Text(in.Response)
+	// The rest is off the request's path: the client's last bytes are written when the
+	// record's hooks return. Nothing changes a complete record, which the log holds too.
 	go func() {
 		defer func() { <-m.slots; m.calls.Done() }()
-		m.call(t, rec, real)
+		req := in.Request.Clone()
+		req.Plain = false // a streamed call: its first token is timed
+		rec := &telemetry.Access{ID: in.ID, Method: in.Method, Path: in.Path, Model: in.Model, Alias: in.Alias,
+			Stream: in.Stream, Wire: Wire, UserAgent: in.UserAgent, Capture: in.Capture, Request: req, Shadow: true}
+		m.call(t, rec, in.Response)
 	}()
 }
 
-// call asks t the request of rec, fills rec with the answer, its similarity to real and its
-// cost, and records it.
-func (m *Mirror) call(t Target, rec *telemetry.Access, real string) {
+// call asks t the request of rec, fills rec with the answer, its similarity to real (the
+// client's answer) and its cost, and records it.
+func (m *Mirror) call(t Target, rec *telemetry.Access, real *llm.Response) {
 	ctx, cancel := context.WithTimeout(m.ctx, m.o.Timeout)
 	defer cancel()
 	_, rec.Record = telemetry.RequestIDs("")
@@ -163,7 +165,7 @@ func (m *Mirror) call(t Target, rec *telemetry.Access, real string) {
 			rec.CostUSD = m.o.Cost(resp.Target, model, resp.Usage)
 		}
 		if err == nil {
-			rec.Similarity = Similarity(real, Text(resp))
+			rec.Similarity = Similarity(Text(real), Text(resp))
 		}
 	}
 	rec.Tries, rec.Attempts = run.Attempts, len(run.Attempts)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode"
 
 	"go.uber.org/goleak"
 
@@ -304,14 +305,51 @@ func TestSimilarity(t *testing.T) {
 }
 
 // FuzzSimilarity: any two texts score in [0, 1], the same either way round, 1 against
-// themselves.
+// themselves, and exactly what jaccard, the definition, gives.
 func FuzzSimilarity(f *testing.F) {
 	f.Add("The sky is blue.", "the sky is grey")
 	f.Add("", "x")
+	f.Add("Größe STRASSE İstanbul", "größe strasse i̇stanbul x\xff")
 	f.Fuzz(func(t *testing.T, a, b string) {
 		s := Similarity(a, b)
-		if s < 0 || s > 1 || s != Similarity(b, a) || Similarity(a, a) != 1 {
-			t.Errorf("Similarity(%q, %q) = %v, reversed %v, self %v", a, b, s, Similarity(b, a), Similarity(a, a))
+		if s < 0 || s > 1 || s != Similarity(b, a) || Similarity(a, a) != 1 || s != jaccard(a, b) {
+			t.Errorf("Similarity(%q, %q) = %v, reversed %v, self %v, by the definition %v",
+				a, b, s, Similarity(b, a), Similarity(a, a), jaccard(a, b))
 		}
 	})
+}
+
+// jaccard is Similarity by its definition: the two texts' sets of words (runs of letters and
+// digits, lower-cased), common ones over all.
+func jaccard(a, b string) float64 {
+	set := func(s string) map[string]bool {
+		m := map[string]bool{}
+		for _, w := range strings.FieldsFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+			m[strings.ToLower(w)] = true
+		}
+		return m
+	}
+	wa, wb := set(a), set(b)
+	if len(wa) == 0 && len(wb) == 0 {
+		return 1
+	}
+	common := 0
+	for w := range wa {
+		if wb[w] {
+			common++
+		}
+	}
+	return float64(common) / float64(len(wa)+len(wb)-common)
+}
+
+// BenchmarkSimilarity: two answers of about 120 words that differ in a few, the cost of the
+// figure on each shadow call: 9 allocations, 3.5 KB (by word sets of their own: 42, 13.7 KB).
+func BenchmarkSimilarity(b *testing.B) {
+	const para = "The gateway sends each request to the fastest target of its group, measured by a peak EWMA of the time to first token. "
+	real := strings.Repeat(para, 5) + "It also mirrors a share of requests to a shadow target."
+	shadow := strings.Repeat(strings.ReplaceAll(para, "fastest", "quickest"), 5) + "It mirrors some requests to a shadow model too."
+	b.ReportAllocs()
+	for b.Loop() {
+		Similarity(real, shadow)
+	}
 }
