@@ -58,9 +58,9 @@ func toxiproxyBin(t *testing.T) string {
 	})
 	if toxiproxyErr != nil {
 		if os.Getenv("CI") != "" {
-			t.Fatalf("%v; .ci/run builds it (make toxiproxy)", toxiproxyErr)
+			t.Fatalf(".ci/run builds it (make toxiproxy): %v", toxiproxyErr)
 		}
-		t.Skipf("%v (make toxiproxy)", toxiproxyErr)
+		t.Skipf("no toxiproxy-server (make toxiproxy builds it): %v", toxiproxyErr)
 	}
 	return toxiproxyPath
 }
