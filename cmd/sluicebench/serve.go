@@ -28,6 +28,7 @@ import (
 
 	"github.com/sluice-gw/sluice/internal/config"
 	"github.com/sluice-gw/sluice/internal/gateway"
+	"github.com/sluice-gw/sluice/internal/gcfloor"
 	"github.com/sluice-gw/sluice/internal/mockllm"
 	"github.com/sluice-gw/sluice/internal/server"
 	"github.com/sluice-gw/sluice/internal/telemetry"
@@ -132,12 +133,15 @@ func handler(kind, upstream, redisURL string, logw io.Writer) (h http.Handler, c
 		if err != nil {
 			return nil, nil, err
 		}
+		floor, _ := gcfloor.Env(os.Getenv) // the collector's floor, as cmd/gateway sets it
+		gc := gcfloor.Start(floor, nil)
 		srv, err := newGateway(upstream, redisURL, slog.New(slog.NewTextHandler(logw, nil)))
 		if err != nil {
+			gc.Stop()
 			sdk.Shutdown(context.Background())
 			return nil, nil, err
 		}
-		return srv, func() { srv.Close(); sdk.Shutdown(context.Background()) }, nil
+		return srv, func() { srv.Close(); sdk.Shutdown(context.Background()); gc.Stop() }, nil
 	case "proxy":
 		if upstream == "" {
 			return nil, nil, errors.New("-serve proxy needs -upstream")

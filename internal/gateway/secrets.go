@@ -146,10 +146,22 @@ func masked(log *slog.Logger, mask func(string) string) *slog.Logger {
 func (m maskHandler) Enabled(ctx context.Context, l slog.Level) bool { return m.h.Enabled(ctx, l) }
 
 func (m maskHandler) Handle(ctx context.Context, r slog.Record) error {
-	out := slog.NewRecord(r.Time, r.Level, m.mask(r.Message), r.PC)
+	// Most lines hold no secret: they go on as they are, without a copy of the record (an
+	// access line on every request, issue 51).
+	msg := m.mask(r.Message)
+	changed := msg != r.Message
+	r.Attrs(func(a slog.Attr) bool {
+		_, changed = m.attr(a)
+		return !changed
+	})
+	if !changed {
+		return m.h.Handle(ctx, r)
+	}
+	out := slog.NewRecord(r.Time, r.Level, msg, r.PC)
 	as := make([]slog.Attr, 0, r.NumAttrs()) // added at once: the record grows once
 	r.Attrs(func(a slog.Attr) bool {
-		as = append(as, m.attr(a))
+		a, _ = m.attr(a)
+		as = append(as, a)
 		return true
 	})
 	out.AddAttrs(as...)
@@ -159,7 +171,7 @@ func (m maskHandler) Handle(ctx context.Context, r slog.Record) error {
 func (m maskHandler) WithAttrs(as []slog.Attr) slog.Handler {
 	out := make([]slog.Attr, len(as))
 	for i, a := range as {
-		out[i] = m.attr(a)
+		out[i], _ = m.attr(a)
 	}
 	return maskHandler{m.h.WithAttrs(out), m.mask}
 }
@@ -168,18 +180,23 @@ func (m maskHandler) WithGroup(name string) slog.Handler {
 	return maskHandler{m.h.WithGroup(name), m.mask}
 }
 
-// attr masks a string, an error, a Stringer or any value whose text holds a secret; a
-// value whose text holds none is kept as it is.
-func (m maskHandler) attr(a slog.Attr) slog.Attr {
+// attr masks a string, an error, a Stringer or any value whose text holds a secret, and
+// says whether it masked anything; a value whose text holds none is kept as it is.
+func (m maskHandler) attr(a slog.Attr) (slog.Attr, bool) {
 	v := a.Value.Resolve()
+	changed := false
 	switch v.Kind() {
 	case slog.KindString:
-		a.Value = slog.StringValue(m.mask(v.String()))
+		s := v.String()
+		ms := m.mask(s)
+		a.Value, changed = slog.StringValue(ms), ms != s
 	case slog.KindGroup:
 		g := v.Group()
 		out := make([]slog.Attr, len(g))
 		for i, x := range g {
-			out[i] = m.attr(x)
+			var c bool
+			out[i], c = m.attr(x)
+			changed = changed || c
 		}
 		a.Value = slog.GroupValue(out...)
 	case slog.KindAny:
@@ -193,14 +210,14 @@ func (m maskHandler) attr(a slog.Attr) slog.Attr {
 			s = fmt.Sprint(x)
 		}
 		if ms := m.mask(s); ms != s {
-			a.Value = slog.StringValue(ms)
+			a.Value, changed = slog.StringValue(ms), true
 		} else {
 			a.Value = v
 		}
 	default:
 		a.Value = v
 	}
-	return a
+	return a, changed
 }
 
 // maskedAudit masks the gateway's own secrets in every audit entry it stores.

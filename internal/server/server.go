@@ -114,6 +114,8 @@ type Server struct {
 // net/http.
 var ConnContext = presence.ConnContext
 
+var nosniff = []string{"nosniff"} // X-Content-Type-Options of every answer: one slice for all, not one each
+
 // Drain makes /readyz fail from now on, so load balancers stop sending new requests while
 // the process lets its open streams finish (SIGTERM; the caller then shuts the listener).
 func (s *Server) Drain() { s.draining.Store(true) }
@@ -204,7 +206,7 @@ func (s *Server) access(next echo.HandlerFunc) echo.HandlerFunc {
 		c.SetRequest(c.Request().WithContext(context.WithValue(ctx, exKey(0), x))) // not echo's Set: a map per request
 		in := &x.access
 		c.Response().Header().Set("X-Request-Id", in.ID)
-		c.Response().Header().Set("X-Content-Type-Options", "nosniff") // no answer is taken for a page or a script (issue 47)
+		c.Response().Header()["X-Content-Type-Options"] = nosniff // no answer is taken for a page or a script (issue 47)
 		if s.o.Replica != "" {
 			c.Response().Header().Set("X-Sluice-Replica", s.o.Replica)
 		}

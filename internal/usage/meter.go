@@ -100,7 +100,7 @@ func (m *Meter) Close(ctx context.Context, b Budgets, store Store, o Outcome) {
 	if m.Target != "" {
 		o.Target = m.Target
 	}
-	_ = store.Add(ctx, m.Start.UTC().Format(DayLayout), o.Labels, n)
+	_ = store.Add(ctx, Day(m.Start), o.Labels, n)
 }
 
 // Counts are the request's counts in the account: one request, its tokens and cost; an

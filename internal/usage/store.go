@@ -3,6 +3,7 @@ package usage
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -75,6 +76,30 @@ type Store interface {
 // DayLayout is the format of a day in the account.
 const DayLayout = "2006-01-02"
 
+// Day is t's day in the account (UTC, DayLayout). The last day asked for is kept: every
+// request's account asks for today's (issue 51: no formatting and no allocation per call).
+func Day(t time.Time) string {
+	d := t.Unix()
+	if d < 0 {
+		return t.UTC().Format(DayLayout)
+	}
+	d /= 86400
+	if c := lastDay.Load(); c != nil && c.n == d {
+		return c.s
+	}
+	c := &day{n: d, s: t.UTC().Format(DayLayout)}
+	lastDay.Store(c)
+	return c.s
+}
+
+// day is a day of the account and its number since the epoch, for Day.
+type day struct {
+	n int64
+	s string
+}
+
+var lastDay atomic.Pointer[day]
+
 // Retention is how long the account keeps a day.
 const Retention = 400 * 24 * time.Hour
 
@@ -119,7 +144,7 @@ func (m *Memory) prune() {
 	if m.Now != nil {
 		now = m.Now()
 	}
-	today := now.UTC().Format(DayLayout)
+	today := Day(now)
 	if m.pruned == today {
 		return
 	}
