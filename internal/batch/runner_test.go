@@ -333,18 +333,24 @@ func TestBatchResumes(t *testing.T) {
 		up := newUpstream()
 		b := start(t, h, lines(60))
 		r1 := runner(t, newStore(), up, 100*time.Millisecond)
-		for {
-			var c batchObj
-			mustCall(t, h, as(alice), llm.ObjectCall{Method: "GET", Path: "batches/" + b.ID}, &c)
-			if c.RequestCounts.Completed >= 10 {
-				break
-			}
-			time.Sleep(time.Millisecond)
-		}
+		awaitCompleted(t, h, b.ID, 10)
 		r1.Close()
 		runner(t, newStore(), up, 100*time.Millisecond)
 		checkAnswered(t, h, await(t, h, b.ID, "completed"), 60)
 	})
+}
+
+// awaitCompleted polls batch id until n of its lines or more are completed.
+func awaitCompleted(t *testing.T, h llm.ObjectHost, id string, n int) {
+	t.Helper()
+	for {
+		var c batchObj
+		mustCall(t, h, as(alice), llm.ObjectCall{Method: "GET", Path: "batches/" + id}, &c)
+		if c.RequestCounts.Completed >= n {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
 
 // Two runners on one store (two replicas) answer each line once; one whose lines hang

@@ -36,7 +36,7 @@ func TestEmulatedBatchDefault(t *testing.T) {
 		}
 	}()
 	var g server.Gate
-	em, err := emulatedFromConfig(c, &g, nil, log)
+	em, err := emulatedFromConfig(c, &g, nil, nil, log)
 	if err != nil || em == nil {
 		t.Fatalf("emulated: %v, %v", em, err)
 	}
