@@ -453,3 +453,30 @@ func TestBatchLineRecord(t *testing.T) {
 		}
 	})
 }
+
+// A runner stopped mid-line survives its handler's abort: the server answers a request
+// whose client left (here the runner's own, cancelled) with panic(http.ErrAbortHandler),
+// which net/http recovers, and the runner must too (a gateway closed during a batch).
+func TestBatchCloseMidLine(t *testing.T) {
+	s, err := batch.NewMemory("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	h := &batch.Host{Store: s, Alias: "sim"}
+	started := make(chan struct{}, 16)
+	abort := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		started <- struct{}{}
+		<-r.Context().Done()
+		panic(http.ErrAbortHandler)
+	})
+	b := start(t, h, lines(4))
+	r := runner(t, s, abort, time.Minute)
+	<-started
+	r.Close()
+	var c batchObj
+	mustCall(t, h, as(alice), llm.ObjectCall{Method: "GET", Path: "batches/" + b.ID}, &c)
+	if c.RequestCounts.Completed != 0 {
+		t.Errorf("a line aborted by the runner's stop was answered: %+v", c.RequestCounts)
+	}
+}
