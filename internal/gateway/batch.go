@@ -9,6 +9,7 @@ import (
 	"github.com/sluice-gw/sluice/internal/auth"
 	"github.com/sluice-gw/sluice/internal/batch"
 	"github.com/sluice-gw/sluice/internal/config"
+	"github.com/sluice-gw/sluice/internal/dialect"
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/logstore"
 	"github.com/sluice-gw/sluice/internal/redisstore"
@@ -91,11 +92,24 @@ func logBatchHost(rl *requestLog) (logstore.BatchHost, bool) {
 	return h, ok
 }
 
+// objectState is where the files and batches wires record their objects' owners: the
+// wires' state st (Redis when configured), else the log's database when the log is on (a
+// restart forgets no owner: a batch that resumes is still its key's), else st (memory).
+func objectState(st dialect.State, rs *redisstore.Store, rl *requestLog) dialect.State {
+	if h, ok := logBatchHost(rl); ok && rs == nil {
+		st.Store = h.Batches(retention)
+	}
+	return st
+}
+
 // logBatches is the log database's store of batches as a batch.Store: logstore, below
 // batch, keeps its tally as logstore.BatchTally, field for field a batch.Tally.
 type logBatches struct{ *logstore.Batches }
 
-var _ batch.Store = logBatches{}
+var (
+	_ batch.Store   = logBatches{}
+	_ dialect.Store = (*logstore.Batches)(nil)
+)
 
 func (l logBatches) Answer(ctx context.Context, id string, line int, result []byte, t batch.Tally) (bool, error) {
 	return l.Batches.Answer(ctx, id, line, result, logstore.BatchTally(t))

@@ -133,7 +133,7 @@ func New(c *config.Config, log *slog.Logger) (*server.Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	o.Objects = objectsFromConfig(c, &o, em.Host, log).Serve // objects.go: files and batches
+	o.Objects = objectsFromConfig(c, &o, objectState(o.State, rs, rl), em.Host, log).Serve // objects.go: files and batches
 	// A shadow call starts from a request's complete record, and ends before the log closes.
 	if m := shadowFromConfig(c, &o, o.Telemetry.Record, log); m != nil { // shadow.go (issue 49)
 		o.Telemetry.Record = tee(o.Telemetry.Record, m.Observe)

@@ -193,6 +193,18 @@ func (b *Batches) Drop(ctx context.Context, id string) (bool, error) {
 	return n > 0, batchUnavailable(err)
 }
 
+// Add keeps val under id for ttl unless id is kept already (false: the first stays), and
+// Delete forgets id: with Get, the store of the files and batches wires' records of their
+// objects' owners (dialect.Store), in the records' table under ids of their own.
+func (b *Batches) Add(ctx context.Context, id string, val []byte, ttl time.Duration) (bool, error) {
+	n, err := b.exec(ctx, b.s.db, `INSERT INTO sluice_batch_objects (id, rec, expires_us) VALUES (?, ?, @now + ?)
+		ON CONFLICT (id) DO UPDATE SET rec = excluded.rec, expires_us = excluded.expires_us
+		WHERE sluice_batch_objects.expires_us <= @now`, id, nonNil(val), ttl.Microseconds())
+	return n == 1, batchUnavailable(err)
+}
+
+func (b *Batches) Delete(ctx context.Context, id string) (bool, error) { return b.Drop(ctx, id) }
+
 func (b *Batches) Index(ctx context.Context, list, id string, at int64) error {
 	_, err := b.exec(ctx, b.s.db, `INSERT INTO sluice_batch_index (list, id, at, expires_us) VALUES (?, ?, ?, @now + ?)
 		ON CONFLICT (list, id) DO UPDATE SET at = excluded.at, expires_us = excluded.expires_us`, list, id, at, b.ttl)

@@ -78,13 +78,13 @@ func testBatches(t *testing.T, open openFunc) {
 	}
 
 	// A lapsed lease is claimed again, before any part never claimed; Renew keeps a lease.
-	if p, _, _ := b.Claim(ctx, "batch_lease", 3, time.Millisecond); p != 0 {
+	if p, _, _ := b.Claim(ctx, "batch_lease", 3, 300*time.Millisecond); p != 0 {
 		t.Fatalf("first claim: part %d", p)
 	}
 	if p, _, _ := b.Claim(ctx, "batch_lease", 3, time.Hour); p != 1 {
 		t.Fatalf("second claim: part %d", p)
 	}
-	time.Sleep(20 * time.Millisecond)
+	time.Sleep(400 * time.Millisecond)
 	if err := b.Renew(ctx, "batch_lease", 1, time.Hour); err != nil {
 		t.Fatal(err)
 	}
@@ -156,5 +156,27 @@ func testBatches(t *testing.T, open openFunc) {
 	}
 	if v, _ := b.Get(ctx, "batch_a"); string(v) != "v2" {
 		t.Errorf("Retain took a record still kept: %q", v)
+	}
+
+	// The objects' owners (dialect.Store): an Add over an expired record keeps its value, a
+	// second one does not.
+	if ok, err := b.Add(ctx, "objects:x", []byte("alice"), time.Millisecond); !ok || err != nil {
+		t.Fatalf("Add: %v, %v", ok, err)
+	}
+	time.Sleep(20 * time.Millisecond)
+	if ok, err := b.Add(ctx, "objects:x", []byte("bob"), time.Hour); !ok || err != nil {
+		t.Errorf("Add over an expired record: %v, %v", ok, err)
+	}
+	if ok, _ := b.Add(ctx, "objects:x", []byte("carol"), time.Hour); ok {
+		t.Error("a second Add replaced the first")
+	}
+	if v, _ := b.Get(ctx, "objects:x"); string(v) != "bob" {
+		t.Errorf("Get: %q, want bob", v)
+	}
+	if ok, _ := b.Delete(ctx, "objects:x"); !ok {
+		t.Error("Delete of a kept record: false")
+	}
+	if ok, _ := b.Delete(ctx, "objects:x"); ok {
+		t.Error("Delete of a deleted record: true")
 	}
 }
