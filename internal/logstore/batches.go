@@ -253,8 +253,17 @@ func (b *Batches) finished(ctx context.Context, q querier, batch string) (int, e
 }
 
 // Claim is one transaction holding the batch's progress row: the part whose lease lapsed
-// first (the lowest), else the next never claimed.
+// first (the lowest), else the next never claimed. Most claims (every runner's poll) find
+// none: a read says so first, without the write lock that Renew and Answer wait for.
 func (b *Batches) Claim(ctx context.Context, batch string, parts int, lease time.Duration) (part, finished int, err error) {
+	var next, lapsed int
+	err = b.s.db.QueryRowContext(ctx, b.s.batchSQL(`SELECT
+		coalesce((SELECT next FROM sluice_batch_progress WHERE batch = ?), 0),
+		(SELECT count(*) FROM sluice_batch_parts WHERE batch = ? AND done = 0 AND lease_us <= @now),
+		(SELECT count(*) FROM sluice_batch_parts WHERE batch = ? AND done = 1)`), batch, batch, batch).Scan(&next, &lapsed, &finished)
+	if err != nil || (next >= parts && lapsed == 0) {
+		return -1, finished, batchUnavailable(err)
+	}
 	part = -1
 	err = b.tx(ctx, func(tx *sql.Tx) error {
 		next, err := b.progress(ctx, tx, batch)
