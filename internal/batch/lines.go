@@ -235,6 +235,18 @@ func (r *Runner) keyOf(ctx context.Context, owner string) (*auth.Key, error) {
 	return k, err
 }
 
+// serve runs h on req, as net/http would: a handler that aborts (panic(http.ErrAbortHandler),
+// the server's answer to a request whose client left, here the runner stopping mid-line)
+// ends the call, not the process.
+func serve(h http.Handler, w http.ResponseWriter, req *http.Request) {
+	defer func() {
+		if p := recover(); p != nil && p != http.ErrAbortHandler {
+			panic(p)
+		}
+	}()
+	h.ServeHTTP(w, req)
+}
+
 // dispatch runs one line through the gateway's handler, in this process, as a request of
 // key, and returns its result line (OpenAI's batch output format) and tally. The request's
 // account record is line, the batch's id and the line's (usage.WithRecord): a line run
@@ -257,7 +269,7 @@ func (r *Runner) dispatch(ctx context.Context, key *auth.Key, line string, raw [
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "sluice-batch")
 	w := &recorder{h: http.Header{}}
-	r.handler.ServeHTTP(w, req)
+	serve(r.handler, w, req)
 	if ctx.Err() != nil {
 		return nil, Tally{}, ctx.Err()
 	}

@@ -333,18 +333,24 @@ func TestBatchResumes(t *testing.T) {
 		up := newUpstream()
 		b := start(t, h, lines(60))
 		r1 := runner(t, newStore(), up, 100*time.Millisecond)
-		for {
-			var c batchObj
-			mustCall(t, h, as(alice), llm.ObjectCall{Method: "GET", Path: "batches/" + b.ID}, &c)
-			if c.RequestCounts.Completed >= 10 {
-				break
-			}
-			time.Sleep(time.Millisecond)
-		}
+		awaitCompleted(t, h, b.ID, 10)
 		r1.Close()
 		runner(t, newStore(), up, 100*time.Millisecond)
 		checkAnswered(t, h, await(t, h, b.ID, "completed"), 60)
 	})
+}
+
+// awaitCompleted polls batch id until n of its lines or more are completed.
+func awaitCompleted(t *testing.T, h llm.ObjectHost, id string, n int) {
+	t.Helper()
+	for {
+		var c batchObj
+		mustCall(t, h, as(alice), llm.ObjectCall{Method: "GET", Path: "batches/" + id}, &c)
+		if c.RequestCounts.Completed >= n {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
 
 // Two runners on one store (two replicas) answer each line once; one whose lines hang
@@ -446,4 +452,31 @@ func TestBatchLineRecord(t *testing.T) {
 			t.Error("no line ran twice: the dead runner's results were not lost")
 		}
 	})
+}
+
+// A runner stopped mid-line survives its handler's abort: the server answers a request
+// whose client left (here the runner's own, cancelled) with panic(http.ErrAbortHandler),
+// which net/http recovers, and the runner must too (a gateway closed during a batch).
+func TestBatchCloseMidLine(t *testing.T) {
+	s, err := batch.NewMemory("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	h := &batch.Host{Store: s, Alias: "sim"}
+	started := make(chan struct{}, 16)
+	abort := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		started <- struct{}{}
+		<-r.Context().Done()
+		panic(http.ErrAbortHandler)
+	})
+	b := start(t, h, lines(4))
+	r := runner(t, s, abort, time.Minute)
+	<-started
+	r.Close()
+	var c batchObj
+	mustCall(t, h, as(alice), llm.ObjectCall{Method: "GET", Path: "batches/" + b.ID}, &c)
+	if c.RequestCounts.Completed != 0 {
+		t.Errorf("a line aborted by the runner's stop was answered: %+v", c.RequestCounts)
+	}
 }

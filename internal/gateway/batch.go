@@ -9,13 +9,15 @@ import (
 	"github.com/sluice-gw/sluice/internal/auth"
 	"github.com/sluice-gw/sluice/internal/batch"
 	"github.com/sluice-gw/sluice/internal/config"
+	"github.com/sluice-gw/sluice/internal/dialect"
 	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/logstore"
 	"github.com/sluice-gw/sluice/internal/redisstore"
 	"github.com/sluice-gw/sluice/internal/server"
 )
 
-// retention is how long Redis keeps emulated files and batches: OpenAI keeps batch
-// outputs 30 days.
+// retention is how long Redis or the log's database keeps emulated files and batches:
+// OpenAI keeps batch outputs 30 days.
 const retention = 30 * 24 * time.Hour
 
 // emulated is the gateway's own host of files and batches for the aliases with batch:
@@ -23,13 +25,14 @@ const retention = 30 * 24 * time.Hour
 type emulated struct {
 	hosts  map[string]*batch.Host
 	runner *batch.Runner
-	store  io.Closer // the memory store's chunks; nil with Redis
+	store  io.Closer // the memory store's chunks; nil with Redis or the log's database
 }
 
 // emulatedFromConfig builds the hosts and runner of c's emulated aliases; nil when none.
 // The store is Redis when configured (every replica runs every batch, and a restart
-// resumes), else this process's (memory, chunks on disk).
-func emulatedFromConfig(c *config.Config, g *server.Gate, rs *redisstore.Store, log *slog.Logger) (*emulated, error) {
+// resumes), else the request log's database when logs.url is set (a restart resumes; on
+// PostgreSQL, every replica runs every batch), else this process's (memory, chunks on disk).
+func emulatedFromConfig(c *config.Config, g *server.Gate, rs *redisstore.Store, rl *requestLog, log *slog.Logger) (*emulated, error) {
 	rates := map[string]int{}
 	for name, a := range c.Models {
 		if a.Batch == "emulate" {
@@ -43,6 +46,8 @@ func emulatedFromConfig(c *config.Config, g *server.Gate, rs *redisstore.Store, 
 	e := &emulated{hosts: map[string]*batch.Host{}}
 	if rs != nil {
 		m = rs.Batches(retention)
+	} else if h, ok := logBatchHost(rl); ok {
+		m = logBatches{h.Batches(retention)}
 	} else {
 		mem, err := batch.NewMemory("")
 		if err != nil {
@@ -76,4 +81,41 @@ func (e *emulated) Close() error {
 		return nil
 	}
 	return e.store.Close()
+}
+
+// logBatchHost is the request log's store when it keeps batches (both SQL stores do).
+func logBatchHost(rl *requestLog) (logstore.BatchHost, bool) {
+	if rl == nil {
+		return nil, false
+	}
+	h, ok := rl.store.(logstore.BatchHost)
+	return h, ok
+}
+
+// objectState is where the files and batches wires record their objects' owners: the
+// wires' state st (Redis when configured), else the log's database when the log is on (a
+// restart forgets no owner: a batch that resumes is still its key's), else st (memory).
+func objectState(st dialect.State, rs *redisstore.Store, rl *requestLog) dialect.State {
+	if h, ok := logBatchHost(rl); ok && rs == nil {
+		st.Store = h.Batches(retention)
+	}
+	return st
+}
+
+// logBatches is the log database's store of batches as a batch.Store: logstore, below
+// batch, keeps its tally as logstore.BatchTally, field for field a batch.Tally.
+type logBatches struct{ *logstore.Batches }
+
+var (
+	_ batch.Store   = logBatches{}
+	_ dialect.Store = (*logstore.Batches)(nil)
+)
+
+func (l logBatches) Answer(ctx context.Context, id string, line int, result []byte, t batch.Tally) (bool, error) {
+	return l.Batches.Answer(ctx, id, line, result, logstore.BatchTally(t))
+}
+
+func (l logBatches) Tally(ctx context.Context, id string) (batch.Tally, error) {
+	t, err := l.Batches.Tally(ctx, id)
+	return batch.Tally(t), err
 }

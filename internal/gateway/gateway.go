@@ -70,14 +70,9 @@ func New(c *config.Config, log *slog.Logger) (*server.Server, error) {
 	if o.Guards, err = guardsFromConfig(c); err != nil { // parts.go
 		return nil, err
 	}
-	o.UI = uiFromConfig(c, rs, log)                    // ui.go
-	o.Cache = cacheFromConfig(c, rs)                   // parts.go
-	o.State = stateFromConfig(c, rs)                   // state.go
-	em, err := emulatedFromConfig(c, &o.Gate, rs, log) // batch.go: batch: emulate (issue 48)
-	if err != nil {
-		return nil, err
-	}
-	o.Objects = objectsFromConfig(c, &o, em.Host, log).Serve // objects.go: files and batches
+	o.UI = uiFromConfig(c, rs, log)  // ui.go
+	o.Cache = cacheFromConfig(c, rs) // parts.go
+	o.State = stateFromConfig(c, rs) // state.go
 	o.Health, o.Policies = health, map[string]server.Policy{}
 	// One affinity store for every chain (keys name the alias): in Redis, the fleet's.
 	var affinity fallback.Affinity = &fallback.AffinityMemory{}
@@ -134,6 +129,11 @@ func New(c *config.Config, log *slog.Logger) (*server.Server, error) {
 		o.Telemetry.Record, o.Admin.Logs = rl.Record, rl.store
 		o.Gate.Closer = closers{rl, o.Gate.Closer} // the log's last records first, then Redis
 	}
+	em, err := emulatedFromConfig(c, &o.Gate, rs, rl, log) // batch.go: batch: emulate (issue 48)
+	if err != nil {
+		return nil, err
+	}
+	o.Objects = objectsFromConfig(c, &o, objectState(o.State, rs, rl), em.Host, log).Serve // objects.go: files and batches
 	// A shadow call starts from a request's complete record, and ends before the log closes.
 	if m := shadowFromConfig(c, &o, o.Telemetry.Record, log); m != nil { // shadow.go (issue 49)
 		o.Telemetry.Record = tee(o.Telemetry.Record, m.Observe)

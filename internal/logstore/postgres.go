@@ -146,6 +146,7 @@ var pgSchema = [][]string{
 			END IF;
 		END $$`,
 	},
+	batchDDL("bigint", "bytea"), // the emulated batches (batches.go, issue 48), shared by the fleet
 }
 
 // pgText is the text ?q= searches, as its index holds it: the request and the answer, a line
@@ -492,7 +493,7 @@ func (s *pgStore) Retain(ctx context.Context, now time.Time) error {
 			return fmt.Errorf("logstore: postgres rollup retention: %w", err)
 		}
 	}
-	return nil
+	return s.sweepBatches(ctx)
 }
 
 func (s *pgStore) Close() error { return s.db.Close() }

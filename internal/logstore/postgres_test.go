@@ -71,7 +71,7 @@ func TestPostgres(t *testing.T) {
 			}
 			defer stores[i].Close()
 		}
-		if v := pgRows(t, stores[0], "SELECT version::text FROM sluice_logs_schema ORDER BY 1"); !slices.Equal(v, pgVersions()) {
+		if v := pgRows(t, stores[0], "SELECT s.version::text FROM sluice_logs_schema s ORDER BY s.version"); !slices.Equal(v, pgVersions()) {
 			t.Errorf("got schema versions %v, want %v (each migration once)", v, pgVersions())
 		}
 		today := day(time.Now())
@@ -133,7 +133,7 @@ func TestPostgres(t *testing.T) {
 				w.tokensIn, w.tokensOut, w.costUSD, w.firstTokenMS, oldDoc(w), w.req, w.ans, w.capN, w.trunc, w.team)
 		}
 		st := mustOpen(t, url, 0)
-		if v := pgRows(t, st, "SELECT version::text FROM sluice_logs_schema ORDER BY 1"); !slices.Equal(v, pgVersions()) {
+		if v := pgRows(t, st, "SELECT s.version::text FROM sluice_logs_schema s ORDER BY s.version"); !slices.Equal(v, pgVersions()) {
 			t.Errorf("got schema versions %v, want %v", v, pgVersions())
 		}
 		if n := count(t, st); n != len(set) {

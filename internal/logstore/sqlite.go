@@ -148,6 +148,8 @@ var sqliteSchema = []string{
 	END;`,
 	// 9: the daily rollups (rollup.go, issue 50), filled from the hourly ones.
 	rollupDDL(daily, "INTEGER", "REAL") + ";\n" + dailyFill(),
+	// 10: the emulated batches (batches.go, issue 48): without Redis, they outlive a restart.
+	strings.Join(batchDDL("INTEGER", "BLOB"), ";\n"),
 }
 
 type sqliteStore struct {
@@ -414,7 +416,7 @@ func (s *sqliteStore) Retain(ctx context.Context, now time.Time) error {
 			return err
 		}
 	}
-	return nil
+	return s.sweepBatches(ctx)
 }
 
 func (s *sqliteStore) Close() error {

@@ -36,6 +36,7 @@ var suite = []struct {
 	{"Audit", testAudit}, // audit_test.go
 	{"RequestIDs", testRequestIDs},
 	{"ContentRetention", testContentRetention}, // rollup_test.go
+	{"Batches", testBatches},                   // batches_test.go
 }
 
 func TestSuite(t *testing.T) {
