@@ -77,6 +77,9 @@ func New(c *config.Config, log *slog.Logger) (*server.Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	if em != nil {
+		em.runner.Budgets = o.Usage.Budgets // an ended batch's budget holds go
+	}
 	o.Objects = objectsFromConfig(c, &o, em.Host, log).Serve // objects.go: files and batches
 	o.Health, o.Policies = health, map[string]server.Policy{}
 	// One affinity store for every chain (keys name the alias): in Redis, the fleet's.
