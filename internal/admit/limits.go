@@ -244,21 +244,72 @@ func (p *Policy) reserveBudgets(ctx context.Context, scs []scope, amount int64, 
 			continue
 		}
 		r := usage.NewReservation(sc.log, sc.budget, amount, now)
+		for _, h := range usage.HoldsOf(ctx) {
+			if h.Key == sc.log {
+				r.Within = h.ID
+			}
+		}
 		v, err := p.Budgets.Reserve(ctx, r)
 		if err != nil || !v.OK {
 			for _, h := range held {
 				_ = p.Budgets.Settle(ctx, h, 0)
 			}
-			if err != nil {
-				return nil, &llm.Error{Kind: llm.Unavailable, Status: http.StatusServiceUnavailable, Code: "redis_unavailable",
-					Type: "server_error", Message: "The gateway cannot reach its shared state (Redis) to check the key's budget, " +
-						"and is configured to refuse requests meanwhile (redis.on_failure: closed). Retry shortly."}
-			}
-			return nil, exceeded(sc, v)
+			return nil, refusal(sc, v, err)
 		}
 		held = append(held, r)
 	}
 	return held, nil
+}
+
+// refusal is the error of a budget's refusal v of sc, or of err, a store that could not
+// decide.
+func refusal(sc scope, v usage.Verdict, err error) error {
+	if err != nil {
+		return &llm.Error{Kind: llm.Unavailable, Status: http.StatusServiceUnavailable, Code: "redis_unavailable",
+			Type: "server_error", Message: "The gateway cannot reach its shared state (Redis) to check the key's budget, " +
+				"and is configured to refuse requests meanwhile (redis.on_failure: closed). Retry shortly."}
+	}
+	return exceeded(sc, v)
+}
+
+// HoldBudget holds what a batch of chain may cost (Estimate) against the budgets of key and
+// of its team (nil: none), until until: the batch is refused (429 budget_exceeded) unless
+// its whole estimate fits in what each has left, holds included. The holds outlive the
+// request: the caller keeps them with the batch and releases them (ReleaseBudget) once its
+// charges are in. None when neither has a budget.
+func (p *Policy) HoldBudget(ctx context.Context, key *auth.Key, team *auth.Team, chain *fallback.Chain, req *llm.Request,
+	bodyLen int, until time.Time) ([]usage.Hold, error) {
+	if !p.Budgeted(key, team) {
+		return nil, nil
+	}
+	amount := p.Estimate(chain, req, bodyLen)
+	var held []usage.Hold
+	for _, sc := range scopes(key, team) {
+		if sc.budget == (usage.Budget{}) {
+			continue
+		}
+		h := usage.NewHold(sc.log, sc.budget, amount, until)
+		if len(held) > 0 {
+			h.ID = held[0].ID // one batch, one ID: each budget's hold is told by its key
+		}
+		v, err := p.Budgets.Hold(ctx, h)
+		if err != nil || !v.OK {
+			p.ReleaseBudget(ctx, held)
+			return nil, refusal(sc, v, err)
+		}
+		held = append(held, h)
+	}
+	return held, nil
+}
+
+// ReleaseBudget ends holds (HoldBudget's): what they keep weighs on the budgets no more.
+func (p *Policy) ReleaseBudget(ctx context.Context, holds []usage.Hold) {
+	if p.Budgets == nil {
+		return
+	}
+	for _, h := range holds {
+		_ = p.Budgets.Release(ctx, h)
+	}
 }
 
 // Estimate is what a round may cost, in nano-USD: the prompt at about four bytes a token of

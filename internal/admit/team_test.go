@@ -125,3 +125,43 @@ func TestTeamRounds(t *testing.T) {
 		}
 	}
 }
+
+// A batch's hold must fit whole in the team's budget and in the key's; when the key's
+// refuses, the team's hold is released, so the team's budget holds exactly what was
+// admitted (issue 48).
+func TestTeamHolds(t *testing.T) {
+	ctx := t.Context()
+	team := &auth.Team{Name: "batchers", Models: []string{"*"}, DailyUSD: 0.01}
+	p := teamPolicy(t, team)
+	p.Prices = usage.NewPrices(map[string]usage.Price{"p/m": {Input: 2}})
+	small := &auth.Key{ID: "ks", Name: "small", Models: []string{"*"}, Team: team.Name, DailyUSD: 0.001}
+	big := &auth.Key{ID: "kb", Name: "big", Models: []string{"*"}, Team: team.Name}
+	chain := &fallback.Chain{Alias: "m", Targets: []fallback.Target{{Name: "p/m", Model: "m"}}}
+	until := time.Now().Add(time.Hour)
+	// 2,000 bytes: 500 tokens at $2 per million, 1,000,000 nano-USD: the small key's whole day.
+	hs, err := p.HoldBudget(ctx, small, team, chain, nil, 2000, until)
+	if err != nil || len(hs) != 2 || hs[0].ID != hs[1].ID || hs[0].Key != team.Scope() || hs[1].Key != small.ID {
+		t.Fatalf("hold: %+v, %v; want the team's and the key's, one ID", hs, err)
+	}
+	if _, err := p.HoldBudget(ctx, small, team, chain, nil, 4, until); !strings.Contains(errText(err), "Key 'small' has used its budget") {
+		t.Fatalf("a second hold of the small key: %v, want its own budget's refusal", err)
+	}
+	spent := func(scope string) int64 {
+		v, _ := p.Budgets.Reserve(ctx, usage.NewReservation(scope, usage.Budget{Daily: 1}, 0, time.Now()))
+		return v.Spent
+	}
+	if got := spent(team.Scope()); got != 1_000_000 {
+		t.Errorf("the team holds %d nano-USD, want 1000000: the refused hold released", got)
+	}
+	// The team's budget: 10,000,000 nano-USD; 9,000,000 more fit, 9,000,002 do not.
+	if _, err := p.HoldBudget(ctx, big, team, chain, nil, 18004, until); !strings.Contains(errText(err), "Team 'batchers' has used its budget") {
+		t.Errorf("a hold past the team's budget: %v, want the team's refusal", err)
+	}
+	if _, err := p.HoldBudget(ctx, big, team, chain, nil, 18000, until); err != nil {
+		t.Errorf("a hold that fits the team's budget: %v", err)
+	}
+	p.ReleaseBudget(ctx, hs)
+	if got := spent(team.Scope()); got != 9_000_000 {
+		t.Errorf("after the release the team holds %d nano-USD, want 9000000", got)
+	}
+}

@@ -122,6 +122,18 @@ func (t *Ticket) ReserveBudget(ctx context.Context, chain *fallback.Chain, req *
 	return err
 }
 
+// HoldBudget holds the estimated cost of a batch of chain, until until, against the
+// budgets of the key and its team (Policy.HoldBudget): the holds outlive the ticket, which
+// does not settle them. req is nil for a batch whose input is estimated from its bytes.
+func (t *Ticket) HoldBudget(ctx context.Context, chain *fallback.Chain, req *llm.Request, bodyLen int, until time.Time) ([]usage.Hold, error) {
+	return t.p.HoldBudget(ctx, t.key, t.team, chain, req, bodyLen, until)
+}
+
+// ReleaseBudget ends holds a ticket took (Policy.ReleaseBudget).
+func (t *Ticket) ReleaseBudget(ctx context.Context, holds []usage.Hold) {
+	t.p.ReleaseBudget(ctx, holds)
+}
+
 // outTokens is the answer's max tokens a request asks for (0: not given).
 func outTokens(r *llm.Request) int {
 	switch {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sluice-gw/sluice/internal/auth"
 	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/usage"
 )
 
 // DefaultMaxBytes bounds an upload when the host sets no limit: OpenAI's limit of a batch
@@ -263,6 +264,7 @@ type createBody struct {
 }
 
 // create records a batch, validating: the runner validates its input file and runs it.
+// The budget holds ctx carries (usage.WithHolds) are the batch's.
 func (h *Host) create(ctx context.Context, call llm.ObjectCall) (*llm.ObjectAnswer, error) {
 	if call.Body == nil {
 		return nil, invalid("", "We could not parse the JSON body of your request.")
@@ -305,7 +307,7 @@ func (h *Host) create(ctx context.Context, call llm.ObjectCall) (*llm.ObjectAnsw
 	}
 	now := h.now().Unix()
 	expires := now + 24*3600
-	b := batchRec{Owner: owner(ctx), Alias: h.Alias, Batch: batchObject{ID: newID("batch_"), Object: "batch", Endpoint: q.Endpoint,
+	b := batchRec{Owner: owner(ctx), Alias: h.Alias, Holds: usage.HoldsOf(ctx), Batch: batchObject{ID: newID("batch_"), Object: "batch", Endpoint: q.Endpoint,
 		InputFileID: q.InputFileID, CompletionWindow: q.CompletionWindow, Status: "validating", CreatedAt: now,
 		ExpiresAt: &expires, Metadata: meta}}
 	rec, err := json.Marshal(&b)

@@ -135,6 +135,7 @@ func (r *Runner) validate(ctx context.Context, b *batchRec) error {
 
 // fail ends batch b as failed with the validation errors errs.
 func (r *Runner) fail(ctx context.Context, b *batchRec, errs []batchError) error {
+	r.release(ctx, b) // no line ran: before the status says so
 	_, ok, err := update(ctx, r.Store, b.Batch.ID, func(c *batchRec) error {
 		if c.Batch.Status != "validating" || c.Lease != b.Lease {
 			return errChanged
@@ -153,7 +154,8 @@ func (r *Runner) fail(ctx context.Context, b *batchRec, errs []batchError) error
 var errStopped = errors.New("the batch no longer runs")
 
 // runPart runs the lines of part n of batch b that have no result yet, holding its lease
-// meanwhile (hold), and finishes it. Each line is looked up just before it runs: one
+// meanwhile (hold), and finishes it. Each line's request is within the batch's budget
+// holds (usage.WithHolds): it passes while they keep some, and its cost is drawn from them. Each line is looked up just before it runs: one
 // answered meanwhile (by a runner that held the part before, its lease lapsed) is skipped.
 func (r *Runner) runPart(ctx context.Context, b *batchRec, n int, p part) error {
 	id := b.Batch.ID
@@ -172,7 +174,7 @@ func (r *Runner) runPart(ctx context.Context, b *batchRec, n int, p part) error 
 		if err := r.wait(ctx, b.Alias); err != nil {
 			return err
 		}
-		res, t, err := r.dispatch(ctx, key, id+":"+strconv.Itoa(i), raw)
+		res, t, err := r.dispatch(usage.WithHolds(ctx, b.Holds), key, id+":"+strconv.Itoa(i), raw)
 		if err != nil {
 			return err
 		}
@@ -406,6 +408,7 @@ func (r *Runner) finalize(ctx context.Context, b *batchRec) error {
 		drop()
 		return err
 	}
+	r.release(ctx, b) // the lines' charges are in: before the status says so
 	now := r.now().Unix()
 	var outID, badID *string
 	for _, w := range []*chunkWriter{out, bad} {

@@ -10,6 +10,7 @@ import (
 	"net/http"
 
 	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/usage"
 )
 
 // fileObject is OpenAI's file object, as GET /v1/files/{id} answers it.
@@ -97,6 +98,10 @@ type batchRec struct {
 	// finalizing, cancelling); Final is the status finalizing ends in.
 	Lease int64  `json:"lease,omitempty"`
 	Final string `json:"final,omitempty"`
+	// Holds are what the batch holds of its key's and team's budgets (usage.Hold, taken at
+	// its creation, given with the creation's context): its lines run within them, and
+	// they are released when it ends (Runner.Budgets).
+	Holds []usage.Hold `json:"holds,omitempty"`
 }
 
 // part is a run of lines of the input file: its first line's index, and its bytes.

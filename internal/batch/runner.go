@@ -13,6 +13,7 @@ import (
 	"github.com/sluice-gw/sluice/internal/auth"
 	"github.com/sluice-gw/sluice/internal/limit"
 	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/usage"
 )
 
 // Defaults of a Runner.
@@ -41,6 +42,9 @@ type Runner struct {
 	// Limiter holds each alias to its Rate across the replicas that share it (nil: a
 	// limiter of this process).
 	Limiter limit.Limiter
+	// Budgets releases a batch's budget holds when it ends (nil: none are released; they
+	// end at their Until).
+	Budgets usage.Budgets
 	// Rate is the lines per second of an alias (0: DefaultRate).
 	Rate func(alias string) int
 	// Workers is how many parts this replica runs at once (0: DefaultWorkers).
@@ -145,6 +149,7 @@ func (r *Runner) step(ctx context.Context, id string) error {
 	switch st := b.Batch.Status; {
 	case terminal(st):
 		r.forget(id)
+		r.release(ctx, &b)
 		return r.Store.Unindex(ctx, "active", id)
 	case (st == "validating" || st == "in_progress") && b.Batch.ExpiresAt != nil && now >= *b.Batch.ExpiresAt:
 		if got, ok, err := r.take(ctx, id, st, "finalizing", "expired"); ok {
@@ -281,6 +286,18 @@ func (r *Runner) partsOf(ctx context.Context, id string) ([]part, error) {
 	r.parts[id] = p
 	r.mu.Unlock()
 	return p, nil
+}
+
+// release ends the budget holds of b, which ended: its lines were charged as they ran.
+func (r *Runner) release(ctx context.Context, b *batchRec) {
+	if r.Budgets == nil {
+		return
+	}
+	for _, h := range b.Holds {
+		if err := r.Budgets.Release(context.WithoutCancel(ctx), h); err != nil {
+			r.Log.Warn("batches: releasing a budget hold", "batch", b.Batch.ID, "err", err)
+		}
+	}
 }
 
 // forget drops what the runner keeps of a batch that ended.

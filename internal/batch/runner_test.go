@@ -97,8 +97,9 @@ func (u *upstream) callsOf(msg string) int {
 	return u.calls[msg]
 }
 
-// runner is a runner of s through h, polling fast, stopped at cleanup.
-func runner(t *testing.T, s batch.Store, h http.Handler, lease time.Duration) *batch.Runner {
+// runner is a runner of s through h, polling fast, stopped at cleanup; with sets more of
+// it before it starts.
+func runner(t *testing.T, s batch.Store, h http.Handler, lease time.Duration, with ...func(*batch.Runner)) *batch.Runner {
 	r := &batch.Runner{Store: s, Poll: 5 * time.Millisecond, Lease: lease, Workers: 3,
 		Rate: func(string) int { return 1000 },
 		Key: func(_ context.Context, id string) (*auth.Key, error) {
@@ -109,6 +110,9 @@ func runner(t *testing.T, s batch.Store, h http.Handler, lease time.Duration) *b
 			}
 			return nil, auth.ErrNotFound
 		}}
+	for _, w := range with {
+		w(r)
+	}
 	r.Start(h)
 	t.Cleanup(func() { r.Close() })
 	return r

@@ -133,6 +133,9 @@ func New(c *config.Config, log *slog.Logger) (*server.Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	if em != nil {
+		em.runner.Budgets = o.Usage.Budgets // an ended batch's budget holds go
+	}
 	o.Objects = objectsFromConfig(c, &o, objectState(o.State, rs, rl), em.Host, log).Serve // objects.go: files and batches
 	// A shadow call starts from a request's complete record, and ends before the log closes.
 	if m := shadowFromConfig(c, &o, o.Telemetry.Record, log); m != nil { // shadow.go (issue 49)

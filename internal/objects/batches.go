@@ -15,6 +15,7 @@ import (
 	"github.com/sluice-gw/sluice/internal/fallback"
 	"github.com/sluice-gw/sluice/internal/llm"
 	"github.com/sluice-gw/sluice/internal/reqbody"
+	"github.com/sluice-gw/sluice/internal/usage"
 )
 
 // maxCreate caps the JSON body of an OpenAI batch's creation (its input is a file).
@@ -58,46 +59,68 @@ func (s *Service) createBatch(ctx context.Context, c Call) error {
 	if h == nil {
 		return fileMissing(fid)
 	}
-	if err := s.admit(ctx, c, []string{file.Model}, file.Target, file.Bytes); err != nil {
+	holds, err := s.admit(ctx, c, []string{file.Model}, file.Target, file.Bytes, nil)
+	if err != nil {
 		return err
 	}
 	m["input_file_id"], _ = json.Marshal(up)
 	body, _ = json.Marshal(m)
-	a, err := h.Object(ctx, llm.ObjectCall{Method: http.MethodPost, Path: "batches", ContentType: "application/json",
-		Body: bytes.NewReader(body), Length: int64(len(body))})
-	if err != nil {
-		return upstreamError(err, fileMissing(fid))
-	}
 	owner := file
-	owner.Batch = ""
-	return s.relayJSON(ctx, c, a, rewriter{s: s, name: name, prefix: BatchPrefix, owner: owner, created: true, base: baseURL(c.R)})
+	owner.Batch, owner.Holds = "", holds
+	return s.create(ctx, c, h, "batches", bytes.NewReader(body), int64(len(body)),
+		rewriter{s: s, name: name, prefix: BatchPrefix, owner: owner, created: true, base: baseURL(c.R)}, fileMissing(fid))
+}
+
+// create makes a batch on host h (path, its body b of n bytes) and answers its object,
+// recorded as rw.owner's. The batch's budget holds (rw.owner.Holds) go with the call's
+// context to a host the gateway runs (batch.Host keeps them with its batch); they are
+// released when no batch was made (an error, the host's refusal).
+func (s *Service) create(ctx context.Context, c Call, h llm.ObjectHost, path string, b io.Reader, n int64, rw rewriter, missing error) error {
+	a, err := h.Object(usage.WithHolds(ctx, rw.owner.Holds), llm.ObjectCall{Method: http.MethodPost, Path: path,
+		ContentType: "application/json", Body: b, Length: n})
+	if err == nil {
+		rw.t = c.T
+		if err = s.relayJSON(ctx, c, a, rw); err == nil && a.Status < 300 {
+			return nil
+		}
+	}
+	c.T.ReleaseBudget(context.WithoutCancel(ctx), rw.owner.Holds)
+	if err != nil {
+		return upstreamError(err, missing)
+	}
+	return nil // the host's refusal, relayed
 }
 
 // admit admits a batch's creation or the read of its results: the key may use each of
-// models (its access and its team's), a request of its rate limits, and its budgets hold
-// the estimate of bytes of input at target's price (none when target is unknown), and
-// take what the request is charged when it settles.
-func (s *Service) admit(ctx context.Context, c Call, models []string, target string, bytes int64) error {
+// models (its access and its team's), a request of its rate limits, and its budgets. At
+// the creation (holds nil), the estimate of bytes of input at target's price (none when
+// target is unknown) is held against them until the batch's charges are in: the holds
+// returned. The read of a batch's results, whose holds are holds, is within them (it
+// passes while they keep some), and its charges are drawn from them when it settles.
+func (s *Service) admit(ctx context.Context, c Call, models []string, target string, bytes int64, holds []usage.Hold) ([]usage.Hold, error) {
 	if err := c.T.Admit(ctx, admit.Ask{Model: models[0], Embeddings: true}); err != nil { // Embeddings: no answer tokens to reserve
-		return err
+		return nil, err
 	}
 	if k := c.T.Key(); k != nil {
 		for _, m := range models[1:] {
 			if !k.Allows(m) {
-				return admit.NotAllowed(m)
+				return nil, admit.NotAllowed(m)
 			}
 			if t := c.T.Team(); t != nil && !t.Allows(m) {
-				return admit.TeamNotAllowed(t, m)
+				return nil, admit.TeamNotAllowed(t, m)
 			}
 		}
 	}
 	c.Rec.Model, c.Rec.Target = models[0], target
 	if target == "" {
-		return nil
+		return nil, nil
 	}
 	_, model, _ := strings.Cut(target, "/")
 	ch := &fallback.Chain{Alias: models[0], Targets: []fallback.Target{{Name: target, Model: model}}}
-	return c.T.ReserveBudget(ctx, ch, nil, int(min(bytes, 1<<40)))
+	if bytes == 0 { // a read
+		return nil, c.T.ReserveBudget(usage.WithHolds(ctx, holds), ch, nil, 0)
+	}
+	return c.T.HoldBudget(ctx, ch, nil, int(min(bytes, 1<<40)), time.Now().Add(s.records().ttl))
 }
 
 // createMsgBatch creates an Anthropic message batch on the host of its requests' model,
@@ -141,9 +164,6 @@ func (s *Service) createMsgBatch(ctx context.Context, c Call) error {
 	if err != nil {
 		return err
 	}
-	if err := s.admit(ctx, c, models, place.Target, n); err != nil {
-		return err
-	}
 	size, err := tmp.Seek(0, io.SeekCurrent)
 	if err == nil {
 		_, err = tmp.Seek(0, io.SeekStart)
@@ -151,14 +171,14 @@ func (s *Service) createMsgBatch(ctx context.Context, c Call) error {
 	if err != nil {
 		return &llm.Error{Kind: llm.Internal, Message: "cannot read the spooled batch", Err: err}
 	}
-	a, err := place.Host.Object(ctx, llm.ObjectCall{Method: http.MethodPost, Path: "messages/batches", ContentType: "application/json",
-		Body: tmp, Length: size})
+	holds, err := s.admit(ctx, c, models, place.Target, n, nil)
 	if err != nil {
 		return err
 	}
 	owner := s.owner(c, models[0], place.Target)
-	owner.Bytes = n
-	return s.relayJSON(ctx, c, a, rewriter{s: s, name: place.Name, prefix: MsgBatchPrefix, owner: owner, created: true, base: baseURL(c.R)})
+	owner.Bytes, owner.Holds = n, holds
+	return s.create(ctx, c, place.Host, "messages/batches", tmp, size,
+		rewriter{s: s, name: place.Name, prefix: MsgBatchPrefix, owner: owner, created: true, base: baseURL(c.R)}, nil)
 }
 
 // spoolRequests copies a message batch's body from r to w, request by request, each

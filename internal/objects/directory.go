@@ -30,13 +30,20 @@ type Directory struct {
 
 var _ Hosts = (*Directory)(nil)
 
-// For implements Hosts: the emulated host of an alias that has one (OpenAI's wire), else
+// For implements Hosts: the emulated host of an alias that has one (OpenAI's wire; its
+// target the alias's first, which prices the estimate of a batch), else
 // its first target whose provider keeps the objects of the wire, else the provider of a
 // "provider/model" when it keeps them.
 func (d *Directory) For(_ context.Context, model string, messages bool) (Place, error) {
 	if d.Emulated != nil && !messages {
 		if h, ok := d.Emulated(model); ok {
-			return Place{Name: EmulatePrefix + model, Host: h}, nil
+			p := Place{Name: EmulatePrefix + model, Host: h}
+			if d.Targets != nil {
+				if ts, ok := d.Targets(model); ok && len(ts) > 0 {
+					p.Target = ts[0] // its lines run through its chain: the estimate of a batch's budget hold
+				}
+			}
+			return p, nil
 		}
 	}
 	keeps := func(pn string) llm.ObjectHost {

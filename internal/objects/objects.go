@@ -195,7 +195,7 @@ func (s *Service) one(ctx context.Context, c Call, prefix, path, suffix string, 
 		return upstreamError(err, missing(c.In.Param("id")))
 	}
 	name, _, _ := Decode(prefix, c.In.Param("id"))
-	if err := s.relayJSON(ctx, c, a, rewriter{s: s, name: name, prefix: prefix, owner: rec, base: baseURL(c.R)}); err != nil {
+	if err := s.relayJSON(ctx, c, a, rewriter{s: s, name: name, prefix: prefix, owner: rec, base: baseURL(c.R), t: c.T}); err != nil {
 		return err
 	}
 	if c.In.Method == http.MethodDelete {
@@ -228,7 +228,7 @@ func (s *Service) list(ctx context.Context, c Call, prefix, path, def string) er
 		return upstreamError(err, nil)
 	}
 	c.Rec.Target = p.Name
-	return s.relayJSON(ctx, c, a, rewriter{s: s, name: p.Name, prefix: prefix, list: true, key: c.In.Key, base: baseURL(c.R)})
+	return s.relayJSON(ctx, c, a, rewriter{s: s, name: p.Name, prefix: prefix, list: true, key: c.In.Key, base: baseURL(c.R), t: c.T})
 }
 
 // modelOf is the model a request names for its objects' host: its query's model, its

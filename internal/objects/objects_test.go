@@ -63,6 +63,12 @@ type answer struct {
 // call serves a request of route (its :id id) by key with body of type ctype.
 func call(t *testing.T, s *Service, key *auth.Key, method, route, id string, body io.Reader, ctype string) answer {
 	t.Helper()
+	return callWith(t, policy, s, key, method, route, id, body, ctype)
+}
+
+// callWith is call, admitted by p.
+func callWith(t *testing.T, p *admit.Policy, s *Service, key *auth.Key, method, route, id string, body io.Reader, ctype string) answer {
+	t.Helper()
 	path := strings.Replace(route, ":id", id, 1) // route may end in ?query
 	route, _, _ = strings.Cut(route, "?")
 	r := httptest.NewRequest(method, "http://gw.test"+path, body)
@@ -84,7 +90,7 @@ func call(t *testing.T, s *Service, key *auth.Key, method, route, id string, bod
 		w.Write(b)
 		return nil
 	}
-	if err := s.Serve(w, r, func(string) string { return id }, route, key, rec, policy, reject); err != nil {
+	if err := s.Serve(w, r, func(string) string { return id }, route, key, rec, p, reject); err != nil {
 		t.Fatal(err)
 	}
 	return answer{w.Code, w.Body.String(), w.Header(), rec}

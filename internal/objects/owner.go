@@ -8,6 +8,7 @@ import (
 
 	"github.com/sluice-gw/sluice/internal/dialect"
 	"github.com/sluice-gw/sluice/internal/llm"
+	"github.com/sluice-gw/sluice/internal/usage"
 )
 
 // Record is what the gateway keeps of an object it passed through (dialect.Store, under
@@ -22,6 +23,10 @@ type Record struct {
 	Bytes  int64  `json:"b,omitempty"` // a file's size, a batch's estimate
 	// Batch is the client id of the batch whose output or error file this is ("": none).
 	Batch string `json:"o,omitempty"`
+	// Holds are what a batch holds of its key's and team's budgets from its creation until
+	// its charges are in (docs/files-batches.md, "Budgets"); its output file's record has
+	// them too, since reading it is what charges the batch.
+	Holds []usage.Hold `json:"h,omitempty"`
 }
 
 // records keeps the Records in a dialect.Store, for ttl.

@@ -21,7 +21,7 @@ func (s *Service) content(ctx context.Context, c Call) error {
 		return err
 	}
 	if rec.Batch != "" {
-		if err := s.admit(ctx, c, []string{rec.Model}, rec.Target, 0); err != nil {
+		if _, err := s.admit(ctx, c, []string{rec.Model}, rec.Target, 0, rec.Holds); err != nil {
 			return err
 		}
 	}
@@ -47,7 +47,7 @@ func (s *Service) results(ctx context.Context, c Call) error {
 	if err != nil {
 		return err
 	}
-	if err := s.admit(ctx, c, []string{rec.Model}, rec.Target, 0); err != nil {
+	if _, err := s.admit(ctx, c, []string{rec.Model}, rec.Target, 0, rec.Holds); err != nil {
 		return err
 	}
 	a, err := h.Object(ctx, llm.ObjectCall{Method: http.MethodGet, Path: "messages/batches/" + up + "/results"})
@@ -63,7 +63,9 @@ func (s *Service) results(ctx context.Context, c Call) error {
 // account streams a's results (JSONL, OpenAI's output file or Anthropic's results) to the
 // client line by line and charges each result's usage to the request, at the batch price
 // of the host name serving the result's model: once per result (its batch and
-// custom_id), whoever reads it and however often (records.settle).
+// custom_id), whoever reads it and however often (records.settle). Results read whole
+// are the batch's last charges: its budget holds go (what the request charged still
+// reaches the budgets when it settles).
 func (s *Service) account(ctx context.Context, c Call, a *llm.ObjectAnswer, rec Record, name string, anthropic bool) {
 	defer a.Body.Close()
 	c.W.Header().Set("Content-Type", a.ContentType)
@@ -83,6 +85,9 @@ func (s *Service) account(ctx context.Context, c Call, a *llm.ObjectAnswer, rec 
 			}
 		}
 		if err != nil {
+			if err == io.EOF && a.Status < 300 {
+				c.T.ReleaseBudget(context.WithoutCancel(ctx), rec.Holds)
+			}
 			break
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/sluice-gw/sluice/internal/admit"
 	"github.com/sluice-gw/sluice/internal/llm"
 )
 
@@ -25,6 +26,9 @@ type rewriter struct {
 	key   string
 	// created: the answer is of an object the call made, recorded as owner's.
 	created bool
+	// t, when set, releases the budget holds of a batch the answer shows ended with nothing
+	// left to charge (ended).
+	t *admit.Ticket
 }
 
 // rewrite is b, the host's answer, with the gateway's ids.
@@ -78,6 +82,9 @@ func (rw rewriter) object(ctx context.Context, o map[string]json.RawMessage, own
 			}
 		}
 	}
+	if rw.t != nil && len(owner.Holds) > 0 && rw.prefix != FilePrefix && ended(o) {
+		rw.t.ReleaseBudget(context.WithoutCancel(ctx), owner.Holds)
+	}
 	if _, ok := o["results_url"]; ok && id != "" && string(o["results_url"]) != "null" {
 		o["results_url"], _ = json.Marshal(rw.base + "/v1/messages/batches/" + id + "/results")
 	}
@@ -92,12 +99,35 @@ func (rw rewriter) object(ctx context.Context, o map[string]json.RawMessage, own
 			if !strings.HasPrefix(rw.name, EmulatePrefix) { // an emulated line was accounted as it ran
 				out.Batch = id
 			}
+			if k != "output_file_id" || out.Batch == "" {
+				out.Holds = nil // reading it charges nothing
+			}
 			if err := rw.s.records().put(ctx, fid, out); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// ended reports whether o, a batch (OpenAI's or Anthropic's), ended with nothing left to
+// charge: its holds can go. One with an output file or succeeded results is charged as
+// they are read, and its holds go once they were read whole (Service.account).
+func ended(o map[string]json.RawMessage) bool {
+	var st string
+	if json.Unmarshal(o["status"], &st) == nil {
+		switch st {
+		case "completed", "failed", "expired", "cancelled":
+			var out *string
+			return json.Unmarshal(o["output_file_id"], &out) == nil && out == nil
+		}
+		return false
+	}
+	var n *struct {
+		Succeeded int64 `json:"succeeded"`
+	}
+	return json.Unmarshal(o["processing_status"], &st) == nil && st == "ended" &&
+		json.Unmarshal(o["request_counts"], &n) == nil && n != nil && n.Succeeded == 0
 }
 
 // id is the gateway's id, with prefix, of raw, a JSON string of the host's id ("": none).

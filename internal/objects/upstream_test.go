@@ -24,6 +24,7 @@ type fakeAPI struct {
 	meta    map[string]string // id: the file object's JSON
 	batches map[string]string
 	models  []string // the models of the message batches' requests, as received
+	usage   string   // the usage of each result line (OpenAI's); "": 1000 tokens in, 1000 out
 }
 
 func newFake(t *testing.T) (*fakeAPI, *httptest.Server) {
@@ -110,20 +111,33 @@ func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.n++
 		id, out := fmt.Sprintf("batch_u%d", f.n), fmt.Sprintf("file-out%d", f.n)
 		var lines strings.Builder
+		u := f.usage
+		if u == "" {
+			u = `{"prompt_tokens":1000,"completion_tokens":1000,"total_tokens":2000}`
+		}
 		for i := range strings.Count(in, "\n") {
-			fmt.Fprintf(&lines, `{"id":"batch_req_%d","custom_id":"r%d","response":{"status_code":200,"body":{"model":"gpt-4o-mini","usage":{"prompt_tokens":1000,"completion_tokens":1000,"total_tokens":2000}}},"error":null}`+"\n", i, i)
+			fmt.Fprintf(&lines, `{"id":"batch_req_%d","custom_id":"r%d","response":{"status_code":200,"body":{"model":"gpt-4o-mini","usage":%s}},"error":null}`+"\n", i, i, u)
 		}
 		f.files[out] = lines.String()
 		f.meta[out] = fmt.Sprintf(`{"id":%q,"object":"file","purpose":"batch_output"}`, out)
 		f.batches[id] = fmt.Sprintf(`{"id":%q,"object":"batch","status":"completed","input_file_id":%q,"output_file_id":%q,"error_file_id":null}`, id, b.Input, out)
 		io.WriteString(w, f.batches[id])
 	case strings.HasPrefix(p, "batches/"):
-		id, _, _ := strings.Cut(strings.TrimPrefix(p, "batches/"), "/")
-		if b, ok := f.batches[id]; ok {
+		id, rest, _ := strings.Cut(strings.TrimPrefix(p, "batches/"), "/")
+		b, ok := f.batches[id]
+		switch {
+		case !ok:
+			f.missing(w)
+		case rest == "cancel": // cancelled at once, before any result
+			var m map[string]any
+			json.Unmarshal([]byte(b), &m)
+			m["status"], m["output_file_id"] = "cancelled", nil
+			nb, _ := json.Marshal(m)
+			f.batches[id] = string(nb)
+			w.Write(nb)
+		default:
 			io.WriteString(w, b)
-			return
 		}
-		f.missing(w)
 	case r.Method == "POST" && p == "messages/batches":
 		var b struct {
 			Requests []struct {

@@ -60,7 +60,8 @@ func (m *Meter) charge(p Price, target string, u llm.Usage) {
 
 // Settle replaces the request's reservations with its real cost: the first of each budget
 // (a key's, its team's) takes the whole cost, the others nothing, so each budget's
-// counters end holding exactly the cost. A failure is the budgets' to count and log.
+// counters end holding exactly the cost; a reservation taken within a hold draws that cost
+// from it. A failure is the budgets' to count and log.
 func (m *Meter) Settle(ctx context.Context, b Budgets) {
 	var charged []string // a request holds one or two budgets: no map
 	for _, r := range m.Held {
@@ -70,6 +71,9 @@ func (m *Meter) Settle(ctx context.Context, b Budgets) {
 			charged = append(charged, r.Key)
 		}
 		_ = b.Settle(ctx, r, cost)
+		if r.Within != "" && cost > 0 {
+			_ = b.Draw(ctx, Hold{ID: r.Within, Key: r.Key}, r.ID, cost)
+		}
 	}
 }
 

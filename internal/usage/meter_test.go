@@ -9,8 +9,11 @@ import (
 	"github.com/sluice-gw/sluice/internal/llm"
 )
 
-// settles records what Settle was asked.
-type settles struct{ got []int64 }
+// settles records what Settle was asked; its holds are MemoryBudgets'.
+type settles struct {
+	MemoryBudgets
+	got []int64
+}
 
 func (s *settles) Reserve(context.Context, Reservation) (Verdict, error) {
 	return Verdict{OK: true}, nil
