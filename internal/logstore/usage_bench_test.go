@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -91,16 +92,23 @@ func benchUsage(b *testing.B, st Store, n int) {
 		{"24h-by-hour", UsageQuery{From: now.Truncate(time.Hour).Add(-23 * time.Hour), To: now.Truncate(time.Hour).Add(time.Hour), Bucket: Hour}},
 	} {
 		for _, records := range []bool{false, true} {
+			if records && os.Getenv("SLUICE_BENCH_ROLLUPS_ONLY") != "" {
+				continue // the records alone take minutes at 10 M
+			}
 			name := c.name + "/rollups"
 			if records {
 				name = c.name + "/records"
 			}
 			b.Run(name, func(b *testing.B) {
+				var took []time.Duration
 				for b.Loop() {
+					t0 := time.Now()
 					if _, err := s.usage(ctx, c.q, records); err != nil {
 						b.Fatal(err)
 					}
+					took = append(took, time.Since(t0))
 				}
+				reportP50(b, took)
 				explain(b, s, func() (string, []any) { return s.usageSQL(c.q, records) })
 			})
 		}
@@ -121,13 +129,17 @@ func benchUsage(b *testing.B, st Store, n int) {
 		{"24h-by-status", func(int) Filter { f := day24; f.Status = 502; return f }},
 	} {
 		b.Run(c.name, func(b *testing.B) {
+			var took []time.Duration
 			i := 0
 			for b.Loop() {
+				t0 := time.Now()
 				if _, err := st.Query(ctx, c.f(i)); err != nil {
 					b.Fatal(err)
 				}
+				took = append(took, time.Since(t0))
 				i++
 			}
+			reportP50(b, took)
 			explain(b, s, func() (string, []any) { q, list, _ := s.pageSQL(c.f(i)); return q, list })
 		})
 	}
@@ -145,4 +157,11 @@ func explain(b *testing.B, s *sqlStore, query func() (string, []any)) {
 		how = "EXPLAIN (ANALYZE, BUFFERS) "
 	}
 	b.Log(how + "\n" + strings.Join(printRows(b, s.db, how+q, list...), "\n"))
+}
+
+// reportP50 reports the median of the iterations' times (the targets are medians;
+// ns/op is their mean).
+func reportP50(b *testing.B, took []time.Duration) {
+	slices.Sort(took)
+	b.ReportMetric(float64(took[len(took)/2])/float64(time.Millisecond), "p50-ms")
 }
