@@ -2,6 +2,7 @@ package logstore
 
 import (
 	"context"
+	"database/sql"
 	"database/sql/driver"
 	"errors"
 	"fmt"
@@ -353,35 +354,7 @@ func (s *pgStore) Write(ctx context.Context, rs []Record) error {
 	if err != nil {
 		return err
 	}
-	n := len(rows)
-	// The text columns share one backing array, as do the others of a type.
-	strs := make([]string, 14*n)
-	col := func(i int) []string { return strs[i*n : (i+1)*n : (i+1)*n] }
-	ids, keyIDs, keyNames, metas, aliases, targets, kinds := col(0), col(1), col(2), col(3), col(4), col(5), col(6)
-	caches, docs, reqs, anss, teams, affs, rids := col(7), col(8), col(9), col(10), col(11), col(12), col(13)
-	ints := make([]int32, 2*n)
-	statuses, caps := ints[:n:n], ints[n:]
-	bigs := make([]int64, 4*n)
-	tin, tout, cread, cwrite := bigs[:n:n], bigs[n:2*n:2*n], bigs[2*n:3*n:3*n], bigs[3*n:]
-	floats := make([]float64, 3*n)
-	costs, ftms, saved := floats[:n:n], floats[n:2*n:2*n], floats[2*n:]
-	bools := make([]bool, 2*n)
-	streams, truncs := bools[:n:n], bools[n:]
-	times := make([]time.Time, n)
-	var days []time.Time
-	for i, w := range rows {
-		ids[i], times[i], keyIDs[i], keyNames[i], metas[i], aliases[i], targets[i] = w.id, w.time, w.keyID, w.keyName, w.keyMeta, w.alias, w.target
-		statuses[i], kinds[i], streams[i], caches[i], tin[i], tout[i] = int32(w.status), w.kind, w.stream, w.cache, int64(w.tokensIn), int64(w.tokensOut)
-		costs[i], ftms[i], docs[i], teams[i] = w.costUSD, w.firstTokenMS, w.doc, w.team
-		cread[i], cwrite[i], saved[i], affs[i], rids[i] = int64(w.cacheRead), int64(w.cacheWrite), w.savedUSD, w.affinity, w.requestID
-		caps[i] = noContent
-		if w.capN != nil {
-			reqs[i], anss[i], caps[i], truncs[i] = *w.req, *w.ans, int32(*w.capN), *w.trunc
-		}
-		if d := day(w.time); !containsDay(days, d) {
-			days = append(days, d)
-		}
-	}
+	cols, days := pgColumns(rows)
 	insert := func() error {
 		if err := s.ensure(ctx, days); err != nil {
 			return err
@@ -391,13 +364,8 @@ func (s *pgStore) Write(ctx context.Context, rs []Record) error {
 			return err
 		}
 		defer tx.Rollback()
-		res, err := tx.QueryContext(ctx, pgInsert, ids, times, keyIDs, keyNames, metas, aliases, targets, statuses,
-			kinds, streams, caches, tin, tout, costs, ftms, docs, reqs, anss, caps, truncs, teams, cread, cwrite, saved, affs, rids)
-		if err != nil {
-			return err
-		}
-		inserted := make(map[string]bool, n)
-		if err := scanIDs(res, inserted); err != nil {
+		inserted := make(map[string]bool, len(rows))
+		if err := pgInsertRows(ctx, tx, cols, inserted); err != nil {
 			return err
 		}
 		if err := addRollups(ctx, tx, rollupsOf(rows, inserted), true); err != nil {
@@ -418,6 +386,52 @@ func (s *pgStore) Write(ctx context.Context, rs []Record) error {
 		return fmt.Errorf("logstore: postgres write: %w", err)
 	}
 	return nil
+}
+
+// pgColumns are rows as pgInsert's arguments, one array a column, and the days they fall
+// on (whose partitions must exist).
+func pgColumns(rows []row) (cols []any, days []time.Time) {
+	n := len(rows)
+	// The text columns share one backing array, as do the others of a type.
+	strs := make([]string, 14*n)
+	col := func(i int) []string { return strs[i*n : (i+1)*n : (i+1)*n] }
+	ids, keyIDs, keyNames, metas, aliases, targets, kinds := col(0), col(1), col(2), col(3), col(4), col(5), col(6)
+	caches, docs, reqs, anss, teams, affs, rids := col(7), col(8), col(9), col(10), col(11), col(12), col(13)
+	ints := make([]int32, 2*n)
+	statuses, caps := ints[:n:n], ints[n:]
+	bigs := make([]int64, 4*n)
+	tin, tout, cread, cwrite := bigs[:n:n], bigs[n:2*n:2*n], bigs[2*n:3*n:3*n], bigs[3*n:]
+	floats := make([]float64, 3*n)
+	costs, ftms, saved := floats[:n:n], floats[n:2*n:2*n], floats[2*n:]
+	bools := make([]bool, 2*n)
+	streams, truncs := bools[:n:n], bools[n:]
+	times := make([]time.Time, n)
+	for i, w := range rows {
+		ids[i], times[i], keyIDs[i], keyNames[i], metas[i], aliases[i], targets[i] = w.id, w.time, w.keyID, w.keyName, w.keyMeta, w.alias, w.target
+		statuses[i], kinds[i], streams[i], caches[i], tin[i], tout[i] = int32(w.status), w.kind, w.stream, w.cache, int64(w.tokensIn), int64(w.tokensOut)
+		costs[i], ftms[i], docs[i], teams[i] = w.costUSD, w.firstTokenMS, w.doc, w.team
+		cread[i], cwrite[i], saved[i], affs[i], rids[i] = int64(w.cacheRead), int64(w.cacheWrite), w.savedUSD, w.affinity, w.requestID
+		caps[i] = noContent
+		if w.capN != nil {
+			reqs[i], anss[i], caps[i], truncs[i] = *w.req, *w.ans, int32(*w.capN), *w.trunc
+		}
+		if d := day(w.time); !containsDay(days, d) {
+			days = append(days, d)
+		}
+	}
+	return []any{ids, times, keyIDs, keyNames, metas, aliases, targets, statuses, kinds, streams, caches, tin, tout,
+		costs, ftms, docs, reqs, anss, caps, truncs, teams, cread, cwrite, saved, affs, rids}, days
+}
+
+// pgInsertRows runs pgInsert within tx over cols (pgColumns) and adds the ids it inserted to
+// inserted (a record already kept is skipped): Write's insert, and the usage benchmark's
+// bulk load.
+func pgInsertRows(ctx context.Context, tx *sql.Tx, cols []any, inserted map[string]bool) error {
+	res, err := tx.QueryContext(ctx, pgInsert, cols...)
+	if err != nil {
+		return err
+	}
+	return scanIDs(res, inserted)
 }
 
 // Retain drops the partitions of the days that ended before now minus the retention, and

@@ -328,12 +328,27 @@ func (s *sqliteStore) Write(ctx context.Context, rs []Record) error {
 		return fmt.Errorf("logstore: sqlite write: %w", err)
 	}
 	defer tx.Rollback()
+	inserted := make(map[string]bool, len(rows))
+	if err := s.insertRows(ctx, tx, rows, inserted); err != nil {
+		return fmt.Errorf("logstore: sqlite write: %w", err)
+	}
+	if err := addRollups(ctx, tx, rollupsOf(rows, inserted), false); err != nil {
+		return fmt.Errorf("logstore: sqlite write: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("logstore: sqlite write: %w", err)
+	}
+	return nil
+}
+
+// insertRows inserts rows within tx and adds the ids it inserted to inserted (a record
+// already kept is skipped): Write's inserts, and the usage benchmark's bulk load.
+func (s *sqliteStore) insertRows(ctx context.Context, tx *sql.Tx, rows []row, inserted map[string]bool) error {
 	// The statement prepared at Open, on this transaction's connection: database/sql keeps
 	// it prepared on each connection it has used, so a batch does not compile 336 parameters.
 	full := tx.StmtContext(ctx, s.insert)
 	defer full.Close()
 	args := make([]any, 0, sqliteCols*insertRows)
-	inserted := make(map[string]bool, len(rows))
 	for i := 0; i < len(rows); i += insertRows {
 		if i > 0 {
 			runtime.Gosched() // see yieldEvery
@@ -351,7 +366,10 @@ func (s *sqliteStore) Write(ctx context.Context, rs []Record) error {
 				int64(w.status), w.kind, w.stream, w.cache, int64(w.tokensIn), int64(w.tokensOut), w.costUSD,
 				w.firstTokenMS, w.doc, req, ans, capN, trunc, w.team, int64(w.cacheRead), int64(w.cacheWrite), w.savedUSD, w.affinity, w.requestID)
 		}
-		var ids *sql.Rows
+		var (
+			ids *sql.Rows
+			err error
+		)
 		if len(chunk) == insertRows {
 			ids, err = full.QueryContext(ctx, args...)
 		} else {
@@ -361,14 +379,8 @@ func (s *sqliteStore) Write(ctx context.Context, rs []Record) error {
 			err = scanIDs(ids, inserted)
 		}
 		if err != nil {
-			return fmt.Errorf("logstore: sqlite write: %w", err)
+			return err
 		}
-	}
-	if err := addRollups(ctx, tx, rollupsOf(rows, inserted), false); err != nil {
-		return fmt.Errorf("logstore: sqlite write: %w", err)
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("logstore: sqlite write: %w", err)
 	}
 	return nil
 }
