@@ -89,6 +89,7 @@ func TestDefaults(t *testing.T) {
 			Telemetry:         Telemetry{Prometheus: true},
 			Cache:             CacheStore{MemoryBytes: 64 << 20, Lease: seconds(3)},
 			Responses:         ResponsesStore{MemoryBytes: 64 << 20},
+			Realtime:          Realtime{MaxMessage: 16 << 20, PingInterval: seconds(30), DrainTimeout: seconds(30)},
 			Logs:              Logs{Retention: seconds(30 * 86400), RollupRetention: seconds(400 * 86400), ContentRetention: seconds(7 * 86400), Capture: "metadata", Queue: 10_000, MaxContentBytes: 32 << 10},
 		}
 		if !reflect.DeepEqual(c, want) {

@@ -71,8 +71,8 @@ models:
 	}
 }
 
-// The clouds serve image generation but not its edits (issue 48): the kind table's Images
-// and ImageEdits, read per path by the images section.
+// The clouds serve image generation and its edits (issue 48): the kind table's Images and
+// ImageEdits, read per path by the images section.
 func TestImageEditsServed(t *testing.T) {
 	var c Config
 	i := c.Plain()[2]
@@ -83,7 +83,7 @@ func TestImageEditsServed(t *testing.T) {
 		p         Provider
 		gen, edit bool
 	}{{Provider{Kind: "openai"}, true, true}, {Provider{Kind: "openai-compatible"}, true, true},
-		{Provider{Kind: "bedrock"}, true, false}, {Provider{Kind: "vertex"}, true, false},
+		{Provider{Kind: "bedrock"}, true, true}, {Provider{Kind: "vertex"}, true, true},
 		{Provider{Kind: "sim", API: "anthropic"}, false, false}, {Provider{Kind: "anthropic"}, false, false}} {
 		if gen, edit := i.ServesOn(tt.p, "images/generations"), i.ServesOn(tt.p, "images/edits"); gen != tt.gen || edit != tt.edit || i.Serves(tt.p) != gen {
 			t.Errorf("%s %s: generations %v, edits %v; want %v, %v", tt.p.Kind, tt.p.API, gen, edit, tt.gen, tt.edit)

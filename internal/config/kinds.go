@@ -43,7 +43,7 @@ type Kind struct {
 	// /audio/speech (issue 48); nil: never.
 	Audio func(p Provider) bool
 	// ImageEdits reports whether a provider of the kind that serves Images serves OpenAI's
-	// /images/edits too; nil: never (the clouds generate only).
+	// /images/edits too (the clouds: by inpainting); nil: never.
 	ImageEdits func(p Provider) bool
 	// NoChat: the kind serves its plain endpoints only (a reranker's API), and a chat
 	// alias's target of it is an error.
@@ -65,9 +65,10 @@ var kinds = []Kind{
 		}},
 	// No /v1: the Anthropic SDKs and docs append it to the path.
 	{Name: "anthropic", BaseURL: "https://api.anthropic.com", NeedsKey: true},
-	// The clouds serve rerank, embeddings and image generation with their own APIs (Bedrock's
-	// Rerank and InvokeModel, Vertex AI's ranking API and predict).
+	// The clouds serve rerank, embeddings, image generation and edits with their own APIs
+	// (Bedrock's Rerank and InvokeModel, Vertex AI's ranking API and predict).
 	{Name: "bedrock", Fields: []string{"region", "profile", "imds", "cache_points"}, Rerank: always, Embeddings: always, Images: always,
+		ImageEdits: always,
 		Check: func(p Provider, bad func(key, msg string)) {
 			if p.Region == "" {
 				bad("", "kind bedrock needs a region (us-east-1, ...)")
@@ -75,6 +76,7 @@ var kinds = []Kind{
 		}},
 	{Name: "gemini", BaseURL: "https://generativelanguage.googleapis.com/v1beta", NeedsKey: true},
 	{Name: "vertex", Fields: []string{"project", "location", "credentials_file", "metadata"}, Rerank: always, Embeddings: always, Images: always,
+		ImageEdits: always,
 		Check: func(p Provider, bad func(key, msg string)) {
 			switch {
 			case p.Project == "" || p.Location == "":

@@ -35,6 +35,7 @@ type Config struct {
 	Logs              Logs                 `yaml:"logs"`      // the request log
 	Console           Console              `yaml:"console"`   // its sign-in (console.go)
 	Files             Files                `yaml:"files"`     // files and batches (files.go)
+	Realtime          Realtime             `yaml:"realtime"`  // Realtime sessions (realtime.go)
 
 	// Warnings are the problems that did not stop loading (a provider left out for want of a
 	// key, an alias left with no target). They never contain a secret.
@@ -48,6 +49,7 @@ func (c *Config) setDefaults() {
 	c.Redis.Spool = 10_000
 	c.Limits.MaxBodyBytes = 10 << 20
 	c.Limits.MaxUploadBytes = 25 << 20
+	c.Realtime.setDefaults()
 	c.Limits.BodyTimeout = seconds(30)
 	c.HeartbeatInterval = seconds(10)
 	c.Redaction.WindowBytes = 128

@@ -114,6 +114,7 @@ func (v *validator) config(c *Config) {
 	v.telemetry(c.Telemetry)
 	v.cacheStore(c.Cache)
 	v.responsesStore(c.Responses)
+	v.realtime(c.Realtime)
 }
 
 func (v *validator) positive(path string, n int64) {

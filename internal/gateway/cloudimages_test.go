@@ -21,7 +21,7 @@ import (
 // its body quoting the session token) or answers a 200 that is not its wire's, the chain
 // falls back to Imagen, whose images reach the client as OpenAI's b64_json list; both
 // failing is a 5xx in OpenAI's shape with no credential in it. response_format url is the
-// client's 400; the alias serves no /v1/images/edits (the clouds generate only). Each image
+// client's 400, as a JSON body to /v1/images/edits (a multipart route) is. Each image
 // is priced from the price table (0.04 for Nova Canvas and Imagen 3).
 func TestCloudImagesFallback(t *testing.T) {
 	creds := aws.Credentials{AccessKeyID: "AKIDIMAGEGW", SecretAccessKey: "image-gw-SECRET", SessionToken: "image-gw-SESSION"}
@@ -131,7 +131,7 @@ images:
 		t.Errorf("response_format url: got %d %s, want the client's 400 in OpenAI's shape, no upstream called", status, body)
 	}
 	if status, _, body = post("/v1/images/edits", `{"model":"img","prompt":"p"}`); status < 400 || status >= 500 || brCalls.Load()+vxCalls.Load() != calls {
-		t.Errorf("edits on the clouds: got %d %s, want a 4xx and no upstream called", status, body)
+		t.Errorf("a JSON edit: got %d %s, want a 4xx and no upstream called", status, body)
 	}
 
 	brStatus.Store(500)

@@ -118,8 +118,9 @@ func New(c *config.Config, log *slog.Logger) (*server.Server, error) {
 	o.NewWindow = func() relay.Window { return rules.NewWindow() }
 	o.RedactJSON = rules.RedactJSON
 	o.RedactText = rules.Redact
-	o.Realtime = liveFromConfig(&o, rules).Serve // live.go: GET /v1/realtime
-	o.UI.Tools = toolsFromConfig(c, rules, log)  // tools.go
+	lv := liveFromConfig(c, &o, rules) // live.go: GET /v1/realtime
+	o.Realtime = lv.Serve
+	o.UI.Tools = toolsFromConfig(c, rules, log) // tools.go
 	o.MCP = mcpFromConfig(c, o.UI.Tools.Set, rules, rs, log)
 	rl, err := logsFromConfig(c, o.Replica, rules.Redact, ownRules.Redact, log) // logs.go
 	if err != nil {
@@ -152,6 +153,7 @@ func New(c *config.Config, log *slog.Logger) (*server.Server, error) {
 	if em != nil {
 		o.Gate.Closer = closers{em, o.Gate.Closer} // its lines stop before the log and Redis close
 	}
+	drainLive(&o, lv) // its sessions end first at Close, their records written
 	srv := server.New(o)
 	if em != nil {
 		em.runner.Start(srv) // each line through the gateway's own handler

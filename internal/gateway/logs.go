@@ -123,6 +123,10 @@ func (l *requestLog) build(in *telemetry.Access) logstore.Record {
 		}
 		r.Attempts = append(r.Attempts, logstore.Attempt{Target: a.Target, Kind: kindName(a.Kind), MS: ms(done.Sub(a.Start)), Status: a.Status})
 	}
+	for _, t := range in.Turns {
+		r.Turns = append(r.Turns, logstore.Turn{AtMS: ms(t.Start.Sub(in.Start)), MS: ms(t.End.Sub(t.Start)),
+			TokensIn: t.Usage.PromptTokens, TokensOut: t.Usage.CompletionTokens})
+	}
 	if u := in.Usage; u != nil {
 		r.TokensIn, r.TokensOut, r.TokensCached, r.TokensReasoning, r.TokensEstimated = u.Prompt, u.Completion, u.Cached, u.Reasoning, u.Estimated
 		r.CacheReadTokens, r.CacheWriteTokens, r.CacheWrite1hTokens, r.CacheDropped = u.Cached, u.CacheWrite, u.CacheWrite1h, u.CacheDropped

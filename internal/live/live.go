@@ -5,14 +5,16 @@
 // before the upstream's WebSocket is established, then hands both ends to the wire
 // (dialect/realtime.Serve). Each response.done is charged to the key's account as it
 // arrives and checked against its budgets: one that is spent ends the session (an error
-// event, then a close). The session is one record of the request log, its turns among its
-// attempts.
+// event, then a close). The session is one record of the request log: its attempts are the
+// upstream's connect, its turns each response's usage. Close drains the sessions at
+// shutdown: each gets a close 1001 (going away) once its response under way is done.
 package live
 
 import (
 	"context"
 	"io"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/sluice-gw/sluice/internal/admit"
@@ -25,14 +27,87 @@ import (
 	"github.com/sluice-gw/sluice/internal/telemetry"
 )
 
-// Service serves the Realtime sessions of the gateway's chains. Read-only once built; safe
-// for concurrent use.
+// Service serves the Realtime sessions of the gateway's chains. Its fields are read-only
+// once it serves; safe for concurrent use.
 type Service struct {
 	// Catalog finds the chain of a session's model (an alias or "provider/model").
 	Catalog *fallback.Catalog
-	// Session is every session's rules: the redaction windows, the read limit, the ping.
-	// Its Turn is the service's own.
+	// Session is every session's rules: the redaction windows, the read limit, the ping,
+	// the drain's timeout. Its Turn and Drain are the service's own.
 	Session realtime.Options
+
+	mu       sync.Mutex
+	drain    context.Context            // done at Close
+	drained  context.CancelFunc         // ends drain
+	draining bool                       // Close was called: no new session
+	sessions map[*telemetry.Access]bool // the sessions whose record is not written yet
+	idle     chan struct{}              // closed once sessions empties after Close
+}
+
+// closeWait is how long Close waits for the sessions' records past the drain's timeout:
+// each close handshake, and the record's writing.
+const closeWait = 10 * time.Second
+
+// begin counts the session of rec open until Recorded, and answers the drain every
+// session watches; false: the service is closed.
+func (s *Service) begin(rec *telemetry.Access) (context.Context, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.draining {
+		return nil, false
+	}
+	if s.sessions == nil {
+		s.sessions = map[*telemetry.Access]bool{}
+		s.drain, s.drained = context.WithCancel(context.Background())
+	}
+	s.sessions[rec] = true
+	return s.drain, true
+}
+
+// Recorded takes each record of the request log as it is written (telemetry's Record): a
+// session's record ends its count in Close's wait. Any other is ignored.
+func (s *Service) Recorded(in *telemetry.Access) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.sessions[in] {
+		return
+	}
+	delete(s.sessions, in)
+	if len(s.sessions) == 0 && s.idle != nil {
+		close(s.idle)
+		s.idle = nil
+	}
+}
+
+// Close drains the sessions (the gateway's shutdown): a new one is refused with 503, and
+// each open one ends with a close 1001 (going away) once its response under way is done,
+// or Session.DrainTimeout has passed, its usage charged. It waits for their records to be
+// written (Recorded), at most DrainTimeout and closeWait, so that the request log closes
+// after them.
+func (s *Service) Close() error {
+	s.mu.Lock()
+	if s.draining {
+		s.mu.Unlock()
+		return nil
+	}
+	s.draining = true
+	if s.drained != nil {
+		s.drained()
+	}
+	if len(s.sessions) == 0 {
+		s.mu.Unlock()
+		return nil
+	}
+	idle := make(chan struct{})
+	s.idle = idle
+	s.mu.Unlock()
+	t := time.NewTimer(s.Session.DrainTimeout + closeWait)
+	defer t.Stop()
+	select {
+	case <-idle:
+	case <-t.C:
+	}
+	return nil
 }
 
 // Serve answers r, a request of GET /v1/realtime by key (nil: auth off), whose access
@@ -43,6 +118,11 @@ type Service struct {
 func (s *Service) Serve(w http.ResponseWriter, r *http.Request, _ func(string) string, _ string, key *auth.Key,
 	rec *telemetry.Access, p *admit.Policy, reject func(error) error) error {
 	ctx := r.Context()
+	drain, ok := s.begin(rec)
+	if !ok {
+		return reject(&llm.Error{Kind: llm.Unavailable, Status: http.StatusServiceUnavailable, Type: "server_error", Code: "shutting_down",
+			Message: "The gateway is shutting down; open the session again."})
+	}
 	t := p.Ticket(key, time.Now())
 	status := http.StatusSwitchingProtocols
 	defer func() { t.Settle(context.WithoutCancel(ctx), rec, status) }()
@@ -75,9 +155,10 @@ func (s *Service) Serve(w http.ResponseWriter, r *http.Request, _ func(string) s
 	rec.Target = sess.st.Target
 	rounds := t.Rounds() // each turn's budget check (nil: the key has no limits and no budget)
 	o := s.Session
+	o.Drain = drain
 	o.Turn = func(ctx context.Context, turn realtime.Turn) error {
 		t.Charge(sess.st.Target, sess.st.Model, turn.Usage)
-		sess.turns = append(sess.turns, llm.Attempt{Target: sess.st.Target, Start: cmpTime(turn.Start, turn.End), End: turn.End, Committed: true})
+		sess.turns = append(sess.turns, telemetry.Turn{Start: cmpTime(turn.Start, turn.End), End: turn.End, Usage: turn.Usage})
 		if rounds == nil {
 			return nil
 		}
@@ -86,9 +167,10 @@ func (s *Service) Serve(w http.ResponseWriter, r *http.Request, _ func(string) s
 	out := realtime.Serve(ctx, w, r, sess.conn, o)
 	t.Held = append(t.Held, rounds.Reservations()...) // settled with the session's cost
 	sess.end(out.Err)
-	resp := &llm.Response{Target: sess.st.Target, Usage: out.Usage, Attempts: append(sess.run.Attempts, sess.turns...),
+	resp := &llm.Response{Target: sess.st.Target, Usage: out.Usage, Attempts: sess.run.Attempts,
 		FirstEvent: sess.st.FirstEvent(), Redactions: out.Masks}
 	rec.Round(resp) // a session without turns used no tokens: its reservation is given back
+	rec.Turns = sess.turns
 	if out.Err != nil {
 		rec.Kind, rec.Error = llm.KindOf(out.Err), telemetry.ErrorText(out.Err)
 	}
@@ -110,7 +192,7 @@ type session struct {
 	run   *fallback.Run
 	st    *fallback.Stream
 	conn  llm.RealtimeConn
-	turns []llm.Attempt
+	turns []telemetry.Turn
 }
 
 // open dials the session's upstream: the chain's targets that serve Realtime, walked by the

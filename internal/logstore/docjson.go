@@ -118,6 +118,22 @@ func appendDoc(b []byte, r *Record) []byte {
 		b = append(b, `,"similarity":`...)
 		b = appendFloat(b, r.Similarity)
 	}
+	if len(r.Turns) > 0 { // omitempty
+		b = append(b, `,"turns":`...)
+		b = appendList(b, r.Turns, appendTurn)
+	}
+	return append(b, '}')
+}
+
+func appendTurn(b []byte, t *Turn) []byte {
+	b = append(b, `{"at_ms":`...)
+	b = appendFloat(b, t.AtMS)
+	b = append(b, `,"ms":`...)
+	b = appendFloat(b, t.MS)
+	b = append(b, `,"tokens_in":`...)
+	b = strconv.AppendInt(b, int64(t.TokensIn), 10)
+	b = append(b, `,"tokens_out":`...)
+	b = strconv.AppendInt(b, int64(t.TokensOut), 10)
 	return append(b, '}')
 }
 

@@ -95,6 +95,18 @@ type Record struct {
 	// client's, 0 to 1 (shadow.Similarity: the Jaccard index of their word sets).
 	Shadow     bool    `json:"shadow,omitempty"`
 	Similarity float64 `json:"similarity,omitempty"`
+	// Turns are the responses of a Realtime session (issue 48), in order; none for any other
+	// request. The session's Attempts are its upstream's connect, its tokens the turns' sum.
+	Turns []Turn `json:"turns,omitempty"`
+}
+
+// Turn is one response of a Realtime session: when it began (AtMS after the record's
+// Time), how long it took, and its tokens.
+type Turn struct {
+	AtMS      float64 `json:"at_ms"`
+	MS        float64 `json:"ms"`
+	TokensIn  int     `json:"tokens_in"`
+	TokensOut int     `json:"tokens_out"`
 }
 
 // Attempt is one try of a target in the fallback chain.
@@ -192,6 +204,14 @@ func prepare(r Record) (Record, error) {
 			t[i] = x
 		}
 		r.Tools = t
+	}
+	if r.Turns != nil {
+		t := make([]Turn, len(r.Turns))
+		for i, x := range r.Turns {
+			x.AtMS, x.MS = finite(x.AtMS), finite(x.MS)
+			t[i] = x
+		}
+		r.Turns = t
 	}
 	if r.Content != nil {
 		c := *r.Content

@@ -203,6 +203,19 @@ type rtUpstream struct {
 }
 
 func newRTUpstream(t *testing.T, script []string) *rtUpstream {
+	return newRTUpstreamWith(t, func(ctx context.Context, c *websocket.Conn) error {
+		for _, ev := range script {
+			if err := c.Write(ctx, websocket.MessageText, []byte(ev)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// newRTUpstreamWith is newRTUpstream answering each response.create with answer (an error
+// ends the session).
+func newRTUpstreamWith(t *testing.T, answer func(ctx context.Context, c *websocket.Conn) error) *rtUpstream {
 	u := &rtUpstream{closed: make(chan struct{}, 16)}
 	u.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		u.mu.Lock()
@@ -226,12 +239,8 @@ func newRTUpstream(t *testing.T, script []string) *rtUpstream {
 				u.closed <- struct{}{}
 				return
 			}
-			if strings.Contains(string(b), `"response.create"`) {
-				for _, ev := range script {
-					if c.Write(ctx, websocket.MessageText, []byte(ev)) != nil {
-						return
-					}
-				}
+			if strings.Contains(string(b), `"response.create"`) && answer(ctx, c) != nil {
+				return
 			}
 		}
 	}))
@@ -469,8 +478,11 @@ models:
 	for _, a := range rec.Attempts {
 		tries = append(tries, a.Target+":"+a.Kind)
 	}
-	if want := "bad/gpt-realtime:unavailable oa/gpt-realtime: oa/gpt-realtime: oa/gpt-realtime:"; strings.Join(tries, " ") != want {
-		t.Errorf("got the attempts %q, want %q: the refused dial, the session, its two turns", strings.Join(tries, " "), want)
+	if want := "bad/gpt-realtime:unavailable oa/gpt-realtime:"; strings.Join(tries, " ") != want {
+		t.Errorf("got the attempts %q, want %q: the refused dial, the session's connect", strings.Join(tries, " "), want)
+	}
+	if len(rec.Turns) != 2 || rec.Turns[0].TokensIn != 8 || rec.Turns[1].TokensOut != 12 || rec.Turns[1].AtMS < rec.Turns[0].AtMS {
+		t.Errorf("got the turns %+v, want two of 8 tokens in and 12 out, in order", rec.Turns)
 	}
 }
 

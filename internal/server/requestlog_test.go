@@ -45,6 +45,11 @@ type logRecord struct {
 		Target, Kind string
 		Status       int
 	} `json:"attempts"`
+	Turns []struct {
+		AtMS      float64 `json:"at_ms"`
+		TokensIn  int     `json:"tokens_in"`
+		TokensOut int     `json:"tokens_out"`
+	} `json:"turns"`
 	Content *struct {
 		Request, Answer string
 		Cap             int

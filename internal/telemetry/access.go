@@ -97,6 +97,14 @@ type Access struct {
 	// request ID names was answered; Similarity is its answer's similarity to the client's.
 	Shadow     bool
 	Similarity float64
+	// Turns are the responses of a Realtime session, in order (package live, issue 48).
+	Turns []Turn
+}
+
+// Turn is one response of a Realtime session: when it began and ended, and its usage.
+type Turn struct {
+	Start, End time.Time
+	Usage      llm.Usage
 }
 
 // Verdict is one guardrail's verdict on the request: its configured name, the stage it

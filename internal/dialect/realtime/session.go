@@ -16,8 +16,8 @@ import (
 // Defaults of Options.
 const (
 	// DefaultReadLimit bounds one client event: input_audio_buffer.append carries base64
-	// audio (a second of 24 kHz PCM16 is some 64 KB).
-	DefaultReadLimit = 1 << 20
+	// audio, up to 15 MiB of it at OpenAI (a second of 24 kHz PCM16 is some 64 KB).
+	DefaultReadLimit = 16 << 20
 	// upstreamReadLimit bounds one upstream event (a response.done holds the whole response).
 	upstreamReadLimit = 16 << 20
 	// DefaultPing is how often the client is pinged; a client that does not answer within
@@ -41,6 +41,11 @@ type Options struct {
 	// DefaultPing).
 	ReadLimit int64
 	Ping      time.Duration
+	// Drain, once done, ends the session (a shutdown): at once between responses, else
+	// when the response under way is done or DrainTimeout has passed (0: at once); the
+	// client gets a close 1001 (going away). nil: never.
+	Drain        context.Context
+	DrainTimeout time.Duration
 }
 
 // Turn is one response of a session: its usage (response.done's), when it began (its
@@ -99,13 +104,19 @@ type session struct {
 	out Outcome
 	// began is when the response under way was created (zero: none is).
 	began time.Time
+	// mu guards busy (a response is under way) and draining (Options.Drain is done),
+	// between relay and the drain's watch.
+	mu             sync.Mutex
+	busy, draining bool
 }
 
 // errClientClosed is the cause of a session the client ended; errUpstreamGone is the
-// reader's end when the upstream took no more events.
+// reader's end when the upstream took no more events; errDrained the cause of a session a
+// shutdown ended.
 var (
 	errClientClosed = errors.New("client closed the session")
 	errUpstreamGone = errors.New("upstream gone")
+	errDrained      = errors.New("the gateway is shutting down")
 )
 
 func (s *session) run(parent context.Context) Outcome {
@@ -121,7 +132,12 @@ func (s *session) run(parent context.Context) Outcome {
 		}
 	}()
 	stopPing := s.pinger(ctx, cancel)
-	code, reason, err := s.relay(ctx)
+	// The upstream's reads end at a drain; the client's writes go on, to close it cleanly.
+	rctx, drain := context.WithCancelCause(ctx)
+	stopDrain := s.watchDrain(drain)
+	code, reason, err := s.relay(ctx, rctx)
+	stopDrain()
+	drain(nil)
 	stopPing()
 	_ = s.up.Close()
 	if context.Cause(ctx) == errClientClosed {
@@ -167,13 +183,13 @@ func (s *session) reader(ctx context.Context) error {
 }
 
 // relay carries the upstream's events to the client, filtered, until the upstream ends,
-// the client does (ctx), or a turn's accounting refuses; it returns the close the client
-// gets and the session's error.
-func (s *session) relay(ctx context.Context) (websocket.StatusCode, string, error) {
+// the client does (ctx), a drain does (rctx, the reads'), or a turn's accounting refuses;
+// it returns the close the client gets and the session's error.
+func (s *session) relay(ctx, rctx context.Context) (websocket.StatusCode, string, error) {
 	for {
-		msg, err := s.up.Read(ctx)
+		msg, err := s.up.Read(rctx)
 		if err != nil {
-			return upstreamClose(ctx, err)
+			return upstreamClose(rctx, err)
 		}
 		ev, err := s.f.server(msg)
 		if err != nil {
@@ -187,6 +203,7 @@ func (s *session) relay(ctx context.Context) (websocket.StatusCode, string, erro
 		}
 		if ev.created {
 			s.began = time.Now()
+			s.setBusy(true)
 		}
 		if ev.usage == nil {
 			continue
@@ -195,12 +212,56 @@ func (s *session) relay(ctx context.Context) (websocket.StatusCode, string, erro
 		s.out.Usage = s.out.Usage.Plus(*ev.usage)
 		t := Turn{Usage: *ev.usage, Start: s.began, End: time.Now()}
 		s.began = time.Time{}
-		if s.o.Turn == nil {
-			continue
+		if s.o.Turn != nil {
+			if err := s.o.Turn(ctx, t); err != nil {
+				_ = s.c.Write(ctx, websocket.MessageText, errorEvent(err))
+				return websocket.StatusPolicyViolation, closeReason(llm.Public(err).Code), err
+			}
 		}
-		if err := s.o.Turn(ctx, t); err != nil {
-			_ = s.c.Write(ctx, websocket.MessageText, errorEvent(err))
-			return websocket.StatusPolicyViolation, closeReason(llm.Public(err).Code), err
+		if s.setBusy(false) { // a shutdown waited for this response
+			return websocket.StatusGoingAway, errDrained.Error(), nil
+		}
+	}
+}
+
+// setBusy records whether a response is under way, and reports whether the session is
+// draining.
+func (s *session) setBusy(busy bool) (draining bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.busy = busy
+	return s.draining
+}
+
+// watchDrain ends the upstream's reads (by cancel) once Options.Drain is done: at once
+// between responses, else after DrainTimeout unless relay ends the session first, as the
+// response under way is done. It runs on callbacks, no goroutine; stop ends the watch.
+func (s *session) watchDrain(cancel context.CancelCauseFunc) (stop func()) {
+	if s.o.Drain == nil {
+		return func() {}
+	}
+	var t *time.Timer // the drain's timeout, guarded by s.mu
+	stopped := false
+	unwatch := context.AfterFunc(s.o.Drain, func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if stopped {
+			return
+		}
+		s.draining = true
+		if s.busy && s.o.DrainTimeout > 0 {
+			t = time.AfterFunc(s.o.DrainTimeout, func() { cancel(errDrained) })
+			return
+		}
+		cancel(errDrained)
+	})
+	return func() {
+		unwatch()
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		stopped = true
+		if t != nil {
+			t.Stop()
 		}
 	}
 }
@@ -208,6 +269,9 @@ func (s *session) relay(ctx context.Context) (websocket.StatusCode, string, erro
 // upstreamClose is the client's close once the upstream's Read failed with err: the
 // upstream's own close when it sent one, a normal close at its EOF, else 1011.
 func upstreamClose(ctx context.Context, err error) (websocket.StatusCode, string, error) {
+	if context.Cause(ctx) == errDrained {
+		return websocket.StatusGoingAway, errDrained.Error(), nil
+	}
 	if ctx.Err() != nil {
 		return websocket.StatusNormalClosure, "", nil // the client ended it
 	}
