@@ -252,7 +252,11 @@ func (r *Runner) work(ctx context.Context, b *batchRec, parts []part, n int) {
 	id := b.Batch.ID
 	for n >= 0 {
 		if err := r.runPart(ctx, b, n, parts[n]); err != nil {
-			if ctx.Err() == nil && !errors.Is(err, errStopped) {
+			if ctx.Err() != nil {
+				r.handBack(id, n)
+				return
+			}
+			if !errors.Is(err, errStopped) {
 				r.Log.Warn("batches: a part failed; its lease will lapse and it runs again", "batch", id, "part", n, "err", err)
 			}
 			return
@@ -261,6 +265,19 @@ func (r *Runner) work(ctx context.Context, b *batchRec, parts []part, n int) {
 		if n, _, err = r.Store.Claim(ctx, id, len(parts), r.Lease); err != nil {
 			return
 		}
+	}
+}
+
+// handBack lets the lease of part n of batch id lapse now, as the runner closes with the
+// part unfinished (none of its lines is running any more: runPart runs them one at a time
+// and has returned): another replica, or this one restarted, takes it at its next poll
+// instead of after the lease (a rolling restart). A store that cannot be reached leaves
+// the lease to lapse by itself.
+func (r *Runner) handBack(id string, n int) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := r.Store.Renew(ctx, id, n, -time.Millisecond); err != nil {
+		r.Log.Warn("batches: handing a part back at close; its lease will lapse", "batch", id, "part", n, "err", err)
 	}
 }
 

@@ -344,6 +344,49 @@ func TestBatchResumes(t *testing.T) {
 	})
 }
 
+// TestBatchHandBack: a runner that closes hands its unfinished parts back, so that the next
+// runner takes them at once, not after their lease (an hour here): a rolling restart.
+func TestBatchHandBack(t *testing.T) {
+	eachStore(t, func(t *testing.T, newStore func() batch.Store) {
+		h := &batch.Host{Store: newStore(), Alias: "sim"}
+		up := newUpstream()
+		b := start(t, h, lines(60))
+		r1 := runner(t, newStore(), up, time.Hour)
+		awaitCompleted(t, h, b.ID, 10)
+		r1.Close()
+		runner(t, newStore(), up, time.Hour)
+		checkAnswered(t, h, await(t, h, b.ID, "completed"), 60)
+	})
+}
+
+// TestLeaseHandBack: Renew with a lease below zero lets the lease lapse now, in every store.
+func TestLeaseHandBack(t *testing.T) {
+	eachStore(t, func(t *testing.T, newStore func() batch.Store) {
+		s, ctx := newStore(), context.Background()
+		claim := func() int {
+			t.Helper()
+			n, _, err := s.Claim(ctx, "batch_h", 3, time.Hour)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		if a, b := claim(), claim(); a != 0 || b != 1 {
+			t.Fatalf("claimed %d then %d, want 0 then 1", a, b)
+		}
+		if err := s.Renew(ctx, "batch_h", 0, -time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2 * time.Millisecond) // a store's clock in milliseconds: past the lapse
+		if n := claim(); n != 0 {
+			t.Errorf("after the hand-back claimed %d, want 0 again", n)
+		}
+		if n := claim(); n != 2 {
+			t.Errorf("then claimed %d, want 2", n)
+		}
+	})
+}
+
 // awaitCompleted polls batch id until n of its lines or more are completed.
 func awaitCompleted(t *testing.T, h llm.ObjectHost, id string, n int) {
 	t.Helper()

@@ -35,7 +35,8 @@ type Store interface {
 	// next never claimed; -1 when none is left. It also returns how many parts are
 	// finished. Renew extends the lease of part; Finish ends it and returns how many parts
 	// are finished (a part finished twice counts once); Leased is how many parts are
-	// leased now, lapsed leases apart.
+	// leased now, lapsed leases apart. Renew with a lease of zero or less lets the lease
+	// lapse now: the next Claim may take the part (a closing runner hands it back).
 	Claim(ctx context.Context, batch string, parts int, lease time.Duration) (part, finished int, err error)
 	Renew(ctx context.Context, batch string, part int, lease time.Duration) error
 	Finish(ctx context.Context, batch string, part int) (int, error)

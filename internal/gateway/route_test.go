@@ -146,9 +146,12 @@ func TestRouteLeastBusy(t *testing.T) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	body := `{"model":"pool","stream":true,"messages":[{"role":"user","content":"Hold on."}]}`
+	var started, ended atomic.Int64
 	for a.held.Load() == 0 { // a tie goes either way: until one is held on a/m
 		bc := b.calls.Load()
+		started.Add(1)
 		wg.Go(func() {
+			defer ended.Add(1)
 			if res, err := http.Post(url+"/v1/chat/completions", "application/json", strings.NewReader(body)); err == nil {
 				io.Copy(io.Discard, res.Body)
 				res.Body.Close()
@@ -157,6 +160,11 @@ func TestRouteLeastBusy(t *testing.T) {
 		for a.held.Load() == 0 && b.calls.Load() == bc {
 			time.Sleep(time.Millisecond)
 		}
+	}
+	// The streams b/m served end before the test's requests: one still in flight there would
+	// tie with a/m's held stream, and a tie goes either way.
+	for ended.Load() < started.Load()-1 {
+		time.Sleep(time.Millisecond)
 	}
 	a.hold.Store(false)
 	busy := served(t, url, 50)
