@@ -63,6 +63,11 @@ func (s *Service) createBatch(ctx context.Context, c Call) error {
 	if err != nil {
 		return err
 	}
+	if strings.HasPrefix(name, EmulatePrefix) {
+		// The hold is priced at the alias's first target, but the creation reaches none:
+		// its record and account name the gateway's host, as the batch's other calls do.
+		c.Rec.Target = name
+	}
 	m["input_file_id"], _ = json.Marshal(up)
 	body, _ = json.Marshal(m)
 	owner := file
