@@ -115,6 +115,7 @@ tools:
 	}
 	out, err := sdk()
 	t.Logf("node --test:\n%s", out)
+	runs := 1 // of the SDK's tests: each calls the fail tool once
 	if err != nil {
 		// Seen twice in about ten runs of the whole suite on a loaded machine, never alone:
 		// one call of server-everything's trigger-long-running-operation got no answer in
@@ -123,6 +124,7 @@ tools:
 		// second one fails the test.
 		t.Logf("the MCP SDK tests failed (%v): once more", err)
 		out, err = sdk()
+		runs++
 		t.Logf("node --test, again:\n%s", out)
 	}
 	if err != nil {
@@ -138,7 +140,7 @@ tools:
 	case <-time.After(time.Minute):
 		t.Error("the server was never told of the cancelled call")
 	}
-	if n := local.Runs("fail"); n != 1 {
-		t.Errorf("got fail run %d times, want once", n)
+	if n := local.Runs("fail"); n != runs {
+		t.Errorf("got fail run %d times, want once a run of the SDK's tests, %d", n, runs)
 	}
 }
