@@ -115,7 +115,7 @@ tools:
 	}
 	out, err := sdk()
 	t.Logf("node --test:\n%s", out)
-	runs := 1 // of the SDK's tests: each calls the fail tool once
+	runs := 1 // of the SDK's tests
 	if err != nil {
 		// Seen twice in about ten runs of the whole suite on a loaded machine, never alone:
 		// one call of server-everything's trigger-long-running-operation got no answer in
@@ -140,7 +140,9 @@ tools:
 	case <-time.After(time.Minute):
 		t.Error("the server was never told of the cancelled call")
 	}
-	if n := local.Runs("fail"); n != runs {
-		t.Errorf("got fail run %d times, want once a run of the SDK's tests, %d", n, runs)
+	// The gateway never calls a failing tool again: once per run of the SDK's tests (the
+	// first run, failed, may have stopped before its call).
+	if n := local.Runs("fail"); n < 1 || n > runs {
+		t.Errorf("got fail run %d times, want once per run of the SDK's tests (%d)", n, runs)
 	}
 }
