@@ -34,20 +34,7 @@ func openSQL(t *testing.T, url string) batch.Store {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	return sqlBatches{st.(logstore.BatchHost).Batches(time.Hour)}
-}
-
-// sqlBatches is the log store's batches as a batch.Store, as the gateway wraps them (its
-// logBatches): the tally converted.
-type sqlBatches struct{ *logstore.Batches }
-
-func (s sqlBatches) Answer(ctx context.Context, id string, line int, result []byte, t batch.Tally) (bool, error) {
-	return s.Batches.Answer(ctx, id, line, result, logstore.BatchTally(t))
-}
-
-func (s sqlBatches) Tally(ctx context.Context, id string) (batch.Tally, error) {
-	t, err := s.Batches.Tally(ctx, id)
-	return batch.Tally(t), err
+	return batch.SQL{Batches: st.(logstore.BatchHost).Batches(time.Hour)}
 }
 
 // A batch on SQLite outlives its replica: the runner and the store close midway (the
@@ -60,7 +47,7 @@ func TestBatchResumesAfterRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := sqlBatches{st.(logstore.BatchHost).Batches(time.Hour)}
+	s := batch.SQL{Batches: st.(logstore.BatchHost).Batches(time.Hour)}
 	h := &batch.Host{Store: s, Alias: "sim"}
 	up := newUpstream()
 	b := start(t, h, lines(60))

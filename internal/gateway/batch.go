@@ -47,7 +47,7 @@ func emulatedFromConfig(c *config.Config, g *server.Gate, rs *redisstore.Store, 
 	if rs != nil {
 		m = rs.Batches(retention)
 	} else if h, ok := logBatchHost(rl); ok {
-		m = logBatches{h.Batches(retention)}
+		m = batch.SQL{Batches: h.Batches(retention)}
 	} else {
 		mem, err := batch.NewMemory("")
 		if err != nil {
@@ -102,20 +102,4 @@ func objectState(st dialect.State, rs *redisstore.Store, rl *requestLog) dialect
 	return st
 }
 
-// logBatches is the log database's store of batches as a batch.Store: logstore, below
-// batch, keeps its tally as logstore.BatchTally, field for field a batch.Tally.
-type logBatches struct{ *logstore.Batches }
-
-var (
-	_ batch.Store   = logBatches{}
-	_ dialect.Store = (*logstore.Batches)(nil)
-)
-
-func (l logBatches) Answer(ctx context.Context, id string, line int, result []byte, t batch.Tally) (bool, error) {
-	return l.Batches.Answer(ctx, id, line, result, logstore.BatchTally(t))
-}
-
-func (l logBatches) Tally(ctx context.Context, id string) (batch.Tally, error) {
-	t, err := l.Batches.Tally(ctx, id)
-	return batch.Tally(t), err
-}
+var _ dialect.Store = (*logstore.Batches)(nil)
