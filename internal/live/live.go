@@ -15,6 +15,7 @@ import (
 	"io"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sluice-gw/sluice/internal/admit"
@@ -41,6 +42,7 @@ type Service struct {
 	drained  context.CancelFunc         // ends drain
 	draining bool                       // Close was called: no new session
 	sessions map[*telemetry.Access]bool // the sessions whose record is not written yet
+	opened   atomic.Int64               // len(sessions), read without mu by Recorded
 	idle     chan struct{}              // closed once sessions empties after Close
 }
 
@@ -61,18 +63,24 @@ func (s *Service) begin(rec *telemetry.Access) (context.Context, bool) {
 		s.drain, s.drained = context.WithCancel(context.Background())
 	}
 	s.sessions[rec] = true
+	s.opened.Add(1)
 	return s.drain, true
 }
 
 // Recorded takes each record of the request log as it is written (telemetry's Record): a
-// session's record ends its count in Close's wait. Any other is ignored.
+// session's record ends its count in Close's wait. Any other is ignored, without a lock
+// while no session is open (it is called for every request).
 func (s *Service) Recorded(in *telemetry.Access) {
+	if s.opened.Load() == 0 {
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.sessions[in] {
 		return
 	}
 	delete(s.sessions, in)
+	s.opened.Add(-1)
 	if len(s.sessions) == 0 && s.idle != nil {
 		close(s.idle)
 		s.idle = nil
