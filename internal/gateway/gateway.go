@@ -122,7 +122,8 @@ func New(c *config.Config, log *slog.Logger) (*server.Server, error) {
 	o.Realtime = lv.Serve
 	o.UI.Tools = toolsFromConfig(c, rules, log) // tools.go
 	o.MCP = mcpFromConfig(c, o.UI.Tools.Set, rules, rs, log)
-	rl, err := logsFromConfig(c, o.Replica, rules.Redact, ownRules.Redact, log) // logs.go
+	// A record's other texts repeat (user agent, path, key name): masked from memory.
+	rl, err := logsFromConfig(c, o.Replica, rules.Redact, ownRules.Memo(4096).Redact, log) // logs.go
 	if err != nil {
 		return nil, err
 	}

@@ -41,11 +41,11 @@ func (a *rollupAcc) add(rs []rollup) {
 }
 
 // write adds the sums to the rollup tables within tx.
-func (a *rollupAcc) write(ctx context.Context, tx execer, dollar bool) error {
-	if err := addLevel(ctx, tx, hourly, sortRollups(a.hours), dollar); err != nil {
+func (a *rollupAcc) write(ctx context.Context, tx *sql.Tx, u *upserts) error {
+	if err := u.addLevel(ctx, tx, hourly, sortRollups(a.hours)); err != nil {
 		return err
 	}
-	return addLevel(ctx, tx, daily, sortRollups(a.days), dollar)
+	return u.addLevel(ctx, tx, daily, sortRollups(a.days))
 }
 
 // bulkCommit is how many records a bulk load's transaction carries.
@@ -59,14 +59,17 @@ const bulkCommit = 100_000
 // as Write skips them. The rollup rows equal those the Writes would have left, bit for bit
 // (TestBulkLoad).
 func bulkLoad(ctx context.Context, st Store, n, batch int, gen func(i int) Record) error {
-	var db *sql.DB
+	var (
+		db  *sql.DB
+		ups *upserts
+	)
 	pg, _ := st.(*pgStore)
 	lite, _ := st.(*sqliteStore)
 	switch {
 	case pg != nil:
-		db = pg.db
+		db, ups = pg.db, pg.ups
 	case lite != nil:
-		db = lite.db
+		db, ups = lite.db, lite.ups
 	default:
 		return fmt.Errorf("bulkLoad: %T is not an SQL store", st)
 	}
@@ -148,7 +151,7 @@ func bulkLoad(ctx context.Context, st Store, n, batch int, gen func(i int) Recor
 			}
 			err = pgInsertRows(ctx, tx, p.cols, inserted)
 		} else {
-			err = lite.insertRows(ctx, tx, rows, inserted)
+			_, err = lite.insertRows(ctx, tx, rows, inserted, true)
 		}
 		if err != nil {
 			return fmt.Errorf("bulkLoad: records %d-%d: %w", lo, lo+len(rows)-1, err)
@@ -160,7 +163,7 @@ func bulkLoad(ctx context.Context, st Store, n, batch int, gen func(i int) Recor
 			}
 		}
 	}
-	if err := acc.write(ctx, tx, pg != nil); err != nil {
+	if err := acc.write(ctx, tx, ups); err != nil {
 		return err
 	}
 	return tx.Commit()

@@ -11,95 +11,74 @@ import (
 
 // The record's document is written by hand: encoding/json's reflection was some 17% of the
 // SQLite writer's CPU, and the writer shares the process's cores with the requests. What
-// appendDoc writes is what encoding/json writes without HTML escaping, byte for byte
-// (TestDocMatchesEncodingJSON, FuzzDoc), and TestDocCoversRecord fails when Record grows a
-// field this file does not write. Readers decode it with encoding/json, as before.
+// appendDoc writes is what encoding/json writes without HTML escaping, byte for byte, less
+// the record's fields that hold their zero value (TestDocMatchesEncodingJSON, FuzzDoc), and
+// TestDocCoversRecord fails when Record grows a field this file does not write. Readers
+// decode it with encoding/json, as before, and the documents written before the zeros were
+// left out read the same.
 
-// appendDoc appends r as a JSON object to b. r is prepared: its floats are finite (JSON has
-// no NaN) and its time is one RFC 3339 can say (year 0 to 9999; prepare refuses others).
+// appendDoc appends r as a JSON object to b, leaving out the fields that hold their zero
+// value ("", 0, false, null: a reader decodes their absence to the same record, and the
+// table's rows are a third smaller, which is what the writer's inserts and sends cost). r
+// is prepared: its floats are finite (JSON has no NaN) and its time is one RFC 3339 can
+// say (year 0 to 9999; prepare refuses others).
 func appendDoc(b []byte, r *Record) []byte {
 	b = append(b, `{"id":`...)
 	b = jsonstr.Append(b, r.ID)
-	b = append(b, `,"request_id":`...)
-	b = jsonstr.Append(b, r.RequestID)
+	b = appendStr(b, `,"request_id":`, r.RequestID)
 	b = append(b, `,"time":"`...)
 	b = r.Time.AppendFormat(b, time.RFC3339Nano)
-	b = append(b, `","replica":`...)
-	b = jsonstr.Append(b, r.Replica)
-	b = append(b, `,"key_id":`...)
-	b = jsonstr.Append(b, r.KeyID)
-	b = append(b, `,"key_name":`...)
-	b = jsonstr.Append(b, r.KeyName)
-	b = append(b, `,"key_meta":`...)
-	b = appendMeta(b, r.KeyMeta)
-	b = append(b, `,"team":`...)
-	b = jsonstr.Append(b, r.Team)
-	b = append(b, `,"wire":`...)
-	b = jsonstr.Append(b, r.Wire)
-	b = append(b, `,"method":`...)
-	b = jsonstr.Append(b, r.Method)
-	b = append(b, `,"path":`...)
-	b = jsonstr.Append(b, r.Path)
-	b = append(b, `,"alias":`...)
-	b = jsonstr.Append(b, r.Alias)
-	b = append(b, `,"target":`...)
-	b = jsonstr.Append(b, r.Target)
-	b = append(b, `,"attempts":`...)
-	b = appendList(b, r.Attempts, appendAttempt)
-	b = append(b, `,"status":`...)
-	b = strconv.AppendInt(b, int64(r.Status), 10)
-	b = append(b, `,"kind":`...)
-	b = jsonstr.Append(b, r.Kind)
-	b = append(b, `,"stream":`...)
-	b = strconv.AppendBool(b, r.Stream)
-	b = append(b, `,"first_event_ms":`...)
-	b = appendFloat(b, r.FirstEventMS)
-	b = append(b, `,"first_token_ms":`...)
-	b = appendFloat(b, r.FirstTokenMS)
-	b = append(b, `,"duration_ms":`...)
-	b = appendFloat(b, r.DurationMS)
-	b = append(b, `,"overhead_ms":`...)
-	b = appendFloat(b, r.OverheadMS)
-	b = append(b, `,"tokens_in":`...)
-	b = strconv.AppendInt(b, int64(r.TokensIn), 10)
-	b = append(b, `,"tokens_out":`...)
-	b = strconv.AppendInt(b, int64(r.TokensOut), 10)
-	b = append(b, `,"tokens_cached":`...)
-	b = strconv.AppendInt(b, int64(r.TokensCached), 10)
-	b = append(b, `,"tokens_reasoning":`...)
-	b = strconv.AppendInt(b, int64(r.TokensReasoning), 10)
-	b = append(b, `,"tokens_estimated":`...)
-	b = strconv.AppendBool(b, r.TokensEstimated)
-	b = append(b, `,"cost_usd":`...)
-	b = appendFloat(b, r.CostUSD)
-	b = append(b, `,"cache":`...)
-	b = jsonstr.Append(b, r.Cache)
-	b = append(b, `,"cache_read_tokens":`...)
-	b = strconv.AppendInt(b, int64(r.CacheReadTokens), 10)
-	b = append(b, `,"cache_write_tokens":`...)
-	b = strconv.AppendInt(b, int64(r.CacheWriteTokens), 10)
-	b = append(b, `,"cache_write_1h_tokens":`...)
-	b = strconv.AppendInt(b, int64(r.CacheWrite1hTokens), 10)
-	b = append(b, `,"saved_usd":`...)
-	b = appendFloat(b, r.SavedUSD)
-	b = append(b, `,"cache_dropped":`...)
-	b = strconv.AppendInt(b, int64(r.CacheDropped), 10)
-	b = append(b, `,"affinity":`...)
-	b = jsonstr.Append(b, r.Affinity)
-	b = append(b, `,"redactions":`...)
-	b = strconv.AppendInt(b, int64(r.Redactions), 10)
-	b = append(b, `,"guardrails":`...)
-	b = appendList(b, r.Guardrails, appendGuardrail)
-	b = append(b, `,"tools":`...)
-	b = appendList(b, r.Tools, appendTool)
-	b = append(b, `,"user_agent":`...)
-	b = jsonstr.Append(b, r.UserAgent)
-	b = append(b, `,"trace_id":`...)
-	b = jsonstr.Append(b, r.TraceID)
-	b = append(b, `,"error":`...)
-	b = jsonstr.Append(b, r.Error)
-	b = append(b, `,"capture":`...)
-	b = jsonstr.Append(b, r.Capture)
+	b = append(b, '"')
+	b = appendStr(b, `,"replica":`, r.Replica)
+	b = appendStr(b, `,"key_id":`, r.KeyID)
+	b = appendStr(b, `,"key_name":`, r.KeyName)
+	if r.KeyMeta != nil {
+		b = append(b, `,"key_meta":`...)
+		b = appendMeta(b, r.KeyMeta)
+	}
+	b = appendStr(b, `,"team":`, r.Team)
+	b = appendStr(b, `,"wire":`, r.Wire)
+	b = appendStr(b, `,"method":`, r.Method)
+	b = appendStr(b, `,"path":`, r.Path)
+	b = appendStr(b, `,"alias":`, r.Alias)
+	b = appendStr(b, `,"target":`, r.Target)
+	if r.Attempts != nil {
+		b = append(b, `,"attempts":`...)
+		b = appendList(b, r.Attempts, appendAttempt)
+	}
+	b = appendInt(b, `,"status":`, r.Status)
+	b = appendStr(b, `,"kind":`, r.Kind)
+	b = appendTrue(b, `,"stream":`, r.Stream)
+	b = appendNum(b, `,"first_event_ms":`, r.FirstEventMS)
+	b = appendNum(b, `,"first_token_ms":`, r.FirstTokenMS)
+	b = appendNum(b, `,"duration_ms":`, r.DurationMS)
+	b = appendNum(b, `,"overhead_ms":`, r.OverheadMS)
+	b = appendInt(b, `,"tokens_in":`, r.TokensIn)
+	b = appendInt(b, `,"tokens_out":`, r.TokensOut)
+	b = appendInt(b, `,"tokens_cached":`, r.TokensCached)
+	b = appendInt(b, `,"tokens_reasoning":`, r.TokensReasoning)
+	b = appendTrue(b, `,"tokens_estimated":`, r.TokensEstimated)
+	b = appendNum(b, `,"cost_usd":`, r.CostUSD)
+	b = appendStr(b, `,"cache":`, r.Cache)
+	b = appendInt(b, `,"cache_read_tokens":`, r.CacheReadTokens)
+	b = appendInt(b, `,"cache_write_tokens":`, r.CacheWriteTokens)
+	b = appendInt(b, `,"cache_write_1h_tokens":`, r.CacheWrite1hTokens)
+	b = appendNum(b, `,"saved_usd":`, r.SavedUSD)
+	b = appendInt(b, `,"cache_dropped":`, r.CacheDropped)
+	b = appendStr(b, `,"affinity":`, r.Affinity)
+	b = appendInt(b, `,"redactions":`, r.Redactions)
+	if r.Guardrails != nil {
+		b = append(b, `,"guardrails":`...)
+		b = appendList(b, r.Guardrails, appendGuardrail)
+	}
+	if r.Tools != nil {
+		b = append(b, `,"tools":`...)
+		b = appendList(b, r.Tools, appendTool)
+	}
+	b = appendStr(b, `,"user_agent":`, r.UserAgent)
+	b = appendStr(b, `,"trace_id":`, r.TraceID)
+	b = appendStr(b, `,"error":`, r.Error)
+	b = appendStr(b, `,"capture":`, r.Capture)
 	if c := r.Content; c != nil { // omitempty
 		b = append(b, `,"content":{"request":`...)
 		b = jsonstr.Append(b, c.Request)
@@ -111,18 +90,45 @@ func appendDoc(b []byte, r *Record) []byte {
 		b = strconv.AppendBool(b, c.Truncated)
 		b = append(b, '}')
 	}
-	if r.Shadow { // omitempty
-		b = append(b, `,"shadow":true`...)
-	}
-	if r.Similarity != 0 { // omitempty
-		b = append(b, `,"similarity":`...)
-		b = appendFloat(b, r.Similarity)
-	}
+	b = appendTrue(b, `,"shadow":`, r.Shadow)
+	b = appendNum(b, `,"similarity":`, r.Similarity)
 	if len(r.Turns) > 0 { // omitempty
 		b = append(b, `,"turns":`...)
 		b = appendList(b, r.Turns, appendTurn)
 	}
 	return append(b, '}')
+}
+
+// appendStr appends the member name (`,"name":`) and s, unless s is "".
+func appendStr(b []byte, name, s string) []byte {
+	if s == "" {
+		return b
+	}
+	return jsonstr.Append(append(b, name...), s)
+}
+
+// appendInt appends the member name and n, unless n is 0.
+func appendInt(b []byte, name string, n int) []byte {
+	if n == 0 {
+		return b
+	}
+	return strconv.AppendInt(append(b, name...), int64(n), 10)
+}
+
+// appendNum appends the member name and f, unless f is 0.
+func appendNum(b []byte, name string, f float64) []byte {
+	if f == 0 {
+		return b
+	}
+	return appendFloat(append(b, name...), f)
+}
+
+// appendTrue appends the member name and true, unless v is false.
+func appendTrue(b []byte, name string, v bool) []byte {
+	if !v {
+		return b
+	}
+	return append(append(b, name...), "true"...)
 }
 
 func appendTurn(b []byte, t *Turn) []byte {

@@ -12,7 +12,7 @@ import (
 )
 
 // marshal is what encoding/json writes for v without HTML escaping: what appendDoc must
-// write, byte for byte.
+// write, byte for byte, less the record's fields that hold their zero value.
 func marshal(t testing.TB, v any) []byte {
 	t.Helper()
 	var b bytes.Buffer
@@ -26,17 +26,69 @@ func marshal(t testing.TB, v any) []byte {
 
 func checkDoc(t testing.TB, r *Record) {
 	t.Helper()
-	got, want := appendDoc(nil, r), marshal(t, r)
-	if !bytes.Equal(got, want) {
-		t.Fatalf("appendDoc differs from encoding/json:\n got %s\nwant %s", got, want)
+	got := appendDoc(nil, r)
+	if want := withoutZeros(t, marshal(t, r)); !bytes.Equal(got, want) {
+		t.Fatalf("appendDoc differs from encoding/json less its zeros:\n got %s\nwant %s", got, want)
 	}
-	var back Record
+	// What a reader decodes: the record, as encoding/json's whole document gives it.
+	var back, whole Record
 	if err := json.Unmarshal(got, &back); err != nil {
 		t.Fatalf("appendDoc wrote %s: not JSON: %v", got, err)
+	}
+	if err := json.Unmarshal(marshal(t, r), &whole); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back, whole) {
+		t.Fatalf("the document reads back as\n%+v\nnot as encoding/json's whole one:\n%+v", back, whole)
 	}
 	if got, want := appendMeta(nil, r.KeyMeta), marshal(t, r.KeyMeta); !bytes.Equal(got, want) {
 		t.Fatalf("appendMeta differs from encoding/json:\n got %s\nwant %s", got, want)
 	}
+}
+
+// withoutZeros is doc, a JSON object, without its members whose value is "", 0, false or
+// null (the fields appendDoc leaves out; it always writes the id), in the same order and
+// bytes otherwise.
+func withoutZeros(t testing.TB, doc []byte) []byte {
+	t.Helper()
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	dec.UseNumber()
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		t.Fatalf("%s: not an object", doc)
+	}
+	out := []byte{'{'}
+	for dec.More() {
+		name, err := dec.Token()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			t.Fatal(err)
+		}
+		switch string(v) {
+		case `""`, "0", "-0", "false", "null":
+			if name != "id" {
+				continue
+			}
+		}
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = append(append(out, marshal(t, name)...), ':')
+		out = append(out, v...)
+	}
+	return append(out, '}')
+}
+
+// TestDocLeavesOutZeros checks that a record with most fields empty is a short document.
+func TestDocLeavesOutZeros(t *testing.T) {
+	r := Record{ID: "req_1", RequestID: "req_1", Time: time.Date(2026, 12, 7, 1, 0, 0, 0, time.UTC), Status: 200, TokensIn: 3}
+	const want = `{"id":"req_1","request_id":"req_1","time":"2026-12-07T01:00:00Z","status":200,"tokens_in":3}`
+	if got := appendDoc(nil, &r); string(got) != want {
+		t.Fatalf("got %s, want %s", got, want)
+	}
+	checkDoc(t, &r)
 }
 
 // TestDocMatchesEncodingJSON compares appendDoc with encoding/json over many random

@@ -196,7 +196,7 @@ func openPostgres(ctx context.Context, opt Options) (Store, error) {
 	db.SetMaxOpenConns(10)
 	db.SetMaxIdleConns(10)
 	db.SetConnMaxIdleTime(5 * time.Minute)
-	s := &pgStore{sqlStore: sqlStore{db: db, d: pgDialect}, opt: opt, log: opt.Log, parts: map[time.Time]bool{}}
+	s := &pgStore{sqlStore: sqlStore{db: db, d: pgDialect, ups: &upserts{db: db, dollar: true}}, opt: opt, log: opt.Log, parts: map[time.Time]bool{}}
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("logstore: postgres %s: %w", cfg.Host, err)
@@ -368,7 +368,7 @@ func (s *pgStore) Write(ctx context.Context, rs []Record) error {
 		if err := pgInsertRows(ctx, tx, cols, inserted); err != nil {
 			return err
 		}
-		if err := addRollups(ctx, tx, rollupsOf(rows, inserted), true); err != nil {
+		if err := s.ups.addRollups(ctx, tx, rollupsOf(rows, inserted)); err != nil {
 			return err
 		}
 		return tx.Commit()
@@ -510,4 +510,7 @@ func (s *pgStore) Retain(ctx context.Context, now time.Time) error {
 	return s.sweepBatches(ctx)
 }
 
-func (s *pgStore) Close() error { return s.db.Close() }
+func (s *pgStore) Close() error {
+	s.ups.close()
+	return s.db.Close()
+}

@@ -45,8 +45,9 @@ type dialect struct {
 // sqlStore is the part of both stores that is the same SQL: reads. The stores embed it and
 // add writes, schema and retention.
 type sqlStore struct {
-	db *sql.DB
-	d  dialect
+	db  *sql.DB
+	d   dialect
+	ups *upserts
 }
 
 // args builds a statement's placeholders and arguments in step.

@@ -156,7 +156,8 @@ type sqliteStore struct {
 	sqlStore
 	path   string
 	opt    Options
-	insert *sql.Stmt // sqliteInsertFull
+	insert *sql.Stmt // sqliteInsert(insertRows, true)
+	fast   *sql.Stmt // sqliteInsert(insertRows, false)
 	kept   contentKept
 }
 
@@ -222,14 +223,19 @@ func openSQLite(ctx context.Context, opt Options) (Store, error) {
 	db.SetMaxOpenConns(8)
 	db.SetMaxIdleConns(8)
 	db.SetConnMaxIdleTime(5 * time.Minute)
-	s := &sqliteStore{sqlStore: sqlStore{db: db, d: sqliteDialect}, path: abs, opt: opt}
+	s := &sqliteStore{sqlStore: sqlStore{db: db, d: sqliteDialect, ups: &upserts{db: db}}, path: abs, opt: opt}
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
 		return nil, sqliteError(abs, err)
 	}
-	if s.insert, err = db.PrepareContext(ctx, sqliteInsertFull); err != nil {
-		db.Close()
-		return nil, sqliteError(abs, err)
+	for _, st := range []struct {
+		to        **sql.Stmt
+		returning bool
+	}{{&s.insert, true}, {&s.fast, false}} {
+		if *st.to, err = db.PrepareContext(ctx, sqliteInsert(insertRows, st.returning)); err != nil {
+			s.Close()
+			return nil, sqliteError(abs, err)
+		}
 	}
 	return s, nil
 }
@@ -283,8 +289,9 @@ func sqliteError(path string, err error) error {
 	return fmt.Errorf("logstore: the log file %s: %w", path, err)
 }
 
-// sqliteInsert is the insert of n rows in one statement.
-func sqliteInsert(n int) string {
+// sqliteInsert is the insert of n rows in one statement; returning, it answers the ids of
+// the rows it inserted.
+func sqliteInsert(n int, returning bool) string {
 	var b strings.Builder
 	b.WriteString(`INSERT INTO sluice_logs (id, time_us, key_id, key_name, key_meta, alias, target, status, kind,
 	stream, cache, tokens_in, tokens_out, cost_usd, first_token_ms, doc, content_request, content_answer,
@@ -295,7 +302,10 @@ func sqliteInsert(n int) string {
 		}
 		b.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 	}
-	b.WriteString(" ON CONFLICT (id) DO NOTHING RETURNING id") // the rows inserted: what the rollups add
+	b.WriteString(" ON CONFLICT (id) DO NOTHING")
+	if returning {
+		b.WriteString(" RETURNING id") // the rows inserted: what the rollups add
+	}
 	return b.String()
 }
 
@@ -303,8 +313,6 @@ func sqliteInsert(n int) string {
 // statement is paid once for them, not once a row (some 15% of the writer's CPU a row at a
 // time). 16 × sqliteCols parameters stay far below SQLite's limit.
 const insertRows = 16
-
-var sqliteInsertFull = sqliteInsert(insertRows)
 
 // sqliteCols is how many columns sqliteInsert writes a row.
 const sqliteCols = 26
@@ -323,30 +331,53 @@ func (s *sqliteStore) Write(ctx context.Context, rs []Record) error {
 	if err != nil {
 		return err
 	}
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("logstore: sqlite write: %w", err)
-	}
-	defer tx.Rollback()
-	inserted := make(map[string]bool, len(rows))
-	if err := s.insertRows(ctx, tx, rows, inserted); err != nil {
-		return fmt.Errorf("logstore: sqlite write: %w", err)
-	}
-	if err := addRollups(ctx, tx, rollupsOf(rows, inserted), false); err != nil {
-		return fmt.Errorf("logstore: sqlite write: %w", err)
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("logstore: sqlite write: %w", err)
+	// First without RETURNING (SQLite keeps the rows it returns in a table of their own, some
+	// 9% of the writer's CPU), then, if a record was kept already, again with it.
+	for _, exact := range []bool{false, true} {
+		all, err := s.write(ctx, rows, exact)
+		if err != nil {
+			return fmt.Errorf("logstore: sqlite write: %w", err)
+		}
+		if all {
+			break
+		}
 	}
 	return nil
 }
 
+// write writes rows and their rollups in one transaction. Unless exact, the inserts do not
+// say which rows they inserted, only how many: when that is all of them (the writer's
+// case), they all count; when a record was kept already (a batch written again after a
+// failure that did commit, one record twice in a batch), write rolls back and reports
+// false, and Write writes the batch again, exact.
+func (s *sqliteStore) write(ctx context.Context, rows []row, exact bool) (bool, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return false, err
+	}
+	defer tx.Rollback()
+	inserted := make(map[string]bool, len(rows))
+	if all, err := s.insertRows(ctx, tx, rows, inserted, exact); err != nil || !all {
+		return false, err
+	}
+	if err := s.ups.addRollups(ctx, tx, rollupsOf(rows, inserted)); err != nil {
+		return false, err
+	}
+	return true, tx.Commit()
+}
+
 // insertRows inserts rows within tx and adds the ids it inserted to inserted (a record
-// already kept is skipped): Write's inserts, and the usage benchmark's bulk load.
-func (s *sqliteStore) insertRows(ctx context.Context, tx *sql.Tx, rows []row, inserted map[string]bool) error {
+// already kept is skipped): Write's inserts, and the usage benchmark's bulk load. Unless
+// exact, it only counts them: it stops and reports false at the first statement that
+// skipped a row, not knowing which, and the caller rolls back.
+func (s *sqliteStore) insertRows(ctx context.Context, tx *sql.Tx, rows []row, inserted map[string]bool, exact bool) (bool, error) {
 	// The statement prepared at Open, on this transaction's connection: database/sql keeps
-	// it prepared on each connection it has used, so a batch does not compile 336 parameters.
-	full := tx.StmtContext(ctx, s.insert)
+	// it prepared on each connection it has used, so a batch does not compile 416 parameters.
+	full := s.fast
+	if exact {
+		full = s.insert
+	}
+	full = tx.StmtContext(ctx, full)
 	defer full.Close()
 	args := make([]any, 0, sqliteCols*insertRows)
 	for i := 0; i < len(rows); i += insertRows {
@@ -366,6 +397,27 @@ func (s *sqliteStore) insertRows(ctx context.Context, tx *sql.Tx, rows []row, in
 				int64(w.status), w.kind, w.stream, w.cache, int64(w.tokensIn), int64(w.tokensOut), w.costUSD,
 				w.firstTokenMS, w.doc, req, ans, capN, trunc, w.team, int64(w.cacheRead), int64(w.cacheWrite), w.savedUSD, w.affinity, w.requestID)
 		}
+		if !exact {
+			var (
+				res sql.Result
+				err error
+			)
+			if len(chunk) == insertRows {
+				res, err = full.ExecContext(ctx, args...)
+			} else {
+				res, err = tx.ExecContext(ctx, sqliteInsert(len(chunk), false), args...)
+			}
+			if err != nil {
+				return false, err
+			}
+			if n, err := res.RowsAffected(); err != nil || n != int64(len(chunk)) {
+				return false, err
+			}
+			for _, w := range chunk {
+				inserted[w.id] = true
+			}
+			continue
+		}
 		var (
 			ids *sql.Rows
 			err error
@@ -373,16 +425,16 @@ func (s *sqliteStore) insertRows(ctx context.Context, tx *sql.Tx, rows []row, in
 		if len(chunk) == insertRows {
 			ids, err = full.QueryContext(ctx, args...)
 		} else {
-			ids, err = tx.QueryContext(ctx, sqliteInsert(len(chunk)), args...)
+			ids, err = tx.QueryContext(ctx, sqliteInsert(len(chunk), true), args...)
 		}
 		if err == nil {
 			err = scanIDs(ids, inserted)
 		}
 		if err != nil {
-			return err
+			return false, err
 		}
 	}
-	return nil
+	return true, nil
 }
 
 // Retain deletes the records of the days that ended before now minus the retention, empties
@@ -432,7 +484,12 @@ func (s *sqliteStore) Retain(ctx context.Context, now time.Time) error {
 }
 
 func (s *sqliteStore) Close() error {
-	s.insert.Close()
+	for _, st := range []*sql.Stmt{s.insert, s.fast} {
+		if st != nil {
+			st.Close()
+		}
+	}
+	s.ups.close()
 	return s.db.Close()
 }
 
