@@ -54,8 +54,14 @@ func main() {
 }
 
 func run(ctx context.Context, path string, grace time.Duration) error {
-	// JSON lines, or text on a terminal; SLUICE_LOG_FORMAT=json|text chooses.
-	log := telemetry.NewLogger(os.Stderr, os.Getenv("SLUICE_LOG_FORMAT"))
+	// JSON lines, or text on a terminal; SLUICE_LOG_FORMAT=json|text chooses. Off a terminal
+	// the lines are written together every SLUICE_LOG_FLUSH (100 ms), and at the end.
+	flush, flushErr := telemetry.LogFlushEnv(os.Getenv)
+	log, closeLog := telemetry.NewLogger(os.Stderr, os.Getenv("SLUICE_LOG_FORMAT"), flush)
+	defer closeLog()
+	if flushErr != nil {
+		log.Warn("log flush", "error", flushErr)
+	}
 	// The collector waits for a heap of SLUICE_GC_FLOOR (64 MiB) before it runs, unless
 	// GOGC is set (issue 51: a tenth of the CPU of plain requests went to collections).
 	floor, err := gcfloor.Env(os.Getenv)

@@ -15,14 +15,17 @@ import (
 )
 
 // bifrostConfig is the peer's config.json: its openai provider pointed at the mock (base URL
-// without /v1: Bifrost appends /v1/chat/completions), any model, the config store off, and
-// request logging as the gateway's (%t twice, then the logs store's JSON): when
-// SLUICE_BENCH_LOGS turns the gateway's request log on, Bifrost logs to its own SQLite store,
-// without content, as users run both (issue 36).
+// without /v1: Bifrost appends /v1/chat/completions), any model (an empty list: "*" is not a
+// wildcard in 1.4.19), the config store off, and request logging as the gateway's (%t, then
+// the logs store's JSON): when SLUICE_BENCH_LOGS turns the gateway's request log on, Bifrost
+// logs to its own SQLite store, without content, as users run both (issue 36). Its price
+// sheet is fetched from the mock (%q, which answers 404: Bifrost then runs without prices)
+// instead of getbifrost.ai, so that nothing leaves the machine.
 const bifrostConfig = `{
   "client": {"enable_logging": %t, "disable_content_logging": true},
   "config_store": {"enabled": false},
   "logs_store": %s,
+  "framework": {"pricing": {"pricing_url": %q}},
   "providers": {
     "openai": {
       "keys": [{"name": "mock", "value": "sk-mock-upstream", "models": [], "weight": 1}],
@@ -34,7 +37,9 @@ const bifrostConfig = `{
 
 // peerEnv is where the optional peer comes from: BIFROST_BIN, the built bifrost-http binary,
 // and BIFROST_DIR, its app dir (the bench writes config.json there; a fresh temporary
-// directory when unset).
+// directory when unset). Bifrost runs in its app dir and validates its config against the
+// config.schema.json it finds there (copy it from transports/ of the same checkout), or else
+// fetches the schema from getbifrost.ai at start-up.
 type peerEnv struct {
 	bin, dir string
 }
@@ -58,7 +63,7 @@ func spawnBifrost(ctx context.Context, pe peerEnv, upstream, logDir string, pn p
 	if logs {
 		store = fmt.Sprintf(`{"enabled": true, "type": "sqlite", "config": {"path": %q}}`, filepath.Join(dir, "logs.db"))
 	}
-	if err := os.WriteFile(filepath.Join(dir, "config.json"), fmt.Appendf(nil, bifrostConfig, logs, store, upstream), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "config.json"), fmt.Appendf(nil, bifrostConfig, logs, store, upstream+"/datasheet", upstream), 0o644); err != nil {
 		return nil, err
 	}
 	port, err := freePort()
@@ -72,7 +77,7 @@ func spawnBifrost(ctx context.Context, pe peerEnv, upstream, logDir string, pn p
 	}
 	defer logf.Close()
 	cmd := exec.Command(pe.bin, "-app-dir", dir, "-host", "127.0.0.1", "-port", strconv.Itoa(port), "-log-level", "error")
-	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Stdout, cmd.Stderr, cmd.Dir = logf, logf, dir
 	if err := pn.start(cmd, true); err != nil {
 		return nil, fmt.Errorf("starting BIFROST_BIN: %w", err)
 	}

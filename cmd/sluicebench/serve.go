@@ -135,13 +135,20 @@ func handler(kind, upstream, redisURL string, logw io.Writer) (h http.Handler, c
 		}
 		floor, _ := gcfloor.Env(os.Getenv) // the collector's floor, as cmd/gateway sets it
 		gc := gcfloor.Start(floor, nil)
-		srv, err := newGateway(upstream, redisURL, slog.New(slog.NewTextHandler(logw, nil)))
+		// Its lines held and written together, as cmd/gateway's (SLUICE_LOG_FLUSH).
+		w, closeLog := logw, func() {}
+		if flush, _ := telemetry.LogFlushEnv(os.Getenv); flush > 0 {
+			lw := telemetry.NewLogWriter(logw, flush)
+			w, closeLog = lw, lw.Close
+		}
+		srv, err := newGateway(upstream, redisURL, slog.New(slog.NewTextHandler(w, nil)))
 		if err != nil {
+			closeLog()
 			gc.Stop()
 			sdk.Shutdown(context.Background())
 			return nil, nil, err
 		}
-		return srv, func() { srv.Close(); sdk.Shutdown(context.Background()); gc.Stop() }, nil
+		return srv, func() { srv.Close(); sdk.Shutdown(context.Background()); gc.Stop(); closeLog() }, nil
 	case "proxy":
 		if upstream == "" {
 			return nil, nil, errors.New("-serve proxy needs -upstream")

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -19,20 +20,27 @@ func BenchmarkAccessLine(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	f, err := os.Create(filepath.Join(b.TempDir(), "log"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
-	log := masked(telemetry.NewLogger(f, "json"), rules.Redact)
 	a := &telemetry.Access{ID: "01a24d7283e3e1c3a26ae60a", Record: "01a24d7283e3e1c3a26ae60a", Method: "POST",
 		Path: "/v1/chat/completions", Status: 200, Duration: 1354 * time.Microsecond, Model: "mock/text?len=200&chunk=10",
 		Target: "mock/text?len=200&chunk=10", Attempts: 1, FirstEvent: time.Millisecond, FirstText: time.Millisecond,
 		KeyID: "cfg_36e40e3794b62902", KeyName: "bench"}
 	ctx := context.Background()
-	b.ReportAllocs()
-	for b.Loop() {
-		telemetry.LogAccess(ctx, log, a)
+	// A line written at once (SLUICE_LOG_FLUSH=0), and held with the next (the default).
+	for _, flush := range []time.Duration{0, telemetry.LogFlush} {
+		b.Run(fmt.Sprintf("flush=%s", flush), func(b *testing.B) {
+			f, err := os.Create(filepath.Join(b.TempDir(), "log"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer f.Close()
+			tl, closeLog := telemetry.NewLogger(f, "json", flush)
+			defer closeLog()
+			log := masked(tl, rules.Redact)
+			b.ReportAllocs()
+			for b.Loop() {
+				telemetry.LogAccess(ctx, log, a)
+			}
+		})
 	}
 }
 
