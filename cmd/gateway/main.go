@@ -54,8 +54,8 @@ func main() {
 }
 
 func run(ctx context.Context, path string, grace time.Duration) error {
-	// JSON lines, or text on a terminal; SLUICE_LOG_FORMAT=json|text chooses. Off a terminal
-	// the lines are written together every SLUICE_LOG_FLUSH (100 ms), and at the end.
+	// JSON lines, or text on a terminal; SLUICE_LOG_FORMAT=json|text chooses. With
+	// SLUICE_LOG_FLUSH set, off a terminal, the lines are written together at that interval.
 	flush, flushErr := telemetry.LogFlushEnv(os.Getenv)
 	log, closeLog := telemetry.NewLogger(os.Stderr, os.Getenv("SLUICE_LOG_FORMAT"), flush)
 	defer closeLog()

@@ -135,7 +135,7 @@ func handler(kind, upstream, redisURL string, logw io.Writer) (h http.Handler, c
 		}
 		floor, _ := gcfloor.Env(os.Getenv) // the collector's floor, as cmd/gateway sets it
 		gc := gcfloor.Start(floor, nil)
-		// Its lines held and written together, as cmd/gateway's (SLUICE_LOG_FLUSH).
+		// Its lines written as cmd/gateway's: at once, or together with SLUICE_LOG_FLUSH.
 		w, closeLog := logw, func() {}
 		if flush, _ := telemetry.LogFlushEnv(os.Getenv); flush > 0 {
 			lw := telemetry.NewLogWriter(logw, flush)

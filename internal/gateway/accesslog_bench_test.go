@@ -25,8 +25,8 @@ func BenchmarkAccessLine(b *testing.B) {
 		Target: "mock/text?len=200&chunk=10", Attempts: 1, FirstEvent: time.Millisecond, FirstText: time.Millisecond,
 		KeyID: "cfg_36e40e3794b62902", KeyName: "bench"}
 	ctx := context.Background()
-	// A line written at once (SLUICE_LOG_FLUSH=0), and held with the next (the default).
-	for _, flush := range []time.Duration{0, telemetry.LogFlush} {
+	// A line written at once (the default), and held with the next (SLUICE_LOG_FLUSH=100ms).
+	for _, flush := range []time.Duration{0, 100 * time.Millisecond} {
 		b.Run(fmt.Sprintf("flush=%s", flush), func(b *testing.B) {
 			f, err := os.Create(filepath.Join(b.TempDir(), "log"))
 			if err != nil {
