@@ -149,7 +149,7 @@ func bulkLoad(ctx context.Context, st Store, n, batch int, gen func(i int) Recor
 					days[d] = true
 				}
 			}
-			err = pgInsertRows(ctx, tx, p.cols, inserted)
+			_, err = pgInsertRows(ctx, tx, p.cols, inserted, true)
 		} else {
 			_, err = lite.insertRows(ctx, tx, rows, inserted, true)
 		}

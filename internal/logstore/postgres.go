@@ -339,7 +339,7 @@ const pgInsert = `INSERT INTO sluice_logs (id, time, key_id, key_name, key_meta,
 		$22::bigint[], $23::bigint[], $24::float8[], $25::text[], $26::text[])
 		AS u(id, time, key_id, key_name, key_meta, alias, target, status, kind, stream, cache, tokens_in,
 			tokens_out, cost_usd, first_token_ms, doc, req, ans, cap, trunc, team, cache_read, cache_write, saved, affinity, request_id)
-	ON CONFLICT DO NOTHING RETURNING id`
+	ON CONFLICT DO NOTHING`
 
 // noContent is pgInsert's cap of a record without content (no cap is that).
 const noContent = math.MinInt32
@@ -355,23 +355,35 @@ func (s *pgStore) Write(ctx context.Context, rs []Record) error {
 		return err
 	}
 	cols, days := pgColumns(rows)
-	insert := func() error {
+	// write is the batch in one transaction; unless exact, the insert counts the rows it
+	// inserted instead of returning their ids (which pgx would read and parse, a string a
+	// record), and reports false, rolled back, when a record was kept already (as SQLite's
+	// Write does).
+	write := func(exact bool) (bool, error) {
 		if err := s.ensure(ctx, days); err != nil {
-			return err
+			return false, err
 		}
 		tx, err := s.db.BeginTx(ctx, nil)
 		if err != nil {
-			return err
+			return false, err
 		}
 		defer tx.Rollback()
 		inserted := make(map[string]bool, len(rows))
-		if err := pgInsertRows(ctx, tx, cols, inserted); err != nil {
-			return err
+		if all, err := pgInsertRows(ctx, tx, cols, inserted, exact); err != nil || !all {
+			return false, err
 		}
 		if err := s.ups.addRollups(ctx, tx, rollupsOf(rows, inserted)); err != nil {
-			return err
+			return false, err
 		}
-		return tx.Commit()
+		return true, tx.Commit()
+	}
+	insert := func() error {
+		for _, exact := range []bool{false, true} {
+			if all, err := write(exact); err != nil || all {
+				return err
+			}
+		}
+		return nil
 	}
 	err = insert()
 	var pe *pgconn.PgError
@@ -425,13 +437,28 @@ func pgColumns(rows []row) (cols []any, days []time.Time) {
 
 // pgInsertRows runs pgInsert within tx over cols (pgColumns) and adds the ids it inserted to
 // inserted (a record already kept is skipped): Write's insert, and the usage benchmark's
-// bulk load.
-func pgInsertRows(ctx context.Context, tx *sql.Tx, cols []any, inserted map[string]bool) error {
-	res, err := tx.QueryContext(ctx, pgInsert, cols...)
-	if err != nil {
-		return err
+// bulk load. Unless exact, it only counts them: when that is fewer than the batch's, it
+// reports false, not knowing which, and the caller rolls back.
+func pgInsertRows(ctx context.Context, tx *sql.Tx, cols []any, inserted map[string]bool, exact bool) (bool, error) {
+	if exact {
+		res, err := tx.QueryContext(ctx, pgInsert+" RETURNING id", cols...)
+		if err != nil {
+			return false, err
+		}
+		return true, scanIDs(res, inserted)
 	}
-	return scanIDs(res, inserted)
+	res, err := tx.ExecContext(ctx, pgInsert, cols...)
+	if err != nil {
+		return false, err
+	}
+	ids := cols[0].([]string)
+	if n, err := res.RowsAffected(); err != nil || n != int64(len(ids)) {
+		return false, err
+	}
+	for _, id := range ids {
+		inserted[id] = true
+	}
+	return true, nil
 }
 
 // Retain drops the partitions of the days that ended before now minus the retention, and
