@@ -42,10 +42,7 @@ func appendDoc(b []byte, r *Record) []byte {
 	b = appendStr(b, `,"path":`, r.Path)
 	b = appendStr(b, `,"alias":`, r.Alias)
 	b = appendStr(b, `,"target":`, r.Target)
-	if r.Attempts != nil {
-		b = append(b, `,"attempts":`...)
-		b = appendList(b, r.Attempts, appendAttempt)
-	}
+	b = appendListOf(b, `,"attempts":`, r.Attempts, appendAttempt)
 	b = appendInt(b, `,"status":`, r.Status)
 	b = appendStr(b, `,"kind":`, r.Kind)
 	b = appendTrue(b, `,"stream":`, r.Stream)
@@ -67,14 +64,8 @@ func appendDoc(b []byte, r *Record) []byte {
 	b = appendInt(b, `,"cache_dropped":`, r.CacheDropped)
 	b = appendStr(b, `,"affinity":`, r.Affinity)
 	b = appendInt(b, `,"redactions":`, r.Redactions)
-	if r.Guardrails != nil {
-		b = append(b, `,"guardrails":`...)
-		b = appendList(b, r.Guardrails, appendGuardrail)
-	}
-	if r.Tools != nil {
-		b = append(b, `,"tools":`...)
-		b = appendList(b, r.Tools, appendTool)
-	}
+	b = appendListOf(b, `,"guardrails":`, r.Guardrails, appendGuardrail)
+	b = appendListOf(b, `,"tools":`, r.Tools, appendTool)
 	b = appendStr(b, `,"user_agent":`, r.UserAgent)
 	b = appendStr(b, `,"trace_id":`, r.TraceID)
 	b = appendStr(b, `,"error":`, r.Error)
@@ -175,6 +166,14 @@ func appendTool(b []byte, t *ToolCall) []byte {
 	b = append(b, `,"outcome":`...)
 	b = jsonstr.Append(b, t.Outcome)
 	return append(b, '}')
+}
+
+// appendListOf appends the member name and s as a JSON array, unless s is nil.
+func appendListOf[T any](b []byte, name string, s []T, each func([]byte, *T) []byte) []byte {
+	if s == nil {
+		return b
+	}
+	return appendList(append(b, name...), s, each)
 }
 
 // appendList appends s as a JSON array, null when nil (as encoding/json does, and as a

@@ -355,44 +355,22 @@ func (s *pgStore) Write(ctx context.Context, rs []Record) error {
 		return err
 	}
 	cols, days := pgColumns(rows)
-	// write is the batch in one transaction; unless exact, the insert counts the rows it
-	// inserted instead of returning their ids (which pgx would read and parse, a string a
-	// record), and reports false, rolled back, when a record was kept already (as SQLite's
-	// Write does).
 	write := func(exact bool) (bool, error) {
 		if err := s.ensure(ctx, days); err != nil {
 			return false, err
 		}
-		tx, err := s.db.BeginTx(ctx, nil)
-		if err != nil {
-			return false, err
-		}
-		defer tx.Rollback()
-		inserted := make(map[string]bool, len(rows))
-		if all, err := pgInsertRows(ctx, tx, cols, inserted, exact); err != nil || !all {
-			return false, err
-		}
-		if err := s.ups.addRollups(ctx, tx, rollupsOf(rows, inserted)); err != nil {
-			return false, err
-		}
-		return true, tx.Commit()
+		return s.writeBatch(ctx, rows, func(tx *sql.Tx, inserted map[string]bool) (bool, error) {
+			return pgInsertRows(ctx, tx, cols, inserted, exact)
+		})
 	}
-	insert := func() error {
-		for _, exact := range []bool{false, true} {
-			if all, err := write(exact); err != nil || all {
-				return err
-			}
-		}
-		return nil
-	}
-	err = insert()
+	err = optimistic(write)
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && pe.Code == "23514" && strings.Contains(pe.Message, "no partition") {
 		// Another replica's retention dropped a partition this one still knew: forget them all.
 		s.mu.Lock()
 		s.parts = map[time.Time]bool{}
 		s.mu.Unlock()
-		err = insert()
+		err = optimistic(write)
 	}
 	if err != nil {
 		return fmt.Errorf("logstore: postgres write: %w", err)

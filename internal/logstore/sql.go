@@ -340,6 +340,38 @@ func rowsOf(rs []Record) ([]row, error) {
 	return out, nil
 }
 
+// optimistic runs write, a batch's transaction, first counting the rows it inserts, then,
+// when it reports that a record was kept already (and rolled back), again exact: both
+// stores' Write. Counting spares the store returning the ids of every row (SQLite keeps
+// them in a table of their own; pgx reads and parses them).
+func optimistic(write func(exact bool) (bool, error)) error {
+	all, err := write(false)
+	if err != nil || all {
+		return err
+	}
+	_, err = write(true)
+	return err
+}
+
+// writeBatch writes rows in one transaction: insert (which adds the ids it inserted to
+// inserted, or reports false when it cannot say them, for optimistic), then the rollups of
+// what it inserted, then the commit.
+func (s *sqlStore) writeBatch(ctx context.Context, rows []row, insert func(*sql.Tx, map[string]bool) (bool, error)) (bool, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return false, err
+	}
+	defer tx.Rollback()
+	inserted := make(map[string]bool, len(rows))
+	if all, err := insert(tx, inserted); err != nil || !all {
+		return false, err
+	}
+	if err := s.ups.addRollups(ctx, tx, rollupsOf(rows, inserted)); err != nil {
+		return false, err
+	}
+	return true, tx.Commit()
+}
+
 // docBufs are rowsOf's buffers; one past maxDocBuf (a batch of huge records) is let go.
 var docBufs = sync.Pool{New: func() any { return new([]byte) }}
 

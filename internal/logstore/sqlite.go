@@ -331,39 +331,16 @@ func (s *sqliteStore) Write(ctx context.Context, rs []Record) error {
 	if err != nil {
 		return err
 	}
-	// First without RETURNING (SQLite keeps the rows it returns in a table of their own, some
-	// 9% of the writer's CPU), then, if a record was kept already, again with it.
-	for _, exact := range []bool{false, true} {
-		all, err := s.write(ctx, rows, exact)
-		if err != nil {
-			return fmt.Errorf("logstore: sqlite write: %w", err)
-		}
-		if all {
-			break
-		}
+	// Without RETURNING first: the rows SQLite returns cost some 10% of the writer's CPU.
+	err = optimistic(func(exact bool) (bool, error) {
+		return s.writeBatch(ctx, rows, func(tx *sql.Tx, inserted map[string]bool) (bool, error) {
+			return s.insertRows(ctx, tx, rows, inserted, exact)
+		})
+	})
+	if err != nil {
+		return fmt.Errorf("logstore: sqlite write: %w", err)
 	}
 	return nil
-}
-
-// write writes rows and their rollups in one transaction. Unless exact, the inserts do not
-// say which rows they inserted, only how many: when that is all of them (the writer's
-// case), they all count; when a record was kept already (a batch written again after a
-// failure that did commit, one record twice in a batch), write rolls back and reports
-// false, and Write writes the batch again, exact.
-func (s *sqliteStore) write(ctx context.Context, rows []row, exact bool) (bool, error) {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return false, err
-	}
-	defer tx.Rollback()
-	inserted := make(map[string]bool, len(rows))
-	if all, err := s.insertRows(ctx, tx, rows, inserted, exact); err != nil || !all {
-		return false, err
-	}
-	if err := s.ups.addRollups(ctx, tx, rollupsOf(rows, inserted)); err != nil {
-		return false, err
-	}
-	return true, tx.Commit()
 }
 
 // insertRows inserts rows within tx and adds the ids it inserted to inserted (a record

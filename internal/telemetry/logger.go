@@ -16,9 +16,9 @@ const logBuffer = 64 << 10
 // NewLogger is the gateway's logger on f: JSON lines, for a log collector to parse, or text
 // when f is a terminal, for a person to read. format ("json" or "text", e.g. from
 // SLUICE_LOG_FORMAT) overrides the choice; "" keeps it. Unless f is a terminal or flush is
-// 0, the lines go through a LogWriter that holds them up to flush: close writes what it
+// 0, the lines go through a LogWriter that holds them up to flush: done writes what it
 // holds, and must run before the process ends.
-func NewLogger(f *os.File, format string, flush time.Duration) (log *slog.Logger, close func()) {
+func NewLogger(f *os.File, format string, flush time.Duration) (log *slog.Logger, done func()) {
 	terminal := false
 	if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
 		terminal = true
@@ -30,15 +30,15 @@ func NewLogger(f *os.File, format string, flush time.Duration) (log *slog.Logger
 		}
 	}
 	var w io.Writer = f
-	close = func() {}
+	done = func() {}
 	if !terminal && flush > 0 {
 		lw := NewLogWriter(f, flush)
-		w, close = lw, lw.Close
+		w, done = lw, lw.Close
 	}
 	if format == "text" {
-		return slog.New(slog.NewTextHandler(w, nil)), close
+		return slog.New(slog.NewTextHandler(w, nil)), done
 	}
-	return slog.New(slog.NewJSONHandler(w, nil)), close
+	return slog.New(slog.NewJSONHandler(w, nil)), done
 }
 
 // LogFlushEnv is SLUICE_LOG_FLUSH's duration from getenv: how long a log line may wait to be
