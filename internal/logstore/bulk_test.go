@@ -41,7 +41,7 @@ func (a *rollupAcc) add(rs []rollup) {
 }
 
 // write adds the sums to the rollup tables within tx.
-func (a *rollupAcc) write(ctx context.Context, tx *sql.Tx, u *upserts) error {
+func (a *rollupAcc) write(ctx context.Context, tx *sql.Tx, u *prepared) error {
 	if err := u.addLevel(ctx, tx, hourly, sortRollups(a.hours)); err != nil {
 		return err
 	}
@@ -61,15 +61,15 @@ const bulkCommit = 100_000
 func bulkLoad(ctx context.Context, st Store, n, batch int, gen func(i int) Record) error {
 	var (
 		db  *sql.DB
-		ups *upserts
+		ups *prepared
 	)
 	pg, _ := st.(*pgStore)
 	lite, _ := st.(*sqliteStore)
 	switch {
 	case pg != nil:
-		db, ups = pg.db, pg.ups
+		db, ups = pg.db, pg.prep
 	case lite != nil:
-		db, ups = lite.db, lite.ups
+		db, ups = lite.db, lite.prep
 	default:
 		return fmt.Errorf("bulkLoad: %T is not an SQL store", st)
 	}

@@ -196,7 +196,7 @@ func openPostgres(ctx context.Context, opt Options) (Store, error) {
 	db.SetMaxOpenConns(10)
 	db.SetMaxIdleConns(10)
 	db.SetConnMaxIdleTime(5 * time.Minute)
-	s := &pgStore{sqlStore: sqlStore{db: db, d: pgDialect, ups: &upserts{db: db, dollar: true}}, opt: opt, log: opt.Log, parts: map[time.Time]bool{}}
+	s := &pgStore{sqlStore: sqlStore{db: db, d: pgDialect, prep: &prepared{db: db, dollar: true}}, opt: opt, log: opt.Log, parts: map[time.Time]bool{}}
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("logstore: postgres %s: %w", cfg.Host, err)
@@ -516,6 +516,6 @@ func (s *pgStore) Retain(ctx context.Context, now time.Time) error {
 }
 
 func (s *pgStore) Close() error {
-	s.ups.close()
+	s.prep.close()
 	return s.db.Close()
 }

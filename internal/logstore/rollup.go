@@ -197,7 +197,7 @@ func sortRollups(by map[rollupKey]*rollup) []rollup {
 }
 
 // rollupChunk is the most rollups one upsert carries. A level's rollups go in upserts of
-// powers of two (32, 16, ... 1): seven statements a level, each prepared once (upserts).
+// powers of two (32, 16, ... 1): seven statements a level, each prepared once (prepared).
 const rollupChunk = 32
 
 // rollupUpsert is the statement that adds n rollups of the level l (placeholders $n when
@@ -226,55 +226,66 @@ func rollupUpsert(l level, n int, dollar bool) string {
 	return b.String()
 }
 
-// upserts are a store's rollup upserts, prepared on first use and kept until the store
-// closes: the pure-Go SQLite parsed each batch's statements of 50 parameters a rollup anew,
-// some 9% of its writer's CPU. database/sql prepares a kept statement again on each
-// connection that runs it, once.
-type upserts struct {
+// prepared are a store's statements of many rows (the records' inserts, the rollups'
+// upserts), each prepared on first use for its name and number of rows and kept until the
+// store closes: the pure-Go SQLite parsed each batch's statements (50 parameters a rollup,
+// 26 a record) anew, some 9% of its writer's CPU. database/sql prepares a kept statement
+// again on each connection that runs it, once.
+type prepared struct {
 	db     *sql.DB
 	dollar bool
 	mu     sync.Mutex
-	stmts  map[upsertKey]*sql.Stmt
+	stmts  map[stmtKey]*sql.Stmt
 }
 
-// upsertKey names a prepared upsert: its level's table and its number of rollups.
-type upsertKey struct {
-	table string
-	n     int
+// stmtKey names a prepared statement: what it does (a level's table) and its number of rows.
+type stmtKey struct {
+	name string
+	n    int
 }
 
-// stmt is the prepared upsert of n rollups of the level l.
-func (u *upserts) stmt(ctx context.Context, l level, n int) (*sql.Stmt, error) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	k := upsertKey{l.table, n}
-	if st, ok := u.stmts[k]; ok {
+// stmt is the statement name of n rows, prepared from query(n) the first time.
+func (p *prepared) stmt(ctx context.Context, name string, n int, query func(n int) string) (*sql.Stmt, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	k := stmtKey{name, n}
+	if st, ok := p.stmts[k]; ok {
 		return st, nil
 	}
-	st, err := u.db.PrepareContext(ctx, rollupUpsert(l, n, u.dollar))
+	st, err := p.db.PrepareContext(ctx, query(n))
 	if err != nil {
 		return nil, err
 	}
-	if u.stmts == nil {
-		u.stmts = map[upsertKey]*sql.Stmt{}
+	if p.stmts == nil {
+		p.stmts = map[stmtKey]*sql.Stmt{}
 	}
-	u.stmts[k] = st
+	p.stmts[k] = st
 	return st, nil
 }
 
-// close closes the prepared upserts; the store's Close calls it before closing its database.
-func (u *upserts) close() {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	for k, st := range u.stmts {
+// chunk is how many of left rows the next statement of a batch carries: most, then the
+// powers of two below it, so that a few prepared statements serve every batch.
+func chunk(most, left int) int {
+	for most > left {
+		most /= 2
+	}
+	return most
+}
+
+// close closes the prepared statements; the store's Close calls it before closing its
+// database.
+func (p *prepared) close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for k, st := range p.stmts {
 		st.Close()
-		delete(u.stmts, k)
+		delete(p.stmts, k)
 	}
 }
 
 // addRollups adds the hourly rollups rs, and their sums by day, to the rollups, within the
 // batch's transaction tx.
-func (u *upserts) addRollups(ctx context.Context, tx *sql.Tx, rs []rollup) error {
+func (u *prepared) addRollups(ctx context.Context, tx *sql.Tx, rs []rollup) error {
 	if err := u.addLevel(ctx, tx, hourly, rs); err != nil {
 		return err
 	}
@@ -282,13 +293,10 @@ func (u *upserts) addRollups(ctx context.Context, tx *sql.Tx, rs []rollup) error
 }
 
 // addLevel adds rs to the rollups of the level l.
-func (u *upserts) addLevel(ctx context.Context, tx *sql.Tx, l level, rs []rollup) error {
+func (u *prepared) addLevel(ctx context.Context, tx *sql.Tx, l level, rs []rollup) error {
 	list := make([]any, 0, rollupChunk*rollupCols)
 	for len(rs) > 0 {
-		n := rollupChunk
-		for n > len(rs) {
-			n /= 2
-		}
+		n := chunk(rollupChunk, len(rs))
 		list = list[:0]
 		for _, r := range rs[:n] {
 			list = append(list, r.hour, r.key, r.team, r.alias, r.target, int64(r.class), r.wire, r.keyName,
@@ -297,7 +305,7 @@ func (u *upserts) addLevel(ctx context.Context, tx *sql.Tx, l level, rs []rollup
 				list = append(list, c)
 			}
 		}
-		st, err := u.stmt(ctx, l, n)
+		st, err := u.stmt(ctx, l.table, n, func(n int) string { return rollupUpsert(l, n, u.dollar) })
 		if err == nil {
 			_, err = tx.StmtContext(ctx, st).ExecContext(ctx, list...)
 		}

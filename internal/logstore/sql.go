@@ -45,9 +45,9 @@ type dialect struct {
 // sqlStore is the part of both stores that is the same SQL: reads. The stores embed it and
 // add writes, schema and retention.
 type sqlStore struct {
-	db  *sql.DB
-	d   dialect
-	ups *upserts
+	db   *sql.DB
+	d    dialect
+	prep *prepared
 }
 
 // args builds a statement's placeholders and arguments in step.
@@ -366,7 +366,7 @@ func (s *sqlStore) writeBatch(ctx context.Context, rows []row, insert func(*sql.
 	if all, err := insert(tx, inserted); err != nil || !all {
 		return false, err
 	}
-	if err := s.ups.addRollups(ctx, tx, rollupsOf(rows, inserted)); err != nil {
+	if err := s.prep.addRollups(ctx, tx, rollupsOf(rows, inserted)); err != nil {
 		return false, err
 	}
 	return true, tx.Commit()

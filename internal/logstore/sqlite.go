@@ -150,15 +150,17 @@ var sqliteSchema = []string{
 	rollupDDL(daily, "INTEGER", "REAL") + ";\n" + dailyFill(),
 	// 10: the emulated batches (batches.go, issue 48): without Redis, they outlive a restart.
 	strings.Join(batchDDL("INTEGER", "BLOB"), ";\n"),
+	// 11: the content's index filled by insertRows, not by a trigger: a trigger makes every
+	// INSERT keep a statement journal, a copy of each page it changes, even when no record
+	// carries content (the trigger's WHEN is tested row by row).
+	`DROP TRIGGER sluice_logs_fts_insert`,
 }
 
 type sqliteStore struct {
 	sqlStore
-	path   string
-	opt    Options
-	insert *sql.Stmt // sqliteInsert(insertRows, true)
-	fast   *sql.Stmt // sqliteInsert(insertRows, false)
-	kept   contentKept
+	path string
+	opt  Options
+	kept contentKept
 }
 
 var _ Store = (*sqliteStore)(nil)
@@ -223,19 +225,10 @@ func openSQLite(ctx context.Context, opt Options) (Store, error) {
 	db.SetMaxOpenConns(8)
 	db.SetMaxIdleConns(8)
 	db.SetConnMaxIdleTime(5 * time.Minute)
-	s := &sqliteStore{sqlStore: sqlStore{db: db, d: sqliteDialect, ups: &upserts{db: db}}, path: abs, opt: opt}
+	s := &sqliteStore{sqlStore: sqlStore{db: db, d: sqliteDialect, prep: &prepared{db: db}}, path: abs, opt: opt}
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
 		return nil, sqliteError(abs, err)
-	}
-	for _, st := range []struct {
-		to        **sql.Stmt
-		returning bool
-	}{{&s.insert, true}, {&s.fast, false}} {
-		if *st.to, err = db.PrepareContext(ctx, sqliteInsert(insertRows, st.returning)); err != nil {
-			s.Close()
-			return nil, sqliteError(abs, err)
-		}
 	}
 	return s, nil
 }
@@ -292,8 +285,12 @@ func sqliteError(path string, err error) error {
 // sqliteInsert is the insert of n rows in one statement; returning, it answers the ids of
 // the rows it inserted.
 func sqliteInsert(n int, returning bool) string {
+	// OR IGNORE, not ON CONFLICT (id) DO NOTHING: a constraint that may abort a statement of
+	// many rows makes SQLite keep a statement journal, a copy of every page it changes (5% of
+	// the writer's CPU). The columns' NOT NULL never fails (every value is bound), so only the
+	// id's uniqueness ever ignores a row, as DO NOTHING did.
 	var b strings.Builder
-	b.WriteString(`INSERT INTO sluice_logs (id, time_us, key_id, key_name, key_meta, alias, target, status, kind,
+	b.WriteString(`INSERT OR IGNORE INTO sluice_logs (id, time_us, key_id, key_name, key_meta, alias, target, status, kind,
 	stream, cache, tokens_in, tokens_out, cost_usd, first_token_ms, doc, content_request, content_answer,
 	content_cap, content_truncated, team, cache_read_tokens, cache_write_tokens, saved_usd, affinity, request_id) VALUES `)
 	for i := range n {
@@ -302,7 +299,6 @@ func sqliteInsert(n int, returning bool) string {
 		}
 		b.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 	}
-	b.WriteString(" ON CONFLICT (id) DO NOTHING")
 	if returning {
 		b.WriteString(" RETURNING id") // the rows inserted: what the rollups add
 	}
@@ -311,17 +307,20 @@ func sqliteInsert(n int, returning bool) string {
 
 // insertRows is how many rows one INSERT carries: database/sql's and the VDBE's cost of a
 // statement is paid once for them, not once a row (some 15% of the writer's CPU a row at a
-// time). 16 × sqliteCols parameters stay far below SQLite's limit.
+// time). 16 × sqliteCols parameters stay far below SQLite's limit. A batch's last rows go
+// in 8, 4, 2 and 1 (chunk), five statements in all, each prepared once.
 const insertRows = 16
 
 // sqliteCols is how many columns sqliteInsert writes a row.
 const sqliteCols = 26
 
-// yieldEvery is how many rows a batch inserts between yields of its goroutine. An insert
-// costs some 40 µs of CPU in the pure-Go SQLite and a batch is up to 500 of them, all on one
+// yieldAfter is how long a batch's inserts run before their goroutine yields. An insert
+// costs some 20 µs of CPU in the pure-Go SQLite and a batch is up to 500 of them, all on one
 // of the process's Ps: the yields let the requests that wait run within a millisecond
-// instead of after the scheduler's 10 ms slice. It is insertRows: one yield a statement.
-const yieldEvery = insertRows
+// instead of after the scheduler's 10 ms slice. A yield wakes an idle P's thread when there
+// is one (a futex each), 6% of the writer's CPU when it yielded every statement: so it
+// yields between statements once the time is up, every third or so.
+const yieldAfter = time.Millisecond
 
 func (s *sqliteStore) Write(ctx context.Context, rs []Record) error {
 	if len(rs) == 0 {
@@ -348,22 +347,20 @@ func (s *sqliteStore) Write(ctx context.Context, rs []Record) error {
 // exact, it only counts them: it stops and reports false at the first statement that
 // skipped a row, not knowing which, and the caller rolls back.
 func (s *sqliteStore) insertRows(ctx context.Context, tx *sql.Tx, rows []row, inserted map[string]bool, exact bool) (bool, error) {
-	// The statement prepared at Open, on this transaction's connection: database/sql keeps
-	// it prepared on each connection it has used, so a batch does not compile 416 parameters.
-	full := s.fast
+	name := "insert"
 	if exact {
-		full = s.insert
+		name = "insert returning"
 	}
-	full = tx.StmtContext(ctx, full)
-	defer full.Close()
 	args := make([]any, 0, sqliteCols*insertRows)
-	for i := 0; i < len(rows); i += insertRows {
-		if i > 0 {
-			runtime.Gosched() // see yieldEvery
+	ran := time.Now()
+	for left := rows; len(left) > 0; {
+		if len(left) < len(rows) && time.Since(ran) >= yieldAfter {
+			runtime.Gosched()
+			ran = time.Now()
 		}
-		chunk := rows[i:min(i+insertRows, len(rows))]
+		n := chunk(insertRows, len(left))
 		args = args[:0]
-		for _, w := range chunk {
+		for _, w := range left[:n] {
 			// driver.Value's own types (int64, a nil any): database/sql converts others, a nil
 			// pointer through reflection.
 			var req, ans, capN, trunc any
@@ -374,44 +371,62 @@ func (s *sqliteStore) insertRows(ctx context.Context, tx *sql.Tx, rows []row, in
 				int64(w.status), w.kind, w.stream, w.cache, int64(w.tokensIn), int64(w.tokensOut), w.costUSD,
 				w.firstTokenMS, w.doc, req, ans, capN, trunc, w.team, int64(w.cacheRead), int64(w.cacheWrite), w.savedUSD, w.affinity, w.requestID)
 		}
+		// Prepared once per size on each connection (prepared): a batch compiles no insert.
+		st, err := s.prep.stmt(ctx, name, n, func(n int) string { return sqliteInsert(n, exact) })
+		if err != nil {
+			return false, err
+		}
+		st = tx.StmtContext(ctx, st)
 		if !exact {
-			var (
-				res sql.Result
-				err error
-			)
-			if len(chunk) == insertRows {
-				res, err = full.ExecContext(ctx, args...)
-			} else {
-				res, err = tx.ExecContext(ctx, sqliteInsert(len(chunk), false), args...)
+			res, err := st.ExecContext(ctx, args...)
+			if err != nil {
+				return false, err
+			}
+			if c, err := res.RowsAffected(); err != nil || c != int64(n) {
+				return false, err
+			}
+			for _, w := range left[:n] {
+				inserted[w.id] = true
+			}
+		} else {
+			ids, err := st.QueryContext(ctx, args...)
+			if err == nil {
+				err = scanIDs(ids, inserted)
 			}
 			if err != nil {
 				return false, err
 			}
-			if n, err := res.RowsAffected(); err != nil || n != int64(len(chunk)) {
-				return false, err
-			}
-			for _, w := range chunk {
-				inserted[w.id] = true
-			}
+		}
+		left = left[n:]
+	}
+	return true, s.indexContent(ctx, tx, rows, inserted)
+}
+
+// ftsInsert adds a record's content to the index of ?q= (the external-content table reads
+// it from the record's row).
+const ftsInsert = `INSERT INTO sluice_logs_fts (rowid, content_request, content_answer)
+	SELECT rowid, content_request, content_answer FROM sluice_logs WHERE id = ?`
+
+// indexContent adds the captured content of the rows inserted to the index of ?q=
+// (migration 11): the records kept already are in it.
+func (s *sqliteStore) indexContent(ctx context.Context, tx *sql.Tx, rows []row, inserted map[string]bool) error {
+	var st *sql.Stmt
+	for _, w := range rows {
+		if w.req == nil || !inserted[w.id] {
 			continue
 		}
-		var (
-			ids *sql.Rows
-			err error
-		)
-		if len(chunk) == insertRows {
-			ids, err = full.QueryContext(ctx, args...)
-		} else {
-			ids, err = tx.QueryContext(ctx, sqliteInsert(len(chunk), true), args...)
+		if st == nil {
+			var err error
+			if st, err = s.prep.stmt(ctx, "fts", 1, func(int) string { return ftsInsert }); err != nil {
+				return err
+			}
+			st = tx.StmtContext(ctx, st)
 		}
-		if err == nil {
-			err = scanIDs(ids, inserted)
-		}
-		if err != nil {
-			return false, err
+		if _, err := st.ExecContext(ctx, w.id); err != nil {
+			return err
 		}
 	}
-	return true, nil
+	return nil
 }
 
 // Retain deletes the records of the days that ended before now minus the retention, empties
@@ -461,12 +476,7 @@ func (s *sqliteStore) Retain(ctx context.Context, now time.Time) error {
 }
 
 func (s *sqliteStore) Close() error {
-	for _, st := range []*sql.Stmt{s.insert, s.fast} {
-		if st != nil {
-			st.Close()
-		}
-	}
-	s.ups.close()
+	s.prep.close()
 	return s.db.Close()
 }
 
