@@ -135,13 +135,14 @@ func handler(kind, upstream, redisURL string, logw io.Writer) (h http.Handler, c
 		}
 		floor, _ := gcfloor.Env(os.Getenv) // the collector's floor, as cmd/gateway sets it
 		gc := gcfloor.Start(floor, nil)
-		// Its lines written as cmd/gateway's: at once, or together with SLUICE_LOG_FLUSH.
+		// Its lines written as cmd/gateway's off a terminal: JSON (the access line by hand,
+		// telemetry.NewHandler), at once, or together with SLUICE_LOG_FLUSH.
 		w, closeLog := logw, func() {}
 		if flush, _ := telemetry.LogFlushEnv(os.Getenv); flush > 0 {
 			lw := telemetry.NewLogWriter(logw, flush)
 			w, closeLog = lw, lw.Close
 		}
-		srv, err := newGateway(upstream, redisURL, slog.New(slog.NewTextHandler(w, nil)))
+		srv, err := newGateway(upstream, redisURL, slog.New(telemetry.NewHandler(w, "json")))
 		if err != nil {
 			closeLog()
 			gc.Stop()

@@ -26,14 +26,18 @@ func BenchmarkAccessLine(b *testing.B) {
 		KeyID: "cfg_36e40e3794b62902", KeyName: "bench"}
 	ctx := context.Background()
 	// A line written at once (the default), and held with the next (SLUICE_LOG_FLUSH=100ms).
-	for _, flush := range []time.Duration{0, 100 * time.Millisecond} {
-		b.Run(fmt.Sprintf("flush=%s", flush), func(b *testing.B) {
+	for _, run := range []struct {
+		format string
+		flush  time.Duration
+	}{{"json", 0}, {"text", 0}, {"json", 100 * time.Millisecond}} {
+		format, flush := run.format, run.flush
+		b.Run(fmt.Sprintf("%s/flush=%s", format, flush), func(b *testing.B) {
 			f, err := os.Create(filepath.Join(b.TempDir(), "log"))
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer f.Close()
-			tl, closeLog := telemetry.NewLogger(f, "json", flush)
+			tl, closeLog := telemetry.NewLogger(f, format, flush)
 			defer closeLog()
 			log := masked(tl, rules.Redact)
 			b.ReportAllocs()

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/sluice-gw/sluice/internal/config"
+	"github.com/sluice-gw/sluice/internal/telemetry"
 )
 
 // TestMaskedLog: the gateway's own secrets are masked in a log line's message, its string,
@@ -102,5 +103,37 @@ func TestMaskedLogCleanLine(t *testing.T) {
 	line(masked(slog.New(slog.NewJSONHandler(&buf, nil)), rules.Redact))()
 	if !strings.Contains(buf.String(), `"trace_id":"8883dae3d7ee50007919f08d5532acab"`) {
 		t.Errorf("the line lost a value: %s", buf.String())
+	}
+}
+
+// TestMaskedAccessLine: the access line, written by hand under the gateway's handler
+// (telemetry.NewHandler) or through slog's under any other, has the gateway's own secrets
+// masked in each of its texts, in both formats (issue 47, issue 51).
+func TestMaskedAccessLine(t *testing.T) {
+	const tok = "admin-token-of-the-gateway-7"
+	rules, err := onlyOwn(ownSecrets(&config.Config{Auth: config.Auth{AdminToken: tok}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &telemetry.Access{ID: "req_1", Method: "POST", Path: "/v1/" + tok, Status: 200, Model: "m-" + tok,
+		KeyName: tok, Cache: "x " + tok}
+	for name, h := range map[string]func(io.Writer) slog.Handler{
+		"json":   func(w io.Writer) slog.Handler { return telemetry.NewHandler(w, "json") },
+		"text":   func(w io.Writer) slog.Handler { return telemetry.NewHandler(w, "text") },
+		"slog's": func(w io.Writer) slog.Handler { return slog.NewJSONHandler(w, nil) },
+		"masked twice": func(w io.Writer) slog.Handler {
+			inner := func(s string) string { return strings.ReplaceAll(s, "/v1/", "/v9/") }
+			return masked(slog.New(telemetry.NewHandler(w, "json")), inner).Handler()
+		},
+	} {
+		var buf bytes.Buffer
+		telemetry.LogAccess(context.Background(), masked(slog.New(h(&buf)), rules.Redact), a)
+		out := buf.String()
+		if strings.Contains(out, tok) || strings.Count(out, "[REDACTED:secret]") != 4 || !strings.Contains(out, "req_1") {
+			t.Errorf("%s: got %s, want the four texts masked and the rest kept", name, out)
+		}
+		if name == "masked twice" && !strings.Contains(out, "/v9/") {
+			t.Errorf("%s: got %s, want the inner mask's too", name, out)
+		}
 	}
 }

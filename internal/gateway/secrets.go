@@ -13,6 +13,7 @@ import (
 	"github.com/sluice-gw/sluice/internal/config"
 	"github.com/sluice-gw/sluice/internal/logstore"
 	"github.com/sluice-gw/sluice/internal/redact"
+	"github.com/sluice-gw/sluice/internal/telemetry"
 )
 
 // The gateway's own secrets (issue 47): what it holds to be reached and to reach others,
@@ -166,6 +167,22 @@ func (m maskHandler) Handle(ctx context.Context, r slog.Record) error {
 	})
 	out.AddAttrs(as...)
 	return m.h.Handle(ctx, out)
+}
+
+var _ telemetry.AccessHandler = maskHandler{}
+
+// HandleAccess has the handler below write the access line with the gateway's secrets
+// masked in its texts (and mask's, a masking handler's above), when it can; else the line
+// goes through Handle as any other.
+func (m maskHandler) HandleAccess(ctx context.Context, level slog.Level, a *telemetry.Access, mask func(string) string) error {
+	own := m.mask
+	if mask != nil {
+		own = func(s string) string { return mask(m.mask(s)) }
+	}
+	if h, ok := m.h.(telemetry.AccessHandler); ok {
+		return h.HandleAccess(ctx, level, a, own)
+	}
+	return telemetry.MaskAll(ctx, m.h, telemetry.AccessRecord(ctx, level, a), own)
 }
 
 func (m maskHandler) WithAttrs(as []slog.Attr) slog.Handler {

@@ -46,8 +46,11 @@ func TestRealtimeShutdownDrains(t *testing.T) {
 	release := make(chan struct{})
 	busy, stuck := heldUpstream(t, release), heldUpstream(t, nil)
 	db := filepath.Join(t.TempDir(), "logs.db")
+	// The timeout runs from Close; the test dials until it sees the refusal before it lets the
+	// busy response end, which took more than 300 ms on a loaded machine (CI runs packages
+	// in parallel on two cores): 2 s, the stuck session's wait.
 	srv := buildConfig(t, `logs: {url: "sqlite://`+db+`"}
-realtime: {drain_timeout: 300ms}
+realtime: {drain_timeout: 2s}
 providers:
   oa: {kind: openai, base_url: "${UP}/v1", api_key: k1}
   st: {kind: openai, base_url: "${STUCK}/v1", api_key: k2}

@@ -178,22 +178,11 @@ func LogAccess(ctx context.Context, log *slog.Logger, a *Access) {
 	if !log.Enabled(ctx, lvl) {
 		return
 	}
-	// A record of its own, with no caller: Logger.LogAttrs walks the stack for the caller's
-	// pc on every line, and the access line's caller is always this function.
-	r := slog.NewRecord(time.Now(), lvl, "request", 0)
-	r.AddAttrs(
-		slog.String("id", a.ID), slog.String("record", a.Record), slog.String("method", a.Method), slog.String("path", a.Path),
-		slog.Int("status", a.Status), slog.Float64("ms", ms(a.Duration)),
-		slog.String("model", a.Model), slog.String("target", a.Target),
-		slog.Int("attempts", a.Attempts), slog.Bool("stream", a.Stream), slog.String("kind", a.Kind.String()),
-		slog.Float64("first_event_ms", ms(a.FirstEvent)), slog.Float64("ttft_ms", ms(a.FirstText)),
-		slog.Int("redactions", a.Redactions), slog.String("key_id", a.KeyID), slog.String("key_name", a.KeyName),
-		slog.Int("tokens", a.tokens()), slog.Int("tokens_in", a.tokensIn()), slog.Int("tokens_out", a.tokensOut()),
-		slog.Int("tokens_cache_read", a.usage().Cached), slog.Int("tokens_cache_write", a.usage().CacheWrite),
-		slog.Float64("cost_usd", a.CostUSD), slog.Float64("overhead_ms", ms(a.Overhead)),
-		slog.Int("tools", a.Tools), slog.Int("tool_errors", a.ToolErrors), slog.Float64("tool_ms", ms(a.ToolTime)),
-		slog.String("cache", a.Cache), slog.String("trace_id", traceID(ctx)))
-	log.Handler().Handle(ctx, r)
+	if h, ok := log.Handler().(AccessHandler); ok {
+		h.HandleAccess(ctx, lvl, a, nil)
+		return
+	}
+	log.Handler().Handle(ctx, AccessRecord(ctx, lvl, a))
 }
 
 // Level is the level of a request's log line, by its outcome's kind, whatever its status: a

@@ -35,10 +35,7 @@ func NewLogger(f *os.File, format string, flush time.Duration) (log *slog.Logger
 		lw := NewLogWriter(f, flush)
 		w, done = lw, lw.Close
 	}
-	if format == "text" {
-		return slog.New(slog.NewTextHandler(w, nil)), done
-	}
-	return slog.New(slog.NewJSONHandler(w, nil)), done
+	return slog.New(NewHandler(w, format)), done
 }
 
 // LogFlushEnv is SLUICE_LOG_FLUSH's duration from getenv: how long a log line may wait to be
