@@ -3,6 +3,7 @@ package chat
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 
 	"github.com/sluice-gw/sluice/internal/dialect/oai"
 	"github.com/sluice-gw/sluice/internal/llm"
@@ -26,10 +27,13 @@ func (cr *Request) messages(raw json.RawMessage) error {
 }
 
 func decodeMessage(i int, raw json.RawMessage) (llm.Message, error) {
-	p := fmt.Sprintf("messages[%d]", i)
+	p := "messages[" + strconv.Itoa(i) + "]"
 	var w wire.ChatMessage
-	if err := json.Unmarshal(raw, &w); err != nil {
-		return llm.Message{}, oai.Invalid(p, "Invalid type for '%s': expected a message object with string fields.", p)
+	if !fastMessage(raw, &w) {
+		w = wire.ChatMessage{}
+		if err := json.Unmarshal(raw, &w); err != nil {
+			return llm.Message{}, oai.Invalid(p, "Invalid type for '%s': expected a message object with string fields.", p)
+		}
 	}
 	m := llm.Message{Role: llm.Role(w.Role), Name: w.Name, ToolCallID: w.ToolCallID}
 	switch m.Role {
@@ -115,8 +119,8 @@ func decodeContent(p string, role llm.Role, raw json.RawMessage) ([]llm.Part, bo
 	if len(raw) == 0 || oai.IsNull(raw) {
 		return nil, false, nil
 	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
+	s, ok := plainString(raw)
+	if ok || json.Unmarshal(raw, &s) == nil {
 		return []llm.Part{{Type: llm.PartText, Text: s}}, true, nil
 	}
 	var ws []wire.ContentPart
