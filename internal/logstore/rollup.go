@@ -285,15 +285,15 @@ func (p *prepared) close() {
 
 // addRollups adds the hourly rollups rs, and their sums by day, to the rollups, within the
 // batch's transaction tx.
-func (u *prepared) addRollups(ctx context.Context, tx *sql.Tx, rs []rollup) error {
-	if err := u.addLevel(ctx, tx, hourly, rs); err != nil {
+func (p *prepared) addRollups(ctx context.Context, tx *sql.Tx, rs []rollup) error {
+	if err := p.addLevel(ctx, tx, hourly, rs); err != nil {
 		return err
 	}
-	return u.addLevel(ctx, tx, daily, dailyOf(rs))
+	return p.addLevel(ctx, tx, daily, dailyOf(rs))
 }
 
 // addLevel adds rs to the rollups of the level l.
-func (u *prepared) addLevel(ctx context.Context, tx *sql.Tx, l level, rs []rollup) error {
+func (p *prepared) addLevel(ctx context.Context, tx *sql.Tx, l level, rs []rollup) error {
 	list := make([]any, 0, rollupChunk*rollupCols)
 	for len(rs) > 0 {
 		n := chunk(rollupChunk, len(rs))
@@ -305,7 +305,7 @@ func (u *prepared) addLevel(ctx context.Context, tx *sql.Tx, l level, rs []rollu
 				list = append(list, c)
 			}
 		}
-		st, err := u.stmt(ctx, l.table, n, func(n int) string { return rollupUpsert(l, n, u.dollar) })
+		st, err := p.stmt(ctx, l.table, n, func(n int) string { return rollupUpsert(l, n, p.dollar) })
 		if err == nil {
 			_, err = tx.StmtContext(ctx, st).ExecContext(ctx, list...)
 		}

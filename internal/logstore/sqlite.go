@@ -308,7 +308,7 @@ func sqliteInsert(n int, returning bool) string {
 // insertRows is how many rows one INSERT carries: database/sql's and the VDBE's cost of a
 // statement is paid once for them, not once a row (some 15% of the writer's CPU a row at a
 // time). 16 × sqliteCols parameters stay far below SQLite's limit. A batch's last rows go
-// in 8, 4, 2 and 1 (chunk), five statements in all, each prepared once.
+// in 8, 4, 2 and 1 (chunk): five statements of each kind, each prepared once.
 const insertRows = 16
 
 // sqliteCols is how many columns sqliteInsert writes a row.

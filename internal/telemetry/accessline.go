@@ -28,10 +28,24 @@ type AccessHandler interface {
 // "text", as slog's own handlers write them (TestAccessLineAsSlog), the access line written
 // by hand.
 func NewHandler(w io.Writer, format string) slog.Handler {
+	lw := &lockedWriter{w: w}
 	if format == "text" {
-		return lineHandler{slog.NewTextHandler(w, nil), w, false}
+		return lineHandler{slog.NewTextHandler(lw, nil), lw, false}
 	}
-	return lineHandler{slog.NewJSONHandler(w, nil), w, true}
+	return lineHandler{slog.NewJSONHandler(lw, nil), lw, true}
+}
+
+// lockedWriter serializes the Writes of slog's handler and of the access line, as slog's
+// handler serializes its own: a line is one Write, never two lines in one.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 // lineHandler is slog's text or JSON handler, and an AccessHandler in the same format.
@@ -45,14 +59,15 @@ type lineHandler struct {
 
 var _ AccessHandler = lineHandler{}
 
-// HandleAccess writes a's line in one Write, as slog's handler does: an *os.File's Write
-// holds the file's lock for the whole line, so lines never interleave.
+// HandleAccess writes a's line in one Write, through the writer slog's handler writes to.
 func (h lineHandler) HandleAccess(ctx context.Context, level slog.Level, a *Access, mask func(string) string) error {
 	bp := lineBufs.Get().(*[]byte)
-	defer lineBufs.Put(bp)
 	t := time.Now()
 	line, ok := h.appendLine((*bp)[:0], ctx, t, level, a, mask)
-	*bp = line
+	if cap(line) <= maxLineBuf { // a line of a huge path or model is let go
+		*bp = line
+		defer lineBufs.Put(bp)
+	}
 	if !ok { // a float or a time JSON has no literal for: slog writes its error in its place
 		r := accessRecordAt(ctx, t, level, a)
 		if mask != nil {
@@ -73,8 +88,11 @@ func (h lineHandler) appendLine(b []byte, ctx context.Context, t time.Time, leve
 	return e.b, !e.bad
 }
 
-// lineBufs are HandleAccess's buffers: a line is some 600 bytes.
+// lineBufs are HandleAccess's buffers: a line is some 600 bytes; one that grew past
+// maxLineBuf is not kept.
 var lineBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+const maxLineBuf = 64 << 10
 
 // fieldSink receives the access line's fields in order (accessFields).
 type fieldSink interface {
