@@ -9,7 +9,8 @@
 //
 // An operator's own GOGC or GOMEMLIMIT wins: with GOGC set nothing is tuned, and with
 // GOMEMLIMIT set the floor is at most half the limit (the runtime collects harder as the
-// heap nears the limit, whatever GOGC says).
+// heap nears the limit, whatever GOGC says). Under a limit, a large heap is collected at
+// GOGC=200 instead of 100 (limitPercent): the limit caps the heap either way.
 package gcfloor
 
 import (
@@ -26,6 +27,14 @@ import (
 
 // Default is the floor when SLUICE_GC_FLOOR does not say.
 const Default = 64 << 20
+
+// limitPercent is the least GOGC under a memory limit. Thousands of held streams keep some
+// hundreds of MiB live, and each collection of them, on the one or two cores a gateway has,
+// holds back the streams that wait for their first content: at 6,500 streams their p99 was
+// 135 ms at GOGC=100 and 31 ms at 200 (docs/performance.md, "Held streams"). Without a
+// limit that would let such a heap grow to three times what is live instead of twice; under
+// one, the runtime collects harder as the heap nears it, whatever GOGC says.
+const limitPercent = 200
 
 // maxPercent bounds the GOGC Floor sets: a nearly empty heap would otherwise ask for
 // thousands of percent.
@@ -59,6 +68,7 @@ func Env(getenv func(string) string) (int64, error) {
 // Tuner tunes GOGC after every collection until Stop.
 type Tuner struct {
 	floor   int64
+	least   int // the least GOGC: 100, limitPercent under a memory limit
 	stopped atomic.Bool
 	mu      sync.Mutex // serialises tune
 	percent int        // what tune set last
@@ -74,10 +84,11 @@ func Start(floor int64, getenv func(string) string) *Tuner {
 	if floor <= 0 || getenv("GOGC") != "" {
 		return nil
 	}
+	least := 100
 	if lim := debug.SetMemoryLimit(-1); lim < math.MaxInt64 { // -1 reads the limit
-		floor = min(floor, lim/2)
+		floor, least = min(floor, lim/2), limitPercent
 	}
-	t := &Tuner{floor: floor, percent: 100, sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}}
+	t := &Tuner{floor: floor, least: least, percent: 100, sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}}
 	t.tune()
 	t.arm()
 	return t
@@ -122,7 +133,7 @@ func (t *Tuner) tune() {
 		return
 	}
 	metrics.Read(t.sample)
-	p := Percent(t.floor, int64(t.sample[0].Value.Uint64()))
+	p := Percent(t.floor, int64(t.sample[0].Value.Uint64()), t.least)
 	// Only a change of more than a tenth is written: the value moves with every
 	// collection's live heap, and the collector's pacing needs no finer steps.
 	if d := p - t.percent; d > t.percent/10 || -d > t.percent/10 {
@@ -132,11 +143,11 @@ func (t *Tuner) tune() {
 }
 
 // Percent is the GOGC that puts the next collection at floor bytes for live bytes live,
-// within [100, 1000]: 100 once live reaches half the floor.
-func Percent(floor, live int64) int {
+// within [least, 1000]: least once live reaches a third of the floor at 200, half at 100.
+func Percent(floor, live int64, least int) int {
 	if live <= 0 {
 		return maxPercent
 	}
 	p := (floor - live) * 100 / live
-	return int(max(100, min(p, maxPercent)))
+	return int(max(int64(least), min(p, maxPercent)))
 }

@@ -22,7 +22,7 @@ func TestPercent(t *testing.T) {
 		{0, 1 << 20, 100},              // no floor
 		{1 << 30, 1 << 20, maxPercent}, // capped
 	} {
-		if got := Percent(c.floor, c.live); got != c.want {
+		if got := Percent(c.floor, c.live, 100); got != c.want {
 			t.Errorf("Percent(%d, %d) = %d, want %d", c.floor, c.live, got, c.want)
 		}
 	}
@@ -92,13 +92,29 @@ func TestTuner(t *testing.T) {
 	}
 }
 
-// TestMemoryLimit: with a memory limit the floor is at most half of it.
+// TestMemoryLimit: with a memory limit the floor is at most half of it, and a live heap
+// past the floor's third is collected at GOGC=200, not 100.
 func TestMemoryLimit(t *testing.T) {
+	defer debug.SetGCPercent(gogc())
 	old := debug.SetMemoryLimit(32 << 20)
-	defer debug.SetMemoryLimit(old)
 	tu := Start(1<<30, func(string) string { return "" })
+	if tu.floor != 16<<20 || tu.least != limitPercent {
+		t.Errorf("floor %d, least GOGC %d under a 32 MiB limit, want 16 MiB and %d", tu.floor, tu.least, limitPercent)
+	}
+	tu.Stop()
+	debug.SetMemoryLimit(1 << 30)
+	defer debug.SetMemoryLimit(old)
+	tu = Start(64<<20, func(string) string { return "" })
 	defer tu.Stop()
-	if tu.floor != 16<<20 {
-		t.Errorf("floor %d under a 32 MiB limit, want 16 MiB", tu.floor)
+	live := make([]byte, 48<<20) // past a third of the floor
+	settle(t, "200 with 48 MiB live under a limit", func(p int) bool { return p == limitPercent })
+	runtime.KeepAlive(live)
+	for _, c := range []struct {
+		live int64
+		want int
+	}{{16 << 20, 300}, {24 << 20, 200}, {48 << 20, 200}} {
+		if got := Percent(64<<20, c.live, limitPercent); got != c.want {
+			t.Errorf("Percent(64 MiB, %d MiB, %d) = %d, want %d", c.live>>20, limitPercent, got, c.want)
+		}
 	}
 }
