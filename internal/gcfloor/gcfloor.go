@@ -30,8 +30,9 @@ const Default = 64 << 20
 
 // limitPercent is the least GOGC under a memory limit. Thousands of held streams keep some
 // hundreds of MiB live, and each collection of them, on the one or two cores a gateway has,
-// holds back the streams that wait for their first content: at 6,500 streams their p99 was
-// 135 ms at GOGC=100 and 31 ms at 200 (docs/performance.md, "Held streams"). Without a
+// holds back the streams that wait for their first content (at 6,500 streams, in noisy
+// runs, their p99 was 60 to 135 ms at GOGC=100 and 31 ms at 200: docs/performance.md,
+// "Held streams at 2,000 and 6,500"). Without a
 // limit that would let such a heap grow to three times what is live instead of twice; under
 // one, the runtime collects harder as the heap nears it, whatever GOGC says.
 const limitPercent = 200
