@@ -137,12 +137,9 @@ func handler(kind, upstream, redisURL string, logw io.Writer) (h http.Handler, c
 		gc := gcfloor.Start(floor, nil)
 		// Its lines written as cmd/gateway's off a terminal: JSON (the access line by hand,
 		// telemetry.NewHandler), at once, or together with SLUICE_LOG_FLUSH.
-		w, closeLog := logw, func() {}
-		if flush, _ := telemetry.LogFlushEnv(os.Getenv); flush > 0 {
-			lw := telemetry.NewLogWriter(logw, flush)
-			w, closeLog = lw, lw.Close
-		}
-		srv, err := newGateway(upstream, redisURL, slog.New(telemetry.NewHandler(w, "json")))
+		flush, _ := telemetry.LogFlushEnv(os.Getenv)
+		log, closeLog := telemetry.NewLoggerTo(logw, "json", flush)
+		srv, err := newGateway(upstream, redisURL, log)
 		if err != nil {
 			closeLog()
 			gc.Stop()

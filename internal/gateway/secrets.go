@@ -182,7 +182,7 @@ func (m maskHandler) HandleAccess(ctx context.Context, level slog.Level, a *tele
 	if h, ok := m.h.(telemetry.AccessHandler); ok {
 		return h.HandleAccess(ctx, level, a, own)
 	}
-	return telemetry.MaskAll(ctx, m.h, telemetry.AccessRecord(ctx, level, a), own)
+	return maskHandler{m.h, own}.Handle(ctx, telemetry.AccessRecord(ctx, level, a))
 }
 
 func (m maskHandler) WithAttrs(as []slog.Attr) slog.Handler {

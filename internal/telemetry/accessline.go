@@ -71,7 +71,7 @@ func (h lineHandler) HandleAccess(ctx context.Context, level slog.Level, a *Acce
 	if !ok { // a float or a time JSON has no literal for: slog writes its error in its place
 		r := accessRecordAt(ctx, t, level, a)
 		if mask != nil {
-			return MaskAll(ctx, h.Handler, r, mask)
+			return maskAll(ctx, h.Handler, r, mask)
 		}
 		return h.Handler.Handle(ctx, r)
 	}
@@ -159,9 +159,9 @@ func accessRecordAt(ctx context.Context, t time.Time, level slog.Level, a *Acces
 	return r
 }
 
-// MaskAll handles r through h with every string attribute masked: HandleAccess's way when
-// it cannot write the line itself.
-func MaskAll(ctx context.Context, h slog.Handler, r slog.Record, mask func(string) string) error {
+// maskAll handles r through h with every string attribute masked (the access line's only
+// texts): HandleAccess's way when it cannot write the line itself.
+func maskAll(ctx context.Context, h slog.Handler, r slog.Record, mask func(string) string) error {
 	out := slog.NewRecord(r.Time, r.Level, r.Message, r.PC)
 	r.Attrs(func(a slog.Attr) bool {
 		if a.Value.Kind() == slog.KindString {

@@ -51,7 +51,7 @@ func slogLine(t *testing.T, json bool, at time.Time, level slog.Level, a *Access
 	r := accessRecordAt(context.Background(), at, level, a)
 	var err error
 	if mask != nil {
-		err = MaskAll(context.Background(), h, r, mask)
+		err = maskAll(context.Background(), h, r, mask)
 	} else {
 		err = h.Handle(context.Background(), r)
 	}

@@ -15,24 +15,25 @@ const logBuffer = 64 << 10
 
 // NewLogger is the gateway's logger on f: JSON lines, for a log collector to parse, or text
 // when f is a terminal, for a person to read. format ("json" or "text", e.g. from
-// SLUICE_LOG_FORMAT) overrides the choice; "" keeps it. Unless f is a terminal or flush is
-// 0, the lines go through a LogWriter that holds them up to flush: done writes what it
-// holds, and must run before the process ends.
+// SLUICE_LOG_FORMAT) overrides the choice; "" keeps it. Unless f is a terminal, the lines
+// are held up to flush (NewLoggerTo).
 func NewLogger(f *os.File, format string, flush time.Duration) (log *slog.Logger, done func()) {
-	terminal := false
 	if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-		terminal = true
-	}
-	if format == "" {
-		format = "json"
-		if terminal {
+		flush = 0 // a person reads it as it comes
+		if format == "" {
 			format = "text"
 		}
 	}
-	var w io.Writer = f
+	return NewLoggerTo(f, format, flush)
+}
+
+// NewLoggerTo is the gateway's logger on w in format ("text", else JSON; NewHandler). With
+// flush above 0 the lines go through a LogWriter that holds them up to flush: done writes
+// what it holds, and must run before the process ends.
+func NewLoggerTo(w io.Writer, format string, flush time.Duration) (log *slog.Logger, done func()) {
 	done = func() {}
-	if !terminal && flush > 0 {
-		lw := NewLogWriter(f, flush)
+	if flush > 0 {
+		lw := NewLogWriter(w, flush)
 		w, done = lw, lw.Close
 	}
 	return slog.New(NewHandler(w, format)), done
@@ -58,8 +59,9 @@ func LogFlushEnv(getenv func(string) string) (time.Duration, error) {
 // LogWriter holds the lines written to it and writes them to its writer together: every
 // flush, when 64 KiB wait, and at Close. A log line is one write(2) a request (the access
 // line), some 2% of a plain request's CPU in a profile (issue 51); held, a busy gateway
-// makes ten a second. A line waits at most flush, and what a crash finds held is lost. Safe for concurrent use; a line is one Write, as slog's
-// handlers make it, and never split between writers.
+// makes ten a second. A line waits at most flush, and what a crash finds held is lost.
+// Safe for concurrent use; a line is one Write, as slog's handlers make it, and never
+// split between writers.
 type LogWriter struct {
 	mu     sync.Mutex
 	out    io.Writer
