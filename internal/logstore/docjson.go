@@ -29,6 +29,29 @@ func appendDoc(b []byte, r *Record) []byte {
 	b = append(b, `,"time":"`...)
 	b = r.Time.AppendFormat(b, time.RFC3339Nano)
 	b = append(b, '"')
+	return appendMembers(b, r)
+}
+
+// appendRowDoc appends the document a row stores: r less the fields its columns hold (and
+// readers take from them, scanRecord), which are a third of the document. The table's rows
+// are then some 40% narrower: bytes every insert copies into the table's pages and the WAL.
+// key_meta stays, since its column cannot tell an empty map from none.
+func appendRowDoc(b []byte, r Record) []byte {
+	r.ID, r.RequestID, r.Time, r.KeyID, r.KeyName, r.Team = "", "", time.Time{}, "", "", ""
+	r.Alias, r.Target, r.Status, r.Kind, r.Stream, r.Cache, r.Affinity = "", "", 0, "", false, "", ""
+	r.TokensIn, r.TokensOut, r.CacheReadTokens, r.CacheWriteTokens = 0, 0, 0, 0
+	r.CostUSD, r.FirstTokenMS, r.SavedUSD = 0, 0, 0
+	at := len(b)
+	b = appendMembers(append(b, '{'), &r)
+	if b[at+1] == ',' { // the first member written: no comma before it
+		b = append(b[:at+1], b[at+2:]...)
+	}
+	return b
+}
+
+// appendMembers appends r's members from replica on, each after a comma, and the closing
+// brace; those that hold their zero value are left out.
+func appendMembers(b []byte, r *Record) []byte {
 	b = appendStr(b, `,"replica":`, r.Replica)
 	b = appendStr(b, `,"key_id":`, r.KeyID)
 	b = appendStr(b, `,"key_name":`, r.KeyName)

@@ -255,3 +255,47 @@ func randFloat(rng *rand.Rand) float64 {
 		return rng.NormFloat64() * 1000
 	}
 }
+
+// rowColumns are the members appendRowDoc leaves to the row's columns.
+var rowColumns = []string{"id", "request_id", "time", "key_id", "key_name", "team", "alias", "target", "status", "kind",
+	"stream", "cache", "affinity", "tokens_in", "tokens_out", "cache_read_tokens", "cache_write_tokens", "cost_usd",
+	"first_token_ms", "saved_usd"}
+
+// TestRowDocLeavesColumnsOut: a row's document (rowsOf) holds none of its columns' members, and
+// decoded, with the columns' values put back, it is the whole record.
+func TestRowDocLeavesColumnsOut(t *testing.T) {
+	now := time.Now()
+	set := append(recs(30, now), full(now), Record{ID: "bare", Time: now})
+	rows, err := rowsOf(set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range set {
+		p, err := prepare(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Content = nil
+		doc := []byte(rows[i].doc)
+		var members map[string]json.RawMessage
+		if err := json.Unmarshal(doc, &members); err != nil {
+			t.Fatalf("%s: appendRowDoc wrote %s: %v", r.ID, doc, err)
+		}
+		for _, c := range rowColumns {
+			if _, ok := members[c]; ok {
+				t.Errorf("%s: the document holds the column %s: %s", r.ID, c, doc)
+			}
+		}
+		var back Record
+		if err := json.Unmarshal(doc, &back); err != nil {
+			t.Fatal(err)
+		}
+		back.ID, back.RequestID, back.Time, back.KeyID, back.KeyName, back.Team = p.ID, p.RequestID, p.Time, p.KeyID, p.KeyName, p.Team
+		back.Alias, back.Target, back.Status, back.Kind, back.Stream, back.Cache, back.Affinity = p.Alias, p.Target, p.Status, p.Kind, p.Stream, p.Cache, p.Affinity
+		back.TokensIn, back.TokensOut, back.CacheReadTokens, back.CacheWriteTokens = p.TokensIn, p.TokensOut, p.CacheReadTokens, p.CacheWriteTokens
+		back.CostUSD, back.FirstTokenMS, back.SavedUSD = p.CostUSD, p.FirstTokenMS, p.SavedUSD
+		if !reflect.DeepEqual(back, p) {
+			t.Errorf("%s: the document and the columns read back as\n%+v\nnot\n%+v", r.ID, back, p)
+		}
+	}
+}

@@ -124,13 +124,13 @@ func TestPostgres(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, w := range rows {
+		for i, w := range rows {
 			exec(`INSERT INTO sluice_logs (id, time, key_id, key_name, key_meta, alias, target, status, kind, stream,
 				cache, tokens_in, tokens_out, cost_usd, first_token_ms, doc, content_request, content_answer,
 				content_cap, content_truncated, team)
 				VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)`,
 				w.id, w.time, w.keyID, w.keyName, w.keyMeta, w.alias, w.target, w.status, w.kind, w.stream, w.cache,
-				w.tokensIn, w.tokensOut, w.costUSD, w.firstTokenMS, oldDoc(w), w.req, w.ans, w.capN, w.trunc, w.team)
+				w.tokensIn, w.tokensOut, w.costUSD, w.firstTokenMS, oldDoc(t, set[i]), w.req, w.ans, w.capN, w.trunc, w.team)
 		}
 		st := mustOpen(t, url, 0)
 		if v := pgRows(t, st, "SELECT s.version::text FROM sluice_logs_schema s ORDER BY s.version"); !slices.Equal(v, pgVersions()) {

@@ -1,6 +1,7 @@
 package logstore
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -65,7 +66,13 @@ func (a *args) add(v any) string {
 	return "?"
 }
 
-const readCols = "doc, content_request, content_answer, content_cap, content_truncated"
+// readCols are what scanRecord reads of a record: its document, its content and the
+// columns the document leaves out (appendRowDoc).
+func (d *dialect) readCols() string {
+	return "doc, content_request, content_answer, content_cap, content_truncated, id, request_id, " + d.timeCol +
+		", key_id, key_name, team, alias, target, status, kind, stream, cache, affinity, tokens_in, tokens_out," +
+		" cache_read_tokens, cache_write_tokens, cost_usd, first_token_ms, saved_usd"
+}
 
 // between are the conditions from <= time < to, a zero bound left out (the request log's
 // filters and the audit log's).
@@ -182,7 +189,7 @@ func (s *sqlStore) pageSQL(f Filter) (string, []any, error) {
 		}
 		f.To = through(k, f.To)
 	}
-	q := "SELECT " + readCols + " FROM " + table + " WHERE " + s.where(f, a)
+	q := "SELECT " + s.d.readCols() + " FROM " + table + " WHERE " + s.where(f, a)
 	if f.Cursor != "" {
 		q += fmt.Sprintf(" AND (%s, id) < (%s, %s)", s.d.timeCol, a.add(s.d.timeArg(k.Time)), a.add(k.ID))
 	}
@@ -237,7 +244,7 @@ func (s *sqlStore) Get(ctx context.Context, id string) (*Record, error) {
 	if clean(id) != id || len(id) > maxIDLen {
 		return nil, fmt.Errorf("%w: %q", ErrNotFound, clip(id))
 	}
-	row := s.db.QueryRowContext(ctx, "SELECT "+readCols+" FROM "+table+" WHERE id = "+a.add(id)+" LIMIT 1", a.list...)
+	row := s.db.QueryRowContext(ctx, "SELECT "+s.d.readCols()+" FROM "+table+" WHERE id = "+a.add(id)+" LIMIT 1", a.list...)
 	r, err := scanRecord(row)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("%w: %q", ErrNotFound, clip(id))
@@ -253,20 +260,36 @@ func scanRecord(sc scanner) (*Record, error) {
 		req, ans sql.NullString
 		capN     sql.NullInt64
 		trunc    sql.NullBool
+		at       any // microseconds in SQLite, a time in PostgreSQL
+		n        [5]int64
+		r        = new(Record)
 	)
-	if err := sc.Scan(&doc, &req, &ans, &capN, &trunc); err != nil {
+	// The columns first, then the document (whose members, in one written before
+	// appendRowDoc, are the columns' values again).
+	err := sc.Scan(&doc, &req, &ans, &capN, &trunc, &r.ID, &r.RequestID, &at, &r.KeyID, &r.KeyName, &r.Team, &r.Alias,
+		&r.Target, &n[0], &r.Kind, &r.Stream, &r.Cache, &r.Affinity, &n[1], &n[2], &n[3], &n[4], &r.CostUSD,
+		&r.FirstTokenMS, &r.SavedUSD)
+	if err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, err
 		}
 		return nil, fmt.Errorf("logstore: reading a record: %w", err)
 	}
-	r := new(Record)
+	// "" when the client named no request (the record's id answered it), and in the
+	// records from before issue 47, whose id was the client's.
+	requestID := cmp.Or(r.RequestID, r.ID)
 	if err := json.Unmarshal([]byte(doc), r); err != nil {
 		return nil, fmt.Errorf("logstore: a stored record is not JSON: %w", err)
 	}
-	r.Time = r.Time.UTC()
-	if r.RequestID == "" {
-		r.RequestID = r.ID // a record from before issue 47: its id was the client's
+	r.RequestID = requestID
+	r.Status, r.TokensIn, r.TokensOut, r.CacheReadTokens, r.CacheWriteTokens = int(n[0]), int(n[1]), int(n[2]), int(n[3]), int(n[4])
+	switch t := at.(type) {
+	case int64:
+		r.Time = time.UnixMicro(t).UTC()
+	case time.Time:
+		r.Time = t.UTC()
+	default:
+		return nil, fmt.Errorf("logstore: a stored record's time is a %T", at)
 	}
 	if req.Valid || ans.Valid {
 		r.Content = &Content{Request: req.String, Answer: ans.String, Cap: int(capN.Int64), Truncated: trunc.Bool}
@@ -317,7 +340,7 @@ func rowsOf(rs []Record) ([]row, error) {
 		cuts = append(cuts, len(b))
 		c := r.Content
 		r.Content = nil
-		b = appendDoc(b, &r)
+		b = appendRowDoc(b, r)
 		cuts = append(cuts, len(b))
 		w := row{id: r.ID, time: r.Time, requestID: r.RequestID, keyID: r.KeyID, keyName: r.KeyName, team: r.Team,
 			alias: r.Alias, target: r.Target, status: r.Status, kind: r.Kind, stream: r.Stream, cache: r.Cache,

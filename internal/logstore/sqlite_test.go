@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -281,14 +282,14 @@ func TestSQLiteMigrate(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, w := range rows {
+			for i, w := range rows {
 				// As the gateway before issue 46 wrote them, one row at a time.
 				if _, err := old.ExecContext(ctx, `INSERT INTO sluice_logs (id, time_us, key_id, key_name, key_meta,
 					alias, target, status, kind, stream, cache, tokens_in, tokens_out, cost_usd, first_token_ms, doc,
 					content_request, content_answer, content_cap, content_truncated, team)
 					VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 					w.id, w.time.UnixMicro(), w.keyID, w.keyName, w.keyMeta, w.alias, w.target, w.status, w.kind,
-					w.stream, w.cache, w.tokensIn, w.tokensOut, w.costUSD, w.firstTokenMS, oldDoc(w), w.req, w.ans,
+					w.stream, w.cache, w.tokensIn, w.tokensOut, w.costUSD, w.firstTokenMS, oldDoc(t, set[i]), w.req, w.ans,
 					w.capN, w.trunc, w.team); err != nil {
 					t.Fatal(err)
 				}
@@ -338,9 +339,16 @@ func oldRecords(set []Record) []Record {
 	return set
 }
 
-// oldDoc is w's document as a gateway before issue 47 wrote it: without request_id.
-func oldDoc(w row) string {
-	return strings.Replace(w.doc, `,"request_id":"`+w.id+`"`, "", 1)
+// oldDoc is r's document as a gateway before issue 47 wrote it: the whole record (not
+// appendRowDoc's rest of it), without request_id.
+func oldDoc(t *testing.T, r Record) string {
+	t.Helper()
+	p, err := prepare(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Content = nil
+	return strings.Replace(string(appendDoc(nil, &p)), `,"request_id":"`+p.ID+`"`, "", 1)
 }
 
 // checkMigratedRequestID: in a store migrated from before issue 47, an old record (its id
@@ -348,6 +356,17 @@ func oldDoc(w row) string {
 // request id, and ?request_id= finds it.
 func checkMigratedRequestID(t *testing.T, st Store, old []Record) {
 	t.Helper()
+	// Every old record, its document whole, reads back as it was written.
+	for _, want := range old {
+		got, err := st.Get(context.Background(), want.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want.Time = want.Time.UTC().Truncate(time.Microsecond)
+		if !reflect.DeepEqual(*got, want) {
+			t.Fatalf("old record %s: got\n%+v\nwant\n%+v", want.ID, *got, want)
+		}
+	}
 	r := old[7]
 	if got, err := st.Get(context.Background(), r.ID); err != nil || got.RequestID != r.ID {
 		t.Errorf("old record: got %+v (%v), want request_id %q", got, err, r.ID)

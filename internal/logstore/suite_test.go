@@ -92,6 +92,25 @@ func testRoundTrip(t *testing.T, open openFunc) {
 		w, _ := json.Marshal(want)
 		t.Fatalf("got\n%s\nwant\n%s", g, w)
 	}
+	// Each record of a varied set reads back as prepare made it: the row's columns and its
+	// document together are the record (appendRowDoc, scanRecord).
+	set := recs(60, time.Now().Add(-2*time.Hour))
+	if err := st.Write(ctx, set); err != nil {
+		t.Fatalf("Write: %v", err)
+	}
+	for _, r := range set {
+		want, err := prepare(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := st.Get(ctx, r.ID)
+		if err != nil {
+			t.Fatalf("Get %s: %v", r.ID, err)
+		}
+		if !reflect.DeepEqual(*got, want) {
+			t.Fatalf("%s: got\n%+v\nwant\n%+v", r.ID, *got, want)
+		}
+	}
 	if _, err := st.Get(ctx, "nope"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("got %v for an unknown id, want ErrNotFound", err)
 	}
