@@ -62,6 +62,8 @@ type Writer struct {
 	mu     sync.RWMutex // Add holds it shared; Close takes it to set closed
 	closed bool
 	queue  chan Record          // bounded, capacity Queue
+	full   chan struct{}        // capacity 1: Add wakes the loop when the queue holds a batch
+	wakeAt int                  // ... that is, this many records
 	stop   chan context.Context // capacity 1: Close hands the loop its deadline
 	done   chan struct{}        // closed when the loop has returned
 	err    error                // what Close reports; written by the loop before done
@@ -96,7 +98,8 @@ func NewWriter(st Store, opt WriterOptions) *Writer {
 	if opt.Log == nil {
 		opt.Log = slog.New(slog.DiscardHandler)
 	}
-	w := &Writer{st: st, opt: opt, queue: make(chan Record, opt.Queue), stop: make(chan context.Context, 1), done: make(chan struct{})}
+	w := &Writer{st: st, opt: opt, queue: make(chan Record, opt.Queue), full: make(chan struct{}, 1),
+		wakeAt: min(opt.Batch, max(1, opt.Queue/2)), stop: make(chan context.Context, 1), done: make(chan struct{})}
 	go w.run()
 	return w
 }
@@ -120,6 +123,15 @@ func (w *Writer) Add(r Record) {
 	}
 	select {
 	case w.queue <- r:
+		// The loop does not wait on the queue, which would wake it for every record (a
+		// goroutine handoff on the request path, and on an idle core a thread woken): it
+		// takes the queue at every Every, or when this wakes it for a batch.
+		if len(w.queue) >= w.wakeAt {
+			select {
+			case w.full <- struct{}{}:
+			default:
+			}
+		}
 	default:
 		w.drop(1)
 	}
@@ -209,16 +221,30 @@ func (w *Writer) run() {
 			w.drop(over)
 		}
 	}
+	// drain moves the queue into pending: a batch at a time, each written at once while the
+	// store answers; while it fails, all of it (bound drops the oldest past the spool).
+	drain := func() {
+		for {
+			if time.Now().Before(retryAt) {
+				pending = w.take(pending, -1)
+				bound()
+				return
+			}
+			pending = w.take(pending, max(0, w.opt.Batch-len(pending)))
+			bound()
+			if len(pending) < w.opt.Batch {
+				return
+			}
+			_ = flush(context.Background())
+		}
+	}
 	for {
 		select {
-		case r := <-w.queue:
-			pending = append(pending, r)
-			pending = w.take(pending, max(0, w.opt.Batch-len(pending))) // a healthy store: one batch
-			bound()
-			if len(pending) < w.opt.Batch || time.Now().Before(retryAt) {
-				continue
-			}
+		case <-w.full:
+			drain()
+			continue
 		case <-tick.C:
+			drain()
 			if w.opt.OnDepth != nil {
 				w.opt.OnDepth(len(w.queue), len(pending))
 			}

@@ -336,3 +336,36 @@ func TestWriterSmallSpool(t *testing.T) {
 		t.Errorf("got %d written, %d dropped; want 1000 and 0", n, w.Dropped())
 	}
 }
+
+// TestWriterWakesForBatches: the writer's goroutine is not woken for each record (a handoff
+// on the request path): records wait in the queue until a batch is there or Every comes.
+func TestWriterWakesForBatches(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m := newMem()
+		w := NewWriter(m, WriterOptions{Batch: 10, Every: time.Hour})
+		defer w.Close(context.Background()) // on a failure too: a bubble must end its goroutines
+		set := numbered(25, "w")
+		for i, r := range set[:9] {
+			w.Add(r)
+			synctest.Wait()
+			if len(w.queue) != i+1 || m.writes != 0 {
+				t.Fatalf("after %d records: %d queued, %d writes; want them all queued, none written", i+1, len(w.queue), m.writes)
+			}
+		}
+		for _, r := range set[9:] {
+			w.Add(r)
+		}
+		synctest.Wait()
+		if got := len(m.ids()); got != 20 {
+			t.Errorf("after 25 records: %d written; want two batches, the rest waiting for Every", got)
+		}
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		if got, want := m.ids(), ids(set); !slices.Equal(got, want) {
+			t.Errorf("after Every: got %v, want %v", got, want)
+		}
+		if err := w.Close(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
