@@ -225,14 +225,13 @@ func (w *Writer) run() {
 	// store answers; while it fails, all of it (bound drops the oldest past the spool).
 	drain := func() {
 		for {
-			if time.Now().Before(retryAt) {
-				pending = w.take(pending, -1)
-				bound()
-				return
+			failing, n := time.Now().Before(retryAt), max(0, w.opt.Batch-len(pending))
+			if failing {
+				n = -1
 			}
-			pending = w.take(pending, max(0, w.opt.Batch-len(pending)))
+			pending = w.take(pending, n)
 			bound()
-			if len(pending) < w.opt.Batch {
+			if failing || len(pending) < w.opt.Batch {
 				return
 			}
 			_ = flush(context.Background())
