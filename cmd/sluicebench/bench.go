@@ -38,7 +38,7 @@ type options struct {
 	inproc     bool    // servers in this process (the test); memory needs child processes
 	rateScale  float64 // multiplies the open-loop rates (0: 1)
 	ceilingN   int     // requests per rate of the ceiling scenario (0: ceilingN)
-	peer       peerEnv // the optional peer (Bifrost); its bin empty: none
+	peer       peerEnv // the optional peer: Bifrost, the gateway with its log off, or none
 	rounds     int     // alternating rounds of each load, the servers' order rotating (0: 1)
 	pin        bool    // each server under test on one core, the mock and the load on the others
 }
@@ -103,7 +103,12 @@ func measure(ctx context.Context, o options) (*report, error) {
 		rep.notes = append(rep.notes, "Server logs: "+dir) // first: dropped below unless a request failed
 	}
 	rep.notes = append(rep.notes, pn.note(c))
-	if c.peer != nil {
+	switch {
+	case o.peer.logOff:
+		rep.peer, rep.logOff = "log off", true
+		rep.notes = append(rep.notes, "Peer: the same gateway with its request log off (SLUICE_BENCH_PEER=logoff), "+
+			"measured side by side with the gateway in the same rounds; its CPU target is issue 50's +5%.")
+	case c.peer != nil:
 		rep.peer = "Bifrost"
 		logging := "request logging and stores off"
 		if os.Getenv("SLUICE_BENCH_LOGS") != "" {
@@ -204,11 +209,12 @@ type named struct {
 	r    *result
 }
 
-func (t *trio) each() []named {
+// each is the results by server, the peer's (if any) named peer.
+func (t *trio) each(peer string) []named {
 	if !t.peered {
 		return []named{{"proxy", &t.proxy}, {"gateway", &t.gw}}
 	}
-	return []named{{"proxy", &t.proxy}, {"bifrost", &t.peer}, {"gateway", &t.gw}}
+	return []named{{"proxy", &t.proxy}, {peer, &t.peer}, {"gateway", &t.gw}}
 }
 
 // of is the result of server p.
@@ -270,7 +276,7 @@ func (b *bench) compare(ctx context.Context, name string, rep *report,
 		return ts, err
 	}
 	for i := range ts {
-		for _, x := range ts[i].each() {
+		for _, x := range ts[i].each(rep.peer) {
 			if len(x.r.samples) == 0 {
 				return ts, fmt.Errorf("%s, round %d: every request failed (%d): %v", x.name, i+1, x.r.errs, x.r.firstErr)
 			}
@@ -302,7 +308,14 @@ func (rep *report) cpu(ts []trio, scenario string, lim limits) {
 	if m := merged(ts); m.proxy.cpu == 0 && m.gw.cpu == 0 {
 		return
 	}
-	rep.add(scenario, "CPU/request", cpuUnit, over(ts, (*result).cpuPer), ts[0].peered, lim)
+	f := over(ts, (*result).cpuPer)
+	rep.add(scenario, "CPU/request", cpuUnit, f, ts[0].peered, lim)
+	if rep.logOff {
+		m := merged(ts)
+		rep.notes = append(rep.notes, fmt.Sprintf("%s, CPU per request with the log on over off: %s over all the rounds "+
+			"(%.0f against %.0f µs); the rounds' ratios %s.", scenario, ratioString(m.peer.cpuPer(), m.gw.cpuPer()),
+			m.gw.cpuPer(), m.peer.cpuPer(), meanInterval(f.b, f.g)))
+	}
 }
 
 func (b *bench) nonstream(ctx context.Context, rep *report) error {

@@ -66,8 +66,9 @@ func main() {
 		}
 		o.scenarios = strings.Split(scens, ",")
 		o.cpuprofile = profile
-		o.peer = peerFromEnv(os.Getenv)
-		err = run(ctx, o, os.Stdout)
+		if o.peer, err = peerFromEnv(os.Getenv); err == nil {
+			err = run(ctx, o, os.Stdout)
+		}
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "sluicebench:", err)

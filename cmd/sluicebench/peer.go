@@ -9,7 +9,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -40,12 +42,34 @@ const bifrostConfig = `{
 // directory when unset). Bifrost runs in its app dir and validates its config against the
 // config.schema.json it finds there (copy it from transports/ of the same checkout), or else
 // fetches the schema from getbifrost.ai at start-up.
+//
+// SLUICE_BENCH_PEER=logoff makes the peer the gateway itself with its request log off, in
+// place of Bifrost: run with SLUICE_BENCH_LOGS, it measures what the log costs side by side,
+// in the same rounds (issue 50).
 type peerEnv struct {
 	bin, dir string
+	logOff   bool
 }
 
-func peerFromEnv(getenv func(string) string) peerEnv {
-	return peerEnv{bin: getenv("BIFROST_BIN"), dir: getenv("BIFROST_DIR")}
+func peerFromEnv(getenv func(string) string) (peerEnv, error) {
+	pe := peerEnv{bin: getenv("BIFROST_BIN"), dir: getenv("BIFROST_DIR")}
+	switch v := getenv("SLUICE_BENCH_PEER"); {
+	case v == "":
+	case v != "logoff":
+		return pe, fmt.Errorf("SLUICE_BENCH_PEER=%q: want logoff or unset", v)
+	case pe.bin != "":
+		return pe, errors.New("SLUICE_BENCH_PEER=logoff and BIFROST_BIN both name the peer: unset one")
+	case getenv("SLUICE_BENCH_LOGS") == "":
+		return pe, errors.New("SLUICE_BENCH_PEER=logoff needs SLUICE_BENCH_LOGS: without it both gateways run with the log off")
+	default:
+		pe.logOff = true
+	}
+	return pe, nil
+}
+
+// withoutLogs is env without SLUICE_BENCH_LOGS: the environment of the gateway with its log off.
+func withoutLogs(env []string) []string {
+	return slices.DeleteFunc(slices.Clone(env), func(kv string) bool { return strings.HasPrefix(kv, "SLUICE_BENCH_LOGS=") })
 }
 
 // spawnBifrost starts Bifrost on a free loopback port in front of the mock at upstream, pinned

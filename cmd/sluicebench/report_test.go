@@ -175,3 +175,69 @@ func TestHeldInEveryRound(t *testing.T) {
 		t.Errorf("one round failed: got %q", got)
 	}
 }
+
+// TestAddLogOff checks the rows against the gateway with its log off as the peer: CPU per
+// request has issue 50's +5%, round by round, and the other rows no peer target.
+func TestAddLogOff(t *testing.T) {
+	r := &report{peer: "log off", logOff: true}
+	lim := limits{proxy: 1.4, peer: 0.9} // 0.9: Bifrost's target, replaced
+	r.add("plain", "CPU/request", cpuUnit, figure{p: []float64{200, 200}, b: []float64{250, 260}, g: []float64{260, 270}}, true, lim)
+	r.add("plain", "CPU/request", cpuUnit, figure{p: []float64{200, 200}, b: []float64{250, 250}, g: []float64{260, 265}}, true, lim)
+	r.add("plain", "p50", msUnit, single(1, 2, 1.3), true, limits{proxy: 1.3, peer: 1})
+	want := []struct{ target, holds string }{
+		{"<= 1.4x proxy, <= 1.05x log off", "yes"},                            // 1.04x, 1.038x
+		{"<= 1.4x proxy, <= 1.05x log off", "**no** (held in 1 of 2 rounds)"}, // 1.04x, 1.06x
+		{"<= 1.3x proxy", "yes"},
+	}
+	for i, w := range want {
+		if got := r.rows[i]; got.target != w.target || got.holds != w.holds {
+			t.Errorf("row %d: got %q %q, want %q %q", i, got.target, got.holds, w.target, w.holds)
+		}
+	}
+}
+
+func TestPeerFromEnv(t *testing.T) {
+	env := func(kv ...string) func(string) string {
+		return func(k string) string {
+			for i := 0; i < len(kv); i += 2 {
+				if kv[i] == k {
+					return kv[i+1]
+				}
+			}
+			return ""
+		}
+	}
+	pe, err := peerFromEnv(env("SLUICE_BENCH_PEER", "logoff", "SLUICE_BENCH_LOGS", "sqlite:///tmp/x.db"))
+	if err != nil || !pe.logOff || pe.bin != "" {
+		t.Errorf("logoff: got %+v, %v; want the log-off peer", pe, err)
+	}
+	pe, err = peerFromEnv(env("BIFROST_BIN", "/bin/bifrost"))
+	if err != nil || pe.logOff || pe.bin != "/bin/bifrost" {
+		t.Errorf("Bifrost: got %+v, %v; want Bifrost", pe, err)
+	}
+	for _, bad := range [][]string{
+		{"SLUICE_BENCH_PEER", "bifrost"},
+		{"SLUICE_BENCH_PEER", "logoff"}, // without a log to turn off
+		{"SLUICE_BENCH_PEER", "logoff", "SLUICE_BENCH_LOGS", "sqlite:///tmp/x.db", "BIFROST_BIN", "/bin/bifrost"},
+	} {
+		if _, err := peerFromEnv(env(bad...)); err == nil {
+			t.Errorf("%q: got nil, want an error", bad)
+		}
+	}
+	got := withoutLogs([]string{"A=1", "SLUICE_BENCH_LOGS=sqlite:///tmp/x.db", "SLUICE_BENCH_LOGSX=2"})
+	if want := []string{"A=1", "SLUICE_BENCH_LOGSX=2"}; !slices.Equal(got, want) {
+		t.Errorf("withoutLogs: got %q, want %q", got, want)
+	}
+}
+
+func TestMeanInterval(t *testing.T) {
+	// Ratios 1.0, 1.1, 1.2: mean 1.1, sd 0.1, 1.96 × 0.1 / √3 = 0.113.
+	if got, want := meanInterval([]float64{100, 100, 100}, []float64{100, 110, 120}), "mean 1.100x ± 0.113 (95%, 3 rounds)"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	for _, c := range [][2][]float64{{{100}, {105}}, {{100, 0}, {105, 110}}, {{100}, {105, 110}}} {
+		if got := meanInterval(c[0], c[1]); got != "n/a" {
+			t.Errorf("meanInterval(%v, %v): got %q, want n/a", c[0], c[1], got)
+		}
+	}
+}

@@ -350,6 +350,12 @@ type proc struct {
 // servers' core, the mock to the others), its stderr appended to a log file in dir, and waits
 // for its address. A gateway with redisURL keeps its state there.
 func spawn(kind, upstream, redisURL, dir, profile string, pn pinning) (*proc, error) {
+	return spawnAs(kind, kind, nil, upstream, redisURL, dir, profile, pn)
+}
+
+// spawnAs is spawn with the server named name (its log file too) and env as its environment
+// (nil: this process's).
+func spawnAs(kind, name string, env []string, upstream, redisURL, dir, profile string, pn pinning) (*proc, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -361,7 +367,7 @@ func spawn(kind, upstream, redisURL, dir, profile string, pn pinning) (*proc, er
 	if profile != "" {
 		args = append(args, "-cpuprofile", profile)
 	}
-	logName := kind
+	logName := name
 	if redisURL != "" {
 		args = append(args, "-redis", redisURL)
 		logName += "-redis"
@@ -373,7 +379,7 @@ func spawn(kind, upstream, redisURL, dir, profile string, pn pinning) (*proc, er
 	}
 	defer logf.Close() // the child holds its own descriptor
 	cmd := exec.Command(exe, args...)
-	cmd.Stderr = logf
+	cmd.Stderr, cmd.Env = logf, env
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
@@ -426,7 +432,7 @@ func spawn(kind, upstream, redisURL, dir, profile string, pn pinning) (*proc, er
 		stop()
 		return nil, r.err
 	}
-	return &proc{name: kind, url: "http://" + f[1], admin: "http://" + f[2], model: modelPrefix(kind), pid: cmd.Process.Pid, stop: stop}, nil
+	return &proc{name: name, url: "http://" + f[1], admin: "http://" + f[2], model: modelPrefix(kind), pid: cmd.Process.Pid, stop: stop}, nil
 }
 
 // inProcess serves kind in this process, on its own listeners and http.Server.
@@ -493,11 +499,17 @@ func start(ctx context.Context, inproc bool, dir, profile string, pe peerEnv, pn
 		c.stop()
 		return nil, err
 	}
-	if pe.bin != "" {
-		if c.peer, err = spawnBifrost(ctx, pe, c.mock.url, dir, pn); err != nil {
-			c.stop()
-			return nil, err
-		}
+	switch {
+	case pe.logOff && inproc:
+		err = errors.New("SLUICE_BENCH_PEER=logoff needs child processes")
+	case pe.logOff:
+		c.peer, err = spawnAs("gateway", "gateway-logoff", withoutLogs(os.Environ()), c.mock.url, "", dir, "", pn)
+	case pe.bin != "":
+		c.peer, err = spawnBifrost(ctx, pe, c.mock.url, dir, pn)
+	}
+	if err != nil {
+		c.stop()
+		return nil, err
 	}
 	return c, nil
 }
