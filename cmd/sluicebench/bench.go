@@ -104,10 +104,15 @@ func measure(ctx context.Context, o options) (*report, error) {
 	}
 	rep.notes = append(rep.notes, pn.note(c))
 	switch {
-	case o.peer.logOff:
-		rep.peer, rep.logOff = "log off", true
+	case o.peer.twin == "logoff":
+		rep.peer, rep.twin = "log off", "with the log on over off"
 		rep.notes = append(rep.notes, "Peer: the same gateway with its request log off (SLUICE_BENCH_PEER=logoff), "+
 			"measured side by side with the gateway in the same rounds; its CPU target is issue 50's +5%.")
+	case o.peer.twin == "same":
+		rep.peer, rep.twin = "twin", "of the gateway over its twin"
+		rep.notes = append(rep.notes, "Peer: a second gateway with the gateway's own settings (SLUICE_BENCH_PEER=same), "+
+			"an A/A run: what the harness alone makes of two equal servers. Its CPU row keeps the log's +5% target, "+
+			"to show how often the noise alone misses it.")
 	case c.peer != nil:
 		rep.peer = "Bifrost"
 		logging := "request logging and stores off"
@@ -310,10 +315,10 @@ func (rep *report) cpu(ts []trio, scenario string, lim limits) {
 	}
 	f := over(ts, (*result).cpuPer)
 	rep.add(scenario, "CPU/request", cpuUnit, f, ts[0].peered, lim)
-	if rep.logOff {
+	if rep.twin != "" {
 		m := merged(ts)
-		rep.notes = append(rep.notes, fmt.Sprintf("%s, CPU per request with the log on over off: %s over all the rounds "+
-			"(%.0f against %.0f µs); the rounds' ratios %s.", scenario, ratioString(m.peer.cpuPer(), m.gw.cpuPer()),
+		rep.notes = append(rep.notes, fmt.Sprintf("%s, CPU per request %s: %s over all the rounds "+
+			"(%.0f against %.0f µs); the rounds' ratios %s.", scenario, rep.twin, ratioString(m.peer.cpuPer(), m.gw.cpuPer()),
 			m.gw.cpuPer(), m.peer.cpuPer(), meanInterval(f.b, f.g)))
 	}
 }

@@ -43,32 +43,37 @@ const bifrostConfig = `{
 // config.schema.json it finds there (copy it from transports/ of the same checkout), or else
 // fetches the schema from getbifrost.ai at start-up.
 //
-// SLUICE_BENCH_PEER=logoff makes the peer the gateway itself with its request log off, in
-// place of Bifrost: run with SLUICE_BENCH_LOGS, it measures what the log costs side by side,
-// in the same rounds (issue 50).
+// SLUICE_BENCH_PEER makes the peer a second gateway, this binary, in place of Bifrost: with
+// logoff, its request log off (run with SLUICE_BENCH_LOGS, it measures what the log costs
+// side by side, in the same rounds: issue 50); with same, the gateway's own settings (an A/A
+// run: what the harness alone makes of two equal servers).
 type peerEnv struct {
 	bin, dir string
-	logOff   bool
+	twin     string // "logoff" or "same": the peer is a second gateway; "": Bifrost or none
 }
 
 func peerFromEnv(getenv func(string) string) (peerEnv, error) {
 	pe := peerEnv{bin: getenv("BIFROST_BIN"), dir: getenv("BIFROST_DIR")}
 	switch v := getenv("SLUICE_BENCH_PEER"); {
 	case v == "":
-	case v != "logoff":
-		return pe, fmt.Errorf("SLUICE_BENCH_PEER=%q: want logoff or unset", v)
+	case v != "logoff" && v != "same":
+		return pe, fmt.Errorf("SLUICE_BENCH_PEER=%q: want logoff, same or unset", v)
 	case pe.bin != "":
-		return pe, errors.New("SLUICE_BENCH_PEER=logoff and BIFROST_BIN both name the peer: unset one")
-	case getenv("SLUICE_BENCH_LOGS") == "":
+		return pe, fmt.Errorf("SLUICE_BENCH_PEER=%s and BIFROST_BIN both name the peer: unset one", v)
+	case v == "logoff" && getenv("SLUICE_BENCH_LOGS") == "":
 		return pe, errors.New("SLUICE_BENCH_PEER=logoff needs SLUICE_BENCH_LOGS: without it both gateways run with the log off")
 	default:
-		pe.logOff = true
+		pe.twin = v
 	}
 	return pe, nil
 }
 
-// withoutLogs is env without SLUICE_BENCH_LOGS: the environment of the gateway with its log off.
-func withoutLogs(env []string) []string {
+// twinEnv is the second gateway's environment from this process's env: without
+// SLUICE_BENCH_LOGS for logoff, as it is (nil) for same.
+func (pe peerEnv) twinEnv(env []string) []string {
+	if pe.twin != "logoff" {
+		return nil
+	}
 	return slices.DeleteFunc(slices.Clone(env), func(kv string) bool { return strings.HasPrefix(kv, "SLUICE_BENCH_LOGS=") })
 }
 

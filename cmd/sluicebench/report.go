@@ -15,7 +15,7 @@ import (
 type report struct {
 	header []string
 	peer   string // the peer's name in the columns ("Bifrost"), empty without a peer
-	logOff bool   // the peer is the gateway with its request log off: against it, only CPU has a target
+	twin   string // the peer is a second gateway, twin says what the CPU ratio is: only CPU has a target against it
 	rows   []row
 	notes  []string
 	failed bool // a request failed
@@ -126,7 +126,7 @@ func meanInterval(ref, g []float64) string {
 // add adds the row of figure f (its peer's values only if peered) against lim: it holds
 // when the targets hold in every round.
 func (r *report) add(scenario, metric string, u unit, f figure, peered bool, lim limits) {
-	if r.logOff {
+	if r.twin != "" {
 		lim.peer = logOffLimit(metric)
 	}
 	rw := row{scenario: scenario, metric: metric, proxy: u.cell(f.p), gateway: u.cell(f.g),
@@ -170,8 +170,8 @@ func (r *report) add(scenario, metric string, u unit, f figure, peered bool, lim
 // most 5% over the same gateway's with the log off.
 const logOffCPU = 1.05
 
-// logOffLimit is a row's target against the gateway with its log off: CPU per request has
-// issue 50's; the other rows are for information.
+// logOffLimit is a row's target against a second gateway (the first with its log off): CPU
+// per request has issue 50's; the other rows are for information.
 func logOffLimit(metric string) float64 {
 	if metric == "CPU/request" {
 		return logOffCPU

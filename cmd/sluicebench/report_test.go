@@ -179,7 +179,7 @@ func TestHeldInEveryRound(t *testing.T) {
 // TestAddLogOff checks the rows against the gateway with its log off as the peer: CPU per
 // request has issue 50's +5%, round by round, and the other rows no peer target.
 func TestAddLogOff(t *testing.T) {
-	r := &report{peer: "log off", logOff: true}
+	r := &report{peer: "log off", twin: "with the log on over off"}
 	lim := limits{proxy: 1.4, peer: 0.9} // 0.9: Bifrost's target, replaced
 	r.add("plain", "CPU/request", cpuUnit, figure{p: []float64{200, 200}, b: []float64{250, 260}, g: []float64{260, 270}}, true, lim)
 	r.add("plain", "CPU/request", cpuUnit, figure{p: []float64{200, 200}, b: []float64{250, 250}, g: []float64{260, 265}}, true, lim)
@@ -208,11 +208,11 @@ func TestPeerFromEnv(t *testing.T) {
 		}
 	}
 	pe, err := peerFromEnv(env("SLUICE_BENCH_PEER", "logoff", "SLUICE_BENCH_LOGS", "sqlite:///tmp/x.db"))
-	if err != nil || !pe.logOff || pe.bin != "" {
+	if err != nil || pe.twin != "logoff" || pe.bin != "" {
 		t.Errorf("logoff: got %+v, %v; want the log-off peer", pe, err)
 	}
 	pe, err = peerFromEnv(env("BIFROST_BIN", "/bin/bifrost"))
-	if err != nil || pe.logOff || pe.bin != "/bin/bifrost" {
+	if err != nil || pe.twin != "" || pe.bin != "/bin/bifrost" {
 		t.Errorf("Bifrost: got %+v, %v; want Bifrost", pe, err)
 	}
 	for _, bad := range [][]string{
@@ -224,9 +224,15 @@ func TestPeerFromEnv(t *testing.T) {
 			t.Errorf("%q: got nil, want an error", bad)
 		}
 	}
-	got := withoutLogs([]string{"A=1", "SLUICE_BENCH_LOGS=sqlite:///tmp/x.db", "SLUICE_BENCH_LOGSX=2"})
-	if want := []string{"A=1", "SLUICE_BENCH_LOGSX=2"}; !slices.Equal(got, want) {
-		t.Errorf("withoutLogs: got %q, want %q", got, want)
+	if pe, err = peerFromEnv(env("SLUICE_BENCH_PEER", "same")); err != nil || pe.twin != "same" {
+		t.Errorf("same: got %+v, %v; want the twin", pe, err)
+	}
+	env0 := []string{"A=1", "SLUICE_BENCH_LOGS=sqlite:///tmp/x.db", "SLUICE_BENCH_LOGSX=2"}
+	if got, want := (peerEnv{twin: "logoff"}).twinEnv(env0), []string{"A=1", "SLUICE_BENCH_LOGSX=2"}; !slices.Equal(got, want) {
+		t.Errorf("logoff's environment: got %q, want %q", got, want)
+	}
+	if got := (peerEnv{twin: "same"}).twinEnv(env0); got != nil {
+		t.Errorf("same's environment: got %q, want nil (this process's)", got)
 	}
 }
 

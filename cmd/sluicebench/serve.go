@@ -500,10 +500,10 @@ func start(ctx context.Context, inproc bool, dir, profile string, pe peerEnv, pn
 		return nil, err
 	}
 	switch {
-	case pe.logOff && inproc:
-		err = errors.New("SLUICE_BENCH_PEER=logoff needs child processes")
-	case pe.logOff:
-		c.peer, err = spawnAs("gateway", "gateway-logoff", withoutLogs(os.Environ()), c.mock.url, "", dir, "", pn)
+	case pe.twin != "" && inproc:
+		err = errors.New("SLUICE_BENCH_PEER needs child processes")
+	case pe.twin != "":
+		c.peer, err = spawnAs("gateway", "gateway-"+pe.twin, pe.twinEnv(os.Environ()), c.mock.url, "", dir, "", pn)
 	case pe.bin != "":
 		c.peer, err = spawnBifrost(ctx, pe, c.mock.url, dir, pn)
 	}
