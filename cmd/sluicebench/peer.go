@@ -62,6 +62,9 @@ func peerFromEnv(getenv func(string) string) (peerEnv, error) {
 		return pe, fmt.Errorf("SLUICE_BENCH_PEER=%s and BIFROST_BIN both name the peer: unset one", v)
 	case v == "logoff" && getenv("SLUICE_BENCH_LOGS") == "":
 		return pe, errors.New("SLUICE_BENCH_PEER=logoff needs SLUICE_BENCH_LOGS: without it both gateways run with the log off")
+	case v == "same" && strings.HasPrefix(getenv("SLUICE_BENCH_LOGS"), "sqlite:"):
+		// Two processes on one SQLite file take turns at its write lock: not two equal servers.
+		return pe, errors.New("SLUICE_BENCH_PEER=same with a SQLite SLUICE_BENCH_LOGS would have both gateways write one file")
 	default:
 		pe.twin = v
 	}

@@ -219,6 +219,7 @@ func TestPeerFromEnv(t *testing.T) {
 		{"SLUICE_BENCH_PEER", "bifrost"},
 		{"SLUICE_BENCH_PEER", "logoff"}, // without a log to turn off
 		{"SLUICE_BENCH_PEER", "logoff", "SLUICE_BENCH_LOGS", "sqlite:///tmp/x.db", "BIFROST_BIN", "/bin/bifrost"},
+		{"SLUICE_BENCH_PEER", "same", "SLUICE_BENCH_LOGS", "sqlite:///tmp/x.db"}, // one file, two writers
 	} {
 		if _, err := peerFromEnv(env(bad...)); err == nil {
 			t.Errorf("%q: got nil, want an error", bad)
