@@ -310,13 +310,13 @@ func (rep *report) latency(ts []trio, scenario, metric string, q float64, first 
 
 // cpu adds the CPU-per-request row of the rounds ts, unless the servers ran in process.
 func (rep *report) cpu(ts []trio, scenario string, lim limits) {
-	if m := merged(ts); m.proxy.cpu == 0 && m.gw.cpu == 0 {
+	m := merged(ts)
+	if m.proxy.cpu == 0 && m.gw.cpu == 0 {
 		return
 	}
 	f := over(ts, (*result).cpuPer)
 	rep.add(scenario, "CPU/request", cpuUnit, f, ts[0].peered, lim)
 	if rep.twin != "" {
-		m := merged(ts)
 		rep.notes = append(rep.notes, fmt.Sprintf("%s, CPU per request %s: %s over all the rounds "+
 			"(%.0f against %.0f µs); the rounds' ratios %s.", scenario, rep.twin, ratioString(m.peer.cpuPer(), m.gw.cpuPer()),
 			m.gw.cpuPer(), m.peer.cpuPer(), meanInterval(f.b, f.g)))

@@ -90,14 +90,23 @@ func median(vs []float64) float64 {
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
-// ratios is g / ref round by round, as a spread; n/a when a reference is not positive.
-func ratios(ref, g []float64) string {
-	var rs []float64
+// roundRatios is g / ref round by round; false when a reference is missing or not positive.
+func roundRatios(ref, g []float64) ([]float64, bool) {
+	rs := make([]float64, 0, len(g))
 	for i := range g {
 		if i >= len(ref) || ref[i] <= 0 {
-			return "n/a"
+			return nil, false
 		}
 		rs = append(rs, g[i]/ref[i])
+	}
+	return rs, true
+}
+
+// ratios is g / ref round by round, as a spread; n/a when a reference is not positive.
+func ratios(ref, g []float64) string {
+	rs, ok := roundRatios(ref, g)
+	if !ok {
+		return "n/a"
 	}
 	return spread(rs, "%.2f", "x")
 }
@@ -106,28 +115,25 @@ func ratios(ref, g []float64) string {
 // normal approximation, 1.96 standard errors), or n/a with fewer than two rounds or a
 // reference not positive.
 func meanInterval(ref, g []float64) string {
-	if len(g) < 2 || len(ref) < len(g) {
+	rs, ok := roundRatios(ref, g)
+	if !ok || len(rs) < 2 {
 		return "n/a"
 	}
 	var sum, sq float64
-	for i := range g {
-		if ref[i] <= 0 {
-			return "n/a"
-		}
-		r := g[i] / ref[i]
+	for _, r := range rs {
 		sum, sq = sum+r, sq+r*r
 	}
-	n := float64(len(g))
+	n := float64(len(rs))
 	mean := sum / n
 	sd := math.Sqrt(max(0, (sq-n*mean*mean)/(n-1)))
-	return fmt.Sprintf("mean %.3fx ± %.3f (95%%, %d rounds)", mean, 1.96*sd/math.Sqrt(n), len(g))
+	return fmt.Sprintf("mean %.3fx ± %.3f (95%%, %d rounds)", mean, 1.96*sd/math.Sqrt(n), len(rs))
 }
 
 // add adds the row of figure f (its peer's values only if peered) against lim: it holds
 // when the targets hold in every round.
 func (r *report) add(scenario, metric string, u unit, f figure, peered bool, lim limits) {
 	if r.twin != "" {
-		lim.peer = logOffLimit(metric)
+		lim.peer = twinLimit(metric)
 	}
 	rw := row{scenario: scenario, metric: metric, proxy: u.cell(f.p), gateway: u.cell(f.g),
 		pv: median(f.p), gv: median(f.g), ratio: ratios(f.p, f.g)}
@@ -170,9 +176,9 @@ func (r *report) add(scenario, metric string, u unit, f figure, peered bool, lim
 // most 5% over the same gateway's with the log off.
 const logOffCPU = 1.05
 
-// logOffLimit is a row's target against a second gateway (the first with its log off): CPU
+// twinLimit is a row's target against a second gateway (the first with its log off): CPU
 // per request has issue 50's; the other rows are for information.
-func logOffLimit(metric string) float64 {
+func twinLimit(metric string) float64 {
 	if metric == "CPU/request" {
 		return logOffCPU
 	}
