@@ -53,8 +53,13 @@ test('progress notifications reach the caller', async () => {
   const r = await client.callTool({ name: 'everything__trigger-long-running-operation', arguments: { duration: 0.3, steps: 3 } },
     undefined, { onprogress: (p) => seen.push(p) });
   assert.match(text(r), /Long running operation completed/);
-  assert.deepEqual(seen.map((p) => p.progress), [1, 2, 3]);
-  assert.equal(seen[0].total, 3);
+  // The gateway forwards the newest report a slow reader has not taken yet (a newer one
+  // supersedes it: internal/tools/mcp's inbox), so a loaded machine may skip 1 or 2, never 3,
+  // and never goes back.
+  const steps = seen.map((p) => p.progress);
+  assert.ok(steps.length >= 1 && steps.at(-1) === 3, `progress ${steps}`);
+  assert.ok(steps.every((v, i) => i === 0 || v > steps[i - 1]), `progress ${steps} goes back`);
+  assert.ok(seen.every((p) => p.total === 3), JSON.stringify(seen));
   await client.close();
 });
 
