@@ -73,6 +73,12 @@ func measure(ctx context.Context, o options) (*report, error) {
 	if o.duration <= 0 {
 		return nil, errors.New("-duration must be positive")
 	}
+	// SLUICE_BENCH_UPSTREAM's alias sends every text script to the default script's target
+	// (newGateway), so the memory scenario's streams, which wait a second a chunk, would end
+	// at once in the gateway and be measured as held.
+	if u := os.Getenv("SLUICE_BENCH_UPSTREAM"); u != "" && slices.Contains(o.scenarios, "memory") {
+		return nil, fmt.Errorf("SLUICE_BENCH_UPSTREAM=%s answers every text script with %q: leave the memory scenario out", u, script)
+	}
 	if o.rateScale == 0 {
 		o.rateScale = 1
 	}

@@ -51,6 +51,17 @@ func TestMemoryNeedsChildren(t *testing.T) {
 	}
 }
 
+// TestMemoryRefusesUpstreamAlias: with SLUICE_BENCH_UPSTREAM every text script is answered
+// by the default one, whose streams end at once, so the memory scenario is refused.
+func TestMemoryRefusesUpstreamAlias(t *testing.T) {
+	t.Setenv("SLUICE_BENCH_UPSTREAM", "plain")
+	_, err := measure(context.Background(), options{duration: time.Second, scenarios: []string{"nonstream", "memory"},
+		streams: 1})
+	if err == nil || !strings.Contains(err.Error(), "leave the memory scenario out") {
+		t.Errorf("got %v, want the memory scenario refused", err)
+	}
+}
+
 func TestUnknownScenario(t *testing.T) {
 	if _, err := measure(context.Background(), options{duration: time.Second, scenarios: []string{"nope"}}); err == nil {
 		t.Error("got nil, want an error for an unknown scenario")
