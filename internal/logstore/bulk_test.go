@@ -118,7 +118,7 @@ func bulkLoad(ctx context.Context, st Store, n, batch int, gen func(i int) Recor
 			}
 			p := prepared{lo: lo}
 			if p.rows, p.err = rowsOf(rs); p.err == nil && pg != nil {
-				p.cols, p.days = pgColumns(p.rows)
+				p.cols, p.days = pgColumns(p.rows), rowDays(p.rows)
 			}
 			select {
 			case ready <- p:
@@ -149,7 +149,7 @@ func bulkLoad(ctx context.Context, st Store, n, batch int, gen func(i int) Recor
 					days[d] = true
 				}
 			}
-			_, err = pgInsertRows(ctx, tx, p.cols, inserted, true)
+			err = pgInsertRows(ctx, tx, p.cols, inserted)
 		} else {
 			_, err = lite.insertRows(ctx, tx, rows, inserted, true)
 		}

@@ -24,7 +24,9 @@ import (
 // sluice_logs_schema; partitions are made and dropped under another.
 //
 // The unique key is (id, time): PostgreSQL wants the partition key in it. A record is written
-// again with the same time (the writer keeps it), so ON CONFLICT DO NOTHING keeps it once.
+// again with the same time (the writer keeps it), so the key refuses it: a batch is copied in
+// (pgcopy.go), and one that meets a record kept already is inserted again with ON CONFLICT DO
+// NOTHING, which keeps it once.
 
 func init() {
 	register("postgres", openPostgres)
@@ -322,8 +324,8 @@ func containsDay(days []time.Time, d time.Time) bool {
 	return false
 }
 
-// pgInsert takes the batch as one array a column (unnest: one statement, one round trip, the
-// plan cached on the connection). Each array is of a type pgx encodes without reflection
+// pgInsert is the insert of the exact path (pgInsertRows): it takes the batch as one array a
+// column (unnest: one statement, one round trip, the plan cached on the connection). Each array is of a type pgx encodes without reflection
 // ([]string, []int32...: a slice of pointers would cost a reflect call an element): a record
 // without content has noContent for its cap, and NULL in its four content columns.
 const pgInsert = `INSERT INTO sluice_logs (id, time, key_id, key_name, key_meta, alias, target, status, kind,
@@ -344,8 +346,9 @@ const pgInsert = `INSERT INTO sluice_logs (id, time, key_id, key_name, key_meta,
 // noContent is pgInsert's cap of a record without content (no cap is that).
 const noContent = math.MinInt32
 
-// Write inserts the batch in one statement, after making the partitions of its days, and
-// adds what it inserted to the rollups in the same transaction.
+// Write copies the batch in (pgcopy.go), after making the partitions of its days, and adds
+// what it inserted to the rollups in the same transaction; a batch with a record kept
+// already is inserted again, skipping those.
 func (s *pgStore) Write(ctx context.Context, rs []Record) error {
 	if len(rs) == 0 {
 		return nil
@@ -354,13 +357,16 @@ func (s *pgStore) Write(ctx context.Context, rs []Record) error {
 	if err != nil {
 		return err
 	}
-	cols, days := pgColumns(rows)
+	days := rowDays(rows)
 	write := func(exact bool) (bool, error) {
 		if err := s.ensure(ctx, days); err != nil {
 			return false, err
 		}
-		return s.writeBatch(ctx, rows, func(tx *sql.Tx, inserted map[string]bool) (bool, error) {
-			return pgInsertRows(ctx, tx, cols, inserted, exact)
+		return s.writeBatch(ctx, rows, func(conn *sql.Conn, tx *sql.Tx, inserted map[string]bool) (bool, error) {
+			if !exact {
+				return pgCopyRows(ctx, conn, rows, inserted)
+			}
+			return true, pgInsertRows(ctx, tx, pgColumns(rows), inserted)
 		})
 	}
 	err = optimistic(write)
@@ -378,9 +384,18 @@ func (s *pgStore) Write(ctx context.Context, rs []Record) error {
 	return nil
 }
 
-// pgColumns are rows as pgInsert's arguments, one array a column, and the days they fall
-// on (whose partitions must exist).
-func pgColumns(rows []row) (cols []any, days []time.Time) {
+// rowDays are the days rows fall on, whose partitions must exist.
+func rowDays(rows []row) (days []time.Time) {
+	for i := range rows {
+		if d := day(rows[i].time); !containsDay(days, d) {
+			days = append(days, d)
+		}
+	}
+	return days
+}
+
+// pgColumns are rows as pgInsert's arguments, one array a column.
+func pgColumns(rows []row) []any {
 	n := len(rows)
 	// The text columns share one backing array, as do the others of a type.
 	strs := make([]string, 14*n)
@@ -405,38 +420,20 @@ func pgColumns(rows []row) (cols []any, days []time.Time) {
 		if w.capN != nil {
 			reqs[i], anss[i], caps[i], truncs[i] = *w.req, *w.ans, int32(*w.capN), *w.trunc
 		}
-		if d := day(w.time); !containsDay(days, d) {
-			days = append(days, d)
-		}
 	}
 	return []any{ids, times, keyIDs, keyNames, metas, aliases, targets, statuses, kinds, streams, caches, tin, tout,
-		costs, ftms, docs, reqs, anss, caps, truncs, teams, cread, cwrite, saved, affs, rids}, days
+		costs, ftms, docs, reqs, anss, caps, truncs, teams, cread, cwrite, saved, affs, rids}
 }
 
-// pgInsertRows runs pgInsert within tx over cols (pgColumns) and adds the ids it inserted to
-// inserted (a record already kept is skipped): Write's insert, and the usage benchmark's
-// bulk load. Unless exact, it only counts them: when that is fewer than the batch's, it
-// reports false, not knowing which, and the caller rolls back.
-func pgInsertRows(ctx context.Context, tx *sql.Tx, cols []any, inserted map[string]bool, exact bool) (bool, error) {
-	if exact {
-		res, err := tx.QueryContext(ctx, pgInsert+" RETURNING id", cols...)
-		if err != nil {
-			return false, err
-		}
-		return true, scanIDs(res, inserted)
-	}
-	res, err := tx.ExecContext(ctx, pgInsert, cols...)
+// pgInsertRows runs pgInsert ... RETURNING id within tx over cols (pgColumns) and adds the
+// ids it inserted to inserted (a record already kept is skipped): Write's exact path, after
+// a COPY met a record kept already, and the usage benchmark's bulk load.
+func pgInsertRows(ctx context.Context, tx *sql.Tx, cols []any, inserted map[string]bool) error {
+	res, err := tx.QueryContext(ctx, pgInsert+" RETURNING id", cols...)
 	if err != nil {
-		return false, err
+		return err
 	}
-	ids := cols[0].([]string)
-	if n, err := res.RowsAffected(); err != nil || n != int64(len(ids)) {
-		return false, err
-	}
-	for _, id := range ids {
-		inserted[id] = true
-	}
-	return true, nil
+	return scanIDs(res, inserted)
 }
 
 // Retain drops the partitions of the days that ended before now minus the retention, and

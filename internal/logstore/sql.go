@@ -376,17 +376,23 @@ func optimistic(write func(exact bool) (bool, error)) error {
 	return err
 }
 
-// writeBatch writes rows in one transaction: insert (which adds the ids it inserted to
-// inserted, or reports false when it cannot say them, for optimistic), then the rollups of
-// what it inserted, then the commit.
-func (s *sqlStore) writeBatch(ctx context.Context, rows []row, insert func(*sql.Tx, map[string]bool) (bool, error)) (bool, error) {
-	tx, err := s.db.BeginTx(ctx, nil)
+// writeBatch writes rows in one transaction on one connection: insert (which adds the ids
+// it inserted to inserted, or reports false when it cannot say them, for optimistic), then
+// the rollups of what it inserted, then the commit. Insert has the connection too, for what
+// database/sql cannot say (PostgreSQL's COPY).
+func (s *sqlStore) writeBatch(ctx context.Context, rows []row, insert func(*sql.Conn, *sql.Tx, map[string]bool) (bool, error)) (bool, error) {
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer conn.Close()
+	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return false, err
 	}
 	defer tx.Rollback()
 	inserted := make(map[string]bool, len(rows))
-	if all, err := insert(tx, inserted); err != nil || !all {
+	if all, err := insert(conn, tx, inserted); err != nil || !all {
 		return false, err
 	}
 	if err := s.prep.addRollups(ctx, tx, rollupsOf(rows, inserted)); err != nil {

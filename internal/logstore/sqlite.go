@@ -332,7 +332,7 @@ func (s *sqliteStore) Write(ctx context.Context, rs []Record) error {
 	}
 	// Without RETURNING first: the rows SQLite returns cost some 10% of the writer's CPU.
 	err = optimistic(func(exact bool) (bool, error) {
-		return s.writeBatch(ctx, rows, func(tx *sql.Tx, inserted map[string]bool) (bool, error) {
+		return s.writeBatch(ctx, rows, func(_ *sql.Conn, tx *sql.Tx, inserted map[string]bool) (bool, error) {
 			return s.insertRows(ctx, tx, rows, inserted, exact)
 		})
 	})
