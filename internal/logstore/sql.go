@@ -363,10 +363,11 @@ func rowsOf(rs []Record) ([]row, error) {
 	return out, nil
 }
 
-// optimistic runs write, a batch's transaction, first counting the rows it inserts, then,
-// when it reports that a record was kept already (and rolled back), again exact: both
-// stores' Write. Counting spares the store returning the ids of every row (SQLite keeps
-// them in a table of their own; pgx reads and parses them).
+// optimistic runs write, a batch's transaction, first as if every record were new, then,
+// when it reports that a record was kept already (and rolled back), again exact, returning
+// the ids it inserted: both stores' Write. SQLite counts the rows its inserts made (it keeps
+// returned rows in a table of their own); PostgreSQL copies the batch in, which a record
+// kept already fails.
 func optimistic(write func(exact bool) (bool, error)) error {
 	all, err := write(false)
 	if err != nil || all {
