@@ -26,13 +26,10 @@ import (
 // extension length; each row its field count, then each field its length (-1: NULL) and
 // its bytes in the type's binary send form; -1 as a field count ends it.
 
-// pgCopy is the COPY of appendCopy's rows; its columns are in appendCopy's order.
-const pgCopy = `COPY sluice_logs (id, time, key_id, key_name, key_meta, alias, target, status, kind,
-	stream, cache, tokens_in, tokens_out, cost_usd, first_token_ms, doc, content_request, content_answer,
-	content_cap, content_truncated, team, cache_read_tokens, cache_write_tokens, saved_usd, affinity, request_id)
-	FROM STDIN (FORMAT binary)`
+// pgCopy is the COPY of appendCopy's rows.
+const pgCopy = `COPY sluice_logs (` + pgWritten + `) FROM STDIN (FORMAT binary)`
 
-// copyFields is the number of pgCopy's columns.
+// copyFields is the number of pgWritten's columns.
 const copyFields = 26
 
 // copySignature is the binary format's header: the signature, no flags (no OIDs), an
@@ -162,9 +159,9 @@ func pgCopyRows(ctx context.Context, conn *sql.Conn, rows []row, inserted map[st
 	}
 	// On a broken connection CopyFrom may return before its goroutine stopped reading b:
 	// only a copy that ended well gives its buffer back.
-	if err == nil && cap(b) <= maxDocBuf {
+	if err == nil {
 		*bp = b
-		docBufs.Put(bp)
+		putDocBuf(bp)
 	}
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && pe.Code == "23505" { // unique_violation: (id, time) is kept

@@ -324,14 +324,18 @@ func containsDay(days []time.Time, d time.Time) bool {
 	return false
 }
 
+// pgWritten are the columns a batch writes, in the order of pgInsert's arrays (pgColumns)
+// and of pgCopy's fields (appendCopy).
+const pgWritten = `id, time, key_id, key_name, key_meta, alias, target, status, kind, stream, cache,
+	tokens_in, tokens_out, cost_usd, first_token_ms, doc, content_request, content_answer, content_cap,
+	content_truncated, team, cache_read_tokens, cache_write_tokens, saved_usd, affinity, request_id`
+
 // pgInsert is the insert of the exact path (pgInsertRows): it takes the batch as one array a
 // column (unnest: one statement, one round trip, the plan cached on the connection). Each
 // array is of a type pgx encodes without reflection ([]string, []int32...: a slice of
 // pointers would cost a reflect call an element): a record without content has noContent
 // for its cap, and NULL in its four content columns.
-const pgInsert = `INSERT INTO sluice_logs (id, time, key_id, key_name, key_meta, alias, target, status, kind,
-	stream, cache, tokens_in, tokens_out, cost_usd, first_token_ms, doc, content_request, content_answer,
-	content_cap, content_truncated, team, cache_read_tokens, cache_write_tokens, saved_usd, affinity, request_id)
+const pgInsert = `INSERT INTO sluice_logs (` + pgWritten + `)
 	SELECT id, time, key_id, key_name, key_meta::jsonb, alias, target, status, kind, stream, cache, tokens_in,
 		tokens_out, cost_usd, first_token_ms, doc, CASE WHEN cap <> -2147483648 THEN req END,
 		CASE WHEN cap <> -2147483648 THEN ans END, nullif(cap, -2147483648), CASE WHEN cap <> -2147483648 THEN trunc END, team,

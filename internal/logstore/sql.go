@@ -320,11 +320,7 @@ type row struct {
 func rowsOf(rs []Record) ([]row, error) {
 	out := make([]row, len(rs))
 	bp := docBufs.Get().(*[]byte)
-	defer func() {
-		if cap(*bp) <= maxDocBuf {
-			docBufs.Put(bp)
-		}
-	}()
+	defer putDocBuf(bp)
 	b := (*bp)[:0]
 	cuts := make([]int, 0, 2*len(rs)) // where each record's metadata and document end in b
 	for i := range rs {
@@ -402,10 +398,18 @@ func (s *sqlStore) writeBatch(ctx context.Context, rows []row, insert func(*sql.
 	return true, tx.Commit()
 }
 
-// docBufs are rowsOf's buffers; one past maxDocBuf (a batch of huge records) is let go.
+// docBufs are rowsOf's and pgCopyRows' buffers; one past maxDocBuf (a batch of huge
+// records) is let go.
 var docBufs = sync.Pool{New: func() any { return new([]byte) }}
 
 const maxDocBuf = 4 << 20
+
+// putDocBuf gives bp back to docBufs, unless it grew past maxDocBuf.
+func putDocBuf(bp *[]byte) {
+	if cap(*bp) <= maxDocBuf {
+		docBufs.Put(bp)
+	}
+}
 
 func (s *sqlStore) Ping(ctx context.Context) error {
 	if err := s.db.PingContext(ctx); err != nil {
